@@ -1,0 +1,107 @@
+import { z } from 'zod';
+
+/** A field-level validation problem (spec §7, `error.errors[]`). */
+export const FieldError = z
+  .object({
+    field: z.string().describe('Dotted path of the offending field, e.g. `to.0.email`'),
+    message: z.string(),
+    code: z.string().describe('Machine-readable code, e.g. `invalid_string`, `reserved_event`'),
+    received: z.unknown().optional().describe('What was received, when it is safe to echo'),
+  });
+
+/** The one error envelope every failing endpoint returns (spec §7). */
+export const ErrorEnvelope = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.string().describe('Machine-readable error code, e.g. `VALIDATION_ERROR`'),
+      message: z.string(),
+      statusCode: z.number().int(),
+      requestId: z.string().uuid().describe('Also sent as the `X-Request-ID` header'),
+      errors: z.array(FieldError).optional(),
+      details: z.record(z.unknown()).optional(),
+      suggestion: z.string().optional(),
+    }),
+    timestamp: z.string().datetime(),
+  });
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+export type FieldError = z.infer<typeof FieldError>;
+
+/** The bare `{ error }` 400 body the spec names for template, segment and contact create. */
+export const BareError = z.object({ error: z.string() });
+
+/** `{ success: true, data }` wrapper used by the public `/v1/*` endpoints and campaign create/send. */
+export const success = <T extends z.ZodTypeAny>(data: T) =>
+  z.object({ success: z.literal(true), data });
+
+export const Timestamp = z.string().datetime().describe('ISO 8601 date-time');
+
+/** Cursor pagination query (spec §2): `limit` default 20, larger values clamped to 100. */
+export const CursorQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20)
+    .transform((n) => Math.min(n, 100))
+    .describe('Page size, default 20; values above 100 are clamped to 100'),
+  cursor: z.string().min(1).optional().describe('Opaque cursor from the previous page'),
+});
+
+export const cursorPage = <T extends z.ZodTypeAny>(item: T) =>
+  z.object({
+    data: z.array(item),
+    cursor: z.string().nullable().describe('Pass as `cursor` to get the next page; null at the end'),
+    hasMore: z.boolean(),
+    total: z.number().int().describe('Real only on the first page (no cursor); 0 on later pages'),
+  });
+
+/** Offset pagination query (spec §2): 1-based `page`, `pageSize` default 20. */
+export const OffsetQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  pageSize: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20)
+    .transform((n) => Math.min(n, 100)),
+});
+
+export const offsetPage = <T extends z.ZodTypeAny>(item: T) =>
+  z.object({
+    data: z.array(item),
+    page: z.number().int(),
+    pageSize: z.number().int(),
+    total: z.number().int(),
+    totalPages: z.number().int(),
+  });
+
+/** Page-based pagination (spec §2, segment members): `pageSize` max 100. */
+export const PageQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export const pagePage = <T extends z.ZodTypeAny>(item: T) =>
+  z.object({
+    data: z.array(item),
+    page: z.number().int(),
+    pageSize: z.number().int(),
+    total: z.number().int(),
+  });
+
+/** Error responses every authenticated route can produce. */
+export const commonErrors = {
+  401: ErrorEnvelope,
+  422: ErrorEnvelope,
+  429: ErrorEnvelope,
+  500: ErrorEnvelope,
+} as const;
+
+/** Error responses of routes that need no authentication. */
+export const publicErrors = {
+  500: ErrorEnvelope,
+} as const;
+
+/** Schemas published under `components.schemas` in the OpenAPI document. */
+export const commonSchemas = { FieldError, ErrorEnvelope, BareError };

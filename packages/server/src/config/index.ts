@@ -1,0 +1,54 @@
+import { resolve } from 'node:path';
+import { EnvSchema, type Config, type ProcessRole } from './schema.js';
+import { loadOrCreateSecrets } from './secrets.js';
+
+export type { Config, ProcessRole } from './schema.js';
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses and validates the environment once; the result is passed to everything that needs it. */
+export function loadConfig(env: Record<string, string | undefined>, role: ProcessRole = 'all'): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const dataDir = resolve(e.PIGEON_DATA_DIR);
+  const persisted = loadOrCreateSecrets(dataDir);
+  const port = e.PORT;
+  return {
+    role,
+    http: {
+      port,
+      host: e.HOST,
+      publicUrl: (e.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    },
+    log: { level: e.LOG_LEVEL },
+    dataDir,
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+    },
+    mail: { smtpUrl: e.SMTP_URL, outboxDir: resolve(dataDir, 'outbox') },
+    dns: { servers: e.DNS_SERVERS?.split(',') },
+    secrets: {
+      session: e.SESSION_SECRET ?? persisted.session,
+      linkSigning: e.LINK_SIGNING_SECRET ?? persisted.linkSigning,
+    },
+    jobs: { concurrency: e.JOB_CONCURRENCY },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    auth: { signupsDisabled: e.DISABLE_SIGNUPS },
+  };
+}
+
+/** The embedded PostgreSQL password lives with the data it protects. */
+export function embeddedPostgresPassword(config: Config): string {
+  return loadOrCreateSecrets(config.dataDir).embeddedPostgresPassword;
+}

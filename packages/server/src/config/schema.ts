@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const url = z.string().url();
+
+/**
+ * Every environment variable Pigeon reads, with its default. Grouped per concern in `Config`.
+ * README's configuration table mirrors this list.
+ */
+export const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: url.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PIGEON_DATA_DIR: z.string().min(1).default('./.pigeon'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  DNS_SERVERS: z
+    .string()
+    .regex(/^[0-9a-fA-F.:[\]]+(,[0-9a-fA-F.:[\]]+)*$/, 'must be a comma-separated list of IP[:port]')
+    .optional(),
+  SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  LINK_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
+  JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
+  DISABLE_SIGNUPS: bool.default('false'),
+});
+export type Env = z.infer<typeof EnvSchema>;
+
+export type ProcessRole = 'all' | 'api' | 'worker';
+
+export interface Config {
+  role: ProcessRole;
+  http: { port: number; host: string; publicUrl: string };
+  log: { level: Env['LOG_LEVEL'] };
+  dataDir: string;
+  database: { url: string | undefined; poolSize: number; embeddedPort: number };
+  mail: { smtpUrl: string | undefined; outboxDir: string };
+  dns: { servers: string[] | undefined };
+  secrets: { session: string; linkSigning: string };
+  jobs: { concurrency: number };
+  shutdownTimeoutMs: number;
+  auth: { signupsDisabled: boolean };
+}

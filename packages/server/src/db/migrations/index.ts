@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261122000000_extensions } from './Migration20261122000000_extensions.js';
+
+/**
+ * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
+ * bundled server carries them; `pigeon migrate` and every start apply the pending ones.
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261122000000_extensions', class: Migration20261122000000_extensions },
+];

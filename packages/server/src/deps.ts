@@ -1,0 +1,17 @@
+import type { Config } from './config/index.js';
+import type { Database } from './db/database.js';
+import type { Scheduler } from './jobs/scheduler.js';
+import type { Logger } from './logger.js';
+import type { MailTransport } from './mail/transport.js';
+
+/** Everything a module needs, built once by `main.ts` (or a test) and passed in. */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  scheduler: Scheduler;
+  mailer: MailTransport;
+  /** Check every response against the contract (on in tests, off in production). */
+  validateResponses?: boolean;
+  startedAt: Date;
+}

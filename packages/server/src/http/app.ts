@@ -1,0 +1,48 @@
+import { RequestContext } from '@mikro-orm/core';
+import { contract } from '@pigeon/contract';
+import { createExpressEndpoints, initServer } from '@ts-rest/express';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { AppDeps } from '../deps.js';
+import { createSystemRouter } from '../modules/system/router.js';
+import { docsRouter } from './docs.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { requestId } from './request-id.js';
+import { requestValidationErrorHandler } from './validation.js';
+
+/** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
+const SEND_BODY_LIMIT = '56mb';
+const DEFAULT_BODY_LIMIT = '1mb';
+
+/** Builds the HTTP app. Never listens: `main.ts` or a test does. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req) => (req as express.Request).requestId,
+      autoLogging: { ignore: (req) => req.url === '/health' },
+    }),
+  );
+  app.use((_req, _res, next) => RequestContext.create(deps.db.orm.em, next));
+  app.use('/v1/send', express.json({ limit: SEND_BODY_LIMIT }));
+  app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
+  app.use(docsRouter(deps.config.http.publicUrl));
+
+  const s = initServer();
+  const router = s.router(contract, {
+    system: createSystemRouter(deps),
+  });
+  createExpressEndpoints(contract, router, app, {
+    requestValidationErrorHandler,
+    responseValidation: deps.validateResponses ?? false,
+    logInitialization: false,
+  });
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,51 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger.js';
+import { AppError, BareBadRequest, notFound, toEnvelope } from './errors.js';
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+/** Unknown routes: 404 in the envelope. */
+export function notFoundHandler(req: Request, _res: Response, next: NextFunction): void {
+  next(new AppError(404, 'NOT_FOUND', `No route for ${req.method} ${req.path}`));
+}
+
+/** The one place that turns any thrown error into the spec's envelope. Internals never leak. */
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const requestId = req.requestId;
+    if (err instanceof BareBadRequest) {
+      res.status(400).json({ error: err.message });
+      return;
+    }
+    const appError = err instanceof AppError ? err : fromBodyParser(err as BodyParserError);
+    if (appError) {
+      res.status(appError.statusCode).json(toEnvelope(appError, requestId));
+      return;
+    }
+    logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
+    const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
+      suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
+    });
+    if (!res.headersSent) res.status(500).json(toEnvelope(internal, requestId));
+  };
+}
+
+function fromBodyParser(err: BodyParserError): AppError | undefined {
+  switch (err?.type) {
+    case 'entity.parse.failed':
+      return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON', {
+        suggestion: 'Send a JSON document with Content-Type: application/json.',
+      });
+    case 'entity.too.large':
+      return new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${err.limit} bytes`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message);
+    default:
+      return err?.status === 404 ? notFound() : undefined;
+  }
+}

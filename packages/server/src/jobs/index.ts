@@ -1,0 +1,6 @@
+import { JobRegistry } from './registry.js';
+
+/** Every job of every module, registered once. Modules add their definitions here. */
+export function buildJobRegistry(): JobRegistry {
+  return new JobRegistry();
+}

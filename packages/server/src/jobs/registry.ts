@@ -1,0 +1,53 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import type { AppDeps } from '../deps.js';
+import type { Logger } from '../logger.js';
+
+export interface JobContext {
+  /** A fresh entity manager forked for this run only. */
+  em: EntityManager;
+  logger: Logger;
+  deps: AppDeps;
+  jobId: string;
+  /** Report progress 0..100; also renews the job's lock. */
+  progress: (percent: number) => Promise<void>;
+}
+
+export interface JobDefinition<P extends z.ZodTypeAny = z.ZodTypeAny> {
+  name: string;
+  payload: P;
+  handler: (payload: z.infer<P>, ctx: JobContext) => Promise<void>;
+  /** Parallel runs of this job per worker process. */
+  concurrency?: number;
+  /** Retries with exponential backoff after a failed run (default 5). */
+  maxRetries?: number;
+  /** A lock older than this is considered abandoned (crashed worker) and the job runs again. */
+  lockLifetimeMs?: number;
+  /** Repeat interval (e.g. `'5 minutes'`) for periodic jobs; the worker schedules it once. */
+  every?: string;
+}
+
+export const defineJob = <P extends z.ZodTypeAny>(def: JobDefinition<P>): JobDefinition<P> => def;
+
+/** The one list of every job Pigeon knows; handlers are looked up here by name. */
+export class JobRegistry {
+  private readonly jobs = new Map<string, JobDefinition>();
+
+  register(...defs: JobDefinition[]): this {
+    for (const def of defs) {
+      if (this.jobs.has(def.name)) throw new Error(`Job "${def.name}" is registered twice`);
+      this.jobs.set(def.name, def);
+    }
+    return this;
+  }
+
+  get(name: string): JobDefinition {
+    const def = this.jobs.get(name);
+    if (!def) throw new Error(`Unknown job "${name}"`);
+    return def;
+  }
+
+  all(): JobDefinition[] {
+    return [...this.jobs.values()];
+  }
+}

@@ -1,0 +1,98 @@
+import { PostgresBackend } from '@agendajs/postgres-backend';
+import { Agenda, backoffStrategies, type Job } from 'agenda';
+import type pg from 'pg';
+import type { z } from 'zod';
+import type { AppDeps } from '../deps.js';
+import type { Orm } from '../db/orm.js';
+import type { Logger } from '../logger.js';
+import type { JobDefinition, JobRegistry } from './registry.js';
+
+export interface EnqueueOptions {
+  /** Run at this time instead of now. */
+  runAt?: Date;
+}
+
+export interface Scheduler {
+  /** Validates the payload against the job's schema and stores the job durably. Returns its id. */
+  enqueue<P extends z.ZodTypeAny>(job: JobDefinition<P>, payload: z.infer<P>, opts?: EnqueueOptions): Promise<string>;
+  /** Starts running jobs in this process (worker role). */
+  startWorker(): Promise<void>;
+  /** Stops taking jobs; running jobs get `graceMs` to finish, the rest are unlocked for another worker. */
+  stop(graceMs: number): Promise<void>;
+}
+
+interface Options {
+  pool: pg.Pool;
+  orm: Orm;
+  registry: JobRegistry;
+  logger: Logger;
+  concurrency: number;
+  /** Resolved when a job runs: handlers may use any dependency, the scheduler included. */
+  deps: () => AppDeps;
+}
+
+/** Agenda on PostgreSQL (same database), behind Pigeon's job registry. */
+export async function createScheduler(opts: Options): Promise<Scheduler> {
+  const backend = new PostgresBackend({ pool: opts.pool });
+  const agenda = new Agenda({
+    backend,
+    processEvery: '5 seconds',
+    defaultConcurrency: 5,
+    maxConcurrency: opts.concurrency,
+  });
+  agenda.on('error', (err) => opts.logger.error({ err }, 'job scheduler error'));
+  // The LISTEN connection reconnects by itself; without a listener its errors would crash the process.
+  (backend.notificationChannel as unknown as NodeJS.EventEmitter | undefined)?.on('error', (err) =>
+    opts.logger.warn({ err }, 'job notification channel error'),
+  );
+  await new Promise<void>((resolve, reject) => {
+    agenda.once('ready', resolve);
+    agenda.once('error', reject);
+  });
+  let working = false;
+
+  for (const def of opts.registry.all()) {
+    agenda.define(def.name, (job: Job) => runJob(def, job, opts), {
+      concurrency: def.concurrency ?? 5,
+      lockLifetime: def.lockLifetimeMs ?? 10 * 60_000,
+      backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: def.maxRetries ?? 5 }),
+    });
+  }
+  agenda.on('fail', (err, job) =>
+    opts.logger.warn({ err, job: job.attrs.name, jobId: String(job.attrs._id) }, 'job failed'),
+  );
+
+  return {
+    async enqueue(def, payload, enqueueOpts) {
+      const data = def.payload.parse(payload);
+      const job = enqueueOpts?.runAt
+        ? await agenda.schedule(enqueueOpts.runAt, def.name, data)
+        : await agenda.now(def.name, data);
+      return String(job.attrs._id);
+    },
+    async startWorker() {
+      await agenda.start();
+      working = true;
+      for (const def of opts.registry.all()) {
+        if (def.every) await agenda.every(def.every, def.name, undefined, { skipImmediate: true });
+      }
+    },
+    async stop(graceMs) {
+      if (working) await agenda.drain({ timeout: graceMs, closeConnection: false });
+      await agenda.stop(false);
+    },
+  };
+}
+
+async function runJob(def: JobDefinition, job: Job, opts: Options): Promise<void> {
+  const jobId = String(job.attrs._id);
+  const logger = opts.logger.child({ job: def.name, jobId });
+  const payload = def.payload.parse(job.attrs.data);
+  await def.handler(payload, {
+    em: opts.orm.em.fork(),
+    logger,
+    deps: opts.deps(),
+    jobId,
+    progress: (percent) => job.touch(Math.max(0, Math.min(100, percent))),
+  });
+}

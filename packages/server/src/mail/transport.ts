@@ -1,0 +1,52 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+
+export interface SentMessage {
+  messageId: string;
+  /** Where the local outbox stored the message; undefined for SMTP. */
+  file?: string;
+}
+
+export interface MailTransport {
+  kind: 'smtp' | 'outbox';
+  send(message: Mail.Options): Promise<SentMessage>;
+  close(): void;
+}
+
+/** Pooled SMTP when `SMTP_URL` is set; otherwise the local outbox (a real `.eml` per message). */
+export function createMailTransport(mail: { smtpUrl: string | undefined; outboxDir: string }): MailTransport {
+  if (mail.smtpUrl) return smtpTransport(mail.smtpUrl);
+  return outboxTransport(mail.outboxDir);
+}
+
+function smtpTransport(smtpUrl: string): MailTransport {
+  const url = new URL(smtpUrl);
+  url.searchParams.set('pool', 'true');
+  const transporter = nodemailer.createTransport(url.toString());
+  return {
+    kind: 'smtp',
+    async send(message) {
+      const info = await transporter.sendMail(message);
+      return { messageId: info.messageId };
+    },
+    close: () => transporter.close(),
+  };
+}
+
+function outboxTransport(outboxDir: string): MailTransport {
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    kind: 'outbox',
+    async send(message) {
+      const info = await transporter.sendMail(message);
+      await mkdir(outboxDir, { recursive: true });
+      const safeId = info.messageId.replace(/[^A-Za-z0-9@._-]/g, '');
+      const file = join(outboxDir, `${new Date().toISOString().replace(/[:.]/g, '-')}_${safeId}.eml`);
+      await writeFile(file, info.message as Buffer);
+      return { messageId: info.messageId, file };
+    },
+    close: () => transporter.close(),
+  };
+}

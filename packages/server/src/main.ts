@@ -1,0 +1,81 @@
+import type { Server } from 'node:http';
+import type { Config } from './config/index.js';
+import { openDatabase } from './db/database.js';
+import { migrateWithLock } from './db/migrate.js';
+import type { AppDeps } from './deps.js';
+import { createApp } from './http/app.js';
+import { buildJobRegistry } from './jobs/index.js';
+import { createScheduler } from './jobs/scheduler.js';
+import type { Logger } from './logger.js';
+import { createMailTransport } from './mail/transport.js';
+
+export interface RunningPigeon {
+  deps: AppDeps;
+  server?: Server;
+  url?: string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * Wires config → database → migrations → scheduler → mailer → app → listen, according to the
+ * process role: `all` (API + workers), `api` (HTTP only) or `worker` (jobs only).
+ */
+export async function startPigeon(config: Config, logger: Logger): Promise<RunningPigeon> {
+  const db = await openDatabase(config, logger);
+  const cleanups: Array<() => Promise<void>> = [db.close];
+  const shutdown = () => runCleanups(cleanups, logger);
+  try {
+    const applied = await migrateWithLock(db);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+
+    let deps: AppDeps | undefined;
+    const scheduler = await createScheduler({
+      pool: db.pool,
+      orm: db.orm,
+      registry: buildJobRegistry(),
+      logger,
+      concurrency: config.jobs.concurrency,
+      deps: () => deps as AppDeps,
+    });
+    cleanups.unshift(() => scheduler.stop(config.shutdownTimeoutMs));
+    const mailer = createMailTransport(config.mail);
+    cleanups.unshift(async () => mailer.close());
+    deps = { config, db, logger, scheduler, mailer, startedAt: new Date() };
+
+    if (config.role !== 'api') await scheduler.startWorker();
+    if (config.role === 'worker') return { deps, stop: shutdown };
+
+    const server = await listen(createApp(deps), config);
+    cleanups.unshift(() => closeServer(server));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.http.port;
+    return { deps, server, url: `http://localhost:${port}`, stop: shutdown };
+  } catch (err) {
+    await shutdown();
+    throw err;
+  }
+}
+
+function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(config.http.port, config.http.host);
+    server.once('listening', () => resolve(server));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`PORT ${config.http.port} is already in use`) : err),
+    );
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+async function runCleanups(cleanups: Array<() => Promise<void>>, logger: Logger): Promise<void> {
+  while (cleanups.length > 0) {
+    const cleanup = cleanups.shift() as () => Promise<void>;
+    await cleanup().catch((err) => logger.error({ err }, 'error during shutdown'));
+  }
+}

@@ -1,0 +1,14 @@
+import { contract } from '@pigeon/contract';
+import { initServer } from '@ts-rest/express';
+import type { AppDeps } from '../../deps.js';
+import { checkHealth } from './service.js';
+
+const s = initServer();
+
+export const createSystemRouter = (deps: AppDeps) =>
+  s.router(contract.system, {
+    health: async () => {
+      const body = await checkHealth(deps);
+      return { status: body.status === 'ok' ? 200 : 503, body };
+    },
+  });
