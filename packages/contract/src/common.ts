@@ -1,29 +1,27 @@
 import { z } from 'zod';
 
 /** A field-level validation problem (spec §7, `error.errors[]`). */
-export const FieldError = z
-  .object({
-    field: z.string().describe('Dotted path of the offending field, e.g. `to.0.email`'),
-    message: z.string(),
-    code: z.string().describe('Machine-readable code, e.g. `invalid_string`, `reserved_event`'),
-    received: z.unknown().optional().describe('What was received, when it is safe to echo'),
-  });
+export const FieldError = z.object({
+  field: z.string().describe('Dotted path of the offending field, e.g. `to.0.email`'),
+  message: z.string(),
+  code: z.string().describe('Machine-readable code, e.g. `invalid_string`, `reserved_event`'),
+  received: z.unknown().optional().describe('What was received, when it is safe to echo'),
+});
 
 /** The one error envelope every failing endpoint returns (spec §7). */
-export const ErrorEnvelope = z
-  .object({
-    success: z.literal(false),
-    error: z.object({
-      code: z.string().describe('Machine-readable error code, e.g. `VALIDATION_ERROR`'),
-      message: z.string(),
-      statusCode: z.number().int(),
-      requestId: z.string().uuid().describe('Also sent as the `X-Request-ID` header'),
-      errors: z.array(FieldError).optional(),
-      details: z.record(z.unknown()).optional(),
-      suggestion: z.string().optional(),
-    }),
-    timestamp: z.string().datetime(),
-  });
+export const ErrorEnvelope = z.object({
+  success: z.literal(false),
+  error: z.object({
+    code: z.string().describe('Machine-readable error code, e.g. `VALIDATION_ERROR`'),
+    message: z.string(),
+    statusCode: z.number().int(),
+    requestId: z.string().uuid().describe('Also sent as the `X-Request-ID` header'),
+    errors: z.array(FieldError).optional(),
+    details: z.record(z.unknown()).optional(),
+    suggestion: z.string().optional(),
+  }),
+  timestamp: z.string().datetime(),
+});
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 export type FieldError = z.infer<typeof FieldError>;
 
@@ -31,8 +29,7 @@ export type FieldError = z.infer<typeof FieldError>;
 export const BareError = z.object({ error: z.string() });
 
 /** `{ success: true, data }` wrapper used by the public `/v1/*` endpoints and campaign create/send. */
-export const success = <T extends z.ZodTypeAny>(data: T) =>
-  z.object({ success: z.literal(true), data });
+export const success = <T extends z.ZodTypeAny>(data: T) => z.object({ success: z.literal(true), data });
 
 export const Timestamp = z.string().datetime().describe('ISO 8601 date-time');
 

@@ -1,13 +1,7 @@
+import { type AppRoute, type AppRouter, isAppRoute, isAppRouteNoBody, isAppRouteOtherResponse } from '@ts-rest/core';
 import {
-  type AppRoute,
-  type AppRouter,
-  isAppRoute,
-  isAppRouteNoBody,
-  isAppRouteOtherResponse,
-} from '@ts-rest/core';
-import {
-  OpenApiBuilder,
   type OpenAPIObject,
+  OpenApiBuilder,
   type OperationObject,
   type ParameterObject,
   type ResponsesObject,
@@ -78,7 +72,8 @@ export function buildOpenApiDocument(
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Project API key: `sk_…` (secret) for every endpoint, `pk_…` (public) for `POST /v1/track` only.',
+          description:
+            'Project API key: `sk_…` (secret) for every endpoint, `pk_…` (public) for `POST /v1/track` only.',
         },
       },
     },

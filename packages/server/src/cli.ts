@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type ProcessRole } from './config/index.js';
+import { ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import { createLogger } from './logger.js';
@@ -19,7 +19,10 @@ Configuration comes from environment variables; see the README.`;
 const ROLES: Record<string, ProcessRole> = { start: 'all', api: 'api', worker: 'worker' };
 
 async function main(): Promise<void> {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' } },
+  });
   const command = positionals[0] ?? 'start';
   if (values.help || command === 'help') {
     console.log(USAGE);
@@ -30,7 +33,7 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const config = loadConfig(process.env, ROLES[command] ?? 'all');
+  const config = loadConfigFromEnvironment(ROLES[command] ?? 'all');
   const logger = createLogger(config.log.level);
 
   if (command === 'migrate') {

@@ -1,5 +1,5 @@
-export { loadConfig, type Config } from './config/index.js';
-export { createApp } from './http/app.js';
-export { startPigeon, type RunningPigeon } from './main.js';
-export { createLogger } from './logger.js';
+export { type Config, loadConfig } from './config/index.js';
 export type { AppDeps } from './deps.js';
+export { createApp } from './http/app.js';
+export { createLogger } from './logger.js';
+export { type RunningPigeon, startPigeon } from './main.js';

@@ -1,13 +1,24 @@
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
 import { createApp } from './http/app.js';
 import { buildJobRegistry } from './jobs/index.js';
+import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
+
+export interface StartOptions {
+  /** Check every response against the contract (tests). */
+  validateResponses?: boolean;
+  /** Extra routes mounted before the 404 handler (tests). */
+  mountExtraRoutes?: (app: Express) => void;
+  /** Extra job definitions (tests). */
+  extraJobs?: JobDefinition[];
+}
 
 export interface RunningPigeon {
   deps: AppDeps;
@@ -20,7 +31,7 @@ export interface RunningPigeon {
  * Wires config → database → migrations → scheduler → mailer → app → listen, according to the
  * process role: `all` (API + workers), `api` (HTTP only) or `worker` (jobs only).
  */
-export async function startPigeon(config: Config, logger: Logger): Promise<RunningPigeon> {
+export async function startPigeon(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningPigeon> {
   const db = await openDatabase(config, logger);
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);
@@ -32,21 +43,30 @@ export async function startPigeon(config: Config, logger: Logger): Promise<Runni
     const scheduler = await createScheduler({
       pool: db.pool,
       orm: db.orm,
-      registry: buildJobRegistry(),
+      registry: buildJobRegistry().register(...(options.extraJobs ?? [])),
       logger,
       concurrency: config.jobs.concurrency,
+      pollIntervalMs: config.jobs.pollIntervalMs,
       deps: () => deps as AppDeps,
     });
     cleanups.unshift(() => scheduler.stop(config.shutdownTimeoutMs));
     const mailer = createMailTransport(config.mail);
     cleanups.unshift(async () => mailer.close());
-    deps = { config, db, logger, scheduler, mailer, startedAt: new Date() };
+    deps = {
+      config,
+      db,
+      logger,
+      scheduler,
+      mailer,
+      startedAt: new Date(),
+      validateResponses: options.validateResponses,
+    };
 
     if (config.role !== 'api') await scheduler.startWorker();
     if (config.role === 'worker') return { deps, stop: shutdown };
 
-    const server = await listen(createApp(deps), config);
-    cleanups.unshift(() => closeServer(server));
+    const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
+    cleanups.unshift(() => closeServer(server, config.shutdownTimeoutMs));
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;
     return { deps, server, url: `http://localhost:${port}`, stop: shutdown };
@@ -56,7 +76,7 @@ export async function startPigeon(config: Config, logger: Logger): Promise<Runni
   }
 }
 
-function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+function listen(app: Express, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(config.http.port, config.http.host);
     server.once('listening', () => resolve(server));
@@ -66,9 +86,19 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
   });
 }
 
-function closeServer(server: Server): Promise<void> {
+/**
+ * Stops accepting connections and lets in-flight requests finish. Keep-alive connections are
+ * closed as soon as they go idle; whatever is still open at the deadline is cut.
+ */
+function closeServer(server: Server, deadlineMs: number): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const force = setTimeout(() => server.closeAllConnections(), deadlineMs);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(force);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

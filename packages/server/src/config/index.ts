@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { EnvSchema, type Config, type ProcessRole } from './schema.js';
+import { type Config, EnvSchema, type ProcessRole } from './schema.js';
 import { loadOrCreateSecrets } from './secrets.js';
 
 export type { Config, ProcessRole } from './schema.js';
@@ -42,10 +42,15 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       session: e.SESSION_SECRET ?? persisted.session,
       linkSigning: e.LINK_SIGNING_SECRET ?? persisted.linkSigning,
     },
-    jobs: { concurrency: e.JOB_CONCURRENCY },
+    jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     auth: { signupsDisabled: e.DISABLE_SIGNUPS },
   };
+}
+
+/** The process environment is read here and nowhere else. */
+export function loadConfigFromEnvironment(role: ProcessRole): Config {
+  return loadConfig(process.env, role);
 }
 
 /** The embedded PostgreSQL password lives with the data it protects. */

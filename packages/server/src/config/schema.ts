@@ -34,6 +34,7 @@ export const EnvSchema = z.object({
   LINK_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
+  JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   DISABLE_SIGNUPS: bool.default('false'),
 });
 export type Env = z.infer<typeof EnvSchema>;
@@ -49,7 +50,7 @@ export interface Config {
   mail: { smtpUrl: string | undefined; outboxDir: string };
   dns: { servers: string[] | undefined };
   secrets: { session: string; linkSigning: string };
-  jobs: { concurrency: number };
+  jobs: { concurrency: number; pollIntervalMs: number };
   shutdownTimeoutMs: number;
   auth: { signupsDisabled: boolean };
 }

@@ -47,7 +47,12 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
 
   if (!existsSync(join(opts.dataDir, 'PG_VERSION'))) {
     opts.logger.info({ dataDir: opts.dataDir }, 'initialising embedded PostgreSQL (first start)');
-    await pg.initialise();
+    await pg.initialise().catch((err: unknown) => {
+      const hint = /Permission denied/.test(String(err))
+        ? '\nAs root, PostgreSQL runs as the "postgres" user: every parent directory of PIGEON_DATA_DIR must be readable by it (e.g. not under /root).'
+        : '';
+      throw new Error(`Embedded PostgreSQL could not initialise ${opts.dataDir}: ${String(err)}${hint}`);
+    });
   }
   await stopOrphanedServer(opts.dataDir, opts.logger);
   try {

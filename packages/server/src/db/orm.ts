@@ -9,7 +9,9 @@ export type Orm = MikroORM;
 export class DatabaseUnavailableError extends Error {
   constructor(url: string, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(`Cannot connect to PostgreSQL at ${redactUrl(url)}: ${reason}. Check DATABASE_URL and that the server is running.`);
+    super(
+      `Cannot connect to PostgreSQL at ${redactUrl(url)}: ${reason}. Check DATABASE_URL and that the server is running.`,
+    );
     this.name = 'DatabaseUnavailableError';
   }
 }

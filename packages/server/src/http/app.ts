@@ -15,7 +15,7 @@ const SEND_BODY_LIMIT = '56mb';
 const DEFAULT_BODY_LIMIT = '1mb';
 
 /** Builds the HTTP app. Never listens: `main.ts` or a test does. */
-export function createApp(deps: AppDeps): Express {
+export function createApp(deps: AppDeps, options: { mountExtraRoutes?: (app: Express) => void } = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -42,6 +42,7 @@ export function createApp(deps: AppDeps): Express {
     logInitialization: false,
   });
 
+  options.mountExtraRoutes?.(app);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

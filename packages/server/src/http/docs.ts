@@ -1,5 +1,5 @@
-import { buildOpenApiDocument } from '@pigeon/contract/openapi';
 import { contract, namedSchemas } from '@pigeon/contract';
+import { buildOpenApiDocument } from '@pigeon/contract/openapi';
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-dist';
 import { VERSION } from '../version.js';

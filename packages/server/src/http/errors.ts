@@ -25,8 +25,7 @@ export class BareBadRequest extends Error {
 }
 
 export const notFound = (what = 'Resource') => new AppError(404, 'NOT_FOUND', `${what} not found`);
-export const badRequest = (message: string, extra?: AppErrorExtra) =>
-  new AppError(400, 'BAD_REQUEST', message, extra);
+export const badRequest = (message: string, extra?: AppErrorExtra) => new AppError(400, 'BAD_REQUEST', message, extra);
 export const conflict = (message: string, extra?: AppErrorExtra) => new AppError(409, 'CONFLICT', message, extra);
 export const forbidden = (message: string, code = 'FORBIDDEN', extra?: AppErrorExtra) =>
   new AppError(403, code, message, extra);

@@ -16,7 +16,8 @@ export interface JobContext {
 export interface JobDefinition<P extends z.ZodTypeAny = z.ZodTypeAny> {
   name: string;
   payload: P;
-  handler: (payload: z.infer<P>, ctx: JobContext) => Promise<void>;
+  // Method syntax keeps specific definitions assignable to JobDefinition<ZodTypeAny>.
+  handler(payload: z.infer<P>, ctx: JobContext): Promise<void>;
   /** Parallel runs of this job per worker process. */
   concurrency?: number;
   /** Retries with exponential backoff after a failed run (default 5). */

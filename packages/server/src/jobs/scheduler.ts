@@ -2,8 +2,8 @@ import { PostgresBackend } from '@agendajs/postgres-backend';
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import type pg from 'pg';
 import type { z } from 'zod';
-import type { AppDeps } from '../deps.js';
 import type { Orm } from '../db/orm.js';
+import type { AppDeps } from '../deps.js';
 import type { Logger } from '../logger.js';
 import type { JobDefinition, JobRegistry } from './registry.js';
 
@@ -27,6 +27,8 @@ interface Options {
   registry: JobRegistry;
   logger: Logger;
   concurrency: number;
+  /** How often due jobs are looked for; new jobs also wake workers at once through LISTEN/NOTIFY. */
+  pollIntervalMs: number;
   /** Resolved when a job runs: handlers may use any dependency, the scheduler included. */
   deps: () => AppDeps;
 }
@@ -36,7 +38,7 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
   const backend = new PostgresBackend({ pool: opts.pool });
   const agenda = new Agenda({
     backend,
-    processEvery: '5 seconds',
+    processEvery: opts.pollIntervalMs,
     defaultConcurrency: 5,
     maxConcurrency: opts.concurrency,
   });

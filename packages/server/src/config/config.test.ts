@@ -1,0 +1,73 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './index.js';
+
+const dirs: string[] = [];
+const dataDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pigeon-config-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({ PIGEON_DATA_DIR: dataDir() });
+    expect(config.http).toEqual({ port: 3000, host: '0.0.0.0', publicUrl: 'http://localhost:3000' });
+    expect(config.database.url).toBeUndefined();
+    expect(config.mail.smtpUrl).toBeUndefined();
+    expect(config.log.level).toBe('info');
+    expect(config.auth.signupsDisabled).toBe(false);
+  });
+
+  it('names every bad variable in one error', () => {
+    try {
+      loadConfig({ PIGEON_DATA_DIR: dataDir(), PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' });
+      expect.unreachable('loadConfig accepted bad values');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as Error).message;
+      expect(message).toContain('PORT');
+      expect(message).toContain('DATABASE_URL');
+      expect(message).toContain('LOG_LEVEL');
+    }
+  });
+
+  it('generates secrets once and keeps them in the data dir', () => {
+    const dir = dataDir();
+    const first = loadConfig({ PIGEON_DATA_DIR: dir });
+    const second = loadConfig({ PIGEON_DATA_DIR: dir });
+    expect(first.secrets.session).toHaveLength(64);
+    expect(second.secrets).toEqual(first.secrets);
+    expect(existsSync(join(dir, 'secrets.json'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8')).session).toBe(first.secrets.session);
+  });
+
+  it('prefers secrets given in the environment', () => {
+    const secret = 's'.repeat(40);
+    const config = loadConfig({ PIGEON_DATA_DIR: dataDir(), SESSION_SECRET: secret });
+    expect(config.secrets.session).toBe(secret);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), SESSION_SECRET: 'short' })).toThrow(/SESSION_SECRET/);
+  });
+
+  it('derives the public URL from PORT and strips a trailing slash from PUBLIC_URL', () => {
+    expect(loadConfig({ PIGEON_DATA_DIR: dataDir(), PORT: '8080' }).http.publicUrl).toBe('http://localhost:8080');
+    const config = loadConfig({ PIGEON_DATA_DIR: dataDir(), PUBLIC_URL: 'https://mail.example.com/' });
+    expect(config.http.publicUrl).toBe('https://mail.example.com');
+  });
+
+  it('parses DNS_SERVERS and boolean flags', () => {
+    const config = loadConfig({
+      PIGEON_DATA_DIR: dataDir(),
+      DNS_SERVERS: '127.0.0.1:5353,10.0.0.2',
+      DISABLE_SIGNUPS: 'true',
+    });
+    expect(config.dns.servers).toEqual(['127.0.0.1:5353', '10.0.0.2']);
+    expect(config.auth.signupsDisabled).toBe(true);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), DNS_SERVERS: 'dns.google' })).toThrow(/DNS_SERVERS/);
+  });
+});

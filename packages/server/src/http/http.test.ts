@@ -1,0 +1,137 @@
+import { initContract } from '@ts-rest/core';
+import { createExpressEndpoints, initServer } from '@ts-rest/express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+import { requestValidationErrorHandler } from './validation.js';
+
+// A tiny contract mounted next to the real one, to drive validation and failures through
+// the real middleware chain and error handler.
+const c = initContract();
+const probe = c.router({
+  echo: {
+    method: 'POST',
+    path: '/__probe/echo/:id',
+    pathParams: z.object({ id: z.string().uuid() }),
+    query: z.object({ limit: z.coerce.number().int().max(10).optional() }),
+    body: z.object({ email: z.string().email(), count: z.number().int() }),
+    responses: { 200: z.object({ ok: z.boolean() }) },
+  },
+  bare: {
+    method: 'POST',
+    path: '/__probe/bare',
+    metadata: { errorStyle: 'bare' },
+    body: z.object({ email: z.string() }),
+    responses: { 200: z.object({ ok: z.boolean() }) },
+  },
+  boom: {
+    method: 'GET',
+    path: '/__probe/boom',
+    responses: { 200: z.object({ ok: z.boolean() }) },
+  },
+});
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon({
+    mountExtraRoutes: (app) => {
+      const s = initServer();
+      createExpressEndpoints(
+        probe,
+        s.router(probe, {
+          echo: async () => ({ status: 200, body: { ok: true } }),
+          bare: async () => ({ status: 200, body: { ok: true } }),
+          boom: async () => {
+            throw new Error('secret internal detail: password=hunter2');
+          },
+        }),
+        app,
+        { requestValidationErrorHandler },
+      );
+    },
+  });
+});
+afterAll(() => pigeon?.stop());
+
+describe('error envelope', () => {
+  it('answers malformed JSON with 400 MALFORMED_JSON', async () => {
+    const res = await pigeon.request('POST', '/__probe/echo/x', {
+      rawBody: '{"email": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    const error = expectEnvelope(res, 400, 'MALFORMED_JSON');
+    expect(error.suggestion).toMatch(/JSON/);
+  });
+
+  it('answers an unknown route with 404 NOT_FOUND', async () => {
+    const res = await pigeon.request('GET', '/no/such/route');
+    const error = expectEnvelope(res, 404, 'NOT_FOUND');
+    expect(error.message).toContain('/no/such/route');
+  });
+
+  it('answers schema failures with 422 VALIDATION_ERROR and field-level errors', async () => {
+    const res = await pigeon.request('POST', '/__probe/echo/not-a-uuid?limit=50', {
+      body: { email: 'nope', count: 'three' },
+    });
+    const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+    const byField = Object.fromEntries((error.errors ?? []).map((e) => [e.field, e]));
+    expect(Object.keys(byField).sort()).toEqual(['count', 'email', 'id', 'limit']);
+    expect(byField.email).toMatchObject({ code: 'invalid_string', message: expect.any(String) });
+    expect(byField.count).toMatchObject({ code: 'invalid_type', received: 'string' });
+    expect(byField.limit).toMatchObject({ code: 'too_big' });
+    expect(res.text).not.toContain('ZodError');
+  });
+
+  it('gives the bare { error } 400 body on routes that ask for it', async () => {
+    const res = await pigeon.request('POST', '/__probe/bare', { body: {} });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: expect.stringContaining('email') });
+  });
+
+  it('hides internals of an unexpected exception behind a 500 envelope', async () => {
+    const res = await pigeon.request('GET', '/__probe/boom');
+    const error = expectEnvelope(res, 500, 'INTERNAL_SERVER_ERROR');
+    expect(res.text).not.toContain('hunter2');
+    expect(res.text).not.toContain('secret internal detail');
+    expect(error.suggestion).toContain(res.headers.get('x-request-id'));
+  });
+
+  it('refuses bodies over the default limit with 413', async () => {
+    const res = await pigeon.request('POST', '/__probe/bare', { body: { email: 'x'.repeat(1_100_000) } });
+    expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('request id', () => {
+  it('echoes a caller-supplied uuid', async () => {
+    const id = '3f1c1e0e-8d7a-4a53-9b7e-0c0f2d7f9a11';
+    const res = await pigeon.request('GET', '/nope', { headers: { 'x-request-id': id } });
+    expect(res.headers.get('x-request-id')).toBe(id);
+    expect(res.body.error.requestId).toBe(id);
+  });
+
+  it('replaces a non-uuid request id with a fresh uuid', async () => {
+    const res = await pigeon.request('GET', '/health', { headers: { 'x-request-id': 'not-a-uuid; <script>' } });
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('system routes', () => {
+  it('reports health with the database up', async () => {
+    const res = await pigeon.request('GET', '/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'ok', database: 'up', version: expect.any(String) });
+  });
+
+  it('serves the OpenAPI document and the API reference page', async () => {
+    const doc = await pigeon.request('GET', '/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(doc.body.openapi).toBe('3.1.0');
+    expect(doc.body.paths['/health'].get.operationId).toBe('system.health');
+    const page = await pigeon.request('GET', '/docs/');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('swagger-ui-bundle.js');
+    const asset = await fetch(`${pigeon.url}/docs/assets/swagger-ui-bundle.js`);
+    expect(asset.status).toBe(200);
+  });
+});

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+import { defineJob } from './registry.js';
+
+const runs: Array<{ value: number; forked: boolean; attempt: number }> = [];
+let flakyFailuresLeft = 2;
+
+const recordJob = defineJob({
+  name: 'test.record',
+  payload: z.object({ value: z.number().int() }),
+  handler: async (payload, ctx) => {
+    const [row] = await ctx.em.getConnection().execute<{ n: number }[]>('SELECT 1 AS n');
+    await ctx.progress(100);
+    runs.push({ value: payload.value, forked: ctx.em !== ctx.deps.db.orm.em && row?.n === 1, attempt: 0 });
+  },
+});
+
+const flakyJob = defineJob({
+  name: 'test.flaky',
+  payload: z.object({ value: z.number().int() }),
+  maxRetries: 3,
+  handler: async (payload) => {
+    if (flakyFailuresLeft-- > 0) throw new Error('temporary failure');
+    runs.push({ value: payload.value, forked: true, attempt: 2 - flakyFailuresLeft });
+  },
+});
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon({ extraJobs: [recordJob, flakyJob] });
+});
+afterAll(() => pigeon?.stop());
+
+async function waitFor(predicate: () => boolean, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('job scheduler', () => {
+  it('runs an enqueued job in the worker with its own forked entity manager', async () => {
+    const id = await pigeon.deps.scheduler.enqueue(recordJob, { value: 7 });
+    expect(id).toMatch(/.+/);
+    await waitFor(() => runs.some((r) => r.value === 7));
+    expect(runs.find((r) => r.value === 7)?.forked).toBe(true);
+  });
+
+  it('refuses a payload that does not match the job schema, storing nothing', async () => {
+    await expect(
+      pigeon.deps.scheduler.enqueue(recordJob, { value: 'seven' } as unknown as { value: number }),
+    ).rejects.toThrow(/Expected number/);
+    const stored = await pigeon.deps.db.pool.query(
+      "SELECT count(*)::int AS n FROM agenda_jobs WHERE data->>'value' = 'seven'",
+    );
+    expect(stored.rows[0].n).toBe(0);
+  });
+
+  it('retries a failing job with backoff until it succeeds', async () => {
+    await pigeon.deps.scheduler.enqueue(flakyJob, { value: 42 });
+    await waitFor(() => runs.some((r) => r.value === 42), 20_000);
+    expect(flakyFailuresLeft).toBeLessThan(0);
+  });
+
+  it('runs a job scheduled for later only when it is due', async () => {
+    const runAt = new Date(Date.now() + 1500);
+    await pigeon.deps.scheduler.enqueue(recordJob, { value: 99 }, { runAt });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(runs.some((r) => r.value === 99)).toBe(false);
+    await waitFor(() => runs.some((r) => r.value === 99));
+    expect(Date.now()).toBeGreaterThanOrEqual(runAt.getTime());
+  });
+});

@@ -1,0 +1,105 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli, startCli } from './cli.js';
+import { createTestDatabase } from './helpers.js';
+import { freePort } from './ports.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pigeon-life-'));
+  chmodSync(dir, 0o755);
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function query(url: string, sql: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('pigeon start on the embedded defaults', () => {
+  it('keeps data across a restart, re-runs no migration, and stops PostgreSQL on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const env = {
+      PIGEON_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      EMBEDDED_POSTGRES_PORT: String(await freePort()),
+    };
+    const first = startCli(['start'], env);
+    const url = await first.ready;
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'));
+    const dbUrl = `postgres://pigeon:${secrets.embeddedPostgresPassword}@127.0.0.1:${env.EMBEDDED_POSTGRES_PORT}/pigeon`;
+    await query(dbUrl, "CREATE TABLE restart_probe (v text); INSERT INTO restart_probe VALUES ('kept')");
+    const migrationsBefore = await query(dbUrl, 'SELECT name FROM mikro_orm_migrations ORDER BY id');
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    await expect(query(dbUrl, 'SELECT 1')).rejects.toThrow(); // its PostgreSQL is gone too
+
+    const migrate = await runCli(['migrate'], env);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stdout).toContain('up to date');
+
+    const second = startCli(['start'], env);
+    await second.ready;
+    expect(await query(dbUrl, 'SELECT v FROM restart_probe')).toEqual([{ v: 'kept' }]);
+    expect(await query(dbUrl, 'SELECT name FROM mikro_orm_migrations ORDER BY id')).toEqual(migrationsBefore);
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  }, 120_000);
+});
+
+describe('pigeon command line', () => {
+  it('stops with a message naming the bad variable', async () => {
+    const run = await runCli(['start'], { PIGEON_DATA_DIR: tempDir(), PORT: 'not-a-port' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('PORT');
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+  });
+
+  it('gives a clear error when the database is down at start-up', async () => {
+    const port = await freePort();
+    const run = await runCli(['start'], {
+      PIGEON_DATA_DIR: tempDir(),
+      DATABASE_URL: `postgres://nobody:secret@127.0.0.1:${port}/pigeon`,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('Cannot connect to PostgreSQL');
+    expect(run.stderr).not.toContain('secret'); // password redacted
+    expect(run.stderr).not.toContain('Unhandled');
+  });
+
+  it('runs api and worker processes against one database', async () => {
+    const databaseUrl = await createTestDatabase();
+    const worker = startCli(['worker'], { PIGEON_DATA_DIR: tempDir(), DATABASE_URL: databaseUrl });
+    const api = startCli(['api'], {
+      PIGEON_DATA_DIR: tempDir(),
+      DATABASE_URL: databaseUrl,
+      PORT: String(await freePort()),
+    });
+    const [, url] = await Promise.all([worker.ready, api.ready]);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    api.child.kill('SIGTERM');
+    worker.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+    expect(await worker.exited).toBe(0);
+  }, 60_000);
+
+  it('rejects an unknown command', async () => {
+    const run = await runCli(['fly'], { PIGEON_DATA_DIR: tempDir() });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Unknown command');
+  });
+});
