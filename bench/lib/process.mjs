@@ -1,0 +1,183 @@
+// Child processes for the bench (Pigeon, baselines) and what /proc says about them.
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+const live = new Set();
+// Last resort if the harness exits without stopping a child (crash, process.exit): the child
+// is told to stop; Pigeon then stops its own PostgreSQL.
+process.on('exit', () => {
+  for (const child of live) {
+    try {
+      process.kill(child.pid, 'SIGTERM');
+    } catch {}
+  }
+});
+
+/** A TCP port that was free a moment ago. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `node <args>` in its own process group (so a Ctrl-C in the terminal reaches only the
+ * harness, which then stops children in order). `handle.ready` resolves once the output matches
+ * `ready`; on failure it rejects with the child's output, after stopping it. `handle.pid` is the
+ * node process itself.
+ */
+export function startNode({ name, args, env, ready, timeoutMs = 90_000 }) {
+  const child = spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk).slice(-8000);
+  };
+  child.stdout.setEncoding('utf8').on('data', keep);
+  child.stderr.setEncoding('utf8').on('data', keep);
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  exited.then(() => live.delete(child));
+
+  const handle = {
+    name,
+    pid: child.pid,
+    output: () => output,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    stop: once(() => stopGroup(child, exited)),
+  };
+  handle.ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not become ready within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
+    const check = () => {
+      if (!ready.test(output)) return;
+      clearTimeout(timer);
+      child.stdout.off('data', check);
+      resolve(handle);
+    };
+    child.stdout.on('data', check);
+    child.once('error', reject);
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (code ${code}, signal ${signal}) before it was ready`));
+    });
+  }).catch(async (err) => {
+    await handle.stop();
+    throw new Error(`${err.message}\n--- ${name} output ---\n${output.trim() || '(none)'}\n---`);
+  });
+  return handle;
+}
+
+/** SIGTERM the child and wait; then make sure nothing of its process group (PostgreSQL) is left. */
+async function stopGroup(child, exited) {
+  const pgid = child.pid;
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM');
+    if (!(await within(exited, 30_000))) {
+      console.error(`pid ${pgid} did not stop within 30 s after SIGTERM; killing its process group`);
+      signalGroup(pgid, 'SIGKILL');
+      await exited;
+    }
+  }
+  // Anything still in the group (e.g. PostgreSQL after a crash): SIGINT is PostgreSQL's fast shutdown.
+  if (groupAlive(pgid)) {
+    signalGroup(pgid, 'SIGINT');
+    for (let i = 0; i < 100 && groupAlive(pgid); i++) await sleep(100);
+    if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+  }
+}
+
+const signalGroup = (pgid, signal) => {
+  try {
+    process.kill(-pgid, signal);
+  } catch {}
+};
+const groupAlive = (pgid) => {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Resolves true if `promise` settles within `ms`, else false (leaving no timer behind). */
+function within(promise, ms) {
+  let timer;
+  const timeout = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
+}
+function once(fn) {
+  let p;
+  return () => (p ??= fn());
+}
+
+// ---- /proc --------------------------------------------------------------------------------
+
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** Fields of /proc/<pid>/stat after the `(comm)` field: [0] = state (field 3 in proc(5)). */
+function statFields(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU seconds (user + system) used so far by `pid`. */
+export function cpuSeconds(pid) {
+  const f = statFields(pid);
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime, stime
+}
+
+/**
+ * CPU seconds used so far by all descendants of `pid` (Pigeon's PostgreSQL and its backends,
+ * which run in their own sessions). Children that already ended and were reaped count through
+ * their parent's cutime/cstime.
+ */
+export function descendantsCpuSeconds(pid) {
+  const procs = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const f = statFields(entry);
+      procs.push({
+        pid: Number(entry),
+        ppid: Number(f[1]),
+        ticks: [11, 12, 13, 14].reduce((t, i) => t + Number(f[i]), 0),
+      });
+    } catch {} // the process ended meanwhile
+  }
+  let total = 0;
+  const parents = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs) {
+      if (parents.has(p.ppid) && !parents.has(p.pid)) {
+        parents.add(p.pid);
+        total += p.ticks;
+        grew = true;
+      }
+    }
+  }
+  return total / CLK_TCK;
+}
+
+/** Peak resident set size (VmHWM) of `pid` in MB. */
+export function peakRssMb(pid) {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return kb ? Number(kb) / 1024 : null;
+}

@@ -1,0 +1,147 @@
+import {
+  type AppRoute,
+  type ClientInferRequest,
+  type ClientInferResponseBody,
+  convertQueryParamsToUrlString,
+  type SuccessfulHttpStatusCode,
+} from '@ts-rest/core';
+import { PigeonError } from './errors.js';
+import { isRetryable, retryDelayMs, sleep } from './retry.js';
+
+type Inputs<R extends AppRoute> = ClientInferRequest<R>;
+
+/** What a contract route takes: path params, query, body and declared headers, typed from the contract. */
+export type RouteInput<R extends AppRoute> = Pick<
+  Inputs<R>,
+  Extract<keyof Inputs<R>, 'params' | 'query' | 'body' | 'headers'>
+>;
+
+/** The body of the route's 2xx response(s). */
+export type SuccessBody<R extends AppRoute> = ClientInferResponseBody<
+  R,
+  Extract<keyof R['responses'], SuccessfulHttpStatusCode>
+>;
+
+/** Per-call options every SDK method accepts. */
+export interface RequestOptions {
+  /** Cancels the request and any pending retry; the call then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Timeout of each attempt, overriding the client's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number;
+}
+
+export interface CallOptions extends RequestOptions {
+  idempotencyKey?: string;
+}
+
+export interface TransportConfig {
+  apiKey: string;
+  baseUrl: string;
+  fetch: typeof fetch;
+  maxRetries: number;
+  timeoutMs: number;
+  retryBaseDelayMs: number;
+  retryMaxDelayMs: number;
+}
+
+interface LooseInput {
+  params?: Record<string, unknown>;
+  query?: unknown;
+  body?: unknown;
+  headers?: Record<string, unknown>;
+}
+
+type Attempt = { ok: true; body: unknown } | { ok: false; error: PigeonError };
+
+/** Sends contract routes: builds the request, retries what is safe to retry, returns the 2xx body or throws. */
+export class Transport {
+  constructor(private readonly config: TransportConfig) {}
+
+  async call<R extends AppRoute>(route: R, input: RouteInput<R>, options: CallOptions = {}): Promise<SuccessBody<R>> {
+    const { params, query, body, headers: extra } = input as LooseInput;
+    const url = this.config.baseUrl + buildPath(route.path, params) + convertQueryParamsToUrlString(query);
+    const encoded = encodeBody(route, body);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Bearer ${this.config.apiKey}`,
+      ...(encoded.contentType ? { 'content-type': encoded.contentType } : {}),
+    };
+    for (const [name, value] of Object.entries(extra ?? {})) {
+      if (value !== undefined) headers[name.toLowerCase()] = String(value);
+    }
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    const init: RequestInit = { method: route.method, headers, body: encoded.body };
+    const hasKey = 'idempotency-key' in headers;
+    const maxRetries = options.maxRetries ?? this.config.maxRetries;
+
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.attempt(url, init, options);
+      if (result.ok) return result.body as SuccessBody<R>;
+      const { error } = result;
+      if (attempt >= maxRetries || !isRetryable(error, route.method, hasKey)) throw error;
+      const backoff = { baseDelayMs: this.config.retryBaseDelayMs, maxDelayMs: this.config.retryMaxDelayMs };
+      await sleep(retryDelayMs(attempt, backoff, error.headers?.get('retry-after')), options.signal);
+    }
+  }
+
+  private async attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Attempt> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await this.config.fetch(url, { ...init, signal: controller.signal });
+      const body = await readBody(response); // still under the timeout: a body can stall too
+      if (response.ok) return { ok: true, body };
+      return { ok: false, error: PigeonError.fromResponse(response.status, body, response.headers) };
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      return { ok: false, error: timedOut ? PigeonError.timeout(timeoutMs, cause) : PigeonError.network(cause) };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** Fills `:name` segments with URL-encoded values; an optional `:name?` segment is dropped when absent. */
+export function buildPath(path: string, params: Record<string, unknown> = {}): string {
+  return path.replace(/\/:([A-Za-z0-9_]+)(\?)?/g, (_, name: string, optional?: string) => {
+    const value = params[name];
+    if (value === undefined || value === null || value === '') {
+      if (optional) return '';
+      throw new TypeError(`Missing path parameter "${name}" for ${path}`);
+    }
+    const text = String(value);
+    // URL parsers resolve "." and ".." segments even when percent-encoded, which would change the endpoint.
+    if (text === '.' || text === '..') throw new TypeError(`Invalid path parameter "${name}": ${text}`);
+    return `/${encodeURIComponent(text)}`;
+  });
+}
+
+function encodeBody(route: AppRoute, body: unknown): { body?: BodyInit; contentType?: string } {
+  if (route.method === 'GET' || body === undefined) return {};
+  // fetch sets the multipart boundary itself.
+  if ('contentType' in route && route.contentType === 'multipart/form-data') return { body: body as FormData };
+  return { body: JSON.stringify(body), contentType: 'application/json' };
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (!text) return undefined;
+  if (!(response.headers.get('content-type') ?? '').includes('json')) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,41 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+
+// Not a string literal, so typechecking does not need dist/ to exist yet.
+const dist = (file: string) => new URL(`../dist/${file}`, import.meta.url);
+
+describe('built package', () => {
+  it('exports Pigeon and PigeonError from the ESM build', async () => {
+    const esm = await import(dist('index.js').href);
+    expect(typeof esm.Pigeon).toBe('function');
+    expect(typeof esm.PigeonError).toBe('function');
+    expect(new esm.PigeonError({ status: 0, code: 'X', message: 'x' })).toBeInstanceOf(Error);
+  });
+
+  it('exports Pigeon and PigeonError from the CJS build', () => {
+    const cjs = createRequire(import.meta.url)('../dist/index.cjs');
+    expect(typeof cjs.Pigeon).toBe('function');
+    expect(typeof cjs.PigeonError).toBe('function');
+    expect(new cjs.Pigeon({ apiKey: 'sk_x' }).system.health).toBeTypeOf('function');
+  });
+
+  it('ships self-contained type declarations', () => {
+    for (const file of ['index.d.ts', 'index.d.cts']) {
+      expect(existsSync(dist(file))).toBe(true);
+      const types = readFileSync(dist(file), 'utf8');
+      expect(types).not.toContain('@pigeon/contract');
+      expect(types).toMatch(/export \{[^}]*\bPigeon\b/);
+    }
+  });
+});
+
+describe('browser safety', () => {
+  it('has no node: imports or Node globals in src', () => {
+    const src = new URL('../src/', import.meta.url);
+    for (const file of readdirSync(src).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
+      const code = readFileSync(new URL(file, src), 'utf8');
+      expect(code, file).not.toMatch(/from ['"]node:|require\(|\bprocess\.|\bBuffer\b/);
+    }
+  });
+});

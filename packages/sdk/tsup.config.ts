@@ -1,0 +1,14 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: ['src/index.ts'],
+  format: ['esm', 'cjs'],
+  target: 'es2022',
+  sourcemap: true,
+  clean: true,
+  // src/contract.ts pulls the private contract in by relative path, so its code and types are
+  // bundled; @ts-rest/core and zod stay external dependencies. The option below is a guard in case
+  // anything imports the package name directly.
+  noExternal: ['@pigeon/contract'],
+  dts: true,
+});
