@@ -1,8 +1,13 @@
 import { initContract } from '@ts-rest/core';
 import { commonSchemas } from './common.js';
+import { authContract, authSchemas } from './routes/auth.js';
+import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 
 export * from './common.js';
+export * from './meta.js';
+export * from './routes/auth.js';
+export * from './routes/projects.js';
 export * from './routes/system.js';
 
 const c = initContract();
@@ -11,10 +16,13 @@ const c = initContract();
 export const contract = c.router(
   {
     system: systemContract,
+    auth: authContract,
+    users: usersContract,
+    projects: projectsContract,
   },
   { strictStatusCodes: true },
 );
 export type Contract = typeof contract;
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
-export const namedSchemas = { ...commonSchemas, ...systemSchemas };
+export const namedSchemas = { ...commonSchemas, ...systemSchemas, ...authSchemas, ...projectSchemas };

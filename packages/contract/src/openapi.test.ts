@@ -53,7 +53,7 @@ function undocumentedOpenSchemas(schema: unknown, at: string, out: string[] = []
 
 describe('OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
-    const result = await new Validator().validate(document as unknown as object);
+    const result = await new Validator().validate(document as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(document.openapi).toBe('3.1.0');
@@ -82,6 +82,17 @@ describe('OpenAPI document', () => {
     const refs = JSON.stringify(document).match(/"\$ref":"#\/components\/schemas\/[^"]+"/g) ?? [];
     const names = new Set(Object.keys(document.components?.schemas ?? {}));
     for (const ref of refs) expect(names).toContain(ref.split('/').pop()?.replace('"', ''));
+  });
+
+  it('names only defined security schemes', () => {
+    const schemes = new Set(Object.keys(document.components?.securitySchemes ?? {}));
+    for (const ops of Object.values(document.paths ?? {})) {
+      for (const op of Object.values(ops as Record<string, { security?: Array<Record<string, unknown>> }>)) {
+        for (const requirement of op.security ?? []) {
+          for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
+        }
+      }
+    }
   });
 
   it('declares the error envelope on every route', () => {

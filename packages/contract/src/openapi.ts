@@ -9,6 +9,7 @@ import {
 } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { ignoreOverride, zodToJsonSchema } from 'zod-to-json-schema';
+import { type RouteAuth, type RouteMeta, SESSION_COOKIE } from './meta.js';
 
 export interface OpenApiInfo {
   title: string;
@@ -16,6 +17,14 @@ export interface OpenApiInfo {
   description?: string;
   serverUrl?: string;
 }
+
+const SECURITY: Record<RouteAuth, OperationObject['security']> = {
+  none: [],
+  session: [{ session: [] }],
+  secret: [{ apiKey: [] }],
+  track: [{ apiKey: [] }],
+  dashboard: [{ apiKey: [] }, { session: [] }],
+};
 
 interface FlatRoute {
   id: string;
@@ -75,6 +84,13 @@ export function buildOpenApiDocument(
           description:
             'Project API key: `sk_…` (secret) for every endpoint, `pk_…` (public) for `POST /v1/track` only.',
         },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description:
+            'Dashboard session from POST /auth/login. On project resources, also send `X-Project-Id` naming a project you belong to.',
+        },
       },
     },
   });
@@ -105,8 +121,7 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
     ],
     responses: buildResponses(route, converter),
   };
-  const meta = (route.metadata ?? {}) as { auth?: 'none' | 'secret' | 'public' | 'session' };
-  op.security = meta.auth === 'none' ? [] : [{ apiKey: [] }];
+  op.security = SECURITY[((route.metadata ?? {}) as Partial<RouteMeta>).auth ?? 'secret'];
   if ('body' in route && !isAppRouteNoBody(route.body) && route.body !== undefined) {
     const contentType = route.contentType ?? 'application/json';
     op.requestBody = {

@@ -1,52 +1,65 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
-import { openDatabase } from './db/database.js';
-import { migrateWithLock } from './db/migrate.js';
-import { createLogger } from './logger.js';
+import { createUserCommand, keysCommand, migrateCommand, projectCommand } from './admin-commands.js';
+import { type Config, ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
+import { createLogger, type Logger } from './logger.js';
 import { startPigeon } from './main.js';
 
 const USAGE = `Usage: pigeon <command>
 
 Commands:
-  start     API and workers in one process (default)
-  api       HTTP API only (jobs are queued for workers)
-  worker    job workers only (no HTTP)
-  migrate   apply pending database migrations and exit
+  start                          API and workers in one process (default)
+  api                            HTTP API only (jobs are queued for workers)
+  worker                         job workers only (no HTTP)
+  migrate                        apply pending database migrations and exit
+  create-user --email E --password P [--project NAME]
+                                 create a user owning a new project; prints its keys
+  keys                           print every project's keys
+  project disable <id> [--reason TEXT] | project enable <id>
+                                 stop or restore a project's writes
 
 Configuration comes from environment variables; see the README.`;
 
-const ROLES: Record<string, ProcessRole> = { start: 'all', api: 'api', worker: 'worker' };
+const SERVER_ROLES: Record<string, ProcessRole> = { start: 'all', api: 'api', worker: 'worker' };
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      project: { type: 'string' },
+      reason: { type: 'string' },
+    },
   });
-  const command = positionals[0] ?? 'start';
+  const [command = 'start', ...rest] = positionals;
   if (values.help || command === 'help') {
     console.log(USAGE);
     return;
   }
-  if (command !== 'migrate' && !(command in ROLES)) {
+  const admin: Record<string, (config: Config, logger: Logger) => Promise<string>> = {
+    migrate: migrateCommand,
+    'create-user': (c, l) => createUserCommand(c, l, values),
+    keys: keysCommand,
+    project: (c, l) => projectCommand(c, l, rest[0], rest[1], values.reason),
+  };
+  if (!(command in SERVER_ROLES) && !(command in admin)) {
     console.error(`Unknown command "${command}".\n\n${USAGE}`);
     process.exitCode = 2;
     return;
   }
-  const config = loadConfigFromEnvironment(ROLES[command] ?? 'all');
+  const config = loadConfigFromEnvironment(SERVER_ROLES[command] ?? 'all');
   const logger = createLogger(config.log.level);
-
-  if (command === 'migrate') {
-    const db = await openDatabase(config, logger);
-    try {
-      const applied = await migrateWithLock(db);
-      console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database schema is up to date.');
-    } finally {
-      await db.close();
-    }
+  const adminCommand = admin[command];
+  if (adminCommand) {
+    console.log(await adminCommand(config, logger));
     return;
   }
+  await serve(config, logger);
+}
 
+async function serve(config: Config, logger: Logger) {
   const pigeon = await startPigeon(config, logger);
   let stopping = false;
   const stop = (signal: string) => {
@@ -65,12 +78,13 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-  if (pigeon.url) {
-    console.log(`\nPigeon is listening on ${pigeon.url}  (public URL ${config.http.publicUrl})`);
-    console.log(`API reference: ${config.http.publicUrl}/docs/   OpenAPI: ${config.http.publicUrl}/openapi.json\n`);
-  } else {
+  if (!pigeon.url) {
     console.log('Pigeon worker is running.');
+    return;
   }
+  if (pigeon.welcome) console.log(`\n${pigeon.welcome}`);
+  console.log(`\nPigeon is listening on ${pigeon.url}  (public URL ${config.http.publicUrl})`);
+  console.log(`API reference: ${config.http.publicUrl}/docs/   OpenAPI: ${config.http.publicUrl}/openapi.json\n`);
 }
 
 main().catch((err) => {

@@ -10,18 +10,21 @@ import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
+import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
   validateResponses?: boolean;
   /** Extra routes mounted before the 404 handler (tests). */
-  mountExtraRoutes?: (app: Express) => void;
+  mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
   /** Extra job definitions (tests). */
   extraJobs?: JobDefinition[];
 }
 
 export interface RunningPigeon {
   deps: AppDeps;
+  /** What a person starting Pigeon on the embedded defaults needs to know (sign-in, keys). */
+  welcome?: string;
   server?: Server;
   url?: string;
   stop: () => Promise<void>;
@@ -64,12 +67,13 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
 
     if (config.role !== 'api') await scheduler.startWorker();
     if (config.role === 'worker') return { deps, stop: shutdown };
+    const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;
 
     const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
     cleanups.unshift(() => closeServer(server, config.shutdownTimeoutMs));
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;
-    return { deps, server, url: `http://localhost:${port}`, stop: shutdown };
+    return { deps, server, url: `http://localhost:${port}`, welcome, stop: shutdown };
   } catch (err) {
     await shutdown();
     throw err;

@@ -39,6 +39,14 @@ describe('pigeon start on the embedded defaults', () => {
     const first = startCli(['start'], env);
     const url = await first.ready;
     expect((await fetch(`${url}/health`)).status).toBe(200);
+    // First start on an empty database: a local owner, a project, its keys and a curl to paste.
+    const welcome = first.output();
+    const secretKey = /Secret key.*?(sk_[0-9a-f]{64})/.exec(welcome)?.[1];
+    expect(welcome).toMatch(/Sign in:.*as\s+owner@pigeon\.local/);
+    expect(welcome).toMatch(
+      /curl -X POST http:\/\/localhost:\d+\/v1\/track -H "Authorization: Bearer pk_[0-9a-f]{64}"/,
+    );
+    expect(readFileSync(join(dataDir, 'first-run.txt'), 'utf8')).toContain(secretKey);
     const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'));
     const dbUrl = `postgres://pigeon:${secrets.embeddedPostgresPassword}@127.0.0.1:${env.EMBEDDED_POSTGRES_PORT}/pigeon`;
     await query(dbUrl, "CREATE TABLE restart_probe (v text); INSERT INTO restart_probe VALUES ('kept')");
@@ -54,6 +62,14 @@ describe('pigeon start on the embedded defaults', () => {
 
     const second = startCli(['start'], env);
     await second.ready;
+    expect(second.output()).toContain('first-run.txt');
+    expect(second.output()).not.toContain('sk_');
+    const keys = await runCli(['keys'], env);
+    expect(keys.stdout).toContain(secretKey);
+    const third = await runCli(['start'], { ...env, PORT: String(await freePort()) });
+    expect(third.code).toBe(1);
+    expect(third.stderr).toContain('already running');
+    expect(await query(dbUrl, 'SELECT v FROM restart_probe')).toEqual([{ v: 'kept' }]); // still up
     expect(await query(dbUrl, 'SELECT v FROM restart_probe')).toEqual([{ v: 'kept' }]);
     expect(await query(dbUrl, 'SELECT name FROM mikro_orm_migrations ORDER BY id')).toEqual(migrationsBefore);
     second.child.kill('SIGINT');
@@ -96,6 +112,25 @@ describe('pigeon command line', () => {
     expect(await api.exited).toBe(0);
     expect(await worker.exited).toBe(0);
   }, 60_000);
+
+  it('creates a user with a project from the command line, and disables the project', async () => {
+    const env = { PIGEON_DATA_DIR: tempDir(), DATABASE_URL: await createTestDatabase() };
+    const created = await runCli(
+      ['create-user', '--email', 'Ops@Example.com', '--password', 'long enough', '--project', 'Ops'],
+      env,
+    );
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('ops@example.com');
+    const projectId = /Project: {2}Ops \(([0-9a-f-]{36})\)/.exec(created.stdout)?.[1];
+    expect(projectId).toBeDefined();
+    const disabled = await runCli(['project', 'disable', projectId ?? '', '--reason', 'testing'], env);
+    expect(disabled.stdout).toContain('disabled');
+    expect((await runCli(['keys'], env)).stdout).toContain('Ops');
+    expect((await runCli(['keys'], env)).stdout).toContain('[disabled]');
+    const bad = await runCli(['create-user', '--email', 'nope', '--password', 'x'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--email');
+  });
 
   it('rejects an unknown command', async () => {
     const run = await runCli(['fly'], { PIGEON_DATA_DIR: tempDir() });

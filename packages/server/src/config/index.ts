@@ -44,7 +44,11 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
-    auth: { signupsDisabled: e.DISABLE_SIGNUPS },
+    auth: {
+      signupsDisabled: e.DISABLE_SIGNUPS,
+      sessionTtlHours: e.SESSION_TTL_HOURS,
+      systemMailFrom: e.SYSTEM_MAIL_FROM,
+    },
   };
 }
 

@@ -36,6 +36,13 @@ export const EnvSchema = z.object({
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   DISABLE_SIGNUPS: bool.default('false'),
+  SESSION_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(24 * 7),
+  SYSTEM_MAIL_FROM: z.string().min(3).default('Pigeon <pigeon@localhost>'),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -52,5 +59,5 @@ export interface Config {
   secrets: { session: string; linkSigning: string };
   jobs: { concurrency: number; pollIntervalMs: number };
   shutdownTimeoutMs: number;
-  auth: { signupsDisabled: boolean };
+  auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
 }

@@ -14,7 +14,11 @@ export interface Database {
 }
 
 /** `DATABASE_URL` when given; otherwise Pigeon's own PostgreSQL under the data dir. */
-export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  logger: Logger,
+  opts: { shareRunningEmbedded?: boolean } = {},
+): Promise<Database> {
   let url = config.database.url;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {
@@ -23,6 +27,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
       port: config.database.embeddedPort,
       password: embeddedPostgresPassword(config),
       logger,
+      shareRunning: opts.shareRunningEmbedded,
     });
     await embedded.createDatabase('pigeon');
     url = embedded.url('pigeon');

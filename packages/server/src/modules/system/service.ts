@@ -14,3 +14,17 @@ export async function checkHealth(deps: AppDeps) {
     uptimeSeconds: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
   };
 }
+
+/** Feature flags of this deployment, for dashboards and SDKs (no authentication). */
+export function deploymentConfig(deps: AppDeps) {
+  return {
+    version: VERSION,
+    publicUrl: deps.config.http.publicUrl,
+    signupsEnabled: !deps.config.auth.signupsDisabled,
+    oauthProviders: [],
+    billingEnabled: false,
+    storage: 'local' as const,
+    mailTransport: deps.mailer.kind,
+    trackingModes: ['ENABLED' as const, 'DISABLED' as const, 'MARKETING_ONLY' as const],
+  };
+}

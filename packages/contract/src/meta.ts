@@ -1,0 +1,20 @@
+/**
+ * Who may call a route (read by the server's authentication middleware, shown in OpenAPI):
+ * - `none`: anyone
+ * - `session`: the dashboard session cookie
+ * - `secret`: a project's secret key (`sk_…`)
+ * - `track`: a public (`pk_…`) or secret key
+ * - `dashboard`: a secret key, or the session cookie plus `X-Project-Id` of a project the user belongs to
+ */
+export type RouteAuth = 'none' | 'session' | 'secret' | 'track' | 'dashboard';
+
+export interface RouteMeta {
+  auth: RouteAuth;
+  /** Validation failures answer the bare `{ error }` 400 instead of the 422 envelope (spec §7). */
+  errorStyle?: 'bare';
+}
+
+export const meta = (m: RouteMeta) => m;
+
+/** Name of the dashboard session cookie. */
+export const SESSION_COOKIE = 'pigeon_session';

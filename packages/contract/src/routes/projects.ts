@@ -1,0 +1,211 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
+import { meta } from '../meta.js';
+import { Email, User } from './auth.js';
+
+const c = initContract();
+
+export const Role = z.enum(['OWNER', 'ADMIN', 'MEMBER']);
+export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
+
+export const Project = z.object({
+  id: z.string().uuid(),
+  name: z.string(),
+  publicKey: z.string().describe('`pk_…`: may only call POST /v1/track'),
+  secretKey: z.string().describe('`sk_…`: every endpoint; keep it server-side'),
+  role: Role.describe("The caller's role in the project"),
+  disabled: z.boolean(),
+  disabledReason: z.string().nullable(),
+  trackingMode: TrackingMode,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const ProjectKeys = z.object({ publicKey: z.string(), secretKey: z.string() });
+
+export const Member = z.object({
+  userId: z.string().uuid(),
+  email: z.string().email(),
+  role: Role,
+  joinedAt: Timestamp,
+});
+
+export const Invitation = z.object({
+  id: z.string().uuid(),
+  email: z.string().email(),
+  role: Role,
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+});
+
+export const Members = z.object({ members: z.array(Member), invitations: z.array(Invitation) });
+export const InviteResult = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('added'), member: Member }),
+  z.object({ status: z.literal('invited'), invitation: Invitation }),
+]);
+
+export const SetupState = z.object({
+  steps: z.array(
+    z.object({
+      id: z.enum(['verify_domain', 'send_first_email', 'track_first_event', 'add_contacts']),
+      done: z.boolean(),
+      title: z.string(),
+    }),
+  ),
+  completed: z.boolean(),
+});
+
+export const SecurityState = z.object({
+  windowDays: z.number().int(),
+  emailsSent: z.number().int(),
+  bounces: z.number().int(),
+  complaints: z.number().int(),
+  bounceRate: z.number().describe('bounces / emailsSent over the window; 0 when nothing was sent'),
+  complaintRate: z.number(),
+  disabled: z.boolean(),
+  disabledReason: z.string().nullable(),
+  recentSuspensions: z.array(z.object({ at: Timestamp, reason: z.string() })),
+});
+
+const ProjectId = z.object({ id: z.string().uuid() });
+const MemberPath = z.object({ id: z.string().uuid(), userId: z.string().uuid() });
+const forbidden = { 403: ErrorEnvelope, 404: ErrorEnvelope };
+
+export const usersContract = c.router(
+  {
+    me: {
+      method: 'GET',
+      path: '/users/@me',
+      summary: 'The signed-in user',
+      metadata: meta({ auth: 'session' }),
+      responses: { 200: User, ...commonErrors },
+    },
+    listProjects: {
+      method: 'GET',
+      path: '/users/@me/projects',
+      summary: "The signed-in user's projects, with keys",
+      metadata: meta({ auth: 'session' }),
+      responses: { 200: z.array(Project), ...commonErrors },
+    },
+    createProject: {
+      method: 'POST',
+      path: '/users/@me/projects',
+      summary: 'Create a project; the caller becomes its OWNER',
+      metadata: meta({ auth: 'session' }),
+      body: z.object({ name: z.string().trim().min(1).max(100) }),
+      responses: { 201: Project, ...commonErrors },
+    },
+    updateProject: {
+      method: 'PATCH',
+      path: '/users/@me/projects/:id',
+      summary: 'Update project settings (OWNER or ADMIN)',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: z
+        .object({ name: z.string().trim().min(1).max(100), trackingMode: TrackingMode })
+        .partial()
+        .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),
+      responses: { 200: Project, ...forbidden, ...commonErrors },
+    },
+    deleteProject: {
+      method: 'DELETE',
+      path: '/users/@me/projects/:id',
+      summary: 'Delete a project and all its data (OWNER)',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: c.noBody(),
+      responses: { 204: c.noBody(), ...forbidden, ...commonErrors },
+    },
+    regenerateKeys: {
+      method: 'POST',
+      path: '/users/@me/projects/:id/regenerate-keys',
+      summary: 'Replace both API keys at once (OWNER or ADMIN); old keys stop working immediately',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: c.noBody(),
+      responses: { 200: Project, ...forbidden, ...commonErrors },
+    },
+    resetProject: {
+      method: 'POST',
+      path: '/users/@me/projects/:id/reset',
+      summary: "Wipe the project's data (irreversible; OWNER); keeps the project, members and keys",
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: c.noBody(),
+      responses: {
+        200: z.object({ success: z.literal(true), deleted: z.record(z.number().int()) }),
+        ...forbidden,
+        ...commonErrors,
+      },
+    },
+    security: {
+      method: 'GET',
+      path: '/users/@me/projects/:id/security',
+      summary: 'Bounce and complaint rates and recent suspensions',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      responses: { 200: SecurityState, ...forbidden, ...commonErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const projectsContract = c.router(
+  {
+    setupState: {
+      method: 'GET',
+      path: '/projects/:id/setup-state',
+      summary: 'What a new project still has to do',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      responses: { 200: SetupState, ...forbidden, ...commonErrors },
+    },
+    security: {
+      method: 'GET',
+      path: '/projects/:id/security',
+      summary: 'Bounce and complaint rates and recent suspensions',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      responses: { 200: SecurityState, ...forbidden, ...commonErrors },
+    },
+    listMembers: {
+      method: 'GET',
+      path: '/projects/:id/members',
+      summary: 'Members and pending invitations',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      responses: { 200: Members, ...forbidden, ...commonErrors },
+    },
+    inviteMember: {
+      method: 'POST',
+      path: '/projects/:id/members',
+      summary: 'Add an existing user, or mail an invitation to an unknown address (OWNER or ADMIN)',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: z.object({ email: Email, role: Role.default('MEMBER') }),
+      responses: { 201: InviteResult, 409: ErrorEnvelope, ...forbidden, ...commonErrors },
+    },
+    updateMember: {
+      method: 'PATCH',
+      path: '/projects/:id/members/:userId',
+      summary: "Change a member's role (OWNER or ADMIN; only an OWNER grants or removes OWNER)",
+      metadata: meta({ auth: 'session' }),
+      pathParams: MemberPath,
+      body: z.object({ role: Role }),
+      responses: { 200: Member, 409: ErrorEnvelope, ...forbidden, ...commonErrors },
+    },
+    removeMember: {
+      method: 'DELETE',
+      path: '/projects/:id/members/:userId',
+      summary: 'Remove a member (OWNER or ADMIN); the last OWNER cannot be removed',
+      metadata: meta({ auth: 'session' }),
+      pathParams: MemberPath,
+      body: c.noBody(),
+      responses: { 204: c.noBody(), 409: ErrorEnvelope, ...forbidden, ...commonErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const projectSchemas = { Project, Member, Invitation, SetupState, SecurityState };

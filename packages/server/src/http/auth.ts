@@ -1,0 +1,167 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { RouteAuth, RouteMeta } from '@pigeon/contract';
+import type { NextFunction, Request, Response } from 'express';
+import type { AppDeps } from '../deps.js';
+import { readSession } from '../modules/auth/session.js';
+import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
+import type { Role } from '../modules/projects/project.entity.js';
+import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
+
+export interface ProjectRef {
+  id: string;
+  name: string;
+  disabled: boolean;
+  disabledReason: string | null;
+}
+
+export interface SessionUser {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  createdAt: Date;
+}
+
+/** Who is calling, resolved once per request by `authenticate`. */
+export type Caller =
+  | { kind: 'anonymous' }
+  | { kind: 'key'; keyType: KeyType; project: ProjectRef }
+  | { kind: 'session'; user: SessionUser; project?: ProjectRef; role?: Role };
+
+declare global {
+  namespace Express {
+    interface Request {
+      caller: Caller;
+    }
+  }
+}
+
+type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> } };
+
+/**
+ * ts-rest global middleware: authenticates every contract route according to its `auth`
+ * metadata, before the request is validated. A disabled project can read but not write.
+ */
+export function authenticate(deps: AppDeps) {
+  return <R extends object>(tsRestReq: R, _res: Response, next: NextFunction) => {
+    const req = tsRestReq as unknown as RoutedRequest;
+    const auth = req.tsRestRoute?.metadata?.auth ?? 'secret';
+    resolveCaller(deps, req, auth)
+      .then((caller) => {
+        req.caller = caller;
+        refuseWritesToDisabledProject(req);
+        next();
+      })
+      .catch(next);
+  };
+}
+
+async function resolveCaller(deps: AppDeps, req: Request, auth: RouteAuth): Promise<Caller> {
+  if (auth === 'none') return { kind: 'anonymous' };
+  if (auth === 'session') return { kind: 'session', user: await requireSessionUser(deps, req) };
+  const key = bearerKey(req);
+  if (key !== undefined || auth !== 'dashboard') return keyCaller(deps, key, auth);
+  return dashboardSessionCaller(deps, req);
+}
+
+function bearerKey(req: Request): string | undefined {
+  const header = req.header('authorization');
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? '';
+}
+
+async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth): Promise<Caller> {
+  if (!key) {
+    throw new AppError(401, 'UNAUTHORIZED', 'Missing API key', {
+      suggestion: 'Send your project key as "Authorization: Bearer sk_…".',
+    });
+  }
+  const keyType = keyTypeOf(key);
+  if (!keyType) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+  if (keyType === 'public' && auth !== 'track') {
+    throw new AppError(401, 'INVALID_API_KEY', 'This endpoint requires a secret key, not a public key', {
+      suggestion: 'Use the secret key (sk_…) from your server. Public keys (pk_…) may only call POST /v1/track.',
+    });
+  }
+  const project = await findProjectByKey(deps, key, keyType);
+  if (!project) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+  return { kind: 'key', keyType, project };
+}
+
+/** Indexed lookup by the key's hash, then a constant-time comparison of the key itself. */
+async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType): Promise<ProjectRef | undefined> {
+  const column = keyType === 'public' ? 'public' : 'secret';
+  const rows = await deps.db.orm.em
+    .getConnection()
+    .execute<Array<ProjectRef & { key: string }>>(
+      `SELECT id, name, disabled, disabled_reason AS "disabledReason", ${column}_key AS key FROM projects WHERE ${column}_key_hash = ?`,
+      [hashKey(key)],
+    );
+  const row = rows[0];
+  if (!row) return undefined;
+  const stored = Buffer.from(row.key);
+  const given = Buffer.from(key);
+  if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
+  return { id: row.id, name: row.name, disabled: row.disabled, disabledReason: row.disabledReason };
+}
+
+export async function requireSessionUser(deps: AppDeps, req: Request): Promise<SessionUser> {
+  const claims = await readSession(req, deps.config);
+  if (claims) {
+    const rows = await deps.db.orm.em.getConnection().execute<Array<SessionUser & { sessionVersion: number }>>(
+      `SELECT id, email, email_verified AS "emailVerified", created_at AS "createdAt", session_version AS "sessionVersion"
+         FROM users WHERE id = ?`,
+      [claims.userId],
+    );
+    const row = rows[0];
+    if (row && row.sessionVersion === claims.version) {
+      return { id: row.id, email: row.email, emailVerified: row.emailVerified, createdAt: new Date(row.createdAt) };
+    }
+  }
+  throw new AppError(401, 'UNAUTHORIZED', 'Sign in first', {
+    suggestion: 'POST /auth/login sets the session cookie; API clients use "Authorization: Bearer sk_…" instead.',
+  });
+}
+
+async function dashboardSessionCaller(deps: AppDeps, req: Request): Promise<Caller> {
+  const user = await requireSessionUser(deps, req);
+  const projectId = req.header('x-project-id');
+  if (!projectId) throw badRequest('Send the X-Project-Id header to say which project this request is for');
+  const rows = await deps.db.orm.em.getConnection().execute<Array<ProjectRef & { role: Role }>>(
+    `SELECT p.id, p.name, p.disabled, p.disabled_reason AS "disabledReason", m.role
+       FROM projects p JOIN memberships m ON m.project_id = p.id
+       WHERE p.id::text = ? AND m.user_id = ?`,
+    [projectId, user.id],
+  );
+  const row = rows[0];
+  if (!row) throw forbidden('You are not a member of the project named by X-Project-Id', 'NOT_A_MEMBER');
+  const { role, ...project } = row;
+  return { kind: 'session', user, project, role };
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function refuseWritesToDisabledProject(req: Request): void {
+  const project = callerProjectOrUndefined(req.caller);
+  if (project?.disabled && !READ_METHODS.has(req.method)) {
+    throw forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', {
+      details: { reason: project.disabledReason },
+    });
+  }
+}
+
+const callerProjectOrUndefined = (caller: Caller) =>
+  caller.kind === 'key' || caller.kind === 'session' ? caller.project : undefined;
+
+/** The project a key- or dashboard-authenticated request acts on. */
+export function callerProject(req: Request): ProjectRef {
+  const project = callerProjectOrUndefined(req.caller);
+  if (!project) throw new Error('route has no project: check its auth metadata');
+  return project;
+}
+
+/** The signed-in user of a session-authenticated request. */
+export function callerUser(req: Request): SessionUser {
+  if (req.caller.kind !== 'session') throw new Error('route has no session: check its auth metadata');
+  return req.caller.user;
+}

@@ -1,0 +1,133 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import type { AppDeps } from '../../deps.js';
+import { AppError, conflict, forbidden } from '../../http/errors.js';
+import { sendSystemMail } from '../../mail/system-mail.js';
+import { AuthTokenSchema, type TokenPurpose } from '../auth/auth-token.entity.js';
+import { hashPassword, verifyPassword } from '../auth/passwords.js';
+import { clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
+import { hashToken, newToken } from '../auth/tokens.js';
+import { type User, UserSchema } from './user.entity.js';
+
+const TOKEN_TTL_MS: Record<TokenPurpose, number> = {
+  VERIFY_EMAIL: 48 * 3600_000,
+  RESET_PASSWORD: 3600_000,
+};
+
+export const toUserDto = (user: { id: string; email: string; emailVerified: boolean; createdAt: Date }) => ({
+  id: user.id,
+  email: user.email,
+  emailVerified: user.emailVerified,
+  createdAt: user.createdAt.toISOString(),
+});
+
+export async function signup(deps: AppDeps, em: EntityManager, email: string, password: string): Promise<User> {
+  if (deps.config.auth.signupsDisabled) {
+    throw forbidden('Signups are disabled on this deployment', 'SIGNUPS_DISABLED', {
+      suggestion: 'Ask an owner of a project to invite you.',
+    });
+  }
+  const user = await createUser(em, email, password);
+  await mailToken(deps, em, user, 'VERIFY_EMAIL').catch((err) =>
+    deps.logger.warn({ err }, 'could not send the verification mail'),
+  );
+  return user;
+}
+
+export async function createUser(em: EntityManager, email: string, password: string): Promise<User> {
+  if (await em.count(UserSchema, { email })) throw conflict('An account with this email already exists');
+  const user = em.create(UserSchema, { id: uuidv7(), email, passwordHash: await hashPassword(password) });
+  await em.flush();
+  return user;
+}
+
+/** Checks the password; failures are counted per address and per client IP and lock them for a while. */
+export async function login(em: EntityManager, email: string, password: string, ip: string): Promise<User> {
+  const lockedSeconds = await lockedForSeconds(em, [
+    ['email', email],
+    ['ip', ip],
+  ]);
+  if (lockedSeconds > 0) {
+    throw new AppError(429, 'TOO_MANY_ATTEMPTS', 'Too many failed sign-ins; try again later', {
+      details: { retryAfterSeconds: lockedSeconds },
+    });
+  }
+  const user = await em.findOne(UserSchema, { email });
+  if (!(await verifyPassword(user?.passwordHash, password)) || !user) {
+    await recordFailure(em, 'email', email);
+    await recordFailure(em, 'ip', ip);
+    throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
+  }
+  await clearFailures(em, 'email', email);
+  return user;
+}
+
+export async function mailToken(deps: AppDeps, em: EntityManager, user: User, purpose: TokenPurpose): Promise<void> {
+  const { token, hash } = newToken();
+  em.create(AuthTokenSchema, {
+    tokenHash: hash,
+    userId: user.id,
+    purpose,
+    expiresAt: new Date(Date.now() + TOKEN_TTL_MS[purpose]),
+  });
+  await em.flush();
+  const base = deps.config.http.publicUrl;
+  const [subject, lines] =
+    purpose === 'VERIFY_EMAIL'
+      ? [
+          'Confirm your email address',
+          ['Confirm the email address of your Pigeon account:', `${base}/auth/verify-email#token=${token}`],
+        ]
+      : [
+          'Reset your Pigeon password',
+          [
+            'Someone asked to reset the password of your Pigeon account. If it was you:',
+            `${base}/auth/reset-password#token=${token}`,
+            'The link works once, for an hour. If it was not you, ignore this mail.',
+          ],
+        ];
+  await sendSystemMail(deps, user.email, subject, [...lines, `Token: ${token}`]);
+}
+
+export async function requestVerification(deps: AppDeps, em: EntityManager, userId: string): Promise<void> {
+  const user = await em.findOneOrFail(UserSchema, { id: userId });
+  await mailToken(deps, em, user, 'VERIFY_EMAIL');
+}
+
+export async function requestPasswordReset(deps: AppDeps, em: EntityManager, email: string): Promise<void> {
+  const user = await em.findOne(UserSchema, { email });
+  if (user) await mailToken(deps, em, user, 'RESET_PASSWORD');
+}
+
+/** Marks a token used (once, atomically) and returns its user; expired, used or unknown → 400. */
+async function consumeToken(em: EntityManager, token: string, purpose: TokenPurpose): Promise<User> {
+  const rows = await em.getConnection().execute<{ user_id: string }[]>(
+    `UPDATE auth_tokens SET used_at = now()
+       WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > now()
+       RETURNING user_id`,
+    [hashToken(token), purpose],
+  );
+  const userId = rows[0]?.user_id;
+  const user = userId ? await em.findOne(UserSchema, { id: userId }) : null;
+  if (!user) throw new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used');
+  return user;
+}
+
+export async function verifyEmail(em: EntityManager, token: string): Promise<User> {
+  return em.transactional(async (tx) => {
+    const user = await consumeToken(tx, token, 'VERIFY_EMAIL');
+    user.emailVerified = true;
+    return user;
+  });
+}
+
+/** Sets the new password and ends every existing session of the user. */
+export async function resetPassword(em: EntityManager, token: string, password: string): Promise<void> {
+  const passwordHash = await hashPassword(password);
+  await em.transactional(async (tx) => {
+    const user = await consumeToken(tx, token, 'RESET_PASSWORD');
+    user.passwordHash = passwordHash;
+    user.sessionVersion += 1;
+    await clearFailures(tx, 'email', user.email);
+  });
+}

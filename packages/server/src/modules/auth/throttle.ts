@@ -1,0 +1,45 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Failures allowed per key within the window before it is locked out for `lockMs`. */
+const RULES = {
+  email: { max: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
+  ip: { max: 50, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
+} as const;
+
+type Kind = keyof typeof RULES;
+
+/** Seconds until the key may try again, or 0. Shared by every process through the database. */
+export async function lockedForSeconds(em: EntityManager, keys: Array<[Kind, string]>): Promise<number> {
+  const rows = await em.getConnection().execute<{ seconds: number }[]>(
+    `SELECT ceil(extract(epoch FROM max(locked_until) - now()))::int AS seconds FROM login_failures
+       WHERE key IN (${keys.map(() => '?').join(', ')}) AND locked_until > now()`,
+    keys.map(([kind, value]) => `${kind}:${value}`),
+  );
+  return rows[0]?.seconds ?? 0;
+}
+
+/** Counts a failure atomically; the key locks when it reaches its limit within the window. */
+export async function recordFailure(em: EntityManager, kind: Kind, value: string): Promise<void> {
+  const rule = RULES[kind];
+  await em.getConnection().execute(
+    `INSERT INTO login_failures (key, failures, window_started_at) VALUES (?, 1, now())
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN login_failures.window_started_at < now() - make_interval(secs => ?) THEN 1 ELSE login_failures.failures + 1 END,
+       window_started_at = CASE WHEN login_failures.window_started_at < now() - make_interval(secs => ?) THEN now() ELSE login_failures.window_started_at END,
+       locked_until = CASE
+         WHEN login_failures.window_started_at >= now() - make_interval(secs => ?) AND login_failures.failures + 1 >= ?
+         THEN now() + make_interval(secs => ?) ELSE login_failures.locked_until END`,
+    [
+      `${kind}:${value}`,
+      rule.windowMs / 1000,
+      rule.windowMs / 1000,
+      rule.windowMs / 1000,
+      rule.max,
+      rule.lockMs / 1000,
+    ],
+  );
+}
+
+export async function clearFailures(em: EntityManager, kind: Kind, value: string): Promise<void> {
+  await em.getConnection().execute('DELETE FROM login_failures WHERE key = ?', [`${kind}:${value}`]);
+}

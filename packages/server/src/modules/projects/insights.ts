@@ -1,0 +1,70 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Project } from './project.entity.js';
+
+const WINDOW_DAYS = 30;
+
+/**
+ * Bounce and complaint rates over the last 30 days. They are computed from stored email records;
+ * until the sending module stores those, every count is a real zero.
+ */
+export async function securityState(em: EntityManager, project: Project) {
+  const counts = await mailCounts(em, project.id);
+  const suspensions = await em
+    .getConnection()
+    .execute<{ created_at: Date; reason: string }[]>(
+      'SELECT created_at, reason FROM project_suspensions WHERE project_id = ? ORDER BY created_at DESC LIMIT 10',
+      [project.id],
+    );
+  const rate = (n: number) => (counts.sent === 0 ? 0 : n / counts.sent);
+  return {
+    windowDays: WINDOW_DAYS,
+    emailsSent: counts.sent,
+    bounces: counts.bounces,
+    complaints: counts.complaints,
+    bounceRate: rate(counts.bounces),
+    complaintRate: rate(counts.complaints),
+    disabled: project.disabled,
+    disabledReason: project.disabledReason ?? null,
+    recentSuspensions: suspensions.map((s) => ({ at: new Date(s.created_at).toISOString(), reason: s.reason })),
+  };
+}
+
+async function mailCounts(em: EntityManager, projectId: string) {
+  if (!(await tableExists(em, 'emails'))) return { sent: 0, bounces: 0, complaints: 0 };
+  const [row] = await em.getConnection().execute<{ sent: number; bounces: number; complaints: number }[]>(
+    `SELECT count(*) FILTER (WHERE sent_at IS NOT NULL)::int AS sent,
+            count(*) FILTER (WHERE bounced_at IS NOT NULL)::int AS bounces,
+            count(*) FILTER (WHERE complained_at IS NOT NULL)::int AS complaints
+     FROM emails WHERE project_id = ? AND created_at > now() - make_interval(days => ?)`,
+    [projectId, WINDOW_DAYS],
+  );
+  return row ?? { sent: 0, bounces: 0, complaints: 0 };
+}
+
+const STEPS = [
+  { id: 'verify_domain', title: 'Verify a sender domain', table: 'domains', where: 'verified_at IS NOT NULL' },
+  { id: 'send_first_email', title: 'Send your first email', table: 'emails', where: 'true' },
+  { id: 'track_first_event', title: 'Track your first event', table: 'events', where: 'true' },
+  { id: 'add_contacts', title: 'Add contacts', table: 'contacts', where: 'true' },
+] as const;
+
+/** Each onboarding step is done once a matching row exists in the project's data. */
+export async function setupState(em: EntityManager, projectId: string) {
+  const steps = [];
+  for (const step of STEPS) {
+    const done =
+      (await tableExists(em, step.table)) &&
+      (
+        await em
+          .getConnection()
+          .execute(`SELECT 1 FROM ${step.table} WHERE project_id = ? AND ${step.where} LIMIT 1`, [projectId])
+      ).length > 0;
+    steps.push({ id: step.id, title: step.title, done });
+  }
+  return { steps, completed: steps.every((s) => s.done) };
+}
+
+async function tableExists(em: EntityManager, table: string): Promise<boolean> {
+  const rows = await em.getConnection().execute('SELECT to_regclass(?) AS t', [`public.${table}`]);
+  return Boolean((rows[0] as { t: string | null } | undefined)?.t);
+}

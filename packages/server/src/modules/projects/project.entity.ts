@@ -1,0 +1,56 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+export const ROLES = ['OWNER', 'ADMIN', 'MEMBER'] as const;
+export type Role = (typeof ROLES)[number];
+export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
+
+export const ProjectSchema = defineEntity({
+  name: 'Project',
+  tableName: 'projects',
+  properties: {
+    id: p.uuid().primary(),
+    name: p.text(),
+    publicKey: p.text(),
+    secretKey: p.text(),
+    publicKeyHash: p.type('blob').$type<Buffer>(),
+    secretKeyHash: p.type('blob').$type<Buffer>(),
+    disabled: p.boolean().default(false),
+    disabledReason: p.text().nullable(),
+    trackingMode: p.text().$type<TrackingMode>().default('ENABLED'),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+});
+export type Project = InferEntity<typeof ProjectSchema>;
+
+export const MembershipSchema = defineEntity({
+  name: 'Membership',
+  tableName: 'memberships',
+  properties: {
+    projectId: p.uuid().primary(),
+    userId: p.uuid().primary(),
+    role: p.text().$type<Role>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type Membership = InferEntity<typeof MembershipSchema>;
+
+export const InvitationSchema = defineEntity({
+  name: 'Invitation',
+  tableName: 'invitations',
+  properties: {
+    id: p.uuid().primary(),
+    projectId: p.uuid(),
+    email: p.text(),
+    role: p.text().$type<Role>(),
+    tokenHash: p.type('blob').$type<Buffer>(),
+    invitedBy: p.uuid().nullable(),
+    expiresAt: p.datetime(),
+    acceptedAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type Invitation = InferEntity<typeof InvitationSchema>;

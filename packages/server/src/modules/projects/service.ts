@@ -1,0 +1,121 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { uuidv7 } from 'uuidv7';
+import { forbidden, notFound } from '../../http/errors.js';
+import { generateKeyPair } from './keys.js';
+import {
+  type Membership,
+  MembershipSchema,
+  type Project,
+  ProjectSchema,
+  type Role,
+  type TrackingMode,
+} from './project.entity.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
+
+export const toProjectDto = (project: Project, role: Role) => ({
+  id: project.id,
+  name: project.name,
+  publicKey: project.publicKey,
+  secretKey: project.secretKey,
+  role,
+  disabled: project.disabled,
+  disabledReason: project.disabledReason ?? null,
+  trackingMode: project.trackingMode,
+  createdAt: project.createdAt.toISOString(),
+  updatedAt: project.updatedAt.toISOString(),
+});
+
+export async function createProject(em: EntityManager, ownerId: string, name: string): Promise<Project> {
+  return em.transactional(async (tx) => {
+    const project = tx.create(ProjectSchema, { id: uuidv7(), name, ...generateKeyPair() });
+    await tx.flush(); // memberships reference the project row; ids are plain columns, not ORM relations
+    tx.create(MembershipSchema, { projectId: project.id, userId: ownerId, role: 'OWNER' });
+    return project;
+  });
+}
+
+export async function listProjects(em: EntityManager, userId: string) {
+  const memberships = await em.find(MembershipSchema, { userId }, { orderBy: { createdAt: 'asc' } });
+  const projects = await em.find(ProjectSchema, { id: { $in: memberships.map((m) => m.projectId) } });
+  const byId = new Map(projects.map((p) => [p.id, p]));
+  return memberships.flatMap((m) => {
+    const project = byId.get(m.projectId);
+    return project ? [toProjectDto(project, m.role)] : [];
+  });
+}
+
+/**
+ * The caller's membership of a project, checked against the roles an action needs. Not a member
+ * (or no such project) is 404; a member without the role is 403.
+ */
+export async function requireMembership(
+  em: EntityManager,
+  userId: string,
+  projectId: string,
+  roles: readonly Role[] = ['OWNER', 'ADMIN', 'MEMBER'],
+): Promise<{ project: Project; membership: Membership }> {
+  if (!UUID.test(projectId)) throw notFound('Project');
+  const membership = await em.findOne(MembershipSchema, { projectId, userId });
+  const project = membership ? await em.findOne(ProjectSchema, { id: projectId }) : null;
+  if (!membership || !project) throw notFound('Project');
+  if (!roles.includes(membership.role)) {
+    throw forbidden(`This needs the ${roles.join(' or ')} role in the project`, 'INSUFFICIENT_ROLE');
+  }
+  return { project, membership };
+}
+
+export function refuseIfDisabled(project: Project): void {
+  if (project.disabled) {
+    throw forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', {
+      details: { reason: project.disabledReason },
+    });
+  }
+}
+
+export async function updateProject(
+  em: EntityManager,
+  userId: string,
+  projectId: string,
+  changes: { name?: string; trackingMode?: TrackingMode },
+) {
+  const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
+  refuseIfDisabled(project);
+  em.assign(project, changes);
+  await em.flush();
+  return toProjectDto(project, membership.role);
+}
+
+export async function deleteProject(em: EntityManager, userId: string, projectId: string): Promise<void> {
+  const { project } = await requireMembership(em, userId, projectId, ['OWNER']);
+  await em.remove(project).flush();
+}
+
+/** Both keys change in one UPDATE: every process looks keys up per request, so the old ones die at once. */
+export async function regenerateKeys(em: EntityManager, userId: string, projectId: string) {
+  const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
+  refuseIfDisabled(project);
+  em.assign(project, generateKeyPair());
+  await em.flush();
+  return toProjectDto(project, membership.role);
+}
+
+/** Disabling is an operator action (`pigeon project disable`), recorded as a suspension. */
+export async function setProjectDisabled(em: EntityManager, projectId: string, reason: string | null) {
+  const project = await em.findOne(ProjectSchema, { id: projectId });
+  if (!project) throw notFound('Project');
+  project.disabled = reason !== null;
+  project.disabledReason = reason;
+  if (reason !== null) {
+    await em
+      .getConnection()
+      .execute('INSERT INTO project_suspensions (id, project_id, reason) VALUES (?, ?, ?)', [
+        uuidv7(),
+        projectId,
+        reason,
+      ]);
+  }
+  await em.flush();
+  return project;
+}

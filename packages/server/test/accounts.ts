@@ -1,0 +1,68 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestPigeon, TestResponse } from './helpers.js';
+
+let counter = 0;
+export const uniqueEmail = (prefix = 'user') => `${prefix}-${process.pid}-${++counter}@example.com`;
+
+/** The `pigeon_session=…` pair from a response's Set-Cookie, ready for a Cookie header. */
+export function sessionCookie(res: TestResponse): string {
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  const match = /pigeon_session=[^;]+/.exec(setCookie);
+  if (!match) throw new Error(`no session cookie in: ${setCookie}`);
+  return match[0];
+}
+
+export interface SignedUp {
+  cookie: string;
+  user: { id: string; email: string };
+}
+
+export async function signUp(
+  pigeon: TestPigeon,
+  email = uniqueEmail(),
+  password = 'correct horse battery',
+): Promise<SignedUp> {
+  const res = await pigeon.request('POST', '/auth/signup', { body: { email, password } });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
+  return { cookie: sessionCookie(res), user: res.body };
+}
+
+export interface TestProject {
+  id: string;
+  publicKey: string;
+  secretKey: string;
+}
+
+export async function createProject(pigeon: TestPigeon, cookie: string, name = 'Test project'): Promise<TestProject> {
+  const res = await pigeon.request('POST', '/users/@me/projects', { body: { name }, headers: { cookie } });
+  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** A fresh user owning a fresh project: the usual starting point of a test. */
+export async function newProject(pigeon: TestPigeon) {
+  const owner = await signUp(pigeon);
+  const project = await createProject(pigeon, owner.cookie);
+  return { owner, project, auth: { authorization: `Bearer ${project.secretKey}` } };
+}
+
+/** Messages the local outbox transport wrote, oldest first, as raw MIME text. */
+export function outboxMessages(pigeon: TestPigeon): string[] {
+  const dir = join(pigeon.dataDir, 'outbox');
+  let files: string[];
+  try {
+    files = readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+  return files.map((f) => readFileSync(join(dir, f), 'utf8'));
+}
+
+/** The newest `Token: …` mailed to an address. */
+export function mailedToken(pigeon: TestPigeon, to: string): string {
+  const messages = outboxMessages(pigeon).filter((m) => m.includes(`To: ${to}`));
+  const match = /Token: ([A-Za-z0-9_-]{20,})/.exec(messages.at(-1) ?? '');
+  if (!match?.[1]) throw new Error(`no token mailed to ${to}`);
+  return match[1];
+}
