@@ -28,11 +28,30 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
   });
 }
 
+const running = new Set<ChildProcess>();
+
 export function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
+  return child;
+}
+
+/** Stops every `pigeon` process a test started and did not stop itself (e.g. after a failure). */
+export async function killAllCli(): Promise<void> {
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+          setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+        }),
+    ),
+  );
 }
 
 /** Starts `pigeon <role>` and resolves once it prints its listening line. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, startCli } from './cli.js';
+import { killAllCli, runCli, startCli } from './cli.js';
 import { createTestDatabase } from './helpers.js';
 import { freePort } from './ports.js';
 
@@ -14,7 +14,8 @@ const tempDir = () => {
   dirs.push(dir);
   return dir;
 };
-afterAll(() => {
+afterAll(async () => {
+  await killAllCli();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
