@@ -1,12 +1,14 @@
 import { initContract } from '@ts-rest/core';
 import { commonSchemas } from './common.js';
 import { authContract, authSchemas } from './routes/auth.js';
+import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 
 export * from './common.js';
 export * from './meta.js';
 export * from './routes/auth.js';
+export * from './routes/contacts.js';
 export * from './routes/projects.js';
 export * from './routes/system.js';
 
@@ -19,10 +21,17 @@ export const contract = c.router(
     auth: authContract,
     users: usersContract,
     projects: projectsContract,
+    contacts: contactsContract,
   },
   { strictStatusCodes: true },
 );
 export type Contract = typeof contract;
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
-export const namedSchemas = { ...commonSchemas, ...systemSchemas, ...authSchemas, ...projectSchemas };
+export const namedSchemas = {
+  ...commonSchemas,
+  ...systemSchemas,
+  ...authSchemas,
+  ...projectSchemas,
+  ...contactSchemas,
+};

@@ -66,3 +66,29 @@ export function mailedToken(pigeon: TestPigeon, to: string): string {
   if (!match?.[1]) throw new Error(`no token mailed to ${to}`);
   return match[1];
 }
+
+/** Polls a job status endpoint until the job completes or fails. */
+export async function waitForJob(
+  pigeon: TestPigeon,
+  path: string,
+  headers: Record<string, string>,
+  timeoutMs = 20_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await pigeon.request('GET', path, { headers });
+    if (res.status !== 200) throw new Error(`job poll failed: ${res.status} ${res.text}`);
+    if (res.body.status === 'completed' || res.body.status === 'failed') return res.body;
+    if (Date.now() > deadline) throw new Error(`job did not finish: ${res.text}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Names of the events stored for a contact, oldest first. */
+export async function eventNames(pigeon: TestPigeon, contactId: string): Promise<string[]> {
+  const { rows } = await pigeon.deps.db.pool.query<{ name: string }>(
+    'SELECT name FROM events WHERE contact_id = $1 ORDER BY created_at, id',
+    [contactId],
+  );
+  return rows.map((r) => r.name);
+}

@@ -6,7 +6,7 @@ import { createOrm, DatabaseUnavailableError, type Orm } from './orm.js';
 
 export interface Database {
   orm: Orm;
-  /** A small plain pool for Agenda and LISTEN/NOTIFY users. */
+  /** Plain `pg` pool: single-statement hot paths (prepared statements), set-based jobs, Agenda. */
   pool: pg.Pool;
   url: string;
   embedded: boolean;
@@ -36,7 +36,7 @@ export async function openDatabase(
   }
   try {
     const orm = await createOrm(url, config.database.poolSize, logger);
-    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    const pool = new pg.Pool({ connectionString: url, max: config.database.poolSize });
     pool.on('error', (err) => logger.error({ err }, 'idle PostgreSQL client error'));
     return {
       orm,

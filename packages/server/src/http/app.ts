@@ -5,12 +5,14 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
 import { createAuthRouter } from '../modules/auth/router.js';
+import { createContactsRouter } from '../modules/contacts/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { requestId } from './request-id.js';
+import { csvUpload } from './uploads.js';
 import { requestValidationErrorHandler } from './validation.js';
 
 /** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
@@ -36,6 +38,7 @@ export function createApp(
   app.use((_req, _res, next) => RequestContext.create(deps.db.orm.em, next));
   app.use('/v1/send', express.json({ limit: SEND_BODY_LIMIT }));
   app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
+  app.post('/contacts/import', csvUpload);
   app.use(docsRouter(deps.config.http.publicUrl));
 
   const s = initServer();
@@ -44,6 +47,7 @@ export function createApp(
     auth: createAuthRouter(deps),
     users: createUsersRouter(deps),
     projects: createProjectsRouter(deps),
+    contacts: createContactsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

@@ -154,14 +154,14 @@ const callerProjectOrUndefined = (caller: Caller) =>
   caller.kind === 'key' || caller.kind === 'session' ? caller.project : undefined;
 
 /** The project a key- or dashboard-authenticated request acts on. */
-export function callerProject(req: Request): ProjectRef {
+export function callerProject(req: { caller: Caller }): ProjectRef {
   const project = callerProjectOrUndefined(req.caller);
   if (!project) throw new Error('route has no project: check its auth metadata');
   return project;
 }
 
 /** The signed-in user of a session-authenticated request. */
-export function callerUser(req: Request): SessionUser {
+export function callerUser(req: { caller: Caller }): SessionUser {
   if (req.caller.kind !== 'session') throw new Error('route has no session: check its auth metadata');
   return req.caller.user;
 }

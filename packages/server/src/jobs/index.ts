@@ -1,6 +1,7 @@
+import { backgroundJob } from '../modules/background-jobs/registry.js';
 import { JobRegistry } from './registry.js';
 
 /** Every job of every module, registered once. Modules add their definitions here. */
 export function buildJobRegistry(): JobRegistry {
-  return new JobRegistry();
+  return new JobRegistry().register(backgroundJob);
 }

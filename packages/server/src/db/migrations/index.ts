@@ -1,6 +1,7 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000_extensions } from './Migration20261122000000_extensions.js';
 import { Migration20261122010000_accounts } from './Migration20261122010000_accounts.js';
+import { Migration20261122020000_contacts } from './Migration20261122020000_contacts.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -9,4 +10,5 @@ import { Migration20261122010000_accounts } from './Migration20261122010000_acco
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_extensions', class: Migration20261122000000_extensions },
   { name: 'Migration20261122010000_accounts', class: Migration20261122010000_accounts },
+  { name: 'Migration20261122020000_contacts', class: Migration20261122020000_contacts },
 ];

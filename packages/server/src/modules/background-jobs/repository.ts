@@ -1,0 +1,116 @@
+import type pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import type { Queryable } from '../../db/sql.js';
+import { notFound } from '../../http/errors.js';
+
+export type JobKind = 'import' | 'bulk_subscribe' | 'bulk_unsubscribe' | 'bulk_delete' | 'delete_field';
+
+export interface JobError {
+  row?: number;
+  contactId?: string;
+  reason: string;
+}
+
+export interface JobRow {
+  id: string;
+  project_id: string;
+  kind: JobKind;
+  status: 'queued' | 'running' | 'completed' | 'failed';
+  input: Record<string, unknown>;
+  file: Buffer | null;
+  total: number;
+  processed: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  errors: JobError[];
+  error: string | null;
+  attempts: number;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** Row-level problems kept per job; the counters still count every one. */
+export const MAX_JOB_ERRORS = 100;
+
+export async function insertJob(
+  db: Queryable,
+  projectId: string,
+  kind: JobKind,
+  input: Record<string, unknown>,
+  file?: Buffer,
+): Promise<string> {
+  const id = uuidv7();
+  await db.query('INSERT INTO background_jobs (id, project_id, kind, input, file) VALUES ($1, $2, $3, $4, $5)', [
+    id,
+    projectId,
+    kind,
+    JSON.stringify(input),
+    file ?? null,
+  ]);
+  return id;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A job of the caller's project, of one of the given kinds; anything else is 404. */
+export async function getJob(db: Queryable, projectId: string, id: string, kinds: JobKind[]) {
+  const { rows } = UUID.test(id)
+    ? await db.query<JobRow>('SELECT * FROM background_jobs WHERE project_id = $1 AND id = $2 AND kind = ANY($3)', [
+        projectId,
+        id,
+        kinds,
+      ])
+    : { rows: [] };
+  const job = rows[0];
+  if (!job) throw notFound('Job');
+  return toJobDto(job);
+}
+
+export const toJobDto = (job: JobRow) => ({
+  id: job.id,
+  kind: job.kind,
+  status: job.status,
+  progress:
+    job.status === 'completed' ? 100 : job.total > 0 ? Math.min(99, Math.floor((job.processed / job.total) * 100)) : 0,
+  total: job.total,
+  processed: job.processed,
+  created: job.created,
+  updated: job.updated,
+  skipped: job.skipped,
+  errors: job.errors,
+  error: job.error,
+  createdAt: job.created_at.toISOString(),
+  startedAt: job.started_at?.toISOString() ?? null,
+  finishedAt: job.finished_at?.toISOString() ?? null,
+});
+
+export interface BatchOutcome {
+  processed: number;
+  created?: number;
+  updated?: number;
+  skipped?: number;
+  errors?: JobError[];
+}
+
+/** Adds one batch's counts; called inside the batch's own transaction so both commit together. */
+export async function recordBatch(client: pg.PoolClient, jobId: string, outcome: BatchOutcome): Promise<void> {
+  await client.query(
+    `UPDATE background_jobs SET
+       processed = processed + $2, created = created + $3, updated = updated + $4, skipped = skipped + $5,
+       errors = CASE WHEN jsonb_array_length(errors) >= $7 THEN errors
+                ELSE (SELECT coalesce(jsonb_agg(e), '[]') FROM (
+                  SELECT e FROM jsonb_array_elements(errors || $6::jsonb) AS e LIMIT $7) limited) END
+     WHERE id = $1`,
+    [
+      jobId,
+      outcome.processed,
+      outcome.created ?? 0,
+      outcome.updated ?? 0,
+      outcome.skipped ?? 0,
+      JSON.stringify(outcome.errors ?? []),
+      MAX_JOB_ERRORS,
+    ],
+  );
+}

@@ -1,0 +1,59 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import { defineJob } from '../../jobs/registry.js';
+import type { Logger } from '../../logger.js';
+import type { JobKind, JobRow } from './repository.js';
+
+export interface JobHandlerContext {
+  pool: pg.Pool;
+  job: JobRow;
+  logger: Logger;
+  /** Re-reads progress and renews the worker's lock; call after every committed batch. */
+  heartbeat: () => Promise<void>;
+}
+
+/**
+ * A handler resumes from `job.processed`: every batch commits its writes together with the
+ * job's counters, so a crash loses at most the batch in flight, which is then redone.
+ */
+export type JobHandler = (ctx: JobHandlerContext) => Promise<void>;
+
+/** Failures that retrying cannot fix (bad input): the job fails at once with this message. */
+export class PermanentJobError extends Error {}
+
+const MAX_ATTEMPTS = 5;
+
+export function createBackgroundJob(handlers: Record<JobKind, JobHandler>) {
+  return defineJob({
+    name: 'background.run',
+    payload: z.object({ jobId: z.string().uuid() }),
+    maxRetries: MAX_ATTEMPTS,
+    lockLifetimeMs: 60_000,
+    concurrency: 2,
+    async handler({ jobId }, ctx) {
+      const pool = ctx.deps.db.pool;
+      const { rows } = await pool.query<JobRow>(
+        `UPDATE background_jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now())
+         WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,
+        [jobId],
+      );
+      const job = rows[0];
+      if (!job) return; // finished already (a duplicate delivery) or deleted with its project
+      try {
+        await handlers[job.kind]({ pool, job, logger: ctx.logger, heartbeat: () => ctx.progress(0) });
+        await pool.query(
+          "UPDATE background_jobs SET status = 'completed', finished_at = now(), file = NULL WHERE id = $1",
+          [jobId],
+        );
+      } catch (err) {
+        const permanent = err instanceof PermanentJobError || job.attempts >= MAX_ATTEMPTS;
+        if (!permanent) throw err; // Agenda retries with backoff; the handler resumes where it stopped
+        ctx.logger.warn({ err, jobId }, 'background job failed');
+        await pool.query(
+          "UPDATE background_jobs SET status = 'failed', error = $2, finished_at = now(), file = NULL WHERE id = $1",
+          [jobId, err instanceof PermanentJobError ? err.message : 'The job failed repeatedly; see the server log'],
+        );
+      }
+    },
+  });
+}

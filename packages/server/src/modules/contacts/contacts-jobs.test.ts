@@ -1,0 +1,256 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { insertJob, type JobRow } from '../background-jobs/repository.js';
+import { contactJobHandlers } from './jobs.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+});
+afterAll(() => pigeon?.stop());
+
+async function upload(auth: Record<string, string>, csv: string | Buffer, field = 'file') {
+  const form = new FormData();
+  form.append(
+    field,
+    new Blob([typeof csv === 'string' ? csv : new Uint8Array(csv)], { type: 'text/csv' }),
+    'contacts.csv',
+  );
+  const res = await fetch(`${pigeon.url}/contacts/import`, { method: 'POST', headers: auth, body: form });
+  return { status: res.status, body: await res.json() };
+}
+
+const byEmail = async (auth: Record<string, string>, email: string) =>
+  (await pigeon.request('GET', `/contacts?search=${encodeURIComponent(email)}`, { headers: auth })).body.data[0];
+
+describe('CSV import', () => {
+  it('imports good rows, reports bad ones by line, recognises numbers and booleans', async () => {
+    const { auth } = await newProject(pigeon);
+    await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'old@example.com', subscribed: true, data: { plan: 'free', keep: 'me' } },
+    });
+    const csv = [
+      'Email,plan,seats,trial,subscribed,id',
+      'new@example.com,pro,3,true,,x',
+      'not-an-email,pro,1,false,,',
+      'OLD@example.com,team,,false,no,',
+      ',missing,1,true,,',
+      'flag@example.com,pro,2,false,maybe,',
+      '"quoted@example.com","a, b",007,TRUE,yes,',
+    ].join('\n');
+    const accepted = await upload(auth, csv);
+    expect(accepted.status).toBe(202);
+    const job = await waitForJob(pigeon, `/contacts/import/${accepted.body.jobId}`, auth);
+    expect(job).toMatchObject({
+      kind: 'import',
+      status: 'completed',
+      progress: 100,
+      total: 6,
+      processed: 6,
+      created: 2,
+      updated: 1,
+      skipped: 3,
+    });
+    expect(job.errors.map((e: { row: number }) => e.row).sort()).toEqual([3, 5, 6]);
+    expect(job.errors.find((e: { row: number }) => e.row === 3).reason).toContain('invalid email');
+    expect(await byEmail(auth, 'new@example.com')).toMatchObject({
+      subscribed: true,
+      data: { plan: 'pro', seats: 3, trial: true },
+    });
+    expect(await byEmail(auth, 'quoted@example.com')).toMatchObject({
+      data: { plan: 'a, b', seats: '007', trial: true },
+    });
+    const old = await byEmail(auth, 'old@example.com');
+    expect(old).toMatchObject({ subscribed: false, data: { plan: 'team', trial: false, keep: 'me' } });
+    expect(await eventNames(pigeon, old.id)).toEqual(['contact.unsubscribed']);
+  });
+
+  it('fails an import without an email column with a clear reason', async () => {
+    const { auth } = await newProject(pigeon);
+    const accepted = await upload(auth, 'name,plan\nAda,pro\n');
+    const job = await waitForJob(pigeon, `/contacts/import/${accepted.body.jobId}`, auth);
+    expect(job).toMatchObject({ status: 'failed', error: 'The CSV header has no "email" column' });
+  });
+
+  it('refuses a file over 5 MB with 413 and a missing file with 422', async () => {
+    const { auth } = await newProject(pigeon);
+    const big = Buffer.alloc(5 * 1024 * 1024 + 10, 'a');
+    const tooBig = await upload(auth, big);
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    const missing = await upload(auth, 'email\na@example.com\n', 'other');
+    expect(missing.status).toBe(422);
+  });
+
+  it("keeps another project's job behind 404", async () => {
+    const mine = await newProject(pigeon);
+    const theirs = await newProject(pigeon);
+    const accepted = await upload(theirs.auth, 'email\nx@example.com\n');
+    expectEnvelope(
+      await pigeon.request('GET', `/contacts/import/${accepted.body.jobId}`, { headers: mine.auth }),
+      404,
+      'NOT_FOUND',
+    );
+    expectEnvelope(
+      await pigeon.request('GET', `/contacts/bulk/${accepted.body.jobId}`, { headers: theirs.auth }),
+      404,
+      'NOT_FOUND',
+    );
+  });
+
+  it('resumes an interrupted import where its last committed batch ended, without doubling counts', async () => {
+    const { project } = await newProject(pigeon);
+    const rows = Array.from({ length: 4500 }, (_, i) => `r${i}@example.com,${i}`);
+    const file = Buffer.from(`email,n\n${rows.join('\n')}\n`);
+    const jobId = await insertJob(pigeon.deps.db.pool, project.id, 'import', {}, file);
+    // A worker that crashed after the first batch of 2000 had committed this much:
+    await pigeon.deps.db.pool.query(
+      `UPDATE background_jobs SET status = 'running', total = 4500, processed = 2000, created = 2000 WHERE id = $1`,
+      [jobId],
+    );
+    const crashedRows = rows.slice(0, 2000).map((r) => `('${r.split(',')[0]}')`);
+    await pigeon.deps.db.pool.query(
+      `INSERT INTO contacts (id, project_id, email, subscribed) SELECT uuidv7_compat(), $1, e, true FROM (VALUES ${crashedRows.join(',')}) v(e)`,
+      [project.id],
+    );
+    const { rows: jobs } = await pigeon.deps.db.pool.query<JobRow>('SELECT * FROM background_jobs WHERE id = $1', [
+      jobId,
+    ]);
+    await contactJobHandlers.import({
+      pool: pigeon.deps.db.pool,
+      job: jobs[0] as JobRow,
+      logger: pigeon.deps.logger,
+      heartbeat: async () => {},
+    });
+    const { rows: after } = await pigeon.deps.db.pool.query(
+      'SELECT processed, created, updated FROM background_jobs WHERE id = $1',
+      [jobId],
+    );
+    expect(after[0]).toEqual({ processed: 4500, created: 4500, updated: 0 });
+    const { rows: count } = await pigeon.deps.db.pool.query(
+      'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1',
+      [project.id],
+    );
+    expect(count[0].n).toBe(4500);
+  });
+});
+
+describe('bulk jobs', () => {
+  async function seed(auth: Record<string, string>, n: number, subscribed = true) {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      ids.push(
+        (
+          await pigeon.request('POST', '/contacts', {
+            headers: auth,
+            body: { email: `b${i}-${Date.now()}@example.com`, subscribed },
+          })
+        ).body.id,
+      );
+    }
+    return ids;
+  }
+
+  it('unsubscribes and subscribes, recording events only for contacts that changed', async () => {
+    const { auth } = await newProject(pigeon);
+    const ids = await seed(auth, 3);
+    await pigeon.request('PATCH', `/contacts/${ids[0]}`, { headers: auth, body: { subscribed: false } });
+    const unknown = '01a20000-0000-7000-8000-000000000000';
+    const accepted = await pigeon.request('POST', '/contacts/bulk-unsubscribe', {
+      headers: auth,
+      body: { contactIds: [...ids, unknown] },
+    });
+    expect(accepted.status).toBe(202);
+    const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, auth);
+    expect(job).toMatchObject({
+      kind: 'bulk_unsubscribe',
+      status: 'completed',
+      total: 4,
+      processed: 4,
+      updated: 2,
+      skipped: 2,
+    });
+    expect(job.errors).toEqual([{ contactId: unknown, reason: 'contact not found' }]);
+    expect(await eventNames(pigeon, ids[0] as string)).toEqual(['contact.unsubscribed']);
+    expect(await eventNames(pigeon, ids[1] as string)).toEqual(['contact.unsubscribed']);
+    const back = await pigeon.request('POST', '/contacts/bulk-subscribe', {
+      headers: auth,
+      body: { contactIds: [ids[1]] },
+    });
+    await waitForJob(pigeon, `/contacts/bulk/${back.body.jobId}`, auth);
+    expect(await eventNames(pigeon, ids[1] as string)).toEqual(['contact.unsubscribed', 'contact.subscribed']);
+  });
+
+  it('deletes contacts of the project only', async () => {
+    const mine = await newProject(pigeon);
+    const theirs = await newProject(pigeon);
+    const [own] = await seed(mine.auth, 1);
+    const [foreign] = await seed(theirs.auth, 1);
+    const accepted = await pigeon.request('POST', '/contacts/bulk-delete', {
+      headers: mine.auth,
+      body: { contactIds: [own, foreign] },
+    });
+    const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, mine.auth);
+    expect(job).toMatchObject({ updated: 1, skipped: 1 });
+    expectEnvelope(await pigeon.request('GET', `/contacts/${own}`, { headers: mine.auth }), 404, 'NOT_FOUND');
+    expect((await pigeon.request('GET', `/contacts/${foreign}`, { headers: theirs.auth })).status).toBe(200);
+  });
+
+  it('refuses an empty list and more than 1,000 ids with 422', async () => {
+    const { auth } = await newProject(pigeon);
+    expectEnvelope(
+      await pigeon.request('POST', '/contacts/bulk-delete', { headers: auth, body: { contactIds: [] } }),
+      422,
+      'VALIDATION_ERROR',
+    );
+    const tooMany = Array.from({ length: 1001 }, () => '01a20000-0000-7000-8000-000000000000');
+    expectEnvelope(
+      await pigeon.request('POST', '/contacts/bulk-subscribe', { headers: auth, body: { contactIds: tooMany } }),
+      422,
+      'VALIDATION_ERROR',
+    );
+  });
+});
+
+describe('fields', () => {
+  it('lists fields with inferred types and coverage, their values, and deletes one everywhere', async () => {
+    const { auth } = await newProject(pigeon);
+    const contacts = [
+      { email: 'f1@example.com', data: { plan: 'pro', seats: 2, since: '2024-01-02', vip: true } },
+      { email: 'f2@example.com', data: { plan: 'pro', seats: 5, since: '2025-03-04T10:00:00Z' } },
+      { email: 'f3@example.com', data: { plan: 'free', mixed: 1 } },
+      { email: 'f4@example.com', data: { mixed: 'one' } },
+    ];
+    for (const body of contacts) await pigeon.request('POST', '/contacts', { headers: auth, body });
+    const fields = await pigeon.request('GET', '/contacts/fields', { headers: auth });
+    const byField = Object.fromEntries(fields.body.fields.map((f: { field: string }) => [f.field, f]));
+    expect(fields.body.totalContacts).toBe(4);
+    expect(byField.email).toMatchObject({ kind: 'standard', coverage: 100 });
+    expect(byField['data.plan']).toMatchObject({ kind: 'custom', type: 'string', count: 3, coverage: 75 });
+    expect(byField['data.seats']).toMatchObject({ type: 'number', coverage: 50 });
+    expect(byField['data.since']).toMatchObject({ type: 'date' });
+    expect(byField['data.vip']).toMatchObject({ type: 'boolean', coverage: 25 });
+    expect(byField['data.mixed']).toMatchObject({ type: 'mixed' });
+
+    const values = await pigeon.request('GET', '/contacts/fields/data.plan/values', { headers: auth });
+    expect(values.body).toEqual({
+      field: 'data.plan',
+      values: [
+        { value: 'pro', count: 2 },
+        { value: 'free', count: 1 },
+      ],
+    });
+    const usage = await pigeon.request('GET', '/contacts/fields/plan/usage', { headers: auth });
+    expect(usage.body).toMatchObject({ field: 'data.plan', segments: [], campaigns: [], workflows: [], templates: [] });
+
+    const accepted = await pigeon.request('DELETE', '/contacts/fields/data.plan', { headers: auth });
+    expect(accepted.status).toBe(202);
+    const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, auth);
+    expect(job).toMatchObject({ kind: 'delete_field', status: 'completed', updated: 3 });
+    const after = await pigeon.request('GET', '/contacts/fields', { headers: auth });
+    expect(after.body.fields.map((f: { field: string }) => f.field)).not.toContain('data.plan');
+    expectEnvelope(await pigeon.request('DELETE', '/contacts/fields/email', { headers: auth }), 400, 'BAD_REQUEST');
+  });
+});

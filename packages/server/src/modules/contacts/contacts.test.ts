@@ -1,0 +1,268 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventNames, newProject } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+});
+afterAll(() => pigeon?.stop());
+
+describe('POST /contacts', () => {
+  it('creates a subscribed contact with a normalised email (201), then updates it by email (200)', async () => {
+    const { auth } = await newProject(pigeon);
+    const created = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: '  Ada@Example.COM ', data: { plan: 'pro' } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      email: 'ada@example.com',
+      subscribed: true,
+      data: { plan: 'pro' },
+      _meta: { isNew: true, isUpdate: false },
+    });
+    const updated = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'ada@example.com', data: { seats: 3 } },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({
+      id: created.body.id,
+      subscribed: true,
+      data: { plan: 'pro', seats: 3 },
+      _meta: { isNew: false, isUpdate: true },
+    });
+  });
+
+  it('keeps an existing contact subscription unless it is given', async () => {
+    const { auth } = await newProject(pigeon);
+    const first = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'bo@example.com', subscribed: false },
+    });
+    expect(first.body.subscribed).toBe(false);
+    const again = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'bo@example.com' } });
+    expect(again.body.subscribed).toBe(false);
+    expect(await eventNames(pigeon, first.body.id)).toEqual([]);
+    const flipped = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'bo@example.com', subscribed: true },
+    });
+    expect(flipped.body.subscribed).toBe(true);
+    expect(await eventNames(pigeon, first.body.id)).toEqual(['contact.subscribed']);
+  });
+
+  it('answers a missing or malformed email with the bare { error } 400 and stores nothing', async () => {
+    const { auth } = await newProject(pigeon);
+    const missing = await pigeon.request('POST', '/contacts', { headers: auth, body: { data: { a: 1 } } });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({ error: expect.stringContaining('email') });
+    const bad = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'not-an-email' } });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body)).toEqual(['error']);
+    const list = await pigeon.request('GET', '/contacts', { headers: auth });
+    expect(list.body.total).toBe(0);
+  });
+
+  it('applies the data rules: primitives stored, null deletes, "" skipped, transient and reserved keys dropped', async () => {
+    const { auth } = await newProject(pigeon);
+    await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'd@example.com', data: { plan: 'pro', city: 'Oslo', age: 41 } },
+    });
+    const res = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: {
+        email: 'd@example.com',
+        data: {
+          city: null,
+          plan: '',
+          vip: true,
+          code: { value: 'ABC123', persistent: false },
+          nested: { tier: 2 },
+          id: 'x',
+          email: 'evil@example.com',
+          pigeon_id: 'x',
+          pigeon_email: 'x',
+          unsubscribeUrl: 'x',
+          subscribeUrl: 'x',
+          manageUrl: 'x',
+        },
+      },
+    });
+    expect(res.body.email).toBe('d@example.com');
+    expect(res.body.data).toEqual({ plan: 'pro', age: 41, vip: true, nested: { tier: 2 } });
+  });
+});
+
+describe('GET /contacts', () => {
+  async function seed(auth: Record<string, string>, emails: string[]) {
+    const ids: string[] = [];
+    for (const email of emails)
+      ids.push((await pigeon.request('POST', '/contacts', { headers: auth, body: { email } })).body.id);
+    return ids;
+  }
+
+  it('pages with a cursor: default 20, clamps limit to 100, total only on the first page', async () => {
+    const { auth } = await newProject(pigeon);
+    const emails = Array.from({ length: 25 }, (_, i) => `p${String(i).padStart(2, '0')}@example.com`);
+    await seed(auth, emails);
+    const first = await pigeon.request('GET', '/contacts', { headers: auth });
+    expect(first.body.data).toHaveLength(20);
+    expect(first.body).toMatchObject({ total: 25, hasMore: true, cursor: expect.any(String) });
+    const second = await pigeon.request('GET', `/contacts?cursor=${first.body.cursor}`, { headers: auth });
+    expect(second.body.data).toHaveLength(5);
+    expect(second.body).toMatchObject({ total: 0, hasMore: false, cursor: null });
+    const clamped = await pigeon.request('GET', '/contacts?limit=500', { headers: auth });
+    expect(clamped.status).toBe(200);
+    expect(clamped.body.data).toHaveLength(25);
+    // newest first by default
+    expect(first.body.data[0].email).toBe('p24@example.com');
+    expectEnvelope(await pigeon.request('GET', '/contacts?limit=0', { headers: auth }), 422, 'VALIDATION_ERROR');
+    expectEnvelope(await pigeon.request('GET', '/contacts?cursor=garbage', { headers: auth }), 422, 'VALIDATION_ERROR');
+  });
+
+  it('searches email case-insensitively, filters by subscription, sorts by email, falls back on unknown sort', async () => {
+    const { auth } = await newProject(pigeon);
+    await seed(auth, ['zed@alpha.io', 'amy@beta.io', 'max@alpha.io']);
+    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'off@alpha.io', subscribed: false } });
+    const search = await pigeon.request('GET', '/contacts?search=ALPHA&sort=email&dir=asc', { headers: auth });
+    expect(search.body.data.map((c: { email: string }) => c.email)).toEqual([
+      'max@alpha.io',
+      'off@alpha.io',
+      'zed@alpha.io',
+    ]);
+    expect(search.body.total).toBe(3);
+    const unsubscribed = await pigeon.request('GET', '/contacts?subscribed=false', { headers: auth });
+    expect(unsubscribed.body.data.map((c: { email: string }) => c.email)).toEqual(['off@alpha.io']);
+    const fallback = await pigeon.request('GET', '/contacts?sort=bogus&dir=sideways', { headers: auth });
+    expect(fallback.status).toBe(200);
+    expect(fallback.body.data[0].email).toBe('off@alpha.io'); // createdAt desc
+    const literal = await pigeon.request('GET', `/contacts?search=${encodeURIComponent('%')}`, { headers: auth });
+    expect(literal.body.total).toBe(0); // % is matched literally, not as a wildcard
+  });
+
+  it('keeps cursors stable while contacts are inserted and deleted between pages', async () => {
+    const { auth } = await newProject(pigeon);
+    const emails = Array.from({ length: 30 }, (_, i) => `s${String(i).padStart(2, '0')}@example.com`);
+    const ids = await seed(auth, emails);
+    for (const sort of ['email', 'createdAt']) {
+      for (const dir of ['asc', 'desc']) {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let round = 0;
+        do {
+          const query: string = `/contacts?limit=7&sort=${sort}&dir=${dir}${cursor ? `&cursor=${cursor}` : ''}`;
+          const page = await pigeon.request('GET', query, { headers: auth });
+          seen.push(...page.body.data.map((c: { email: string }) => c.email));
+          cursor = page.body.cursor;
+          // Between pages: add contacts that sort at both ends, and delete one not seen yet.
+          await seed(auth, [`a${sort}${dir}${round}@example.com`, `zz${sort}${dir}${round}@example.com`]);
+          round++;
+        } while (cursor);
+        const original = seen.filter((e) => /^s\d\d@/.test(e));
+        expect(new Set(seen).size).toBe(seen.length); // no duplicates
+        expect(original.sort()).toEqual(emails.filter((e) => original.includes(e)).sort());
+        expect(original.length).toBe(emails.length); // no skips of rows that existed throughout
+      }
+    }
+    expect(ids).toHaveLength(30);
+  });
+});
+
+describe('one contact', () => {
+  it('gets, patches (recording subscription changes), and deletes with its events', async () => {
+    const { auth } = await newProject(pigeon);
+    const { body: contact } = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'one@example.com', data: { a: 1 } },
+    });
+    expect((await pigeon.request('GET', `/contacts/${contact.id}`, { headers: auth })).body).toMatchObject({
+      email: 'one@example.com',
+      data: { a: 1 },
+    });
+    const patched = await pigeon.request('PATCH', `/contacts/${contact.id}`, {
+      headers: auth,
+      body: { email: 'One.New@example.com', subscribed: false, data: { a: null, b: 'x' } },
+    });
+    expect(patched.body).toMatchObject({ email: 'one.new@example.com', subscribed: false, data: { b: 'x' } });
+    expect(await eventNames(pigeon, contact.id)).toEqual(['contact.unsubscribed']);
+    await pigeon.request('PATCH', `/contacts/${contact.id}`, { headers: auth, body: { subscribed: false } });
+    expect(await eventNames(pigeon, contact.id)).toEqual(['contact.unsubscribed']); // no flip, no event
+    const deleted = await pigeon.request('DELETE', `/contacts/${contact.id}`, { headers: auth });
+    expect(deleted.status).toBe(204);
+    expect(deleted.text).toBe('');
+    expect(await eventNames(pigeon, contact.id)).toEqual([]);
+    expectEnvelope(await pigeon.request('GET', `/contacts/${contact.id}`, { headers: auth }), 404, 'NOT_FOUND');
+  });
+
+  it('refuses an email another contact has with 409, changing nothing', async () => {
+    const { auth } = await newProject(pigeon);
+    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'taken@example.com' } });
+    const { body: other } = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'other@example.com' },
+    });
+    const res = await pigeon.request('PATCH', `/contacts/${other.id}`, {
+      headers: auth,
+      body: { email: 'taken@example.com', data: { x: 1 } },
+    });
+    expectEnvelope(res, 409, 'CONFLICT');
+    expect((await pigeon.request('GET', `/contacts/${other.id}`, { headers: auth })).body).toMatchObject({
+      email: 'other@example.com',
+      data: {},
+    });
+  });
+
+  it("answers another project's contact with 404 everywhere", async () => {
+    const mine = await newProject(pigeon);
+    const theirs = await newProject(pigeon);
+    const { body: contact } = await pigeon.request('POST', '/contacts', {
+      headers: theirs.auth,
+      body: { email: 'x@example.com' },
+    });
+    for (const [method, body] of [['GET'], ['PATCH', { subscribed: false }], ['DELETE']] as const) {
+      expectEnvelope(
+        await pigeon.request(method, `/contacts/${contact.id}`, { headers: mine.auth, body }),
+        404,
+        'NOT_FOUND',
+      );
+    }
+    expect((await pigeon.request('GET', `/contacts/${contact.id}`, { headers: theirs.auth })).body.subscribed).toBe(
+      true,
+    );
+    expect((await pigeon.request('GET', '/contacts', { headers: mine.auth })).body.total).toBe(0);
+  });
+
+  it('works with a session and X-Project-Id as well as the secret key', async () => {
+    const { owner, project } = await newProject(pigeon);
+    const res = await pigeon.request('POST', '/contacts', {
+      headers: { cookie: owner.cookie, 'x-project-id': project.id },
+      body: { email: 'dash@example.com' },
+    });
+    expect(res.status).toBe(201);
+    const publicKey = await pigeon.request('GET', '/contacts', {
+      headers: { authorization: `Bearer ${project.publicKey}` },
+    });
+    expectEnvelope(publicKey, 401, 'INVALID_API_KEY');
+  });
+});
+
+describe('POST /contacts/lookup', () => {
+  it('says which emails exist, with ids, up to 500 per call', async () => {
+    const { auth } = await newProject(pigeon);
+    const { body: a } = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'a@example.com' } });
+    const res = await pigeon.request('POST', '/contacts/lookup', {
+      headers: auth,
+      body: { emails: ['A@example.com', 'nobody@example.com'] },
+    });
+    expect(res.body).toEqual({ found: [{ email: 'a@example.com', id: a.id }], missing: ['nobody@example.com'] });
+    const tooMany = Array.from({ length: 501 }, (_, i) => `u${i}@example.com`);
+    expectEnvelope(
+      await pigeon.request('POST', '/contacts/lookup', { headers: auth, body: { emails: tooMany } }),
+      422,
+      'VALIDATION_ERROR',
+    );
+  });
+});

@@ -1,0 +1,163 @@
+import { inTransaction } from '../../db/sql.js';
+import { type JobError, recordBatch } from '../background-jobs/repository.js';
+import { type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
+import { parseContactsCsv } from './csv.js';
+import { insertSubscriptionEvents } from './subscription.js';
+
+const IMPORT_BATCH = 2000;
+
+/**
+ * One batch of imported rows in one statement: existing contacts get the new data merged and
+ * `subscribed` set when the row gives it (recording the change), new ones are inserted.
+ */
+const IMPORT_BATCH_SQL = `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(email text, subscribed boolean, data jsonb)
+  ), existing AS (
+    SELECT c.id, c.email, c.subscribed AS old_subscribed FROM contacts c JOIN input i ON i.email = c.email
+    WHERE c.project_id = $1 FOR UPDATE OF c
+  ), updated AS (
+    UPDATE contacts c SET data = c.data || i.data, subscribed = coalesce(i.subscribed, c.subscribed), updated_at = now()
+    FROM input i, existing e WHERE c.id = e.id AND i.email = e.email
+    RETURNING c.id, c.project_id, c.subscribed, e.old_subscribed
+  ), inserted AS (
+    INSERT INTO contacts (id, project_id, email, subscribed, data)
+    SELECT uuidv7_compat(), $1, i.email, coalesce(i.subscribed, true), i.data FROM input i
+    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email)
+    ON CONFLICT (project_id, email) DO NOTHING
+    RETURNING id
+  ), changed AS (
+    SELECT id, project_id, subscribed FROM updated WHERE old_subscribed IS DISTINCT FROM subscribed
+  ), subscription_events AS (${insertSubscriptionEvents('changed', "'import'")})
+  SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated`;
+
+export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
+  if (!job.file) throw new PermanentJobError('The uploaded file is no longer available');
+  const parsed = parseContactsCsv(job.file);
+  if ('fatal' in parsed) throw new PermanentJobError(parsed.fatal);
+  const { rows, errors } = parsed;
+  if (job.processed === 0) {
+    // First run: the total and the parse errors are recorded once, before any batch.
+    await inTransaction(pool, async (client) => {
+      await client.query('UPDATE background_jobs SET total = $2 WHERE id = $1', [job.id, rows.length + errors.length]);
+      await recordBatch(client, job.id, { processed: errors.length, skipped: errors.length, errors });
+    });
+  }
+  const done = Math.max(0, job.processed - (job.processed === 0 ? 0 : errors.length));
+  for (let start = done; start < rows.length; start += IMPORT_BATCH) {
+    const batch = rows.slice(start, start + IMPORT_BATCH);
+    await inTransaction(pool, async (client) => {
+      const input = batch.map((r) => ({ email: r.email, subscribed: r.subscribed, data: r.data }));
+      const { rows: counts } = await client.query<{ created: number; updated: number }>(IMPORT_BATCH_SQL, [
+        job.project_id,
+        JSON.stringify(input),
+      ]);
+      const created = counts[0]?.created ?? 0;
+      const updated = counts[0]?.updated ?? 0;
+      const raced = batch.length - created - updated;
+      await recordBatch(client, job.id, {
+        processed: batch.length,
+        created,
+        updated,
+        skipped: raced,
+        errors: raced > 0 ? [{ reason: `${raced} rows changed concurrently and were skipped; import them again` }] : [],
+      });
+    });
+    await heartbeat();
+  }
+};
+
+async function forEachContactId(job: Parameters<JobHandler>[0]['job'], apply: (ids: string[]) => Promise<void>) {
+  const ids = (job.input.contactIds as string[]).slice(job.processed);
+  if (ids.length > 0) await apply(ids);
+}
+
+const setSubscribed =
+  (subscribed: boolean): JobHandler =>
+  async ({ pool, job }) => {
+    await pool.query('UPDATE background_jobs SET total = $2 WHERE id = $1', [
+      job.id,
+      (job.input.contactIds as string[]).length,
+    ]);
+    await forEachContactId(job, (ids) =>
+      inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ id: string; changed: boolean }>(
+          `WITH target AS (
+             SELECT id, subscribed FROM contacts WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR UPDATE
+           ), changed AS (
+             UPDATE contacts c SET subscribed = $3, updated_at = now() FROM target t
+             WHERE c.id = t.id AND t.subscribed <> $3 RETURNING c.id, c.project_id, c.subscribed
+           ), subscription_events AS (${insertSubscriptionEvents('changed', "'bulk'")})
+           SELECT t.id, (t.subscribed <> $3) AS changed FROM target t`,
+          [job.project_id, ids, subscribed],
+        );
+        await recordBatch(client, job.id, outcome(ids, rows));
+      }),
+    );
+  };
+
+const deleteContacts: JobHandler = async ({ pool, job }) => {
+  await pool.query('UPDATE background_jobs SET total = $2 WHERE id = $1', [
+    job.id,
+    (job.input.contactIds as string[]).length,
+  ]);
+  await forEachContactId(job, (ids) =>
+    inTransaction(pool, async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        'DELETE FROM contacts WHERE project_id = $1 AND id = ANY($2::uuid[]) RETURNING id',
+        [job.project_id, ids],
+      );
+      await recordBatch(
+        client,
+        job.id,
+        outcome(
+          ids,
+          rows.map((r) => ({ id: r.id, changed: true })),
+        ),
+      );
+    }),
+  );
+};
+
+/** Counts for a list of ids: changed ones are updated, unchanged skipped, unknown ones errors. */
+function outcome(ids: string[], rows: Array<{ id: string; changed: boolean }>) {
+  const seen = new Map(rows.map((r) => [r.id, r.changed]));
+  const errors: JobError[] = ids
+    .filter((id) => !seen.has(id))
+    .map((id) => ({ contactId: id, reason: 'contact not found' }));
+  const updated = rows.filter((r) => r.changed).length;
+  return { processed: ids.length, updated, skipped: ids.length - updated, errors };
+}
+
+const DELETE_FIELD_BATCH = 5000;
+
+/** Removes a data key from every contact in batches, each its own transaction; naturally resumable. */
+const deleteField: JobHandler = async ({ pool, job, heartbeat }) => {
+  const key = job.input.key as string;
+  const { rows } = await pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1 AND data ? $2',
+    [job.project_id, key],
+  );
+  await pool.query('UPDATE background_jobs SET total = processed + $2 WHERE id = $1', [job.id, rows[0]?.n ?? 0]);
+  for (;;) {
+    const changed = await inTransaction(pool, async (client) => {
+      const result = await client.query(
+        `UPDATE contacts SET data = data - $2, updated_at = now()
+         WHERE id IN (SELECT id FROM contacts WHERE project_id = $1 AND data ? $2 LIMIT $3)`,
+        [job.project_id, key, DELETE_FIELD_BATCH],
+      );
+      await recordBatch(client, job.id, { processed: result.rowCount ?? 0, updated: result.rowCount ?? 0 });
+      return result.rowCount ?? 0;
+    });
+    if (changed === 0) return;
+    await heartbeat();
+  }
+};
+
+export const contactJobHandlers = {
+  import: importContacts,
+  bulk_subscribe: setSubscribed(true),
+  bulk_unsubscribe: setSubscribed(false),
+  bulk_delete: deleteContacts,
+  delete_field: deleteField,
+} satisfies Record<string, JobHandler>;

@@ -1,0 +1,85 @@
+import { contract } from '@pigeon/contract';
+import { initServer } from '@ts-rest/express';
+import type { AppDeps } from '../../deps.js';
+import { callerProject } from '../../http/auth.js';
+import { AppError } from '../../http/errors.js';
+import { backgroundJob } from '../background-jobs/registry.js';
+import { getJob, insertJob, type JobKind } from '../background-jobs/repository.js';
+import { customKey, fieldUsage, fieldValues, listFields } from './fields.js';
+import { listContacts } from './list.js';
+import * as contacts from './service.js';
+
+const s = initServer();
+const BULK_KINDS: JobKind[] = ['bulk_subscribe', 'bulk_unsubscribe', 'bulk_delete', 'delete_field'];
+
+export const createContactsRouter = (deps: AppDeps) => {
+  const db = deps.db.pool;
+  /** Stores the job row, then queues its run: a job id handed out always exists. */
+  const queue = async (projectId: string, kind: JobKind, input: Record<string, unknown>, file?: Buffer) => {
+    const jobId = await insertJob(db, projectId, kind, input, file);
+    await deps.scheduler.enqueue(backgroundJob, { jobId });
+    return { status: 202 as const, body: { jobId } };
+  };
+
+  return s.router(contract.contacts, {
+    fields: async ({ req }) => ({ status: 200, body: await listFields(db, callerProject(req).id) }),
+    fieldValues: async ({ req, params, query }) => ({
+      status: 200,
+      body: await fieldValues(db, callerProject(req).id, params.field, query.limit),
+    }),
+    fieldUsage: async ({ req, params }) => ({
+      status: 200,
+      body: await fieldUsage(db, callerProject(req).id, params.field),
+    }),
+    deleteField: async ({ req, params }) => {
+      const key = customKey(params.field);
+      if (['email', 'subscribed', 'createdAt', 'updatedAt'].includes(params.field)) {
+        throw new AppError(400, 'BAD_REQUEST', `${params.field} is a standard field and cannot be deleted`);
+      }
+      return queue(callerProject(req).id, 'delete_field', { key });
+    },
+    lookup: async ({ req, body }) => ({
+      status: 200,
+      body: await contacts.lookupEmails(db, callerProject(req).id, body.emails),
+    }),
+    import: async ({ req }) => {
+      const file = (req as { file?: { buffer: Buffer } }).file;
+      if (!file) {
+        throw new AppError(422, 'VALIDATION_ERROR', 'Upload the CSV as the multipart field "file"', {
+          errors: [{ field: 'file', message: 'Required', code: 'invalid_type' }],
+        });
+      }
+      return queue(callerProject(req).id, 'import', {}, file.buffer);
+    },
+    importStatus: async ({ req, params }) => ({
+      status: 200,
+      body: await getJob(db, callerProject(req).id, params.jobId, ['import']),
+    }),
+    bulkSubscribe: async ({ req, body }) =>
+      queue(callerProject(req).id, 'bulk_subscribe', { contactIds: body.contactIds }),
+    bulkUnsubscribe: async ({ req, body }) =>
+      queue(callerProject(req).id, 'bulk_unsubscribe', { contactIds: body.contactIds }),
+    bulkDelete: async ({ req, body }) => queue(callerProject(req).id, 'bulk_delete', { contactIds: body.contactIds }),
+    bulkStatus: async ({ req, params }) => ({
+      status: 200,
+      body: await getJob(db, callerProject(req).id, params.jobId, BULK_KINDS),
+    }),
+    create: async ({ req, body }) => {
+      const contact = await contacts.createOrUpdateContact(db, callerProject(req).id, body);
+      return { status: contact._meta.isNew ? 201 : 200, body: contact };
+    },
+    list: async ({ req, query }) => ({ status: 200, body: await listContacts(db, callerProject(req).id, query) }),
+    get: async ({ req, params }) => ({
+      status: 200,
+      body: await contacts.getContact(db, callerProject(req).id, params.id),
+    }),
+    update: async ({ req, params, body }) => ({
+      status: 200,
+      body: await contacts.patchContact(db, callerProject(req).id, params.id, body),
+    }),
+    delete: async ({ req, params }) => {
+      await contacts.removeContact(db, callerProject(req).id, params.id);
+      return { status: 204, body: undefined };
+    },
+  });
+};

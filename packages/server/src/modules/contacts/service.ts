@@ -1,0 +1,67 @@
+import type { DatabaseError } from 'pg';
+import type { Queryable } from '../../db/sql.js';
+import { conflict, notFound } from '../../http/errors.js';
+import { applyDataRules } from './data-rules.js';
+import { deleteContact, findContact, toContactDto, updateContact, upsertContact } from './repository.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** POST /contacts: upsert by email; a new contact is subscribed unless told otherwise. */
+export async function createOrUpdateContact(
+  db: Queryable,
+  projectId: string,
+  input: { email: string; subscribed?: boolean; data?: Record<string, unknown> },
+) {
+  const { contact, isNew } = await upsertContact(db, {
+    projectId,
+    email: input.email,
+    subscribed: input.subscribed,
+    subscribedIfNew: true,
+    changes: applyDataRules(input.data, { storeObjects: true }),
+    source: 'api',
+  });
+  return { ...toContactDto(contact), _meta: { isNew, isUpdate: !isNew } };
+}
+
+export async function getContact(db: Queryable, projectId: string, id: string) {
+  const row = UUID.test(id) ? await findContact(db, projectId, id) : undefined;
+  if (!row) throw notFound('Contact');
+  return toContactDto(row);
+}
+
+export async function patchContact(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  patch: { email?: string; subscribed?: boolean; data?: Record<string, unknown> },
+) {
+  try {
+    const row = await updateContact(db, projectId, id, {
+      email: patch.email,
+      subscribed: patch.subscribed,
+      changes: applyDataRules(patch.data, { storeObjects: true }),
+      source: 'api',
+    });
+    if (!row) throw notFound('Contact');
+    return toContactDto(row);
+  } catch (err) {
+    if ((err as DatabaseError).constraint === 'contacts_project_email') {
+      throw conflict('Another contact of this project already has this email', { details: { email: patch.email } });
+    }
+    throw err;
+  }
+}
+
+export async function removeContact(db: Queryable, projectId: string, id: string): Promise<void> {
+  if (!(await deleteContact(db, projectId, id))) throw notFound('Contact');
+}
+
+export async function lookupEmails(db: Queryable, projectId: string, emails: string[]) {
+  const unique = [...new Set(emails)];
+  const { rows } = await db.query<{ email: string; id: string }>(
+    'SELECT email, id FROM contacts WHERE project_id = $1 AND email = ANY($2::text[])',
+    [projectId, unique],
+  );
+  const found = new Set(rows.map((r) => r.email));
+  return { found: rows, missing: unique.filter((e) => !found.has(e)) };
+}

@@ -1,0 +1,20 @@
+/** The event names of a subscription change (spec §6). */
+export const subscriptionEventName = (subscribed: boolean) =>
+  subscribed ? 'contact.subscribed' : 'contact.unsubscribed';
+
+/** Where a subscription change came from; stored in the event's data. */
+export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 'link';
+
+/**
+ * SQL fragment shared by every write path that may flip `subscribed`: it inserts the matching
+ * event for each row of `changed` (columns id, project_id, subscribed) in the same statement as
+ * the change, so the change and its event commit together or not at all.
+ *
+ * `$source` is the parameter holding the SubscriptionSource.
+ */
+export const insertSubscriptionEvents = (changed: string, source: string) => `
+  INSERT INTO events (id, project_id, contact_id, name, data)
+  SELECT uuidv7_compat(), ch.project_id, ch.id,
+         CASE WHEN ch.subscribed THEN 'contact.subscribed' ELSE 'contact.unsubscribed' END,
+         jsonb_build_object('source', ${source}::text)
+  FROM ${changed} ch`;
