@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { commonSchemas } from './common.js';
 import { authContract, authSchemas } from './routes/auth.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
+import { eventSchemas, eventsContract } from './routes/events.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 
@@ -9,6 +10,7 @@ export * from './common.js';
 export * from './meta.js';
 export * from './routes/auth.js';
 export * from './routes/contacts.js';
+export * from './routes/events.js';
 export * from './routes/projects.js';
 export * from './routes/system.js';
 
@@ -22,6 +24,7 @@ export const contract = c.router(
     users: usersContract,
     projects: projectsContract,
     contacts: contactsContract,
+    events: eventsContract,
   },
   { strictStatusCodes: true },
 );

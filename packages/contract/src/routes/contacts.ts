@@ -44,7 +44,14 @@ export const ContactListQuery = CursorQuery.extend({
 });
 
 export const JobStatus = z.enum(['queued', 'running', 'completed', 'failed']);
-export const JobKind = z.enum(['import', 'bulk_subscribe', 'bulk_unsubscribe', 'bulk_delete', 'delete_field']);
+export const JobKind = z.enum([
+  'import',
+  'bulk_subscribe',
+  'bulk_unsubscribe',
+  'bulk_delete',
+  'delete_field',
+  'delete_events',
+]);
 
 export const Job = z.object({
   id: z.string().uuid(),

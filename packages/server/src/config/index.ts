@@ -43,6 +43,8 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       linkSigning: e.LINK_SIGNING_SECRET ?? persisted.linkSigning,
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     auth: {
       signupsDisabled: e.DISABLE_SIGNUPS,

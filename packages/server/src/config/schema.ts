@@ -36,6 +36,13 @@ export const EnvSchema = z.object({
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   DISABLE_SIGNUPS: bool.default('false'),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
+  IDEMPOTENCY_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(24),
   SESSION_TTL_HOURS: z.coerce
     .number()
     .int()
@@ -58,6 +65,9 @@ export interface Config {
   dns: { servers: string[] | undefined };
   secrets: { session: string; linkSigning: string };
   jobs: { concurrency: number; pollIntervalMs: number };
+  /** Requests per minute per project; 0 disables the limit. */
+  rateLimitPerMinute: number;
+  idempotencyTtlHours: number;
   shutdownTimeoutMs: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
 }

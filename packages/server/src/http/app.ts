@@ -6,6 +6,7 @@ import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
 import { createAuthRouter } from '../modules/auth/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
+import { createEventsRouter } from '../modules/events/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { authenticate } from './auth.js';
@@ -48,6 +49,7 @@ export function createApp(
     users: createUsersRouter(deps),
     projects: createProjectsRouter(deps),
     contacts: createContactsRouter(deps),
+    events: createEventsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

@@ -1,11 +1,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
+import { prepared } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
 import type { Role } from '../modules/projects/project.entity.js';
 import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
+import { applyRateLimit, countHitSql, countRequest, currentWindow } from './rate-limit.js';
 
 export interface ProjectRef {
   id: string;
@@ -24,7 +26,7 @@ export interface SessionUser {
 /** Who is calling, resolved once per request by `authenticate`. */
 export type Caller =
   | { kind: 'anonymous' }
-  | { kind: 'key'; keyType: KeyType; project: ProjectRef }
+  | { kind: 'key'; keyType: KeyType; project: ProjectRef; hits: number | null }
   | { kind: 'session'; user: SessionUser; project?: ProjectRef; role?: Role };
 
 declare global {
@@ -39,15 +41,17 @@ type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> }
 
 /**
  * ts-rest global middleware: authenticates every contract route according to its `auth`
- * metadata, before the request is validated. A disabled project can read but not write.
+ * metadata, before the request is validated; counts the request against its project's rate
+ * limit. A disabled project can read but not write.
  */
 export function authenticate(deps: AppDeps) {
-  return <R extends object>(tsRestReq: R, _res: Response, next: NextFunction) => {
+  return <R extends object>(tsRestReq: R, res: Response, next: NextFunction) => {
     const req = tsRestReq as unknown as RoutedRequest;
     const auth = req.tsRestRoute?.metadata?.auth ?? 'secret';
     resolveCaller(deps, req, auth)
-      .then((caller) => {
+      .then(async (caller) => {
         req.caller = caller;
+        await enforceRateLimit(deps, caller, res);
         refuseWritesToDisabledProject(req);
         next();
       })
@@ -83,26 +87,46 @@ async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth
       suggestion: 'Use the secret key (sk_…) from your server. Public keys (pk_…) may only call POST /v1/track.',
     });
   }
-  const project = await findProjectByKey(deps, key, keyType);
-  if (!project) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
-  return { kind: 'key', keyType, project };
+  const found = await findProjectByKey(deps, key, keyType);
+  if (!found) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+  return { kind: 'key', keyType, project: found.project, hits: found.hits };
 }
 
-/** Indexed lookup by the key's hash, then a constant-time comparison of the key itself. */
-async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType): Promise<ProjectRef | undefined> {
+/**
+ * Indexed lookup by the key's hash, then a constant-time comparison of the key itself. The
+ * same statement counts the request against the project's rate limit: one round trip.
+ */
+async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType) {
   const column = keyType === 'public' ? 'public' : 'secret';
-  const rows = await deps.db.orm.em
-    .getConnection()
-    .execute<Array<ProjectRef & { key: string }>>(
-      `SELECT id, name, disabled, disabled_reason AS "disabledReason", ${column}_key AS key FROM projects WHERE ${column}_key_hash = ?`,
-      [hashKey(key)],
-    );
+  const limited = deps.config.rateLimitPerMinute > 0;
+  const rows = await prepared<ProjectRef & { key: string; hits: number | null }>(
+    deps.db.pool,
+    `auth.${column}.${limited ? 'counted' : 'plain'}`,
+    `WITH p AS (
+       SELECT id, name, disabled, disabled_reason AS "disabledReason", ${column}_key AS key
+       FROM projects WHERE ${column}_key_hash = $1
+     )${limited ? `, hit AS (${countHitSql('p', '$2::bigint')})` : ''}
+     SELECT p.*, ${limited ? '(SELECT hits FROM hit)' : 'NULL::int'} AS hits FROM p`,
+    limited ? [hashKey(key), currentWindow().window] : [hashKey(key)],
+  );
   const row = rows[0];
   if (!row) return undefined;
   const stored = Buffer.from(row.key);
   const given = Buffer.from(key);
   if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
-  return { id: row.id, name: row.name, disabled: row.disabled, disabledReason: row.disabledReason };
+  const project = { id: row.id, name: row.name, disabled: row.disabled, disabledReason: row.disabledReason };
+  return { project, hits: row.hits };
+}
+
+/** Key callers were counted by their lookup; dashboard sessions are counted here. */
+async function enforceRateLimit(deps: AppDeps, caller: Caller, res: Response): Promise<void> {
+  const limit = deps.config.rateLimitPerMinute;
+  const project = callerProjectOrUndefined(caller);
+  if (limit === 0 || !project) return;
+  const { window, resetSeconds } = currentWindow();
+  const hits =
+    caller.kind === 'key' && caller.hits !== null ? caller.hits : await countRequest(deps, project.id, window);
+  applyRateLimit(res, limit, hits, resetSeconds);
 }
 
 export async function requireSessionUser(deps: AppDeps, req: Request): Promise<SessionUser> {

@@ -1,7 +1,8 @@
 import { backgroundJob } from '../modules/background-jobs/registry.js';
+import { cleanupJob } from './maintenance.js';
 import { JobRegistry } from './registry.js';
 
 /** Every job of every module, registered once. Modules add their definitions here. */
 export function buildJobRegistry(): JobRegistry {
-  return new JobRegistry().register(backgroundJob);
+  return new JobRegistry().register(backgroundJob, cleanupJob);
 }

@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000_extensions } from './Migration20261122000000_extensions.js';
 import { Migration20261122010000_accounts } from './Migration20261122010000_accounts.js';
 import { Migration20261122020000_contacts } from './Migration20261122020000_contacts.js';
+import { Migration20261122030000_tracking } from './Migration20261122030000_tracking.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -11,4 +12,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_extensions', class: Migration20261122000000_extensions },
   { name: 'Migration20261122010000_accounts', class: Migration20261122010000_accounts },
   { name: 'Migration20261122020000_contacts', class: Migration20261122020000_contacts },
+  { name: 'Migration20261122030000_tracking', class: Migration20261122030000_tracking },
 ];

@@ -3,7 +3,13 @@ import { uuidv7 } from 'uuidv7';
 import type { Queryable } from '../../db/sql.js';
 import { notFound } from '../../http/errors.js';
 
-export type JobKind = 'import' | 'bulk_subscribe' | 'bulk_unsubscribe' | 'bulk_delete' | 'delete_field';
+export type JobKind =
+  | 'import'
+  | 'bulk_subscribe'
+  | 'bulk_unsubscribe'
+  | 'bulk_delete'
+  | 'delete_field'
+  | 'delete_events';
 
 export interface JobError {
   row?: number;

@@ -39,12 +39,12 @@ export interface UpsertResult {
 }
 
 /**
- * Creates or updates a contact by email in one statement, recording `contact.subscribed` /
- * `contact.unsubscribed` when an existing contact's state flips. Safe under concurrent calls
- * for one email (ON CONFLICT + row lock).
+ * Creates or updates a contact by email, recording `contact.subscribed` / `contact.unsubscribed`
+ * when an existing contact's state flips, all in one statement. Safe under concurrent calls for
+ * one email (ON CONFLICT + row lock). Shared by POST /contacts, track and send.
  */
-const UPSERT_SQL = `
-  WITH existing AS (
+export const UPSERT_CTES = `
+  existing AS (
     SELECT id, subscribed FROM contacts WHERE project_id = $1::uuid AND email = $2::text FOR UPDATE
   ), upserted AS (
     INSERT INTO contacts AS c (id, project_id, email, subscribed, data)
@@ -60,20 +60,30 @@ const UPSERT_SQL = `
   ), changed AS (
     SELECT u.id, u.project_id, u.subscribed FROM upserted u JOIN existing e ON e.id = u.id
     WHERE e.subscribed IS DISTINCT FROM u.subscribed
-  ), subscription_event AS (${insertSubscriptionEvents('changed', '$8')})
-  SELECT * FROM upserted`;
+  ), subscription_event AS (${insertSubscriptionEvents('changed', '$8', '$9::uuid')})`;
+
+/** Parameters $1..$9 of UPSERT_CTES. */
+export const upsertParams = (input: UpsertInput) => [
+  input.projectId,
+  input.email,
+  uuidv7(),
+  input.subscribed ?? null,
+  input.subscribedIfNew,
+  JSON.stringify(input.changes.set),
+  input.changes.unset,
+  input.source,
+  uuidv7(),
+];
+
+const UPSERT_SQL = `WITH ${UPSERT_CTES} SELECT * FROM upserted`;
 
 export async function upsertContact(db: Queryable, input: UpsertInput): Promise<UpsertResult> {
-  const [row] = await prepared<ContactRow & { inserted: boolean }>(db, 'contacts.upsert', UPSERT_SQL, [
-    input.projectId,
-    input.email,
-    uuidv7(),
-    input.subscribed ?? null,
-    input.subscribedIfNew,
-    JSON.stringify(input.changes.set),
-    input.changes.unset,
-    input.source,
-  ]);
+  const [row] = await prepared<ContactRow & { inserted: boolean }>(
+    db,
+    'contacts.upsert',
+    UPSERT_SQL,
+    upsertParams(input),
+  );
   if (!row) throw new Error('contact upsert returned no row');
   const { inserted, ...contact } = row;
   return { contact, isNew: inserted };
@@ -93,7 +103,7 @@ const UPDATE_SQL = `
   ), changed AS (
     SELECT u.id, u.project_id, u.subscribed FROM updated u JOIN existing e ON e.id = u.id
     WHERE e.subscribed IS DISTINCT FROM u.subscribed
-  ), subscription_event AS (${insertSubscriptionEvents('changed', '$7')})
+  ), subscription_event AS (${insertSubscriptionEvents('changed', '$7', '$8::uuid')})
   SELECT * FROM updated`;
 
 /** Updates one contact of the project; undefined when it does not exist there. */
@@ -111,6 +121,7 @@ export async function updateContact(
     JSON.stringify(patch.changes.set),
     patch.changes.unset,
     patch.source,
+    uuidv7(),
   ]);
   return row;
 }

@@ -10,11 +10,12 @@ export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 
  * event for each row of `changed` (columns id, project_id, subscribed) in the same statement as
  * the change, so the change and its event commit together or not at all.
  *
- * `$source` is the parameter holding the SubscriptionSource.
+ * `source` is the SQL of the SubscriptionSource value; `id` the SQL of the event id (single-row
+ * paths pass an app-made v7 id so the event sorts before events the same request records after it).
  */
-export const insertSubscriptionEvents = (changed: string, source: string) => `
+export const insertSubscriptionEvents = (changed: string, source: string, id = 'uuidv7_compat()') => `
   INSERT INTO events (id, project_id, contact_id, name, data)
-  SELECT uuidv7_compat(), ch.project_id, ch.id,
+  SELECT ${id}, ch.project_id, ch.id,
          CASE WHEN ch.subscribed THEN 'contact.subscribed' ELSE 'contact.unsubscribed' END,
          jsonb_build_object('source', ${source}::text)
   FROM ${changed} ch`;

@@ -1,0 +1,158 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, success, Timestamp } from '../common.js';
+import { meta } from '../meta.js';
+import { ContactData, ContactEmail, Job, JobAccepted } from './contacts.js';
+
+const c = initContract();
+
+export const EventName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+  .describe(
+    'Custom event name, e.g. `signed-up`. Reserved: contact.subscribed, contact.unsubscribed, email.*, segment.<slug>.entry|exit',
+  );
+
+export const IdempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .optional()
+    .describe('1 to 255 printable ASCII characters; a reused key answers 409 IDEMPOTENCY_KEY_REUSED for 24 hours'),
+});
+
+export const TrackBody = z.object({
+  email: ContactEmail,
+  event: EventName,
+  subscribed: z.boolean().optional().describe('New contacts default to true; existing contacts keep their state'),
+  data: ContactData.optional(),
+});
+
+export const TrackResult = z.object({
+  contact: z.string().uuid().describe('Contact id'),
+  event: z.string().uuid().describe('Event id'),
+  timestamp: Timestamp,
+});
+
+export const Event = z.object({
+  id: z.string().uuid(),
+  name: z.string(),
+  contactId: z.string().uuid().nullable(),
+  contactEmail: z.string().nullable(),
+  data: z.record(z.unknown().describe('Event data value')),
+  createdAt: Timestamp,
+});
+
+const TimeRange = z.object({
+  from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),
+  to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
+});
+
+const dashboard = meta({ auth: 'dashboard' });
+const EventNamePath = z.object({ eventName: z.string().min(1).max(200) });
+
+const track = {
+  method: 'POST',
+  headers: IdempotencyHeaders,
+  body: TrackBody,
+  responses: { 200: success(TrackResult), 409: ErrorEnvelope, 403: ErrorEnvelope, ...commonErrors },
+} as const;
+
+export const eventsContract = c.router(
+  {
+    track: {
+      ...track,
+      path: '/v1/track',
+      summary: 'Track an event for a contact (public or secret key); creates the contact if unknown',
+      metadata: meta({ auth: 'track' }),
+    },
+    trackFromDashboard: {
+      ...track,
+      path: '/events/track',
+      summary: 'Track an event (dashboard alias of POST /v1/track, same rules)',
+      metadata: dashboard,
+    },
+    list: {
+      method: 'GET',
+      path: '/events',
+      summary: 'Recent events, newest first',
+      metadata: dashboard,
+      query: CursorQuery.merge(TimeRange).extend({ name: z.string().max(200).optional() }),
+      responses: { 200: cursorPage(Event), ...commonErrors },
+    },
+    stats: {
+      method: 'GET',
+      path: '/events/stats',
+      summary: 'Event counts per name and per day over a time range (default: the last 30 days)',
+      metadata: dashboard,
+      query: TimeRange,
+      responses: {
+        200: z.object({
+          from: Timestamp,
+          to: Timestamp,
+          total: z.number().int(),
+          byName: z.array(z.object({ name: z.string(), count: z.number().int() })),
+          byDay: z.array(z.object({ day: z.string().describe('YYYY-MM-DD (UTC)'), count: z.number().int() })),
+        }),
+        ...commonErrors,
+      },
+    },
+    names: {
+      method: 'GET',
+      path: '/events/names',
+      summary: 'Distinct event names with counts and when each was last seen',
+      metadata: dashboard,
+      responses: {
+        200: z.array(z.object({ name: z.string(), count: z.number().int(), lastSeen: Timestamp })),
+        ...commonErrors,
+      },
+    },
+    byContact: {
+      method: 'GET',
+      path: '/events/contact/:contactId',
+      summary: 'Events of one contact, newest first',
+      metadata: dashboard,
+      pathParams: z.object({ contactId: z.string().uuid() }),
+      query: CursorQuery,
+      responses: { 200: cursorPage(Event), 404: ErrorEnvelope, ...commonErrors },
+    },
+    jobStatus: {
+      method: 'GET',
+      path: '/events/jobs/:jobId',
+      summary: 'Poll an event deletion job',
+      metadata: dashboard,
+      pathParams: z.object({ jobId: z.string().uuid() }),
+      responses: { 200: Job, 404: ErrorEnvelope, ...commonErrors },
+    },
+    usage: {
+      method: 'GET',
+      path: '/events/:eventName/usage',
+      summary: 'Workflows, segments and campaigns that reference an event name',
+      metadata: dashboard,
+      pathParams: EventNamePath,
+      responses: {
+        200: z.object({
+          name: z.string(),
+          workflows: z.array(z.object({ id: z.string(), name: z.string() })),
+          segments: z.array(z.object({ id: z.string(), name: z.string() })),
+          campaigns: z.array(z.object({ id: z.string(), name: z.string() })),
+        }),
+        ...commonErrors,
+      },
+    },
+    deleteByName: {
+      method: 'DELETE',
+      path: '/events/:eventName',
+      summary: 'Delete every event with this name (queued; poll GET /events/jobs/:jobId)',
+      metadata: dashboard,
+      pathParams: EventNamePath,
+      body: c.noBody(),
+      responses: { 202: JobAccepted, ...commonErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const eventSchemas = { TrackResult, Event };

@@ -1,0 +1,112 @@
+import type { NextFunction, Request, Response } from 'express';
+import { prepared } from '../db/sql.js';
+import type { AppDeps } from '../deps.js';
+import { callerProject } from './auth.js';
+import { AppError, validationFailed } from './errors.js';
+
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+interface Claim {
+  request: string;
+  status_code: number | null;
+  created_at: Date;
+}
+
+/**
+ * Idempotency-Key (spec §4, DESIGN §3): the first request with a key claims it atomically;
+ * later ones within its lifetime get 409 IDEMPOTENCY_KEY_REUSED and are not performed. A claim
+ * whose request ended 4xx is released so the client can fix the request and retry.
+ */
+export function idempotency(deps: AppDeps) {
+  const db = deps.db.pool;
+  return <R extends object>(tsRestReq: R, res: Response, next: NextFunction) => {
+    const req = tsRestReq as unknown as Request;
+    const key = req.header('idempotency-key');
+    if (key === undefined) return next();
+    if (!VALID_KEY.test(key)) {
+      return next(
+        validationFailed([
+          { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', code: 'invalid_string' },
+        ]),
+      );
+    }
+    const projectId = callerProject(req).id;
+    claim(deps, projectId, key, `${req.method} ${req.path}`)
+      .then((existing) => {
+        if (existing) throw reused(key, existing);
+        settleOnResponse(res, (status) =>
+          status >= 400 && status < 500
+            ? prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [
+                projectId,
+                key,
+              ])
+            : prepared(
+                db,
+                'idem.settle',
+                'UPDATE idempotency_keys SET status_code = $3 WHERE project_id = $1 AND key = $2',
+                [projectId, key, status],
+              ),
+        );
+        next();
+      })
+      .catch(next);
+  };
+}
+
+/** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */
+async function claim(deps: AppDeps, projectId: string, key: string, request: string): Promise<Claim | undefined> {
+  const rows = await prepared<{ claimed: boolean } & Claim>(
+    deps.db.pool,
+    'idem.claim',
+    `INSERT INTO idempotency_keys AS k (project_id, key, request, expires_at)
+     VALUES ($1, $2, $3, now() + make_interval(hours => $4))
+     ON CONFLICT (project_id, key) DO UPDATE
+       SET request = EXCLUDED.request, status_code = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+       WHERE k.expires_at <= now()
+     RETURNING true AS claimed, request, status_code, created_at`,
+    [projectId, key, request, deps.config.idempotencyTtlHours],
+  );
+  if (rows[0]?.claimed) return undefined;
+  const existing = await prepared<Claim>(
+    deps.db.pool,
+    'idem.get',
+    'SELECT request, status_code, created_at FROM idempotency_keys WHERE project_id = $1 AND key = $2',
+    [projectId, key],
+  );
+  // Released between our insert and this read: the caller may simply retry.
+  return existing[0] ?? { request, status_code: null, created_at: new Date() };
+}
+
+function reused(key: string, existing: Claim): AppError {
+  return new AppError(
+    409,
+    'IDEMPOTENCY_KEY_REUSED',
+    'This Idempotency-Key was already used; the request was not performed again',
+    {
+      details: {
+        key,
+        originalRequest: existing.request,
+        originalRequestAt: existing.created_at.toISOString(),
+        originalStatusCode: existing.status_code,
+      },
+      suggestion: 'Use a new key for a new request. A retry of the same request can rely on the first result.',
+    },
+  );
+}
+
+/**
+ * Runs `settle` with the final status before the response goes out, so a client that sees the
+ * response and retries at once already finds the claim released (4xx) or settled.
+ */
+function settleOnResponse(res: Response, settle: (status: number) => Promise<unknown>): void {
+  const json = res.json.bind(res);
+  let settled = false;
+  res.json = (body: unknown) => {
+    if (settled) return json(body);
+    settled = true;
+    settle(res.statusCode)
+      .catch(() => {}) // a failed settle leaves the claim in flight until it expires; never lose the response
+      .finally(() => json(body));
+    return res;
+  };
+}

@@ -1,0 +1,14 @@
+import { z } from 'zod';
+import { defineJob } from './registry.js';
+
+/** Removes expired Idempotency-Key claims and finished rate-limit windows. */
+export const cleanupJob = defineJob({
+  name: 'maintenance.cleanup',
+  payload: z.undefined().or(z.object({}).strict()).or(z.null()),
+  every: '10 minutes',
+  async handler(_payload, { deps }) {
+    const pool = deps.db.pool;
+    await pool.query('DELETE FROM idempotency_keys WHERE expires_at <= now()');
+    await pool.query('DELETE FROM rate_limit_counters WHERE window_start < floor(extract(epoch FROM now()) / 60) - 1');
+  },
+});

@@ -1,0 +1,270 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+});
+afterAll(() => pigeon?.stop());
+
+const pk = (p: { publicKey: string }) => ({ authorization: `Bearer ${p.publicKey}` });
+
+async function contactByEmail(auth: Record<string, string>, email: string) {
+  return (await pigeon.request('GET', `/contacts?search=${encodeURIComponent(email)}`, { headers: auth })).body.data[0];
+}
+
+describe('POST /v1/track', () => {
+  it('creates an unknown contact as subscribed and stores the event', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const res = await pigeon.request('POST', '/v1/track', {
+      headers: pk(project),
+      body: { email: 'New@Example.com', event: 'signed-up', data: { plan: 'pro' } },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      data: { contact: expect.any(String), event: expect.any(String), timestamp: expect.any(String) },
+    });
+    const contact = await contactByEmail(auth, 'new@example.com');
+    expect(contact).toMatchObject({ id: res.body.data.contact, subscribed: true, data: { plan: 'pro' } });
+    expect(await eventNames(pigeon, contact.id)).toEqual(['signed-up']);
+  });
+
+  it('honours subscribed:false for a new contact and keeps an existing contact state unless given', async () => {
+    const { project, auth } = await newProject(pigeon);
+    await pigeon.request('POST', '/v1/track', {
+      headers: pk(project),
+      body: { email: 'a@example.com', event: 'x', subscribed: false },
+    });
+    const created = await contactByEmail(auth, 'a@example.com');
+    expect(created.subscribed).toBe(false);
+    await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'a@example.com', event: 'x' } });
+    expect((await contactByEmail(auth, 'a@example.com')).subscribed).toBe(false);
+    await pigeon.request('POST', '/v1/track', {
+      headers: pk(project),
+      body: { email: 'a@example.com', event: 'y', subscribed: true },
+    });
+    expect((await contactByEmail(auth, 'a@example.com')).subscribed).toBe(true);
+    expect(await eventNames(pigeon, created.id)).toEqual(['x', 'x', 'contact.subscribed', 'y']);
+  });
+
+  it('stores a new event record for every call with a repeated name', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const first = await pigeon.request('POST', '/v1/track', {
+      headers: pk(project),
+      body: { email: 'r@example.com', event: 'login' },
+    });
+    const second = await pigeon.request('POST', '/v1/track', {
+      headers: pk(project),
+      body: { email: 'r@example.com', event: 'login' },
+    });
+    expect(second.body.data.event).not.toBe(first.body.data.event);
+    expect(await eventNames(pigeon, (await contactByEmail(auth, 'r@example.com')).id)).toEqual(['login', 'login']);
+  });
+
+  it('applies the data rules on track: objects stored, transient values only on the event', async () => {
+    const { project, auth } = await newProject(pigeon);
+    await pigeon.request('POST', '/v1/track', {
+      headers: pk(project),
+      body: {
+        email: 'd@example.com',
+        event: 'purchase',
+        data: {
+          plan: 'pro',
+          address: { city: 'Oslo' },
+          coupon: { value: 'X1', persistent: false },
+          empty: '',
+          email: 'evil@example.com',
+        },
+      },
+    });
+    const contact = await contactByEmail(auth, 'd@example.com');
+    expect(contact.data).toEqual({ plan: 'pro', address: { city: 'Oslo' } });
+    const events = await pigeon.request('GET', `/events/contact/${contact.id}`, { headers: auth });
+    expect(events.body.data[0].data).toEqual({ plan: 'pro', address: { city: 'Oslo' }, coupon: 'X1' });
+  });
+
+  it('refuses reserved names with 422 reserved_event on /v1/track and /events/track, storing nothing', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const reserved = [
+      'contact.subscribed',
+      'contact.unsubscribed',
+      'email.sent',
+      'Email.Open',
+      'segment.vip.entry',
+      'segment.vip.exit',
+    ];
+    for (const event of reserved) {
+      for (const [path, headers] of [
+        ['/v1/track', pk(project)],
+        ['/events/track', auth],
+      ] as const) {
+        const res = await pigeon.request('POST', path, { headers, body: { email: 'z@example.com', event } });
+        const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+        expect(error.errors).toEqual([expect.objectContaining({ field: 'event', code: 'reserved_event' })]);
+      }
+    }
+    expect((await pigeon.request('GET', '/contacts', { headers: auth })).body.total).toBe(0);
+    expect(
+      (
+        await pigeon.request('POST', '/v1/track', {
+          headers: pk(project),
+          body: { email: 'z@example.com', event: 'segment.signup' },
+        })
+      ).status,
+    ).toBe(200);
+  });
+
+  it('refuses empty, over-long and control-character names', async () => {
+    const { project } = await newProject(pigeon);
+    for (const event of ['', '   ', 'x'.repeat(201), 'bad\nname']) {
+      expectEnvelope(
+        await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'e@example.com', event } }),
+        422,
+        'VALIDATION_ERROR',
+      );
+    }
+  });
+
+  it('accepts the secret key too, and refuses a missing key', async () => {
+    const { auth } = await newProject(pigeon);
+    expect(
+      (await pigeon.request('POST', '/v1/track', { headers: auth, body: { email: 's@example.com', event: 'x' } }))
+        .status,
+    ).toBe(200);
+    expectEnvelope(
+      await pigeon.request('POST', '/v1/track', { body: { email: 's@example.com', event: 'x' } }),
+      401,
+      'UNAUTHORIZED',
+    );
+  });
+});
+
+describe('Idempotency-Key', () => {
+  const track = (
+    project: { publicKey: string },
+    key: string,
+    body: unknown = { email: 'i@example.com', event: 'order' },
+  ) => pigeon.request('POST', '/v1/track', { headers: { ...pk(project), 'idempotency-key': key }, body });
+
+  it('answers a reused key with 409 and the original request, and does not perform it again', async () => {
+    const { project, auth } = await newProject(pigeon);
+    expect((await track(project, 'order-1')).status).toBe(200);
+    const again = await track(project, 'order-1');
+    const error = expectEnvelope(again, 409, 'IDEMPOTENCY_KEY_REUSED');
+    expect(error.details).toEqual({
+      key: 'order-1',
+      originalRequest: 'POST /v1/track',
+      originalRequestAt: expect.any(String),
+      originalStatusCode: 200,
+    });
+    expect(await eventNames(pigeon, (await contactByEmail(auth, 'i@example.com')).id)).toEqual(['order']);
+  });
+
+  it('performs exactly one of many concurrent requests with one key', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const results = await Promise.all(Array.from({ length: 12 }, () => track(project, 'burst')));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 409)).toHaveLength(11);
+    expect(await eventNames(pigeon, (await contactByEmail(auth, 'i@example.com')).id)).toEqual(['order']);
+  });
+
+  it('releases the key after a 4xx so the corrected request can use it', async () => {
+    const { project } = await newProject(pigeon);
+    expectEnvelope(await track(project, 'fix-me', { email: 'nope', event: 'order' }), 422, 'VALIDATION_ERROR');
+    expect((await track(project, 'fix-me')).status).toBe(200);
+  });
+
+  it('keys are per project and expire', async () => {
+    const a = await newProject(pigeon);
+    const b = await newProject(pigeon);
+    expect((await track(a.project, 'shared')).status).toBe(200);
+    expect((await track(b.project, 'shared')).status).toBe(200);
+    await pigeon.deps.db.pool.query(
+      "UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE project_id = $1",
+      [a.project.id],
+    );
+    expect((await track(a.project, 'shared')).status).toBe(200);
+  });
+
+  it('refuses a malformed key with 422 before doing anything', async () => {
+    const { project, auth } = await newProject(pigeon);
+    for (const key of ['x'.repeat(256), 'caf\u00e9', 'a\tb']) {
+      const res = await pigeon.request('POST', '/v1/track', {
+        headers: { ...pk(project), 'idempotency-key': key },
+        body: { email: 'm@example.com', event: 'x' },
+      });
+      const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+      expect(error.errors?.[0]?.field).toBe('Idempotency-Key');
+    }
+    expect((await pigeon.request('GET', '/contacts', { headers: auth })).body.total).toBe(0);
+  });
+});
+
+describe('events API', () => {
+  it('lists, filters, counts and names events, newest first', async () => {
+    const { project, auth } = await newProject(pigeon);
+    for (const event of ['view', 'view', 'buy']) {
+      await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'l@example.com', event } });
+    }
+    const all = await pigeon.request('GET', '/events?limit=2', { headers: auth });
+    expect(all.body).toMatchObject({ total: 3, hasMore: true });
+    expect(all.body.data[0]).toMatchObject({ name: 'buy', contactEmail: 'l@example.com' });
+    const next = await pigeon.request('GET', `/events?limit=2&cursor=${all.body.cursor}`, { headers: auth });
+    expect(next.body).toMatchObject({ total: 0, hasMore: false });
+    expect(next.body.data).toHaveLength(1);
+    const views = await pigeon.request('GET', '/events?name=view', { headers: auth });
+    expect(views.body.total).toBe(2);
+    const future = await pigeon.request(
+      'GET',
+      `/events?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+      { headers: auth },
+    );
+    expect(future.body.total).toBe(0);
+    const stats = await pigeon.request('GET', '/events/stats', { headers: auth });
+    expect(stats.body).toMatchObject({
+      total: 3,
+      byName: [
+        { name: 'view', count: 2 },
+        { name: 'buy', count: 1 },
+      ],
+    });
+    expect(stats.body.byDay).toEqual([{ day: new Date().toISOString().slice(0, 10), count: 3 }]);
+    const names = await pigeon.request('GET', '/events/names', { headers: auth });
+    expect(names.body.map((n: { name: string; count: number }) => [n.name, n.count])).toEqual([
+      ['buy', 1],
+      ['view', 2],
+    ]);
+    const usage = await pigeon.request('GET', '/events/view/usage', { headers: auth });
+    expect(usage.body).toEqual({ name: 'view', workflows: [], segments: [], campaigns: [] });
+  });
+
+  it("keeps another project's contact events behind 404", async () => {
+    const mine = await newProject(pigeon);
+    const theirs = await newProject(pigeon);
+    const tracked = await pigeon.request('POST', '/v1/track', {
+      headers: pk(theirs.project),
+      body: { email: 'o@example.com', event: 'x' },
+    });
+    expectEnvelope(
+      await pigeon.request('GET', `/events/contact/${tracked.body.data.contact}`, { headers: mine.auth }),
+      404,
+      'NOT_FOUND',
+    );
+    expect((await pigeon.request('GET', '/events', { headers: mine.auth })).body.total).toBe(0);
+  });
+
+  it('deletes every event of a name as a job', async () => {
+    const { project, auth } = await newProject(pigeon);
+    for (const event of ['gone', 'gone', 'kept']) {
+      await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'g@example.com', event } });
+    }
+    const accepted = await pigeon.request('DELETE', '/events/gone', { headers: auth });
+    expect(accepted.status).toBe(202);
+    const job = await waitForJob(pigeon, `/events/jobs/${accepted.body.jobId}`, auth);
+    expect(job).toMatchObject({ kind: 'delete_events', status: 'completed', total: 2, updated: 2 });
+    const names = await pigeon.request('GET', '/events/names', { headers: auth });
+    expect(names.body.map((n: { name: string }) => n.name)).toEqual(['kept']);
+  });
+});
