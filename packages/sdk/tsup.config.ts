@@ -11,4 +11,7 @@ export default defineConfig({
   // anything imports the package name directly.
   noExternal: ['@pigeon/contract'],
   dts: true,
+  // Keep `node:` on the one lazily imported Node module (src/upload.ts), so it cannot be mistaken
+  // for an npm package (or polyfilled) by a browser bundler.
+  removeNodeProtocol: false,
 });

@@ -1,6 +1,25 @@
 import { contract } from './contract.js';
+import { type WaitForJobOptions, waitForJob } from './jobs.js';
+import { paginate } from './pagination.js';
 import { type RequestOptions, Transport } from './transport.js';
-import type { DeploymentConfig, Health } from './types.js';
+import type {
+  Contact,
+  ContactCreateBody,
+  ContactFields,
+  ContactListQuery,
+  ContactPage,
+  ContactUpdateBody,
+  ContactWithMeta,
+  DeploymentConfig,
+  FieldUsage,
+  FieldValues,
+  FieldValuesQuery,
+  Health,
+  Job,
+  JobAccepted,
+  LookupResult,
+} from './types.js';
+import { readUpload, type UploadSource } from './upload.js';
 
 export interface PigeonOptions {
   /** A secret key (`sk_…`, server-side only) or a public key (`pk_…`, `events.track` only). */
@@ -19,6 +38,14 @@ export interface PigeonOptions {
   retryMaxDelayMs?: number;
 }
 
+/** Options of `contacts.import`, besides the per-call ones. */
+export interface ImportOptions extends RequestOptions {
+  /** File name sent with the upload; default the path's or File's name, else `contacts.csv`. */
+  filename?: string;
+  /** Media type of the file part; default the Blob's type, else `text/csv`. */
+  contentType?: string;
+}
+
 /**
  * The Pigeon API client. Each namespace method wraps one contract route:
  * `(…, options) => this.transport.call(contract.x.y, { params, query, body }, options)`.
@@ -34,6 +61,87 @@ export class Pigeon {
     /** The deployment's feature flags and public URLs (no authentication needed). */
     config: (options?: RequestOptions): Promise<DeploymentConfig> =>
       this.transport.call(contract.system.config, {}, options),
+  };
+
+  /** Contacts of the key's project (secret key). */
+  readonly contacts = {
+    /** Create a contact, or update the one with this email (upsert); `_meta.isNew` says which. */
+    create: (body: ContactCreateBody, options?: RequestOptions): Promise<ContactWithMeta> =>
+      this.transport.call(contract.contacts.create, { body }, options),
+    /** One page of contacts; pass the returned `cursor` for the next one, or iterate with `all`. */
+    list: (query: ContactListQuery = {}, options?: RequestOptions): Promise<ContactPage> =>
+      this.transport.call(contract.contacts.list, { query }, options),
+    /**
+     * Every contact matching `query`, fetching pages lazily as the loop goes:
+     * `for await (const contact of pigeon.contacts.all({ search: 'acme' })) …`
+     */
+    all: (query: ContactListQuery = {}, options?: RequestOptions): AsyncGenerator<Contact, void, undefined> =>
+      paginate((cursor) => this.contacts.list({ ...query, cursor }, options), query.cursor),
+    get: (id: string, options?: RequestOptions): Promise<Contact> =>
+      this.transport.call(contract.contacts.get, { params: { id } }, options),
+    update: (id: string, body: ContactUpdateBody, options?: RequestOptions): Promise<Contact> =>
+      this.transport.call(contract.contacts.update, { params: { id }, body }, options),
+    /** Delete a contact with its events and memberships. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => {
+      await this.transport.call(contract.contacts.delete, { params: { id } }, options);
+    },
+    /** Which of up to 500 emails exist as contacts. */
+    lookup: (emails: string[], options?: RequestOptions): Promise<LookupResult> =>
+      this.transport.call(contract.contacts.lookup, { body: { emails } }, options),
+    /** Standard and custom fields with their inferred types and coverage. */
+    fields: (options?: RequestOptions): Promise<ContactFields> =>
+      this.transport.call(contract.contacts.fields, {}, options),
+    /** Distinct values of a custom field (`data.<key>` or `<key>`), most common first. */
+    fieldValues: (field: string, query: FieldValuesQuery = {}, options?: RequestOptions): Promise<FieldValues> =>
+      this.transport.call(contract.contacts.fieldValues, { params: { field }, query }, options),
+    /** Segments, campaigns, workflows and templates that reference a custom field. */
+    fieldUsage: (field: string, options?: RequestOptions): Promise<FieldUsage> =>
+      this.transport.call(contract.contacts.fieldUsage, { params: { field } }, options),
+    /** Remove a custom field from every contact; a bulk job (`waitForJob(jobId, { kind: 'bulk' })`). */
+    deleteField: (field: string, options?: RequestOptions): Promise<JobAccepted> =>
+      this.transport.call(contract.contacts.deleteField, { params: { field } }, options),
+    /**
+     * Queue a CSV import (at most 5 MB): a Blob or File, bytes, a file path (Node), or a web or Node
+     * stream (read into memory). Larger input rejects with code `PAYLOAD_TOO_LARGE` before any request.
+     * Not retried on 5xx or network errors, since the server may already have queued it.
+     */
+    import: async (file: UploadSource, options: ImportOptions = {}): Promise<JobAccepted> => {
+      const { filename, contentType, ...requestOptions } = options;
+      const upload = await readUpload(file);
+      const type = contentType ?? (upload.blob.type || 'text/csv');
+      const blob = upload.blob.type === type ? upload.blob : new Blob([upload.blob], { type });
+      const form = new FormData();
+      form.append('file', blob, filename ?? upload.name ?? 'contacts.csv');
+      return this.transport.call(contract.contacts.import, { body: form }, requestOptions);
+    },
+    importStatus: (jobId: string, options?: RequestOptions): Promise<Job> =>
+      this.transport.call(contract.contacts.importStatus, { params: { jobId } }, options),
+    /** Subscribe up to 1,000 contacts; a bulk job. */
+    bulkSubscribe: (ids: string[], options?: RequestOptions): Promise<JobAccepted> =>
+      this.transport.call(contract.contacts.bulkSubscribe, { body: { contactIds: ids } }, options),
+    /** Unsubscribe up to 1,000 contacts; a bulk job. */
+    bulkUnsubscribe: (ids: string[], options?: RequestOptions): Promise<JobAccepted> =>
+      this.transport.call(contract.contacts.bulkUnsubscribe, { body: { contactIds: ids } }, options),
+    /** Delete up to 1,000 contacts; a bulk job. */
+    bulkDelete: (ids: string[], options?: RequestOptions): Promise<JobAccepted> =>
+      this.transport.call(contract.contacts.bulkDelete, { body: { contactIds: ids } }, options),
+    bulkStatus: (jobId: string, options?: RequestOptions): Promise<Job> =>
+      this.transport.call(contract.contacts.bulkStatus, { params: { jobId } }, options),
+    /**
+     * Poll `importStatus` (`kind: 'import'`) or `bulkStatus` (`kind: 'bulk'`) every `intervalMs` until
+     * the job is `completed` or `failed`, and resolve with it either way. Rejects with code `TIMEOUT`
+     * after `timeoutMs` (default 10 minutes). `options` apply to each poll; its `signal` stops the wait.
+     */
+    waitForJob: (jobId: string, wait: WaitForJobOptions, options?: RequestOptions): Promise<Job> =>
+      waitForJob(
+        (pollOptions) =>
+          wait.kind === 'import'
+            ? this.contacts.importStatus(jobId, pollOptions)
+            : this.contacts.bulkStatus(jobId, pollOptions),
+        jobId,
+        wait,
+        options,
+      ),
   };
 
   constructor(options: PigeonOptions) {

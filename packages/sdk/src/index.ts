@@ -1,5 +1,29 @@
-export { Pigeon, type PigeonOptions } from './client.js';
+export { type ImportOptions, Pigeon, type PigeonOptions } from './client.js';
 export { PigeonError, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
+export type { WaitForJobOptions } from './jobs.js';
+export type { CursorPage } from './pagination.js';
 export type { RequestOptions, RouteInput, SuccessBody } from './transport.js';
-export type { Contract, ErrorEnvelope, FieldError, Health } from './types.js';
+export type {
+  Contact,
+  ContactCreateBody,
+  ContactFields,
+  ContactListQuery,
+  ContactPage,
+  ContactUpdateBody,
+  ContactWithMeta,
+  Contract,
+  ErrorEnvelope,
+  FieldError,
+  FieldInfo,
+  FieldUsage,
+  FieldValues,
+  FieldValuesQuery,
+  Health,
+  Job,
+  JobAccepted,
+  JobKind,
+  JobStatus,
+  LookupResult,
+} from './types.js';
+export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';

@@ -130,9 +130,21 @@ export function buildPath(path: string, params: Record<string, unknown> = {}): s
 
 function encodeBody(route: AppRoute, body: unknown): { body?: BodyInit; contentType?: string } {
   if (route.method === 'GET' || body === undefined) return {};
-  // fetch sets the multipart boundary itself.
-  if ('contentType' in route && route.contentType === 'multipart/form-data') return { body: body as FormData };
+  // No content-type for multipart: fetch sets it, with the boundary.
+  if (body instanceof FormData) return { body };
+  if ('contentType' in route && route.contentType === 'multipart/form-data') return { body: toFormData(body) };
   return { body: JSON.stringify(body), contentType: 'application/json' };
+}
+
+/** A plain `{ field: value }` body of a multipart route: Blobs become file parts, other values text parts. */
+function toFormData(body: unknown): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    if (value instanceof Blob) form.append(name, value);
+    else form.append(name, typeof value === 'string' ? value : JSON.stringify(value));
+  }
+  return form;
 }
 
 async function readBody(response: Response): Promise<unknown> {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type * as wire from './contract.js';
+import type { RouteInput, SuccessBody } from './transport.js';
 
 // Wire types, all derived from the contract. Declared as aliases (not re-exported) because the
 // contract names are both a zod schema and a type, and the bundled .d.ts must export only the type.
@@ -8,3 +9,29 @@ export type ErrorEnvelope = wire.ErrorEnvelope;
 export type FieldError = wire.FieldError;
 export type Health = z.infer<typeof wire.Health>;
 export type DeploymentConfig = z.infer<typeof wire.DeploymentConfig>;
+
+type ContactRoutes = wire.Contract['contacts'];
+
+// Contacts: responses
+export type Contact = z.infer<typeof wire.Contact>;
+/** A created or updated contact; `_meta` says which. */
+export type ContactWithMeta = z.infer<typeof wire.ContactWithMeta>;
+/** One page of `contacts.list`: follow `cursor` while `hasMore`. `total` is real only on the first page. */
+export type ContactPage = SuccessBody<ContactRoutes['list']>;
+/** An import or bulk job, as `contacts.importStatus` and `contacts.bulkStatus` return it. */
+export type Job = z.infer<typeof wire.Job>;
+export type JobStatus = z.infer<typeof wire.JobStatus>;
+export type JobKind = z.infer<typeof wire.JobKind>;
+/** The 202 answer of a queued job: poll it with `contacts.waitForJob`. */
+export type JobAccepted = z.infer<typeof wire.JobAccepted>;
+export type FieldInfo = z.infer<typeof wire.FieldInfo>;
+export type ContactFields = SuccessBody<ContactRoutes['fields']>;
+export type FieldValues = SuccessBody<ContactRoutes['fieldValues']>;
+export type FieldUsage = SuccessBody<ContactRoutes['fieldUsage']>;
+export type LookupResult = SuccessBody<ContactRoutes['lookup']>;
+
+// Contacts: inputs (the request side of the contract, so optional fields with defaults stay optional)
+export type ContactCreateBody = RouteInput<ContactRoutes['create']>['body'];
+export type ContactUpdateBody = RouteInput<ContactRoutes['update']>['body'];
+export type ContactListQuery = RouteInput<ContactRoutes['list']>['query'];
+export type FieldValuesQuery = RouteInput<ContactRoutes['fieldValues']>['query'];

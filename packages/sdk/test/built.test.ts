@@ -30,12 +30,27 @@ describe('built package', () => {
   });
 });
 
+/** `import('x')` specifiers, skipping comments such as `/* webpackIgnore: true *\/` inside the parentheses. */
+const dynamicImports = (code: string) =>
+  [...code.matchAll(/\bimport\((?:\s|\/\*[\s\S]*?\*\/)*['"]([^'"]+)['"]/g)].map((m) => m[1]);
+
 describe('browser safety', () => {
-  it('has no node: imports or Node globals in src', () => {
+  it('has no node: imports or Node globals in src, except one lazy import of node:fs/promises', () => {
     const src = new URL('../src/', import.meta.url);
+    const lazyImports: string[] = [];
     for (const file of readdirSync(src).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))) {
       const code = readFileSync(new URL(file, src), 'utf8');
       expect(code, file).not.toMatch(/from ['"]node:|require\(|\bprocess\.|\bBuffer\b/);
+      for (const specifier of dynamicImports(code)) lazyImports.push(`${file}: ${specifier}`);
     }
+    // contacts.import loads it only when given a file path (Node only).
+    expect(lazyImports).toEqual(['upload.ts: node:fs/promises']);
+  });
+
+  it('imports only its dependencies statically in the ESM build', () => {
+    const code = readFileSync(dist('index.js'), 'utf8');
+    const staticImports = new Set([...code.matchAll(/^import\b[^;]*?from ['"]([^'"]+)['"]/gm)].map((m) => m[1]));
+    expect([...staticImports].sort()).toEqual(['@ts-rest/core', 'zod']);
+    expect(dynamicImports(code)).toEqual(['node:fs/promises']);
   });
 });

@@ -69,6 +69,13 @@ const fake = c.router({
     body: z.object({ name: z.string() }),
     responses: { 201: z.object({ id: z.string() }) },
   },
+  uploadThing: {
+    method: 'POST',
+    path: '/things/upload',
+    contentType: 'multipart/form-data',
+    body: z.object({ file: z.unknown(), note: z.string().optional() }),
+    responses: { 202: z.object({ id: z.string() }) },
+  },
 });
 
 describe('Pigeon.system.health', () => {
@@ -242,6 +249,21 @@ describe('request building', () => {
     const thing = await transport().call(fake.getThing, { params: { id: 'a/b c' }, query: { tag: 'x&y' } });
     expectTypeOf(thing).toEqualTypeOf<{ id: string }>();
     expect(requests[0]?.url).toBe(`${BASE}/things/a%2Fb%20c?tag=x%26y`);
+  });
+
+  it('sends multipart bodies (FormData, or a plain object of a multipart route) with the boundary fetch sets', async () => {
+    const requests = sequence('post', '/things/upload', [() => HttpResponse.json({ id: 't1' }, { status: 202 })]);
+    const form = new FormData();
+    form.append('file', new Blob(['a,b\n']), 'x.csv');
+    await transport().call(fake.uploadThing, { body: form });
+    await transport().call(fake.uploadThing, { body: { file: new Blob(['a,b\n']), note: 'hi' } });
+    for (const request of requests) {
+      expect(request.headers.get('content-type')).toMatch(/^multipart\/form-data; boundary=/);
+    }
+    const forms = await Promise.all(requests.map((r) => r.formData()));
+    const files = await Promise.all(forms.map((f) => (f.get('file') as Blob).text()));
+    expect(files).toEqual(['a,b\n', 'a,b\n']);
+    expect(forms[1]?.get('note')).toBe('hi');
   });
 
   it('refuses dot segments as path parameters', async () => {
