@@ -1,4 +1,5 @@
 import { contract } from './contract.js';
+import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate } from './pagination.js';
 import { type RequestOptions, Transport } from './transport.js';
@@ -11,6 +12,13 @@ import type {
   ContactUpdateBody,
   ContactWithMeta,
   DeploymentConfig,
+  Event,
+  EventListQuery,
+  EventNameSummary,
+  EventPage,
+  EventStats,
+  EventStatsQuery,
+  EventUsage,
   FieldUsage,
   FieldValues,
   FieldValuesQuery,
@@ -18,6 +26,8 @@ import type {
   Job,
   JobAccepted,
   LookupResult,
+  TrackBody,
+  TrackResult,
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
 
@@ -144,6 +154,45 @@ export class Pigeon {
       ),
   };
 
+  /** Tracked events: `track` takes a public or secret key; the rest need the secret key. */
+  readonly events = {
+    /**
+     * Record an event for a contact, creating the contact when the email is unknown. Works with a
+     * public key (`pk_…`) from a browser. Every call carries an Idempotency-Key (generated unless
+     * given), so retries after network errors or 5xx never record the event twice.
+     */
+    track: async (body: TrackBody, options?: RequestOptions & IdempotencyOptions): Promise<TrackResult> =>
+      (await this.transport.call(contract.events.track, { body, headers: {} }, withIdempotencyKey(options))).data,
+    /** One page of events, newest first; filter by `name`, `from`, `to`. */
+    list: (query: EventListQuery = {}, options?: RequestOptions): Promise<EventPage> =>
+      this.transport.call(contract.events.list, { query }, options),
+    /** Every event matching `query`, fetching pages lazily. */
+    all: (query: EventListQuery = {}, options?: RequestOptions): AsyncGenerator<Event, void, undefined> =>
+      paginate((cursor) => this.events.list({ ...query, cursor }, options), query.cursor),
+    /** One page of a contact's events, newest first. */
+    forContact: (
+      contactId: string,
+      query: { limit?: number; cursor?: string } = {},
+      options?: RequestOptions,
+    ): Promise<EventPage> => this.transport.call(contract.events.byContact, { params: { contactId }, query }, options),
+    /** Counts per name and per day over a range (default: the last 30 days). */
+    stats: (query: EventStatsQuery = {}, options?: RequestOptions): Promise<EventStats> =>
+      this.transport.call(contract.events.stats, { query }, options),
+    /** Distinct event names with counts and when each was last seen. */
+    names: (options?: RequestOptions): Promise<EventNameSummary[]> =>
+      this.transport.call(contract.events.names, {}, options),
+    usage: (name: string, options?: RequestOptions): Promise<EventUsage> =>
+      this.transport.call(contract.events.usage, { params: { eventName: name } }, options),
+    /** Delete every event with this name; a job (`events.waitForJob`). */
+    deleteByName: (name: string, options?: RequestOptions): Promise<JobAccepted> =>
+      this.transport.call(contract.events.deleteByName, { params: { eventName: name } }, options),
+    jobStatus: (jobId: string, options?: RequestOptions): Promise<Job> =>
+      this.transport.call(contract.events.jobStatus, { params: { jobId } }, options),
+    /** Poll an event deletion job until it completes or fails. */
+    waitForJob: (jobId: string, wait: Omit<WaitForJobOptions, 'kind'> = {}, options?: RequestOptions): Promise<Job> =>
+      waitForJob((pollOptions) => this.events.jobStatus(jobId, pollOptions), jobId, { ...wait, kind: 'bulk' }, options),
+  };
+
   constructor(options: PigeonOptions) {
     if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
     this.transport = new Transport({
@@ -156,4 +205,20 @@ export class Pigeon {
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
   }
+}
+
+/** What a public key (`pk_…`) may call: tracking only. Every other endpoint needs the secret key. */
+export interface PublicPigeon {
+  readonly events: Pick<Pigeon['events'], 'track'>;
+}
+
+/**
+ * Makes a client typed for its key: a `pk_…` key gives a {@link PublicPigeon} (only
+ * `events.track`, safe for browser code), any other key the full {@link Pigeon}.
+ */
+export function createPigeon(options: PigeonOptions & { apiKey: `pk_${string}` }): PublicPigeon;
+export function createPigeon(options: PigeonOptions): Pigeon;
+export function createPigeon(options: PigeonOptions): Pigeon | PublicPigeon {
+  const client = new Pigeon(options);
+  return options.apiKey.startsWith('pk_') ? { events: { track: client.events.track } } : client;
 }

@@ -1,4 +1,4 @@
-export { type ImportOptions, Pigeon, type PigeonOptions } from './client.js';
+export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
 export { PigeonError, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
 export type { WaitForJobOptions } from './jobs.js';
@@ -14,6 +14,13 @@ export type {
   ContactWithMeta,
   Contract,
   ErrorEnvelope,
+  Event,
+  EventListQuery,
+  EventNameSummary,
+  EventPage,
+  EventStats,
+  EventStatsQuery,
+  EventUsage,
   FieldError,
   FieldInfo,
   FieldUsage,
@@ -25,5 +32,7 @@ export type {
   JobKind,
   JobStatus,
   LookupResult,
+  TrackBody,
+  TrackResult,
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';

@@ -35,3 +35,14 @@ export type ContactCreateBody = RouteInput<ContactRoutes['create']>['body'];
 export type ContactUpdateBody = RouteInput<ContactRoutes['update']>['body'];
 export type ContactListQuery = RouteInput<ContactRoutes['list']>['query'];
 export type FieldValuesQuery = RouteInput<ContactRoutes['fieldValues']>['query'];
+
+type EventRoutes = Contract['events'];
+export type TrackBody = RouteInput<EventRoutes['track']>['body'];
+export type TrackResult = z.infer<typeof wire.TrackResult>;
+export type Event = z.infer<typeof wire.Event>;
+export type EventPage = SuccessBody<EventRoutes['list']>;
+export type EventListQuery = RouteInput<EventRoutes['list']>['query'];
+export type EventStats = SuccessBody<EventRoutes['stats']>;
+export type EventStatsQuery = RouteInput<EventRoutes['stats']>['query'];
+export type EventNameSummary = SuccessBody<EventRoutes['names']>[number];
+export type EventUsage = SuccessBody<EventRoutes['usage']>;

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The built SDK, exactly as customers install it (the test command builds before running).
+import { createPigeon, Pigeon, PigeonError } from '../../sdk/dist/index.js';
+import { newProject } from './accounts.js';
+import { startTestPigeon, type TestPigeon } from './helpers.js';
+
+let pigeon: TestPigeon;
+let keys: { publicKey: string; secretKey: string };
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+  keys = (await newProject(pigeon)).project;
+});
+afterAll(() => pigeon?.stop());
+
+describe('the SDK against a real server', () => {
+  it('tracks with a public key and reads back with the secret key', async () => {
+    const browser = createPigeon({ apiKey: keys.publicKey as `pk_${string}`, baseUrl: pigeon.url });
+    const result = await browser.events.track({ email: 'Sdk@Example.com', event: 'signed-up', data: { plan: 'pro' } });
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    const contact = await api.contacts.get(result.contact);
+    expect(contact).toMatchObject({ email: 'sdk@example.com', subscribed: true, data: { plan: 'pro' } });
+    const events = await api.events.forContact(contact.id);
+    expect(events.data.map((e) => e.name)).toEqual(['signed-up']);
+  });
+
+  it('a public key cannot read contacts: typed error from the server', async () => {
+    const wrong = new Pigeon({ apiKey: keys.publicKey, baseUrl: pigeon.url });
+    const error = await wrong.contacts.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PigeonError);
+    expect(error).toMatchObject({ status: 401, code: 'INVALID_API_KEY', requestId: expect.any(String) });
+  });
+
+  it('iterates every contact across pages, and imports a CSV and waits for the job', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    const csv = `email,score\n${Array.from({ length: 45 }, (_, i) => `it${i}@example.com,${i}`).join('\n')}\n`;
+    const { jobId } = await api.contacts.import(Buffer.from(csv));
+    const progress: number[] = [];
+    const job = await api.contacts.waitForJob(jobId, {
+      kind: 'import',
+      intervalMs: 50,
+      onProgress: (j) => progress.push(j.progress),
+    });
+    expect(job).toMatchObject({ status: 'completed', created: 45 });
+    expect(progress.at(-1)).toBe(100);
+    const emails: string[] = [];
+    for await (const c of api.contacts.all({ search: 'it', limit: 10 })) emails.push(c.email);
+    expect(emails).toHaveLength(45);
+    expect(new Set(emails).size).toBe(45);
+  });
+
+  it('a reused Idempotency-Key surfaces as a typed 409 with the original request', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    await api.events.track({ email: 'k@example.com', event: 'order' }, { idempotencyKey: 'sdk-order-1' });
+    const error = await api.events
+      .track({ email: 'k@example.com', event: 'order' }, { idempotencyKey: 'sdk-order-1' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 409, code: 'IDEMPOTENCY_KEY_REUSED', details: { originalStatusCode: 200 } });
+  });
+});
