@@ -1,0 +1,44 @@
+// Quickstart: track an event from "the browser" with the public key, then look the contact up,
+// import a few more from CSV and list them with the secret key.
+//
+//   PIGEON_URL=http://localhost:3000 PIGEON_PUBLIC_KEY=pk_… PIGEON_SECRET_KEY=sk_… node examples/quickstart.mjs
+//
+// The keys of the first project are printed when Pigeon first starts (and kept in .pigeon/first-run.txt).
+import { createPigeon, Pigeon, PigeonError } from '@pigeon/sdk';
+
+const baseUrl = process.env.PIGEON_URL ?? 'http://localhost:3000';
+const publicKey = process.env.PIGEON_PUBLIC_KEY;
+const secretKey = process.env.PIGEON_SECRET_KEY;
+if (!publicKey || !secretKey) {
+  console.error('Set PIGEON_PUBLIC_KEY and PIGEON_SECRET_KEY (see .pigeon/first-run.txt).');
+  process.exit(2);
+}
+
+// Browser-side code gets a client that can only track.
+const browser = createPigeon({ apiKey: publicKey, baseUrl });
+const { contact } = await browser.events.track({ email: 'ada@example.com', event: 'signed-up', data: { plan: 'pro' } });
+console.log(`tracked signed-up for contact ${contact}`);
+
+// Server-side code uses the secret key.
+const pigeon = new Pigeon({ apiKey: secretKey, baseUrl });
+const ada = await pigeon.contacts.get(contact);
+console.log(`ada: subscribed=${ada.subscribed} plan=${ada.data.plan}`);
+
+const csv = 'email,plan\ngrace@example.com,team\nlinus@example.com,free\n';
+const { jobId } = await pigeon.contacts.import(new TextEncoder().encode(csv));
+const job = await pigeon.contacts.waitForJob(jobId, { kind: 'import', intervalMs: 100 });
+console.log(`import ${job.status}: ${job.created} created, ${job.updated} updated, ${job.skipped} skipped`);
+
+let count = 0;
+for await (const c of pigeon.contacts.all({ limit: 50 })) {
+  count++;
+  console.log(`- ${c.email}`);
+}
+console.log(`${count} contacts`);
+
+try {
+  await pigeon.events.track({ email: 'ada@example.com', event: 'email.sent' });
+} catch (err) {
+  if (!(err instanceof PigeonError)) throw err;
+  console.log(`reserved names are refused: ${err.status} ${err.code} (${err.errors?.[0]?.code})`);
+}

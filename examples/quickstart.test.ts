@@ -1,0 +1,32 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newProject } from '../packages/server/test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../packages/server/test/helpers.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+});
+afterAll(() => pigeon?.stop());
+
+it('runs the quickstart against a real server', async () => {
+  const { project } = await newProject(pigeon);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [fileURLToPath(new URL('./quickstart.mjs', import.meta.url))],
+    {
+      env: {
+        PATH: process.env.PATH,
+        PIGEON_URL: pigeon.url,
+        PIGEON_PUBLIC_KEY: project.publicKey,
+        PIGEON_SECRET_KEY: project.secretKey,
+      },
+    },
+  );
+  expect(stdout).toContain('ada: subscribed=true plan=pro');
+  expect(stdout).toContain('import completed: 2 created, 0 updated, 0 skipped');
+  expect(stdout).toContain('3 contacts');
+  expect(stdout).toContain('reserved names are refused: 422 VALIDATION_ERROR (reserved_event)');
+});
