@@ -37,4 +37,5 @@ export const namedSchemas = {
   ...authSchemas,
   ...projectSchemas,
   ...contactSchemas,
+  ...eventSchemas,
 };
