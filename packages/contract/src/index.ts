@@ -4,6 +4,7 @@ import { authContract, authSchemas } from './routes/auth.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
+import { domainsContract, emailsContract, sendingSchemas, templatesContract } from './routes/sending.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 
 export * from './common.js';
@@ -12,6 +13,7 @@ export * from './routes/auth.js';
 export * from './routes/contacts.js';
 export * from './routes/events.js';
 export * from './routes/projects.js';
+export * from './routes/sending.js';
 export * from './routes/system.js';
 
 const c = initContract();
@@ -25,6 +27,9 @@ export const contract = c.router(
     projects: projectsContract,
     contacts: contactsContract,
     events: eventsContract,
+    domains: domainsContract,
+    templates: templatesContract,
+    emails: emailsContract,
   },
   { strictStatusCodes: true },
 );
@@ -38,4 +43,5 @@ export const namedSchemas = {
   ...projectSchemas,
   ...contactSchemas,
   ...eventSchemas,
+  ...sendingSchemas,
 };

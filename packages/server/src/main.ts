@@ -11,6 +11,7 @@ import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
+import { startDelivery } from './modules/emails/delivery.js';
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
@@ -65,7 +66,11 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       validateResponses: options.validateResponses,
     };
 
-    if (config.role !== 'api') await scheduler.startWorker();
+    if (config.role !== 'api') {
+      await scheduler.startWorker();
+      const delivery = await startDelivery(deps);
+      cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
+    }
     if (config.role === 'worker') return { deps, stop: shutdown };
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;
 

@@ -44,6 +44,11 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    delivery: {
+      concurrency: e.DELIVERY_CONCURRENCY,
+      attachmentLimitBytes: Math.round(e.ATTACHMENT_LIMIT_MB * 1024 * 1024),
+      retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
+    },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     auth: {

@@ -36,6 +36,9 @@ export const EnvSchema = z.object({
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   DISABLE_SIGNUPS: bool.default('false'),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
+  ATTACHMENT_LIMIT_MB: z.coerce.number().min(1).max(40).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
   IDEMPOTENCY_TTL_HOURS: z.coerce
     .number()
@@ -67,6 +70,7 @@ export interface Config {
   jobs: { concurrency: number; pollIntervalMs: number };
   /** Requests per minute per project; 0 disables the limit. */
   rateLimitPerMinute: number;
+  delivery: { concurrency: number; attachmentLimitBytes: number; retryBaseMs: number };
   idempotencyTtlHours: number;
   shutdownTimeoutMs: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };

@@ -6,9 +6,12 @@ import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
 import { createAuthRouter } from '../modules/auth/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
+import { createDomainsRouter } from '../modules/domains/router.js';
+import { createEmailsRouter } from '../modules/emails/router.js';
 import { createEventsRouter } from '../modules/events/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
+import { createTemplatesRouter } from '../modules/templates/router.js';
 import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
@@ -50,6 +53,9 @@ export function createApp(
     projects: createProjectsRouter(deps),
     contacts: createContactsRouter(deps),
     events: createEventsRouter(deps),
+    domains: createDomainsRouter(deps),
+    templates: createTemplatesRouter(deps),
+    emails: createEmailsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

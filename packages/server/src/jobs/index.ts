@@ -1,8 +1,9 @@
 import { backgroundJob } from '../modules/background-jobs/registry.js';
+import { recheckDomainsJob } from '../modules/domains/jobs.js';
 import { cleanupJob } from './maintenance.js';
 import { JobRegistry } from './registry.js';
 
 /** Every job of every module, registered once. Modules add their definitions here. */
 export function buildJobRegistry(): JobRegistry {
-  return new JobRegistry().register(backgroundJob, cleanupJob);
+  return new JobRegistry().register(backgroundJob, cleanupJob, recheckDomainsJob);
 }

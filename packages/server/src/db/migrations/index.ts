@@ -3,6 +3,7 @@ import { Migration20261122000000_extensions } from './Migration20261122000000_ex
 import { Migration20261122010000_accounts } from './Migration20261122010000_accounts.js';
 import { Migration20261122020000_contacts } from './Migration20261122020000_contacts.js';
 import { Migration20261122030000_tracking } from './Migration20261122030000_tracking.js';
+import { Migration20261122040000_sending } from './Migration20261122040000_sending.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -13,4 +14,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122010000_accounts', class: Migration20261122010000_accounts },
   { name: 'Migration20261122020000_contacts', class: Migration20261122020000_contacts },
   { name: 'Migration20261122030000_tracking', class: Migration20261122030000_tracking },
+  { name: 'Migration20261122040000_sending', class: Migration20261122040000_sending },
 ];

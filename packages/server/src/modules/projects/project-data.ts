@@ -4,7 +4,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * Tables holding a project's data (not its settings, members or keys), in delete order.
  * Each module that stores project data adds its tables here; `reset` wipes exactly these.
  */
-export const PROJECT_DATA_TABLES: string[] = ['idempotency_keys', 'background_jobs', 'events', 'contacts'];
+export const PROJECT_DATA_TABLES: string[] = [
+  'emails',
+  'templates',
+  'idempotency_keys',
+  'background_jobs',
+  'events',
+  'contacts',
+];
 
 /** Wipes the project's data in one transaction; returns rows deleted per table. */
 export async function wipeProjectData(em: EntityManager, projectId: string): Promise<Record<string, number>> {

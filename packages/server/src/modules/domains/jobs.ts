@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { defineJob } from '../../jobs/registry.js';
+import { type DomainRow, recheck } from './service.js';
+
+/** Re-checks the DNS of pending domains every 5 minutes (spec §3). */
+export const recheckDomainsJob = defineJob({
+  name: 'domains.recheck',
+  payload: z.undefined().or(z.object({}).strict()).or(z.null()),
+  every: '5 minutes',
+  async handler(_payload, { deps, logger }) {
+    const { rows } = await deps.db.pool.query<DomainRow>(
+      'SELECT * FROM domains WHERE verified_at IS NULL ORDER BY last_checked_at NULLS FIRST LIMIT 500',
+    );
+    for (const domain of rows) {
+      const checked = await recheck(deps, domain).catch((err) =>
+        logger.warn({ err, domain: domain.domain }, 'domain check failed'),
+      );
+      if (checked?.verified_at) logger.info({ domain: domain.domain }, 'domain verified');
+    }
+  },
+});

@@ -1,0 +1,154 @@
+import type { DatabaseError } from 'pg';
+import { uuidv7 } from 'uuidv7';
+import type { Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { AppError, conflict, notFound } from '../../http/errors.js';
+import { generateDkimKeys } from './dkim.js';
+import { checkRecords, createResolver, expectedRecords, type RecordStatus } from './dns-check.js';
+
+export interface DomainRow {
+  id: string;
+  project_id: string;
+  domain: string;
+  dkim_selector: string;
+  dkim_private_key: string;
+  dkim_public_key: string;
+  verified_at: Date | null;
+  last_checked_at: Date | null;
+  record_status: Partial<Record<'dkim' | 'spf' | 'dmarc', RecordStatus>>;
+  note: string | null;
+  created_at: Date;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const toDomainDto = (d: DomainRow) => ({
+  id: d.id,
+  domain: d.domain,
+  status: d.verified_at ? ('verified' as const) : ('pending' as const),
+  verifiedAt: d.verified_at?.toISOString() ?? null,
+  lastCheckedAt: d.last_checked_at?.toISOString() ?? null,
+  dkimSelector: d.dkim_selector,
+  records: expectedRecords(d).map((r) => ({ ...r, status: d.record_status[r.purpose] ?? ('unchecked' as const) })),
+  note: d.note,
+  createdAt: d.created_at.toISOString(),
+});
+
+async function verifiedElsewhere(db: Queryable, projectId: string, domain: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM domains WHERE domain = $1 AND verified_at IS NOT NULL AND project_id <> $2',
+    [domain, projectId],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Adds a domain with a new DKIM key. With the local outbox nothing leaves the machine, so the
+ * domain is verified at once (and says so); otherwise it waits for its DNS records.
+ */
+export async function createDomain(deps: AppDeps, projectId: string, domain: string) {
+  const db = deps.db.pool;
+  if (await verifiedElsewhere(db, projectId, domain)) throw conflict('This domain is verified by another project');
+  const keys = await generateDkimKeys();
+  const outbox = deps.mailer.kind === 'outbox';
+  try {
+    const { rows } = await db.query<DomainRow>(
+      `INSERT INTO domains (id, project_id, domain, dkim_selector, dkim_private_key, dkim_public_key, verified_at, note)
+       VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END, $8) RETURNING *`,
+      [
+        uuidv7(),
+        projectId,
+        domain,
+        keys.selector,
+        keys.privateKey,
+        keys.publicKey,
+        outbox,
+        outbox
+          ? 'Verified on creation: mail goes to the local outbox and never leaves this machine. Publish the records before configuring SMTP_URL.'
+          : null,
+      ],
+    );
+    return toDomainDto(rows[0] as DomainRow);
+  } catch (err) {
+    const constraint = (err as DatabaseError).constraint;
+    if (constraint === 'domains_project_domain') throw conflict('This project already has this domain');
+    if (constraint === 'domains_verified_once') throw conflict('This domain is verified by another project');
+    throw err;
+  }
+}
+
+export async function listDomains(db: Queryable, callerProjectId: string, projectId: string) {
+  if (projectId !== callerProjectId) throw notFound('Project');
+  const { rows } = await db.query<DomainRow>('SELECT * FROM domains WHERE project_id = $1 ORDER BY created_at', [
+    projectId,
+  ]);
+  return rows.map(toDomainDto);
+}
+
+async function findDomain(db: Queryable, projectId: string, id: string): Promise<DomainRow> {
+  const { rows } = UUID.test(id)
+    ? await db.query<DomainRow>('SELECT * FROM domains WHERE project_id = $1 AND id = $2', [projectId, id])
+    : { rows: [] };
+  if (!rows[0]) throw notFound('Domain');
+  return rows[0];
+}
+
+/** Checks DNS now and records the result; DKIM publishing our key verifies the domain. */
+export async function verifyDomain(deps: AppDeps, projectId: string, id: string) {
+  const db = deps.db.pool;
+  const domain = await findDomain(db, projectId, id);
+  return toDomainDto(await recheck(deps, domain));
+}
+
+export async function recheck(deps: AppDeps, domain: DomainRow): Promise<DomainRow> {
+  const db = deps.db.pool;
+  const status = await checkRecords(createResolver(deps.config.dns.servers), domain);
+  const passes = status.dkim === 'verified';
+  const taken = passes && !domain.verified_at && (await verifiedElsewhere(db, domain.project_id, domain.domain));
+  const { rows } = await db.query<DomainRow>(
+    `UPDATE domains SET last_checked_at = now(), record_status = $2,
+       verified_at = CASE WHEN $3 THEN coalesce(verified_at, now()) WHEN $4 THEN verified_at ELSE NULL END,
+       note = $5
+     WHERE id = $1 RETURNING *`,
+    [
+      domain.id,
+      JSON.stringify(status),
+      passes && !taken,
+      deps.mailer.kind === 'outbox',
+      taken
+        ? 'Another project has verified this domain.'
+        : passes
+          ? null
+          : 'The DKIM record is not published yet (DNS can take a while).',
+    ],
+  );
+  return rows[0] as DomainRow;
+}
+
+export async function deleteDomain(db: Queryable, projectId: string, id: string): Promise<void> {
+  const domain = await findDomain(db, projectId, id);
+  const { rows } = await db.query<{ name: string }>(
+    "SELECT name FROM templates WHERE project_id = $1 AND split_part(from_email, '@', 2) = $2 LIMIT 5",
+    [projectId, domain.domain],
+  );
+  if (rows.length > 0) {
+    throw conflict('Templates still send from this domain', { details: { templates: rows.map((r) => r.name) } });
+  }
+  await db.query('DELETE FROM domains WHERE id = $1', [domain.id]);
+}
+
+/** The verified domain a sender address belongs to, with its DKIM key; otherwise the spec's 403. */
+export async function requireVerifiedSender(db: Queryable, projectId: string, from: string): Promise<DomainRow> {
+  const domain = from.split('@')[1]?.toLowerCase() ?? '';
+  const { rows } = await db.query<DomainRow>(
+    'SELECT * FROM domains WHERE project_id = $1 AND domain = $2 AND verified_at IS NOT NULL',
+    [projectId, domain],
+  );
+  if (!rows[0]) {
+    throw new AppError(403, 'INTERNAL_SERVER_ERROR', `The sender domain ${domain} is not verified for this project`, {
+      details: { reason: 'DOMAIN_NOT_VERIFIED', domain },
+      suggestion: `Add ${domain} with POST /domains, publish its DNS records, then check it with GET /domains/:id/verify.`,
+    });
+  }
+  return rows[0];
+}

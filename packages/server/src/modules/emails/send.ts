@@ -1,0 +1,171 @@
+import type { SendBody } from '@pigeon/contract';
+import { uuidv7 } from 'uuidv7';
+import type { z } from 'zod';
+import { inTransaction } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
+import { applyDataRules } from '../contacts/data-rules.js';
+import { toContactDto, upsertContact } from '../contacts/repository.js';
+import { requireVerifiedSender } from '../domains/service.js';
+import { subscriptionUrls } from '../rendering/links.js';
+import { htmlToText, renderSubject, renderTemplate } from '../rendering/render.js';
+import { type ContentType, findTemplate } from '../templates/service.js';
+
+type SendInput = z.output<typeof SendBody>;
+type FieldErrors = NonNullable<AppErrorExtra['errors']>;
+
+/** Headers Pigeon sets itself; a custom header may not replace them. */
+const RESERVED_HEADERS = new Set([
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'sender',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'dkim-signature',
+  'return-path',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
+]);
+const WHOLE_MESSAGE_LIMIT = 40 * 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;
+
+export const NOTIFY_CHANNEL = 'pigeon_email_queued';
+
+interface Resolved {
+  subject: string;
+  html: string;
+  from: { email: string; name: string | null };
+  replyTo: string | null;
+  type: ContentType;
+  templateId: string | null;
+  attachments: Array<{ filename: string; content: string; contentType?: string }>;
+}
+
+/** Everything that can be wrong with the request is found before anything is stored or sent. */
+async function resolveContent(deps: AppDeps, projectId: string, body: SendInput): Promise<Resolved> {
+  const template = body.template ? await findTemplate(deps.db.pool, projectId, body.template) : undefined;
+  const errors: FieldErrors = [];
+  const subject = body.subject ?? template?.subject;
+  const html = body.body ?? template?.body;
+  if (!subject) errors.push({ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' });
+  if (!html) errors.push({ field: 'body', message: 'Required unless a template gives it', code: 'invalid_type' });
+  const fromEmail = typeof body.from === 'object' ? body.from.email : (body.from ?? template?.from_email);
+  if (!fromEmail)
+    errors.push({ field: 'from', message: 'Required unless the template has a sender', code: 'invalid_type' });
+  for (const name of Object.keys(body.headers ?? {})) {
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      errors.push({
+        field: `headers.${name}`,
+        message: `${name} is set by Pigeon and cannot be overridden`,
+        code: 'reserved_header',
+      });
+    }
+  }
+  const attachments = body.attachments ?? [];
+  let attachmentBytes = 0;
+  attachments.forEach((a, i) => {
+    if (!BASE64.test(a.content))
+      errors.push({ field: `attachments.${i}.content`, message: 'must be base64', code: 'invalid_string' });
+    attachmentBytes += Math.floor((a.content.replace(/[\r\n=]/g, '').length * 3) / 4);
+  });
+  if (attachmentBytes > deps.config.delivery.attachmentLimitBytes) {
+    errors.push({
+      field: 'attachments',
+      message: `attachments exceed ${deps.config.delivery.attachmentLimitBytes} bytes in total`,
+      code: 'too_big',
+    });
+  }
+  if ((html?.length ?? 0) * 2 + (attachmentBytes * 4) / 3 > WHOLE_MESSAGE_LIMIT) {
+    errors.push({ field: '(body)', message: 'the whole message would exceed 40 MB', code: 'too_big' });
+  }
+  if (errors.length > 0 || !subject || !html || !fromEmail) throw validationFailed(errors);
+  await requireVerifiedSender(deps.db.pool, projectId, fromEmail);
+  const fromName =
+    typeof body.from === 'object' ? (body.from.name ?? null) : (body.name ?? template?.from_name ?? null);
+  return {
+    subject,
+    html,
+    from: { email: fromEmail, name: fromName },
+    replyTo: body.reply ?? template?.reply_to ?? null,
+    type: template?.type ?? 'TRANSACTIONAL',
+    templateId: template?.id ?? null,
+    attachments,
+  };
+}
+
+const recipientsOf = (to: SendInput['to']) =>
+  (Array.isArray(to) ? to : [to]).map((r) =>
+    typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name ?? null },
+  );
+
+/**
+ * POST /v1/send: for each recipient in turn, upsert the contact (new ones unsubscribed unless
+ * told), render, and store a QUEUED email — all in one transaction, so either every recipient is
+ * queued or none is. Delivery happens in the workers, woken by NOTIFY on commit.
+ */
+export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
+  const content = await resolveContent(deps, projectId, body);
+  const changes = applyDataRules(body.data, { storeObjects: false });
+  const emails: Array<{ contact: { id: string; email: string }; email: string }> = [];
+  const skipped: Array<{ contact: { id: string; email: string }; reason: 'unsubscribed' }> = [];
+  await inTransaction(deps.db.pool, async (client) => {
+    for (const recipient of recipientsOf(body.to)) {
+      const { contact } = await upsertContact(client, {
+        projectId,
+        email: recipient.email,
+        subscribed: body.subscribed,
+        subscribedIfNew: false,
+        changes,
+        source: 'send',
+      });
+      const ref = { id: contact.id, email: contact.email };
+      if (content.type === 'MARKETING' && !contact.subscribed) {
+        skipped.push({ contact: ref, reason: 'unsubscribed' });
+        continue;
+      }
+      const emailId = uuidv7();
+      const data = { ...contact.data, ...changes.transient }; // stored data after this request's changes, then one-off values
+      const vars = {
+        ...data,
+        data,
+        email: contact.email,
+        contact: toContactDto(contact),
+        ...subscriptionUrls(deps.config.http.publicUrl, { c: contact.id, e: emailId }, deps.config.secrets.linkSigning),
+      };
+      const html = renderTemplate(content.html, vars, { html: true });
+      await client.query(
+        `INSERT INTO emails (id, project_id, contact_id, template_id, content_type, priority, from_email, from_name, reply_to,
+           to_email, to_name, subject, html, text, headers, attachments, message_id)
+         VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+        [
+          emailId,
+          projectId,
+          contact.id,
+          content.templateId,
+          content.type,
+          content.from.email,
+          content.from.name,
+          content.replyTo,
+          contact.email,
+          recipient.name,
+          renderSubject(content.subject, vars),
+          html,
+          htmlToText(html),
+          JSON.stringify(body.headers ?? {}),
+          JSON.stringify(content.attachments),
+          `<${emailId}@${content.from.email.split('@')[1]}>`,
+        ],
+      );
+      emails.push({ contact: ref, email: emailId });
+    }
+    if (emails.length > 0) await client.query(`SELECT pg_notify('${NOTIFY_CHANNEL}', '')`);
+  });
+  return { emails, skipped, timestamp: new Date().toISOString() };
+}

@@ -1,0 +1,37 @@
+import { convert } from 'html-to-text';
+import { escapeHtml } from '../../mail/system-mail.js';
+
+/**
+ * `{{ name }}`, `{{ data.plan }}` and `{{ firstName ?? "there" }}`. Nothing else: no code, no
+ * loops, no helpers, so user templates can never run anything.
+ */
+const PLACEHOLDER = /\{\{\s*([A-Za-z_$][\w$-]*(?:\.[\w$-]+)*)\s*(?:\?\?\s*"((?:[^"\\]|\\.)*)"\s*)?\}\}/g;
+
+function lookup(vars: Record<string, unknown>, path: string): unknown {
+  let value: unknown = vars;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+const asText = (value: unknown): string | undefined =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+
+/** Fills placeholders; unknown or non-scalar values render as their fallback or empty. */
+export function renderTemplate(source: string, vars: Record<string, unknown>, opts: { html: boolean }): string {
+  return source.replace(PLACEHOLDER, (_match, path: string, fallback: string | undefined) => {
+    const value = asText(lookup(vars, path)) ?? (fallback === undefined ? '' : fallback.replace(/\\(.)/g, '$1'));
+    return opts.html ? escapeHtml(value) : value;
+  });
+}
+
+/** Subjects are plain text on one line, whatever the variables held. */
+export const renderSubject = (source: string, vars: Record<string, unknown>) =>
+  renderTemplate(source, vars, { html: false })
+    .replace(/[\r\n]+/g, ' ')
+    .slice(0, 998);
+
+export const htmlToText = (html: string) =>
+  convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });

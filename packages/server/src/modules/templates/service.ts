@@ -1,0 +1,160 @@
+import type { TemplateListQuery } from '@pigeon/contract';
+import { uuidv7 } from 'uuidv7';
+import type { z } from 'zod';
+import type { Queryable } from '../../db/sql.js';
+import { escapeLike } from '../../http/cursor.js';
+import { notFound } from '../../http/errors.js';
+import { requireVerifiedSender } from '../domains/service.js';
+
+export type ContentType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
+
+export interface TemplateRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  subject: string;
+  body: string;
+  from_email: string;
+  from_name: string | null;
+  reply_to: string | null;
+  type: ContentType;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TemplateInput {
+  name: string;
+  description?: string | null;
+  subject: string;
+  body: string;
+  from: string;
+  fromName?: string | null;
+  replyTo?: string | null;
+  type: ContentType;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const toTemplateDto = (t: TemplateRow) => ({
+  id: t.id,
+  name: t.name,
+  description: t.description,
+  subject: t.subject,
+  body: t.body,
+  from: t.from_email,
+  fromName: t.from_name,
+  replyTo: t.reply_to,
+  type: t.type,
+  projectId: t.project_id,
+  createdAt: t.created_at.toISOString(),
+  updatedAt: t.updated_at.toISOString(),
+});
+
+export async function createTemplate(db: Queryable, projectId: string, input: TemplateInput) {
+  await requireVerifiedSender(db, projectId, input.from);
+  const { rows } = await db.query<TemplateRow>(
+    `INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [
+      uuidv7(),
+      projectId,
+      input.name,
+      input.description ?? null,
+      input.subject,
+      input.body,
+      input.from,
+      input.fromName ?? null,
+      input.replyTo ?? null,
+      input.type,
+    ],
+  );
+  return toTemplateDto(rows[0] as TemplateRow);
+}
+
+export async function findTemplate(db: Queryable, projectId: string, id: string): Promise<TemplateRow> {
+  const { rows } = UUID.test(id)
+    ? await db.query<TemplateRow>('SELECT * FROM templates WHERE project_id = $1 AND id = $2', [projectId, id])
+    : { rows: [] };
+  if (!rows[0]) throw notFound('Template');
+  return rows[0];
+}
+
+const COLUMNS: Record<keyof TemplateInput, string> = {
+  name: 'name',
+  description: 'description',
+  subject: 'subject',
+  body: 'body',
+  from: 'from_email',
+  fromName: 'from_name',
+  replyTo: 'reply_to',
+  type: 'type',
+};
+
+export async function updateTemplate(db: Queryable, projectId: string, id: string, patch: Partial<TemplateInput>) {
+  await findTemplate(db, projectId, id);
+  if (patch.from) await requireVerifiedSender(db, projectId, patch.from);
+  const entries = Object.entries(patch).filter(([, v]) => v !== undefined) as Array<[keyof TemplateInput, unknown]>;
+  const sets = entries.map(([key], i) => `${COLUMNS[key]} = $${i + 3}`);
+  const { rows } = await db.query<TemplateRow>(
+    `UPDATE templates SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE project_id = $1 AND id = $2 RETURNING *`,
+    [projectId, id, ...entries.map(([, v]) => v)],
+  );
+  return toTemplateDto(rows[0] as TemplateRow);
+}
+
+/** Campaigns and workflow steps do not exist in this build yet; each adds its lookup here. */
+export async function templateUsage(db: Queryable, projectId: string, id: string) {
+  await findTemplate(db, projectId, id);
+  return { campaigns: [], workflowSteps: [] };
+}
+
+export async function deleteTemplate(db: Queryable, projectId: string, id: string): Promise<void> {
+  await templateUsage(db, projectId, id); // 409 here once campaigns and workflows can use templates
+  await db.query('DELETE FROM templates WHERE project_id = $1 AND id = $2', [projectId, id]);
+}
+
+export async function duplicateTemplate(db: Queryable, projectId: string, id: string) {
+  const source = await findTemplate(db, projectId, id);
+  const { rows } = await db.query<TemplateRow>(
+    `INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
+     SELECT $3, project_id, name || ' (copy)', description, subject, body, from_email, from_name, reply_to, type
+     FROM templates WHERE project_id = $1 AND id = $2 RETURNING *`,
+    [projectId, source.id, uuidv7()],
+  );
+  return toTemplateDto(rows[0] as TemplateRow);
+}
+
+const SORT = { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+
+export async function listTemplates(db: Queryable, projectId: string, q: z.output<typeof TemplateListQuery>) {
+  const values: unknown[] = [projectId];
+  const where = ['project_id = $1'];
+  if (q.type) {
+    values.push(q.type);
+    where.push(`type = $${values.length}`);
+  }
+  if (q.search) {
+    values.push(`%${escapeLike(q.search.trim())}%`);
+    const n = values.length;
+    where.push(`(name ILIKE $${n} OR description ILIKE $${n} OR subject ILIKE $${n})`);
+  }
+  const { rows: counts } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM templates WHERE ${where.join(' AND ')}`,
+    values,
+  );
+  const total = counts[0]?.n ?? 0;
+  const dir = q.dir === 'asc' ? 'ASC' : 'DESC';
+  const { rows } = await db.query<TemplateRow>(
+    `SELECT * FROM templates WHERE ${where.join(' AND ')} ORDER BY ${SORT[q.sort]} ${dir}, id ${dir}
+     LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
+    [...values, q.pageSize, (q.page - 1) * q.pageSize],
+  );
+  return {
+    data: rows.map(toTemplateDto),
+    page: q.page,
+    pageSize: q.pageSize,
+    total,
+    totalPages: Math.ceil(total / q.pageSize),
+  };
+}
