@@ -8,6 +8,7 @@ const num = (v, digits = 0) =>
 const COLUMNS = [
   'Scenario',
   'Server',
+  'conn',
   'req/s',
   'p50 ms',
   'p99 ms',
@@ -21,10 +22,13 @@ const COLUMNS = [
   'vs baseline',
 ];
 
-function row(scenario, server, m, ratio) {
+const TASK_COLUMNS = ['Scenario', 'result', 'wall s', 'CPU s', 'CPU % core', 'DB CPU % core', 'peak RSS MB'];
+
+function row(scenario, server, connections, m, ratio) {
   return [
     scenario,
     server,
+    num(connections),
     num(m.reqPerSec),
     num(m.latencyP50Ms),
     num(m.latencyP99Ms),
@@ -39,34 +43,111 @@ function row(scenario, server, m, ratio) {
   ];
 }
 
+const table = (columns, rows, textColumns = 2) => [
+  `| ${columns.join(' | ')} |`,
+  `|${columns.map((_, i) => (i < textColumns ? ' --- ' : ' ---: ')).join('|')}|`,
+  ...rows.map((r) => `| ${r.join(' | ')} |`),
+];
+
 export function toMarkdown(results) {
   const { machine, settings } = results;
+  const conns = settings.connectionsFromCommandLine
+    ? `${settings.connections} connections (--connections) for every row`
+    : `${settings.connections} connections unless a scenario sets its own (column "conn")`;
   const lines = [
     `# Pigeon benchmarks — ${results.date}`,
     '',
     `Node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, ${num(machine.totalMemMb)} MB RAM, ` +
-      `commit ${machine.commit ?? 'unknown'}. ${settings.connections} connections, ` +
+      `commit ${machine.commit ?? 'unknown'}. ${conns}, ` +
       `${settings.warmupSeconds} s warm-up + ${settings.durationSeconds} s measured per row; ` +
-      'the load generator runs on the same machine.',
-    '',
-    `| ${COLUMNS.join(' | ')} |`,
-    `|${COLUMNS.map((_, i) => (i < 2 ? ' --- ' : ' ---: ')).join('|')}|`,
+      `the load generator runs on the same machine.` +
+      (settings.pigeonEnv?.RATE_LIMIT_PER_MINUTE
+        ? ` Pigeon runs with RATE_LIMIT_PER_MINUTE=${num(settings.pigeonEnv.RATE_LIMIT_PER_MINUTE)} ` +
+          '(requests are counted, never refused).'
+        : '') +
+      (results.totalSeconds ? ` Whole run: ${num(results.totalSeconds)} s.` : ''),
   ];
-  const failed = [];
-  for (const s of results.scenarios) {
-    if (s.error) {
-      failed.push(`- **${s.name}** failed: ${s.error.split('\n')[0]}`);
-      continue;
-    }
-    const ratio = s.ratio === null ? '–' : `${num(s.ratio * 100, 1)}% of ${s.baseline.name}`;
-    lines.push(`| ${row(s.name, 'Pigeon', s.pigeon, ratio).join(' | ')} |`);
-    if (s.baseline) lines.push(`| ${row(s.name, s.baseline.name, s.baseline, '').join(' | ')} |`);
+
+  const targets = results.scenarios.filter((s) => s.target);
+  if (targets.length) {
+    lines.push('', '## Targets', '');
+    lines.push(
+      ...table(
+        ['Scenario', 'target', 'measured', 'met'],
+        targets.map(({ name, target: t }) => [
+          name,
+          t.label,
+          t.actual === null ? '–' : `${num(t.actual, t.digits ?? 0)}${t.unit ? ` ${t.unit}` : ''}`,
+          t.met ? '✅ met' : `❌ not met${t.reason ? ` (${t.reason})` : ''}`,
+        ]),
+        2,
+      ).map((l, i) => (i === 1 ? '| --- | --- | ---: | --- |' : l)),
+    );
   }
-  if (failed.length) lines.push('', ...failed);
+
+  const loads = results.scenarios.filter((s) => !s.error && s.pigeon);
+  if (loads.length) {
+    lines.push('', '## Load runs (autocannon)', '');
+    const rows = [];
+    for (const s of loads) {
+      const ratio = s.ratio === null ? '–' : `${num(s.ratio * 100, 1)}% of ${s.baseline.name}`;
+      rows.push(row(s.name, 'Pigeon', s.connections ?? settings.connections, s.pigeon, ratio));
+      if (s.baseline) rows.push(row(s.name, s.baseline.name, s.connections ?? settings.connections, s.baseline, ''));
+    }
+    lines.push(...table(COLUMNS, rows));
+  }
+
+  const tasks = results.scenarios.filter((s) => !s.error && s.task);
+  if (tasks.length) {
+    lines.push('', '## Timed tasks', '');
+    lines.push(
+      ...table(
+        TASK_COLUMNS,
+        tasks.map(({ name, task: m }) => [
+          name,
+          m.summary ?? '',
+          num(m.wallSeconds, 2),
+          num(m.cpuSeconds, 2),
+          num(m.cpuPercentOfCore),
+          num(m.dbCpuPercentOfCore),
+          num(m.peakRssMb),
+        ]),
+      ),
+    );
+  }
+
+  if (results.fixtures?.length) {
+    lines.push('', '## Setup (fixtures, once per run)', '');
+    for (const f of results.fixtures) {
+      lines.push(
+        f.error
+          ? `- **${f.name}** failed: ${f.error.split('\n')[0]}`
+          : `- **${f.name}** (${num(f.seconds, 1)} s): ${f.summary ?? f.description ?? ''}`,
+      );
+    }
+  }
+
+  const failed = results.scenarios.filter((s) => s.error);
+  if (failed.length) {
+    lines.push('', '## Failed', '');
+    for (const s of failed) lines.push(`- **${s.name}** failed: ${s.error.split('\n')[0]}`);
+  }
+
+  const noted = results.scenarios.filter((s) => s.notes?.length || s.attachments?.length);
+  if (noted.length) {
+    lines.push('', '## Notes');
+    for (const s of noted) {
+      lines.push('', `### ${s.name}`, '');
+      for (const n of s.notes ?? []) lines.push(`- ${n}`);
+      for (const a of s.attachments ?? []) lines.push('', `${a.title}:`, '', '```', a.text.trimEnd(), '```');
+    }
+  }
+
   lines.push(
     '',
     'CPU and RSS are the server process only (for Pigeon: the node process; "DB CPU" is its embedded ' +
-      'PostgreSQL). Peak RSS is VmHWM, the peak over the process lifetime up to that row.',
+      'PostgreSQL). Peak RSS is VmHWM, the peak over the process lifetime up to that row. ' +
+      'Latencies are whole milliseconds (autocannon); p50 is the median.',
     '',
   );
   return lines.join('\n');

@@ -4,6 +4,7 @@ import { Migration20261122010000_accounts } from './Migration20261122010000_acco
 import { Migration20261122020000_contacts } from './Migration20261122020000_contacts.js';
 import { Migration20261122030000_tracking } from './Migration20261122030000_tracking.js';
 import { Migration20261122040000_sending } from './Migration20261122040000_sending.js';
+import { Migration20261122050000_contact_counts } from './Migration20261122050000_contact_counts.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -15,4 +16,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122020000_contacts', class: Migration20261122020000_contacts },
   { name: 'Migration20261122030000_tracking', class: Migration20261122030000_tracking },
   { name: 'Migration20261122040000_sending', class: Migration20261122040000_sending },
+  { name: 'Migration20261122050000_contact_counts', class: Migration20261122050000_contact_counts },
 ];

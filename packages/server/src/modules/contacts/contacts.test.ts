@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventNames, newProject } from '../../../test/accounts.js';
+import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
 let pigeon: TestPigeon;
@@ -264,5 +264,42 @@ describe('POST /contacts/lookup', () => {
       422,
       'VALIDATION_ERROR',
     );
+  });
+});
+
+describe('maintained totals', () => {
+  it('stay exact through every write path: upsert, track, patch, import, bulk jobs and delete', async () => {
+    const { auth, project } = await newProject(pigeon);
+    const totals = async () => {
+      const all = (await pigeon.request('GET', '/contacts', { headers: auth })).body.total;
+      const on = (await pigeon.request('GET', '/contacts?subscribed=true', { headers: auth })).body.total;
+      const off = (await pigeon.request('GET', '/contacts?subscribed=false', { headers: auth })).body.total;
+      const { rows } = await pigeon.deps.db.pool.query(
+        'SELECT count(*)::int AS n, (count(*) FILTER (WHERE subscribed))::int AS s FROM contacts WHERE project_id = $1',
+        [project.id],
+      );
+      expect([all, on, off]).toEqual([rows[0].n, rows[0].s, rows[0].n - rows[0].s]);
+      return [all, on, off];
+    };
+    const { body: a } = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 't1@example.com' } });
+    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 't2@example.com', subscribed: false } });
+    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 't1@example.com', data: { x: 1 } } });
+    expect(await totals()).toEqual([2, 1, 1]);
+    await pigeon.request('POST', '/v1/track', {
+      headers: { authorization: `Bearer ${project.publicKey}` },
+      body: { email: 't3@example.com', event: 'e' },
+    });
+    await pigeon.request('PATCH', `/contacts/${a.id}`, { headers: auth, body: { subscribed: false } });
+    expect(await totals()).toEqual([3, 1, 2]);
+    const form = new FormData();
+    form.append('file', new Blob(['email,subscribed\nt4@example.com,yes\nt2@example.com,true\n']), 'c.csv');
+    const imported = await (
+      await fetch(`${pigeon.url}/contacts/import`, { method: 'POST', headers: auth, body: form })
+    ).json();
+    await waitForJob(pigeon, `/contacts/import/${imported.jobId}`, auth);
+    expect(await totals()).toEqual([4, 3, 1]);
+    const bulk = await pigeon.request('POST', '/contacts/bulk-delete', { headers: auth, body: { contactIds: [a.id] } });
+    await waitForJob(pigeon, `/contacts/bulk/${bulk.body.jobId}`, auth);
+    expect(await totals()).toEqual([3, 3, 0]);
   });
 });

@@ -41,18 +41,32 @@ export async function listContacts(db: Queryable, projectId: string, q: ListQuer
   const rows = page.rows.slice(0, q.limit);
   const hasMore = page.rows.length > q.limit;
   const last = rows.at(-1);
-  const total = q.cursor
-    ? 0
-    : ((
-        await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM contacts WHERE ${filters.join(' AND ')}`,
-          filterValues,
-        )
-      ).rows[0]?.n ?? 0);
+  const total = q.cursor ? 0 : await countContacts(db, projectId, q, filters, filterValues);
   return {
     data: rows.map(toContactDto),
     cursor: hasMore && last ? encodeCursor({ v: last.sort_value, id: last.id }) : null,
     hasMore,
     total,
   };
+}
+
+/**
+ * Without a search the total comes from the trigger-maintained counts (exact, a few rows); a
+ * search is counted directly, where the trigram index keeps it cheap for selective patterns.
+ */
+async function countContacts(db: Queryable, projectId: string, q: ListQuery, filters: string[], values: unknown[]) {
+  if (!q.search) {
+    const { rows } = await db.query<{ total: string; subscribed: string }>(
+      'SELECT coalesce(sum(total), 0) AS total, coalesce(sum(subscribed), 0) AS subscribed FROM contact_counts WHERE project_id = $1',
+      [projectId],
+    );
+    const total = Number(rows[0]?.total ?? 0);
+    const subscribed = Number(rows[0]?.subscribed ?? 0);
+    return q.subscribed === undefined ? total : q.subscribed === 'true' ? subscribed : total - subscribed;
+  }
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM contacts WHERE ${filters.join(' AND ')}`,
+    values,
+  );
+  return rows[0]?.n ?? 0;
 }

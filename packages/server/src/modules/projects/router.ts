@@ -2,6 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
+import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
 import { securityState, setupState } from './insights.js';
 import * as members from './members.js';
@@ -11,63 +12,79 @@ import * as projects from './service.js';
 const s = initServer();
 
 export const createUsersRouter = (deps: AppDeps) => {
-  const em = () => deps.db.orm.em;
   return s.router(contract.users, {
     me: async ({ req }) => ({ status: 200, body: toUserDto(callerUser(req)) }),
-    listProjects: async ({ req }) => ({ status: 200, body: await projects.listProjects(em(), callerUser(req).id) }),
+    listProjects: async ({ req }) => ({
+      status: 200,
+      body: await projects.listProjects(requestEm(deps, req), callerUser(req).id),
+    }),
     createProject: async ({ req, body }) => {
-      const project = await projects.createProject(em(), callerUser(req).id, body.name);
+      const project = await projects.createProject(requestEm(deps, req), callerUser(req).id, body.name);
       return { status: 201, body: projects.toProjectDto(project, 'OWNER') };
     },
     updateProject: async ({ req, params, body }) => ({
       status: 200,
-      body: await projects.updateProject(em(), callerUser(req).id, params.id, body),
+      body: await projects.updateProject(requestEm(deps, req), callerUser(req).id, params.id, body),
     }),
     deleteProject: async ({ req, params }) => {
-      await projects.deleteProject(em(), callerUser(req).id, params.id);
+      await projects.deleteProject(requestEm(deps, req), callerUser(req).id, params.id);
       return { status: 204, body: undefined };
     },
     regenerateKeys: async ({ req, params }) => ({
       status: 200,
-      body: await projects.regenerateKeys(em(), callerUser(req).id, params.id),
+      body: await projects.regenerateKeys(requestEm(deps, req), callerUser(req).id, params.id),
     }),
     resetProject: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(em(), callerUser(req).id, params.id, ['OWNER']);
+      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id, [
+        'OWNER',
+      ]);
       projects.refuseIfDisabled(project);
-      return { status: 200, body: { success: true, deleted: await wipeProjectData(em(), project.id) } };
+      return { status: 200, body: { success: true, deleted: await wipeProjectData(requestEm(deps, req), project.id) } };
     },
     security: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(em(), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(em(), project) };
+      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
+      return { status: 200, body: await securityState(requestEm(deps, req), project) };
     },
   });
 };
 
 export const createProjectsRouter = (deps: AppDeps) => {
-  const em = () => deps.db.orm.em;
   return s.router(contract.projects, {
     setupState: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(em(), callerUser(req).id, params.id);
-      return { status: 200, body: await setupState(em(), project.id) };
+      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
+      return { status: 200, body: await setupState(requestEm(deps, req), project.id) };
     },
     security: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(em(), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(em(), project) };
+      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
+      return { status: 200, body: await securityState(requestEm(deps, req), project) };
     },
     listMembers: async ({ req, params }) => ({
       status: 200,
-      body: await members.listMembers(em(), callerUser(req).id, params.id),
+      body: await members.listMembers(requestEm(deps, req), callerUser(req).id, params.id),
     }),
     inviteMember: async ({ req, params, body }) => ({
       status: 201,
-      body: await members.inviteMember(deps, em(), callerUser(req).id, params.id, body.email, body.role),
+      body: await members.inviteMember(
+        deps,
+        requestEm(deps, req),
+        callerUser(req).id,
+        params.id,
+        body.email,
+        body.role,
+      ),
     }),
     updateMember: async ({ req, params, body }) => ({
       status: 200,
-      body: await members.updateMemberRole(em(), callerUser(req).id, params.id, params.userId, body.role),
+      body: await members.updateMemberRole(
+        requestEm(deps, req),
+        callerUser(req).id,
+        params.id,
+        params.userId,
+        body.role,
+      ),
     }),
     removeMember: async ({ req, params }) => {
-      await members.removeMember(em(), callerUser(req).id, params.id, params.userId);
+      await members.removeMember(requestEm(deps, req), callerUser(req).id, params.id, params.userId);
       return { status: 204, body: undefined };
     },
   });

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * POST /v1/track with the public key, 50 connections: half the requests track for a new contact,
+ * half for one of 10,000 existing ones, each with a little data. Baseline: bare node:http POST.
+ */
+export default {
+  name: 'track',
+  description: 'POST /v1/track (public key), 50% new / 50% existing contacts',
+  baseline: 'bare-http',
+  target: { metric: 'reqPerSec', min: 1500, unit: 'req/s', label: '≥ 1,500 req/s (p99 ≤ 100 ms reported alongside)' },
+  async setup(ctx) {
+    const tag = randomBytes(4).toString('hex');
+    let n = 0;
+    ctx.state.nextBody = () => {
+      const existing = Math.random() < 0.5;
+      const email = existing
+        ? `known-${Math.floor(Math.random() * 10_000)}@track.example`
+        : `new-${tag}-${++n}@track.example`;
+      return JSON.stringify({
+        email,
+        event: Math.random() < 0.5 ? 'page-view' : 'clicked',
+        data: { plan: 'pro', step: n % 7 },
+      });
+    };
+    const probe = await ctx.fetch('/v1/track', {
+      method: 'POST',
+      headers: ctx.publicAuth,
+      json: { email: `probe-${tag}@track.example`, event: 'probe' },
+    });
+    if (probe.status !== 200) throw new Error(`track probe answered ${probe.status}: ${await probe.text()}`);
+  },
+  request: (ctx) => ({
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/track',
+        headers: { ...ctx.publicAuth, 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: ctx.state.nextBody() }),
+      },
+    ],
+  }),
+};
