@@ -1,7 +1,7 @@
 import { contract } from './contract.js';
 import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
-import { paginate } from './pagination.js';
+import { paginate, paginateOffset } from './pagination.js';
 import { type RequestOptions, Transport } from './transport.js';
 import type {
   Contact,
@@ -12,6 +12,7 @@ import type {
   ContactUpdateBody,
   ContactWithMeta,
   DeploymentConfig,
+  Domain,
   Event,
   EventListQuery,
   EventNameSummary,
@@ -26,6 +27,14 @@ import type {
   Job,
   JobAccepted,
   LookupResult,
+  SendBody,
+  SendResult,
+  Template,
+  TemplateCreateBody,
+  TemplateListQuery,
+  TemplatePage,
+  TemplateUpdateBody,
+  TemplateUsage,
   TrackBody,
   TrackResult,
 } from './types.js';
@@ -191,6 +200,65 @@ export class Pigeon {
     /** Poll an event deletion job until it completes or fails. */
     waitForJob: (jobId: string, wait: Omit<WaitForJobOptions, 'kind'> = {}, options?: RequestOptions): Promise<Job> =>
       waitForJob((pollOptions) => this.events.jobStatus(jobId, pollOptions), jobId, { ...wait, kind: 'bulk' }, options),
+  };
+
+  /** Sending email now (secret key). */
+  readonly emails = {
+    /**
+     * Send an email to one or more recipients (at most 100), processed one by one: each gets its own
+     * contact upsert and rendered email. Content is a `template` id, or `subject` and `body`; the
+     * sender domain must be verified (else 403). MARKETING content skips unsubscribed contacts, listed
+     * in `skipped`. Every call carries an Idempotency-Key (generated unless given), so retries after
+     * network errors or 5xx never send twice.
+     */
+    send: async (body: SendBody, options?: RequestOptions & IdempotencyOptions): Promise<SendResult> =>
+      (await this.transport.call(contract.emails.send, { body, headers: {} }, withIdempotencyKey(options))).data,
+  };
+
+  /** Email templates of the key's project. */
+  readonly templates = {
+    create: (body: TemplateCreateBody, options?: RequestOptions): Promise<Template> =>
+      this.transport.call(contract.templates.create, { body }, options),
+    /** One page of templates (`page` from 1, `pageSize` up to 100); filter by `type`, `search`; `sort`, `dir`. */
+    list: (query: TemplateListQuery = {}, options?: RequestOptions): Promise<TemplatePage> =>
+      this.transport.call(contract.templates.list, { query }, options),
+    /**
+     * Every template matching `query`, fetching pages lazily from `query.page` (default 1) until
+     * `totalPages`: `for await (const template of pigeon.templates.all({ type: 'MARKETING' })) …`
+     */
+    all: (query: TemplateListQuery = {}, options?: RequestOptions): AsyncGenerator<Template, void, undefined> =>
+      paginateOffset((page) => this.templates.list({ ...query, page }, options), query.page),
+    get: (id: string, options?: RequestOptions): Promise<Template> =>
+      this.transport.call(contract.templates.get, { params: { id } }, options),
+    update: (id: string, body: TemplateUpdateBody, options?: RequestOptions): Promise<Template> =>
+      this.transport.call(contract.templates.update, { params: { id }, body }, options),
+    /** Delete a template (409 `CONFLICT` while campaigns or workflow steps use it; see `usage`). */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => {
+      await this.transport.call(contract.templates.delete, { params: { id } }, options);
+    },
+    /** Copy a template; resolves with the new template (its `id` is the new id). */
+    duplicate: (id: string, options?: RequestOptions): Promise<Template> =>
+      this.transport.call(contract.templates.duplicate, { params: { id } }, options),
+    /** Campaigns and workflow steps that use the template. */
+    usage: (id: string, options?: RequestOptions): Promise<TemplateUsage> =>
+      this.transport.call(contract.templates.usage, { params: { id } }, options),
+  };
+
+  /** Sender domains: publish their DNS records, then `verify` (secret key). */
+  readonly domains = {
+    /** Add a sender domain; the result's `records` are the DNS records to publish (DKIM required). */
+    create: (domain: string, options?: RequestOptions): Promise<Domain> =>
+      this.transport.call(contract.domains.create, { body: { domain } }, options),
+    /** The project's domains, verified and pending. */
+    list: (projectId: string, options?: RequestOptions): Promise<Domain[]> =>
+      this.transport.call(contract.domains.list, { params: { projectId } }, options),
+    /** Check the domain's DNS records now; resolves with the domain and each record's `status`. */
+    verify: (id: string, options?: RequestOptions): Promise<Domain> =>
+      this.transport.call(contract.domains.verify, { params: { id } }, options),
+    /** Remove a domain (409 `CONFLICT` while a template sends from it). */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => {
+      await this.transport.call(contract.domains.delete, { params: { id } }, options);
+    },
   };
 
   constructor(options: PigeonOptions) {

@@ -2,7 +2,7 @@ export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type Publ
 export { PigeonError, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
 export type { WaitForJobOptions } from './jobs.js';
-export type { CursorPage } from './pagination.js';
+export type { CursorPage, OffsetPage } from './pagination.js';
 export type { RequestOptions, RouteInput, SuccessBody } from './transport.js';
 export type {
   Contact,
@@ -13,6 +13,8 @@ export type {
   ContactUpdateBody,
   ContactWithMeta,
   Contract,
+  DnsRecord,
+  Domain,
   ErrorEnvelope,
   Event,
   EventListQuery,
@@ -32,6 +34,14 @@ export type {
   JobKind,
   JobStatus,
   LookupResult,
+  SendBody,
+  SendResult,
+  Template,
+  TemplateCreateBody,
+  TemplateListQuery,
+  TemplatePage,
+  TemplateUpdateBody,
+  TemplateUsage,
   TrackBody,
   TrackResult,
 } from './types.js';

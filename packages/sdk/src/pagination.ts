@@ -22,3 +22,29 @@ export async function* paginate<T>(
     next = page.cursor;
   }
 }
+
+/** The shape of an offset-paginated (page-numbered) response. */
+export interface OffsetPage<T> {
+  data: T[];
+  page: number;
+  totalPages: number;
+}
+
+/**
+ * Yields every item of an offset-paginated list, one page request at a time: starts at `page`
+ * (default 1) and requests the next page number until the answered `page` reaches `totalPages`.
+ * Nothing is requested until iteration starts; breaking out of the loop stops the requests.
+ */
+export async function* paginateOffset<T>(
+  fetchPage: (page: number) => Promise<OffsetPage<T>>,
+  page = 1,
+): AsyncGenerator<T, void, undefined> {
+  let next = page;
+  for (;;) {
+    const result = await fetchPage(next);
+    yield* result.data;
+    if (result.data.length === 0 || result.page >= result.totalPages) return;
+    // Always move forward, even if the server answered an earlier page than the one asked for.
+    next = Math.max(result.page, next) + 1;
+  }
+}

@@ -46,3 +46,26 @@ export type EventStats = SuccessBody<EventRoutes['stats']>;
 export type EventStatsQuery = RouteInput<EventRoutes['stats']>['query'];
 export type EventNameSummary = SuccessBody<EventRoutes['names']>[number];
 export type EventUsage = SuccessBody<EventRoutes['usage']>;
+
+// Sending: POST /v1/send
+type EmailRoutes = Contract['emails'];
+/** What `emails.send` takes: recipients (processed one by one), and a template or subject and body. */
+export type SendBody = RouteInput<EmailRoutes['send']>['body'];
+/** The sent emails, plus the unsubscribed recipients a MARKETING send skipped. */
+export type SendResult = z.infer<typeof wire.SendResult>;
+
+// Templates
+type TemplateRoutes = Contract['templates'];
+export type Template = z.infer<typeof wire.Template>;
+export type TemplateCreateBody = RouteInput<TemplateRoutes['create']>['body'];
+export type TemplateUpdateBody = RouteInput<TemplateRoutes['update']>['body'];
+export type TemplateListQuery = RouteInput<TemplateRoutes['list']>['query'];
+/** One page of `templates.list`: `page` counts from 1 up to `totalPages`. */
+export type TemplatePage = SuccessBody<TemplateRoutes['list']>;
+/** Campaigns and workflow steps that use a template. */
+export type TemplateUsage = SuccessBody<TemplateRoutes['usage']>;
+
+// Sender domains
+export type Domain = z.infer<typeof wire.Domain>;
+/** A DNS record to publish for a domain, with its last checked status. */
+export type DnsRecord = z.infer<typeof wire.DnsRecord>;

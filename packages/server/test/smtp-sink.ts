@@ -17,11 +17,19 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-/** A real SMTP server on loopback that keeps every accepted message, raw. */
-export async function startSmtpSink(): Promise<SmtpSink> {
+/**
+ * A real SMTP server on loopback that keeps every accepted message, raw. With `delayMs`, each
+ * final reply to DATA waits that long; a message counts as received only if its connection was
+ * still open to get that reply (as with a real MTA, a client gone before it delivered nothing).
+ */
+export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const failures: number[] = [];
+  const closed = new Set<string>();
   const server = new SMTPServer({
+    onClose(session) {
+      closed.add(session.id);
+    },
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
@@ -38,13 +46,18 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           return callback(err);
         }
         const raw = Buffer.concat(chunks).toString('utf8');
-        messages.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw,
-          messageId: /^Message-ID:\s*(<[^>]+>)/im.exec(raw)?.[1],
-        });
-        callback();
+        const accept = () => {
+          if (closed.has(session.id)) return;
+          messages.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw,
+            messageId: /^Message-ID:\s*(<[^>]+>)/im.exec(raw)?.[1],
+          });
+          callback();
+        };
+        if (opts.delayMs) setTimeout(accept, opts.delayMs);
+        else accept();
       });
     },
   });

@@ -48,6 +48,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       concurrency: e.DELIVERY_CONCURRENCY,
       attachmentLimitBytes: Math.round(e.ATTACHMENT_LIMIT_MB * 1024 * 1024),
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
+      claimTimeoutSeconds: e.DELIVERY_CLAIM_TIMEOUT_SECONDS,
     },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,

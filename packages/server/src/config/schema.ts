@@ -37,6 +37,7 @@ export const EnvSchema = z.object({
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   DISABLE_SIGNUPS: bool.default('false'),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
   ATTACHMENT_LIMIT_MB: z.coerce.number().min(1).max(40).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
@@ -70,7 +71,7 @@ export interface Config {
   jobs: { concurrency: number; pollIntervalMs: number };
   /** Requests per minute per project; 0 disables the limit. */
   rateLimitPerMinute: number;
-  delivery: { concurrency: number; attachmentLimitBytes: number; retryBaseMs: number };
+  delivery: { concurrency: number; attachmentLimitBytes: number; retryBaseMs: number; claimTimeoutSeconds: number };
   idempotencyTtlHours: number;
   shutdownTimeoutMs: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };

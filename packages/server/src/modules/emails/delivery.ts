@@ -21,8 +21,6 @@ interface EmailRow {
 }
 
 const BATCH = 10;
-/** A claim older than this belongs to a worker that died: the email goes back to the queue. */
-const CLAIM_TIMEOUT_SECONDS = 120;
 const MAX_ATTEMPTS = 8;
 const IDLE_POLL_MS = 1000;
 
@@ -140,9 +138,11 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   async function loop(): Promise<void> {
     while (running) {
       try {
+        // A claim older than the timeout belongs to a worker that died: back to the queue.
         await pool.query(
           `UPDATE emails SET status = 'QUEUED', claimed_at = NULL WHERE status = 'SENDING'
-           AND claimed_at < now() - make_interval(secs => ${CLAIM_TIMEOUT_SECONDS})`,
+           AND claimed_at < now() - make_interval(secs => $1)`,
+          [deps.config.delivery.claimTimeoutSeconds],
         );
         const { rows } = await pool.query<EmailRow>({ name: 'emails.claim', text: CLAIM_SQL, values: [BATCH] });
         if (rows.length === 0) {

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+
+// Local outbox: domains are verified on creation, so templates can be made at once.
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+});
+afterAll(() => pigeon?.stop());
+
+// A domain is verified by one project at a time, so each project gets its own.
+let domain = 'brand0.example';
+let counter = 0;
+async function projectWithDomain() {
+  const setup = await newProject(pigeon);
+  domain = `brand${++counter}.example`;
+  const res = await pigeon.request('POST', '/domains', { headers: setup.auth, body: { domain } });
+  expect(res.body.status).toBe('verified');
+  return setup;
+}
+
+const template = (over: Record<string, unknown> = {}) => ({
+  name: 'Welcome',
+  subject: 'Welcome {{name}}',
+  body: '<p>Hi</p>',
+  from: `hello@${domain}`,
+  ...over,
+});
+
+describe('templates', () => {
+  it('creates with MARKETING as the default type; missing fields answer the bare 400; unverified senders 403', async () => {
+    const { auth } = await projectWithDomain();
+    const created = await pigeon.request('POST', '/templates', {
+      headers: auth,
+      body: template({ fromName: 'Brand', replyTo: `Support@${domain.toUpperCase()}` }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      type: 'MARKETING',
+      fromName: 'Brand',
+      replyTo: `support@${domain}`,
+      description: null,
+    });
+    const missing = await pigeon.request('POST', '/templates', {
+      headers: auth,
+      body: { name: 'x', subject: 's', body: 'b' },
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({ error: expect.stringContaining('from') });
+    const unverified = await pigeon.request('POST', '/templates', {
+      headers: auth,
+      body: template({ from: 'a@elsewhere.example' }),
+    });
+    expect(expectEnvelope(unverified, 403, 'INTERNAL_SERVER_ERROR').details).toEqual({
+      reason: 'DOMAIN_NOT_VERIFIED',
+      domain: 'elsewhere.example',
+    });
+  });
+
+  it('lists with offset pages, a type filter, search on name/description/subject and sort fallbacks', async () => {
+    const { auth } = await projectWithDomain();
+    const names = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo'];
+    for (const [i, name] of names.entries()) {
+      await pigeon.request('POST', '/templates', {
+        headers: auth,
+        body: template({
+          name,
+          type: i % 2 ? 'TRANSACTIONAL' : 'MARKETING',
+          description: i === 4 ? 'about receipts' : null,
+        }),
+      });
+    }
+    const page = await pigeon.request('GET', '/templates?page=2&pageSize=2&sort=name&dir=asc', { headers: auth });
+    expect(page.body).toMatchObject({ page: 2, pageSize: 2, total: 5, totalPages: 3 });
+    expect(page.body.data.map((t: { name: string }) => t.name)).toEqual(['Charlie', 'Delta']);
+    const transactional = await pigeon.request('GET', '/templates?type=TRANSACTIONAL', { headers: auth });
+    expect(transactional.body.data.map((t: { name: string }) => t.name).sort()).toEqual(['Bravo', 'Delta']);
+    const search = await pigeon.request('GET', '/templates?search=RECEIPT', { headers: auth });
+    expect(search.body.data.map((t: { name: string }) => t.name)).toEqual(['Echo']);
+    const fallback = await pigeon.request('GET', '/templates?sort=weird&dir=up', { headers: auth });
+    expect(fallback.body.data[0].name).toBe('Echo'); // createdAt desc
+    expectEnvelope(await pigeon.request('GET', '/templates?page=0', { headers: auth }), 422, 'VALIDATION_ERROR');
+  });
+
+  it('gets, updates, duplicates, reports usage and deletes; another project sees 404', async () => {
+    const { auth } = await projectWithDomain();
+    const { body: created } = await pigeon.request('POST', '/templates', { headers: auth, body: template() });
+    const updated = await pigeon.request('PATCH', `/templates/${created.id}`, {
+      headers: auth,
+      body: { subject: 'New subject', type: 'HEADLESS' },
+    });
+    expect(updated.body).toMatchObject({ subject: 'New subject', type: 'HEADLESS', name: 'Welcome' });
+    expectEnvelope(
+      await pigeon.request('PATCH', `/templates/${created.id}`, { headers: auth, body: { from: 'x@nope.example' } }),
+      403,
+      'INTERNAL_SERVER_ERROR',
+    );
+    const copy = await pigeon.request('POST', `/templates/${created.id}/duplicate`, { headers: auth });
+    expect(copy.status).toBe(201);
+    expect(copy.body).toMatchObject({ name: 'Welcome (copy)', subject: 'New subject' });
+    expect(copy.body.id).not.toBe(created.id);
+    expect((await pigeon.request('GET', `/templates/${created.id}/usage`, { headers: auth })).body).toEqual({
+      campaigns: [],
+      workflowSteps: [],
+    });
+    const other = await newProject(pigeon);
+    for (const [method, path] of [
+      ['GET', ''],
+      ['PATCH', ''],
+      ['DELETE', ''],
+      ['POST', '/duplicate'],
+    ] as const) {
+      const res = await pigeon.request(method, `/templates/${created.id}${path}`, {
+        headers: other.auth,
+        body: method === 'PATCH' ? { name: 'x' } : undefined,
+      });
+      expectEnvelope(res, 404, 'NOT_FOUND');
+    }
+    expect((await pigeon.request('DELETE', `/templates/${created.id}`, { headers: auth })).status).toBe(204);
+    expectEnvelope(await pigeon.request('GET', `/templates/${created.id}`, { headers: auth }), 404, 'NOT_FOUND');
+  });
+
+  it('keeps a domain that templates send from', async () => {
+    const { auth, project } = await projectWithDomain();
+    await pigeon.request('POST', '/templates', { headers: auth, body: template() });
+    const [domain] = (await pigeon.request('GET', `/domains/project/${project.id}`, { headers: auth })).body;
+    expectEnvelope(await pigeon.request('DELETE', `/domains/${domain.id}`, { headers: auth }), 409, 'CONFLICT');
+  });
+});

@@ -1,0 +1,74 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { newProject } from './accounts.js';
+import { killAllCli, startCli } from './cli.js';
+import { createTestDatabase, startTestPigeon } from './helpers.js';
+import { startSmtpSink } from './smtp-sink.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await killAllCli();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+it('a worker killed mid-batch neither loses nor duplicates a message', async () => {
+  const sink = await startSmtpSink({ delayMs: 100 });
+  // One delivery loop, so exactly one message is in flight when the worker dies.
+  const databaseUrl = await createTestDatabase();
+  const api = await startTestPigeon({ databaseUrl, role: 'api', env: { SMTP_URL: sink.url } });
+  try {
+    const { auth, project } = await newProject(api);
+    await api.request('POST', '/domains', { headers: auth, body: { domain: 'crash.example' } });
+    await api.deps.db.pool.query('UPDATE domains SET verified_at = now() WHERE project_id = $1', [project.id]);
+    const dir = mkdtempSync(join(tmpdir(), 'pigeon-crash-'));
+    chmodSync(dir, 0o755);
+    dirs.push(dir);
+    const env = {
+      PIGEON_DATA_DIR: dir,
+      DATABASE_URL: databaseUrl,
+      SMTP_URL: sink.url,
+      DELIVERY_CONCURRENCY: '1',
+      DELIVERY_CLAIM_TIMEOUT_SECONDS: '2',
+    };
+
+    const first = startCli(['worker'], env);
+    await first.ready;
+    const to = Array.from({ length: 20 }, (_, i) => `r${i}@example.com`);
+    const sent = await api.request('POST', '/v1/send', {
+      headers: auth,
+      body: { to, from: 'ops@crash.example', subject: 'crash test', body: '<p>x</p>' },
+    });
+    expect(sent.body.data.emails).toHaveLength(20);
+
+    // Kill while message 5 waits for its final SMTP reply (the sink holds each for 100 ms). Killing
+    // right after an acceptance would hit the window between the server's 250 and the worker
+    // recording SENT, which no protocol closes; there the stable Message-ID lets receivers dedupe.
+    const ours = () => sink.messages.filter((m) => m.messageId?.endsWith('@crash.example>'));
+    const before = sink.messages.length; // the signup's verification mail went through this sink too
+    await sink.waitFor(before + 4);
+    await new Promise((r) => setTimeout(r, 50));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const { rows: inFlight } = await api.deps.db.pool.query(
+      "SELECT count(*)::int AS n FROM emails WHERE status = 'SENDING'",
+    );
+    expect(inFlight[0].n).toBeGreaterThan(0); // the kill really happened mid-batch
+
+    const second = startCli(['worker'], env);
+    await second.ready;
+    await sink.waitFor(before + 20, 30_000);
+    await new Promise((r) => setTimeout(r, 500)); // room for a duplicate to show up
+    const ids = ours().map((m) => m.messageId);
+    expect(ids).toHaveLength(20);
+    expect(new Set(ids).size).toBe(20);
+    const { rows } = await api.deps.db.pool.query('SELECT status, count(*)::int AS n FROM emails GROUP BY status');
+    expect(rows).toEqual([{ status: 'SENT', n: 20 }]);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  } finally {
+    await api.stop();
+    await sink.close();
+  }
+}, 90_000);
