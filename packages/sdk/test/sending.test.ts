@@ -127,8 +127,9 @@ describe('emails.send', () => {
   });
 
   it('turns a 403 DOMAIN_NOT_VERIFIED into a PigeonError with its details, without retrying', async () => {
+    // The server's shape: status 403 with code INTERNAL_SERVER_ERROR; the status decides (no retry).
     const requests = route('post', '/v1/send', () =>
-      envelope(403, 'FORBIDDEN', {
+      envelope(403, 'INTERNAL_SERVER_ERROR', {
         message: 'The sender domain example.com is not verified',
         details: { reason: 'DOMAIN_NOT_VERIFIED', domain: 'example.com' },
         suggestion: 'Publish the DNS records, then verify the domain',
@@ -140,7 +141,7 @@ describe('emails.send', () => {
     expect(error).toBeInstanceOf(PigeonError);
     expect(error).toMatchObject({
       status: 403,
-      code: 'FORBIDDEN',
+      code: 'INTERNAL_SERVER_ERROR',
       message: 'The sender domain example.com is not verified',
       requestId,
       details: { reason: 'DOMAIN_NOT_VERIFIED', domain: 'example.com' },
