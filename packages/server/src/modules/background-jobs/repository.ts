@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
+import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
-import { notFound } from '../../http/errors.js';
 
 export type JobKind =
   | 'import'
@@ -58,19 +58,12 @@ export async function insertJob(
   return id;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A job of the caller's project, of one of the given kinds; anything else is 404. */
 export async function getJob(db: Queryable, projectId: string, id: string, kinds: JobKind[]) {
-  const { rows } = UUID.test(id)
-    ? await db.query<JobRow>('SELECT * FROM background_jobs WHERE project_id = $1 AND id = $2 AND kind = ANY($3)', [
-        projectId,
-        id,
-        kinds,
-      ])
-    : { rows: [] };
-  const job = rows[0];
-  if (!job) throw notFound('Job');
+  const job = await findInProject<JobRow>(db, 'background_jobs', projectId, id, 'Job', {
+    where: 'kind = ANY($3)',
+    values: [kinds],
+  });
   return toJobDto(job);
 }
 

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { inTransaction } from '../../db/sql.js';
 import { defineJob } from '../../jobs/registry.js';
 import type { Logger } from '../../logger.js';
-import type { JobKind, JobRow } from './repository.js';
+import { type JobKind, type JobRow, recordBatch } from './repository.js';
 
 export interface JobHandlerContext {
   pool: pg.Pool;
@@ -56,4 +57,30 @@ export function createBackgroundJob(handlers: Record<JobKind, JobHandler>) {
       }
     },
   });
+}
+
+/**
+ * For jobs that change every row matching something: counts the rows once (`countSql`, params
+ * $1 project, $2 value), then runs `batchSql` ($1 project, $2 value, $3 batch size; it must touch
+ * at most $3 matching rows and leave them non-matching) in committed batches until none is left.
+ * Each batch commits with the job's counters, so the job resumes where a crash stopped it.
+ */
+export async function changeInBatches(
+  { pool, job, heartbeat }: JobHandlerContext,
+  sql: { countSql: string; batchSql: string },
+  value: unknown,
+  batchSize: number,
+): Promise<void> {
+  const { rows } = await pool.query<{ n: number }>(sql.countSql, [job.project_id, value]);
+  await pool.query('UPDATE background_jobs SET total = processed + $2 WHERE id = $1', [job.id, rows[0]?.n ?? 0]);
+  for (;;) {
+    const changed = await inTransaction(pool, async (client) => {
+      const result = await client.query(sql.batchSql, [job.project_id, value, batchSize]);
+      const n = result.rowCount ?? 0;
+      await recordBatch(client, job.id, { processed: n, updated: n });
+      return n;
+    });
+    if (changed === 0) return;
+    await heartbeat();
+  }
 }

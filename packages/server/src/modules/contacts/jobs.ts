@@ -1,6 +1,6 @@
 import { inTransaction } from '../../db/sql.js';
 import { type JobError, recordBatch } from '../background-jobs/repository.js';
-import { type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
+import { changeInBatches, type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
 import { parseContactsCsv } from './csv.js';
 import { insertSubscriptionEvents } from './subscription.js';
 
@@ -129,30 +129,18 @@ function outcome(ids: string[], rows: Array<{ id: string; changed: boolean }>) {
   return { processed: ids.length, updated, skipped: ids.length - updated, errors };
 }
 
-const DELETE_FIELD_BATCH = 5000;
-
-/** Removes a data key from every contact in batches, each its own transaction; naturally resumable. */
-const deleteField: JobHandler = async ({ pool, job, heartbeat }) => {
-  const key = job.input.key as string;
-  const { rows } = await pool.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1 AND data ? $2',
-    [job.project_id, key],
+/** Removes a data key from every contact in committed batches; naturally resumable. */
+const deleteField: JobHandler = (ctx) =>
+  changeInBatches(
+    ctx,
+    {
+      countSql: 'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1 AND data ? $2',
+      batchSql: `UPDATE contacts SET data = data - $2::text, updated_at = now()
+                 WHERE id IN (SELECT id FROM contacts WHERE project_id = $1 AND data ? $2 LIMIT $3)`,
+    },
+    ctx.job.input.key,
+    5000,
   );
-  await pool.query('UPDATE background_jobs SET total = processed + $2 WHERE id = $1', [job.id, rows[0]?.n ?? 0]);
-  for (;;) {
-    const changed = await inTransaction(pool, async (client) => {
-      const result = await client.query(
-        `UPDATE contacts SET data = data - $2, updated_at = now()
-         WHERE id IN (SELECT id FROM contacts WHERE project_id = $1 AND data ? $2 LIMIT $3)`,
-        [job.project_id, key, DELETE_FIELD_BATCH],
-      );
-      await recordBatch(client, job.id, { processed: result.rowCount ?? 0, updated: result.rowCount ?? 0 });
-      return result.rowCount ?? 0;
-    });
-    if (changed === 0) return;
-    await heartbeat();
-  }
-};
 
 export const contactJobHandlers = {
   import: importContacts,

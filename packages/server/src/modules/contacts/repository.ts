@@ -126,16 +126,6 @@ export async function updateContact(
   return row;
 }
 
-export async function findContact(db: Queryable, projectId: string, id: string): Promise<ContactRow | undefined> {
-  const [row] = await prepared<ContactRow>(
-    db,
-    'contacts.find',
-    'SELECT * FROM contacts WHERE project_id = $1 AND id = $2',
-    [projectId, id],
-  );
-  return row;
-}
-
 export async function deleteContact(db: Queryable, projectId: string, id: string): Promise<boolean> {
   const rows = await prepared(
     db,

@@ -1,10 +1,9 @@
 import type { DatabaseError } from 'pg';
+import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { applyDataRules } from './data-rules.js';
-import { deleteContact, findContact, toContactDto, updateContact, upsertContact } from './repository.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './repository.js';
 
 /** POST /contacts: upsert by email; a new contact is subscribed unless told otherwise. */
 export async function createOrUpdateContact(
@@ -24,9 +23,7 @@ export async function createOrUpdateContact(
 }
 
 export async function getContact(db: Queryable, projectId: string, id: string) {
-  const row = UUID.test(id) ? await findContact(db, projectId, id) : undefined;
-  if (!row) throw notFound('Contact');
-  return toContactDto(row);
+  return toContactDto(await findInProject<ContactRow>(db, 'contacts', projectId, id, 'Contact'));
 }
 
 export async function patchContact(

@@ -1,5 +1,6 @@
 import type { DatabaseError } from 'pg';
 import { uuidv7 } from 'uuidv7';
+import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, notFound } from '../../http/errors.js';
@@ -19,8 +20,6 @@ export interface DomainRow {
   note: string | null;
   created_at: Date;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const toDomainDto = (d: DomainRow) => ({
   id: d.id,
@@ -85,13 +84,8 @@ export async function listDomains(db: Queryable, callerProjectId: string, projec
   return rows.map(toDomainDto);
 }
 
-async function findDomain(db: Queryable, projectId: string, id: string): Promise<DomainRow> {
-  const { rows } = UUID.test(id)
-    ? await db.query<DomainRow>('SELECT * FROM domains WHERE project_id = $1 AND id = $2', [projectId, id])
-    : { rows: [] };
-  if (!rows[0]) throw notFound('Domain');
-  return rows[0];
-}
+const findDomain = (db: Queryable, projectId: string, id: string) =>
+  findInProject<DomainRow>(db, 'domains', projectId, id, 'Domain');
 
 /** Checks DNS now and records the result; DKIM publishing our key verifies the domain. */
 export async function verifyDomain(deps: AppDeps, projectId: string, id: string) {

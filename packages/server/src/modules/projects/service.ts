@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
+import { isUuid } from '../../db/scoped.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import { generateKeyPair } from './keys.js';
 import {
@@ -11,7 +12,6 @@ import {
   type TrackingMode,
 } from './project.entity.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
 
 export const toProjectDto = (project: Project, role: Role) => ({
@@ -56,7 +56,7 @@ export async function requireMembership(
   projectId: string,
   roles: readonly Role[] = ['OWNER', 'ADMIN', 'MEMBER'],
 ): Promise<{ project: Project; membership: Membership }> {
-  if (!UUID.test(projectId)) throw notFound('Project');
+  if (!isUuid(projectId)) throw notFound('Project');
   const membership = await em.findOne(MembershipSchema, { projectId, userId });
   const project = membership ? await em.findOne(ProjectSchema, { id: projectId }) : null;
   if (!membership || !project) throw notFound('Project');

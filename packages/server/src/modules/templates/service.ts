@@ -1,9 +1,9 @@
 import type { TemplateListQuery } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
+import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
-import { notFound } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 
 export type ContentType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
@@ -33,8 +33,6 @@ export interface TemplateInput {
   replyTo?: string | null;
   type: ContentType;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const toTemplateDto = (t: TemplateRow) => ({
   id: t.id,
@@ -72,13 +70,8 @@ export async function createTemplate(db: Queryable, projectId: string, input: Te
   return toTemplateDto(rows[0] as TemplateRow);
 }
 
-export async function findTemplate(db: Queryable, projectId: string, id: string): Promise<TemplateRow> {
-  const { rows } = UUID.test(id)
-    ? await db.query<TemplateRow>('SELECT * FROM templates WHERE project_id = $1 AND id = $2', [projectId, id])
-    : { rows: [] };
-  if (!rows[0]) throw notFound('Template');
-  return rows[0];
-}
+export const findTemplate = (db: Queryable, projectId: string, id: string) =>
+  findInProject<TemplateRow>(db, 'templates', projectId, id, 'Template');
 
 const COLUMNS: Record<keyof TemplateInput, string> = {
   name: 'name',
