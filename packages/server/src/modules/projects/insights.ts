@@ -3,10 +3,7 @@ import type { Project } from './project.entity.js';
 
 const WINDOW_DAYS = 30;
 
-/**
- * Bounce and complaint rates over the last 30 days. They are computed from stored email records;
- * until the sending module stores those, every count is a real zero.
- */
+/** Bounce and complaint rates over the last 30 days, from the stored email records. */
 export async function securityState(em: EntityManager, project: Project) {
   const counts = await mailCounts(em, project.id);
   const suspensions = await em
@@ -30,7 +27,6 @@ export async function securityState(em: EntityManager, project: Project) {
 }
 
 async function mailCounts(em: EntityManager, projectId: string) {
-  if (!(await tableExists(em, 'emails'))) return { sent: 0, bounces: 0, complaints: 0 };
   const [row] = await em.getConnection().execute<{ sent: number; bounces: number; complaints: number }[]>(
     `SELECT count(*) FILTER (WHERE sent_at IS NOT NULL)::int AS sent,
             count(*) FILTER (WHERE bounced_at IS NOT NULL)::int AS bounces,
@@ -52,19 +48,11 @@ const STEPS = [
 export async function setupState(em: EntityManager, projectId: string) {
   const steps = [];
   for (const step of STEPS) {
-    const done =
-      (await tableExists(em, step.table)) &&
-      (
-        await em
-          .getConnection()
-          .execute(`SELECT 1 FROM ${step.table} WHERE project_id = ? AND ${step.where} LIMIT 1`, [projectId])
-      ).length > 0;
+    const found = await em
+      .getConnection()
+      .execute(`SELECT 1 FROM ${step.table} WHERE project_id = ? AND ${step.where} LIMIT 1`, [projectId]);
+    const done = found.length > 0;
     steps.push({ id: step.id, title: step.title, done });
   }
   return { steps, completed: steps.every((s) => s.done) };
-}
-
-async function tableExists(em: EntityManager, table: string): Promise<boolean> {
-  const rows = await em.getConnection().execute('SELECT to_regclass(?) AS t', [`public.${table}`]);
-  return Boolean((rows[0] as { t: string | null } | undefined)?.t);
 }
