@@ -299,7 +299,7 @@ describe('project lifecycle', () => {
     expect((await pigeon.request('POST', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 
-  it('reports setup steps not yet done for a new project', async () => {
+  it('reports setup steps, done once the project has the data', async () => {
     const { owner, project } = await newProject(pigeon);
     const res = await pigeon.request('GET', `/projects/${project.id}/setup-state`, {
       headers: { cookie: owner.cookie },
@@ -311,6 +311,20 @@ describe('project lifecycle', () => {
       'track_first_event',
       'add_contacts',
     ]);
+    expect(res.body.steps.every((s: { done: boolean }) => !s.done)).toBe(true);
+    await pigeon.request('POST', '/v1/track', {
+      headers: bearer(project.publicKey),
+      body: { email: 'a@example.com', event: 'x' },
+    });
+    await pigeon.request('POST', '/domains', {
+      headers: bearer(project.secretKey),
+      body: { domain: `setup-${project.id.slice(-8)}.example` },
+    });
+    const after = await pigeon.request('GET', `/projects/${project.id}/setup-state`, {
+      headers: { cookie: owner.cookie },
+    });
+    const done = Object.fromEntries(after.body.steps.map((s: { id: string; done: boolean }) => [s.id, s.done]));
+    expect(done).toEqual({ verify_domain: true, send_first_email: false, track_first_event: true, add_contacts: true });
   });
 
   it('deletes a project (OWNER only) and its keys stop working', async () => {
