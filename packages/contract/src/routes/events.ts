@@ -11,7 +11,7 @@ export const EventName = z
   .trim()
   .min(1, 'must not be empty')
   .max(200)
-  .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+  .regex(/^\P{Cc}+$/u, 'must not contain control characters')
   .describe(
     'Custom event name, e.g. `signed-up`. Reserved: contact.subscribed, contact.unsubscribed, email.*, segment.<slug>.entry|exit',
   );
