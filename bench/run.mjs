@@ -4,13 +4,24 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { summarizeCpuProfile } from './lib/cpuprofile.mjs';
 import { connectDb, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
-import { cpuSeconds, descendantsCpuSeconds, freePort, peakRssMb, startNode } from './lib/process.mjs';
+import {
+  cpuSeconds,
+  descendantsCpuSeconds,
+  freePort,
+  machineBusyCpuSeconds,
+  ownCpuSeconds,
+  peakRssMb,
+  rssMb,
+  startNode,
+} from './lib/process.mjs';
 import { toMarkdown } from './lib/report.mjs';
+import { smtpSinkClient } from './lib/sending.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH_DIR, '..');
@@ -25,12 +36,15 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string' },
     explain: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    'pigeon-env': { type: 'string', multiple: true },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (args.help) {
   console.log(
-    'Usage: node bench/run.mjs [--scenario <name>[,<name>]]... [--duration <s>] [--connections <n>] [--explain]',
+    'Usage: node bench/run.mjs [--scenario <name>[,<name>]]... [--duration <s>] [--connections <n>] [--explain]\n' +
+      '                          [--cpu-prof] [--pigeon-env KEY=VALUE]...',
   );
   process.exit(0);
 }
@@ -38,14 +52,26 @@ const duration = positiveInt(args.duration, '--duration');
 // Given on the command line, --connections applies to every scenario; otherwise a scenario's own
 // `connections` (e.g. 10 for a latency measurement) or 50.
 const connectionsOverride = args.connections === undefined ? undefined : positiveInt(args.connections, '--connections');
+// --pigeon-env KEY=VALUE (repeatable): on top of every Pigeon's env, scenarios' own included.
+const envOverride = Object.fromEntries(
+  (args['pigeon-env'] ?? []).map((kv) => {
+    const i = kv.indexOf('=');
+    if (i < 1) {
+      console.error(`--pigeon-env must be KEY=VALUE, got "${kv}"`);
+      process.exit(2);
+    }
+    return [kv.slice(0, i), kv.slice(i + 1)];
+  }),
+);
 const scenarios = await loadScenarios(args.scenario?.flatMap((s) => s.split(',')).filter(Boolean));
 const fixtureDefs = await loadFixtures(scenarios);
 
 // ---- processes under test; stopped in `cleanup` whatever happens ------------------------------
 
-const servers = { pigeon: undefined, baselines: new Map() };
-let dataDir;
-let db; // promise of the harness's own PostgreSQL connection (lib/pigeon.mjs), opened on first use
+// Every Pigeon instance (its data dir, its node process, the harness's connection to its
+// PostgreSQL), the baselines and the services (SMTP sinks) are registered before they start, so
+// `cleanup` can stop them at any moment.
+const servers = { pigeons: new Set(), baselines: new Map(), services: new Set() };
 let currentRun;
 let cleaning;
 const aborter = new AbortController(); // aborted when cleanup starts: stops fetches and polling
@@ -53,14 +79,8 @@ const cleanup = () =>
   (cleaning ??= (async () => {
     aborter.abort(new Error('interrupted'));
     currentRun?.stop();
-    // Our connection goes first (cancelling a seed INSERT that may be running), then the servers.
-    await db?.then((d) => d.close()).catch(() => {});
-    const all = [servers.pigeon, ...servers.baselines.values()].filter(Boolean);
-    await Promise.all(all.map((s) => s.stop()));
-    if (dataDir) {
-      await stopLeftoverPostgres(dataDir);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    await Promise.all([...servers.pigeons].map(stopPigeon));
+    await Promise.all([...servers.baselines.values(), ...servers.services].map((s) => s.stop()));
   })());
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
@@ -79,28 +99,55 @@ const results = {
     connections: connectionsOverride ?? DEFAULT_CONNECTIONS,
     connectionsFromCommandLine: connectionsOverride !== undefined,
     explain: args.explain,
-    pigeonEnv: { RATE_LIMIT_PER_MINUTE },
+    pigeonEnv: { RATE_LIMIT_PER_MINUTE, ...envOverride },
     warmupSeconds: WARMUP_SECONDS,
+    cpuProf: args['cpu-prof'],
   },
   fixtures: [],
   scenarios: [],
+  profiles: [],
 };
+// Scenarios without `pigeonEnv` (or `smtpSink`) share one Pigeon, in file-name order; then each
+// scenario that declares them gets a Pigeon of its own (fresh data dir, its env on top of the
+// harness's), with its SMTP sink, stopped again before the next one starts.
+const shared = scenarios.filter((s) => !ownPigeon(s));
+const isolated = scenarios.filter(ownPigeon);
 try {
-  const pigeon = await startPigeon();
-  for (const scenario of scenarios) {
+  if (shared.length) {
+    let pigeon;
     try {
-      results.scenarios.push(await runScenario(scenario, pigeon));
+      pigeon = await startPigeon();
+      for (const scenario of shared) {
+        await attempt(scenario, () => runScenario(scenario, pigeon));
+        if (!pigeon.alive()) throw new Error(`Pigeon exited during ${scenario.name}:\n${pigeon.output()}`);
+      }
     } catch (err) {
-      if (cleaning) throw err; // interrupted: servers are being stopped
+      // The shared Pigeon did not start or died: its remaining scenarios are not run; the
+      // scenarios with a Pigeon of their own still are.
+      if (cleaning) throw err;
       failed = true;
-      console.error(`scenario ${scenario.name} failed: ${err.stack ?? err}`);
-      results.scenarios.push({
-        name: scenario.name,
-        description: scenario.description,
-        error: String(err.message ?? err),
-        target: scenario.target ? { ...scenario.target, actual: null, met: false, reason: 'scenario failed' } : null,
+      console.error(err.stack ?? String(err));
+    } finally {
+      // Stopped before the next instance starts: its CPU and memory are not the next one's.
+      for (const instance of [...servers.pigeons]) await stopPigeon(instance);
+    }
+  }
+  for (const scenario of isolated) {
+    const services = {};
+    let pigeon;
+    try {
+      await attempt(scenario, async () => {
+        if (scenario.smtpSink) services.smtpSink = await startSmtpSink();
+        const env = resolveEnv(scenario.pigeonEnv, services);
+        pigeon = await startPigeon(env, services, scenario.name);
+        return runScenario(scenario, pigeon);
       });
-      if (!pigeon.alive()) throw new Error(`Pigeon exited during ${scenario.name}:\n${pigeon.output()}`);
+    } finally {
+      if (pigeon) await stopPigeon(pigeon.instance);
+      if (services.smtpSink) {
+        await services.smtpSink.stop();
+        servers.services.delete(services.smtpSink);
+      }
     }
   }
 } catch (err) {
@@ -116,8 +163,43 @@ process.exitCode = failed ? 1 : 0;
 
 // ---- steps ------------------------------------------------------------------------------------
 
-async function startPigeon() {
-  dataDir = mkdtempSync(join(os.tmpdir(), 'pigeon-bench-'));
+function ownPigeon(scenario) {
+  return Boolean(scenario.pigeonEnv || scenario.smtpSink);
+}
+
+/** `pigeonEnv` is an object or a function of the scenario's services (`{ smtpSink }`); values become strings. */
+function resolveEnv(pigeonEnv, services) {
+  const env = typeof pigeonEnv === 'function' ? pigeonEnv(services) : (pigeonEnv ?? {});
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
+}
+
+/** Runs a scenario and records its result; a failure is recorded and the run goes on. */
+async function attempt(scenario, fn) {
+  try {
+    results.scenarios.push(await fn());
+  } catch (err) {
+    if (cleaning) throw err; // interrupted: servers are being stopped
+    failed = true;
+    console.error(`scenario ${scenario.name} failed: ${err.stack ?? err}`);
+    results.scenarios.push({
+      name: scenario.name,
+      description: scenario.description,
+      error: String(err.message ?? err),
+      target: scenario.target ? { ...scenario.target, actual: null, met: false, reason: 'scenario failed' } : null,
+    });
+  }
+}
+
+/**
+ * Starts `node packages/server/dist/cli.js start` on a fresh data dir and free ports, with
+ * `extraEnv` (a scenario's `pigeonEnv`) on top of the harness's own settings.
+ */
+async function startPigeon(extraEnv = {}, services = {}, forScenario = undefined) {
+  if (cleaning) throw new Error('interrupted');
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'pigeon-bench-'));
+  // The instance (data dir, harness connection) is registered before anything else can fail.
+  const instance = { dataDir, handle: undefined, db: undefined, stopped: undefined };
+  servers.pigeons.add(instance);
   // As root, embedded PostgreSQL runs as the `postgres` user, which must be able to enter the dir.
   chmodSync(dataDir, 0o711);
   const [port, pgPort] = [await freePort(), await freePort()];
@@ -132,43 +214,111 @@ async function startPigeon() {
     // Requests are still counted against the per-project limit (that UPSERT is part of every
     // keyed request's cost), but a load run never gets 429s: the default is 1,000 a minute.
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+    ...extraEnv,
+    ...envOverride,
   };
-  delete env.DATABASE_URL; // always a fresh embedded PostgreSQL
-  console.log(`starting Pigeon (data dir ${dataDir}, PostgreSQL port ${pgPort})…`);
+  // Always a fresh embedded PostgreSQL; SMTP only when a scenario asks for it (else the outbox).
+  delete env.DATABASE_URL;
+  if (!('SMTP_URL' in extraEnv)) delete env.SMTP_URL;
+  const shown = Object.entries({ ...extraEnv, ...envOverride }).map(([k, v]) => `${k}=${v}`);
+  console.log(
+    `starting Pigeon${forScenario ? ` for ${forScenario}` : ''} (data dir ${dataDir}, PostgreSQL port ${pgPort}` +
+      `${shown.length ? `, ${shown.join(' ')}` : ''})…`,
+  );
   const started = Date.now();
-  const pigeon = spawnServer('pigeon', {
+  const nodeArgs = [];
+  if (args['cpu-prof']) {
+    // Written by Pigeon's node when it exits (after its SIGTERM shutdown); summarized in stopPigeon.
+    const profiles = join(BENCH_DIR, 'results', 'profiles');
+    instance.profileDir = join(
+      profiles,
+      `${results.date.replace(/[:.]/g, '-')}-${(forScenario ?? 'shared').replace(/\W/g, '_')}`,
+    );
+    mkdirSync(instance.profileDir, { recursive: true });
+    writeFileSync(join(profiles, '.gitignore'), '*\n');
+    instance.profileFor = forScenario ?? 'shared Pigeon';
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', instance.profileDir);
+  }
+  if (cleaning) throw new Error('interrupted');
+  const pigeon = startNode({
     name: 'Pigeon',
-    args: [PIGEON_CLI, 'start'],
+    args: [...nodeArgs, PIGEON_CLI, 'start'],
     env,
     ready: /Pigeon is listening on/,
   });
+  instance.handle = pigeon;
   await pigeon.ready;
-  pigeon.baseUrl = `http://127.0.0.1:${port}`;
-  pigeon.dataDir = dataDir;
-  pigeon.pgPort = pgPort;
-  pigeon.fixtures = new Map(); // name → promise of the fixture's state, once per Pigeon start
+  Object.assign(pigeon, {
+    instance,
+    baseUrl: `http://127.0.0.1:${port}`,
+    dataDir,
+    pgPort,
+    env: { ...extraEnv, ...envOverride },
+    services,
+    fixtures: new Map(), // name → promise of the fixture's state, once per Pigeon start
+  });
   console.log(
     `Pigeon ready at ${pigeon.baseUrl} (pid ${pigeon.pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   return pigeon;
 }
 
+/**
+ * Closes the harness's connection (cancelling a query still running, e.g. a seed INSERT),
+ * SIGTERMs Pigeon and waits (it stops its PostgreSQL), stops a PostgreSQL still running on the
+ * data dir, removes the data dir. Once per instance.
+ */
+function stopPigeon(instance) {
+  instance.stopped ??= (async () => {
+    await instance.db?.then((d) => d.close()).catch(() => {});
+    await instance.handle?.stop();
+    await stopLeftoverPostgres(instance.dataDir);
+    rmSync(instance.dataDir, { recursive: true, force: true });
+    servers.pigeons.delete(instance);
+    if (instance.profileDir) {
+      for (const file of readdirSync(instance.profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+        const path = join(instance.profileDir, file);
+        try {
+          results.profiles.push({
+            for: instance.profileFor,
+            file: relative(ROOT, path),
+            summary: summarizeCpuProfile(path),
+          });
+        } catch (err) {
+          console.error(`could not summarize ${path}: ${err.message}`);
+        }
+      }
+    }
+  })();
+  return instance.stopped;
+}
+
+/** services/smtp-sink.mjs in its own process; stopped after its scenario (or by `cleanup`). */
+async function startSmtpSink() {
+  if (cleaning) throw new Error('interrupted');
+  const handle = startNode({
+    name: 'smtp-sink',
+    args: [join(BENCH_DIR, 'services', 'smtp-sink.mjs')],
+    env: { ...process.env },
+    ready: /listening on http:\/\/\S+ smtp:\/\/\S+/,
+    timeoutMs: 15_000,
+  });
+  servers.services.add(handle);
+  await handle.ready;
+  const sink = smtpSinkClient(handle);
+  console.log(`SMTP sink at ${sink.url} (pid ${sink.pid})`);
+  return sink;
+}
+
 async function startBaseline(name) {
   if (!servers.baselines.has(name)) {
+    if (cleaning) throw new Error('interrupted');
     const script = join(BENCH_DIR, 'baselines', `${name}.mjs`);
-    spawnServer(name, { name, args: [script], env: { ...process.env, PORT: '0' }, ready: /listening on/ });
+    const handle = startNode({ name, args: [script], env: { ...process.env, PORT: '0' }, ready: /listening on/ });
+    servers.baselines.set(name, handle);
   }
   const handle = await servers.baselines.get(name).ready;
   handle.baseUrl ??= /listening on (http:\/\/\S+)/.exec(handle.output())[1];
-  return handle;
-}
-
-/** Every server is registered before it starts, so `cleanup` can stop it at any moment. */
-function spawnServer(key, options) {
-  if (cleaning) throw new Error('interrupted');
-  const handle = startNode(options);
-  if (key === 'pigeon') servers.pigeon = handle;
-  else servers.baselines.set(key, handle);
   return handle;
 }
 
@@ -207,6 +357,14 @@ async function runScenario(scenario, pigeon) {
   for (const name of scenario.fixtures ?? []) ctx.fixtures[name] = await fixture(name, pigeon);
   await scenario.setup?.(ctx);
   const result = { name: scenario.name, description: scenario.description, connections: conns };
+  if (ownPigeon(scenario)) {
+    result.pigeonEnv = pigeon.env;
+    const env = Object.entries(pigeon.env).map(([k, v]) => `${k}=${v}`);
+    ctx.note(
+      `own Pigeon instance (fresh data dir)${env.length ? ` with ${env.join(', ')}` : ''}` +
+        (pigeon.services.smtpSink ? "; SMTP_URL is the harness's smtp-server sink, in its own process" : ''),
+    );
+  }
   if (scenario.run) {
     result.kind = 'task';
     result.task = await measureTask(scenario.name, pigeon, () => scenario.run(ctx));
@@ -234,7 +392,15 @@ async function runScenario(scenario, pigeon) {
       ctx.note(
         `Pigeon responses (measured run): ${codes.map(([c, n]) => `${c} × ${n.toLocaleString('en-US')}`).join(', ')}`,
       );
+    const sink = result.pigeon.sink;
+    if (sink)
+      ctx.note(
+        `SMTP sink during the measured run: ${sink.received.toLocaleString('en-US')} messages received ` +
+          `(${Math.round(sink.perSec).toLocaleString('en-US')}/s), sink CPU ${sink.cpuPercentOfCore}% of a core`,
+      );
   }
+  // after(): notes that need the measured run to be over (e.g. what is left in a queue).
+  await scenario.after?.(ctx, result);
   result.target = evaluateTarget(scenario.target, result);
   const t = result.target;
   if (t) {
@@ -263,6 +429,8 @@ async function measure(label, server, request, conns) {
   console.log(`warming up ${label} (${conns} connections)…`);
   await load({ ...opts, duration: WARMUP_SECONDS });
   console.log(`measuring ${label} (${duration} s)…`);
+  const sink0 = await sinkSample(server);
+  const machine0 = machineSample();
   const cpu0 = cpuSeconds(server.pid);
   const db0 = descendantsCpuSeconds(server.pid);
   const t0 = process.hrtime.bigint();
@@ -270,6 +438,8 @@ async function measure(label, server, request, conns) {
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = cpuSeconds(server.pid) - cpu0;
   const db = descendantsCpuSeconds(server.pid) - db0;
+  const sink = sinkDelta(sink0, await sinkSample(server), wall);
+  const machine = machineDelta(machine0, machineSample(), wall, cpu + db + (sink?.cpuSeconds ?? 0));
   if (!server.alive()) throw new Error(`${server.name} exited during the run:\n${server.output()}`);
   const m = {
     reqPerSec: r.requests.average,
@@ -288,6 +458,8 @@ async function measure(label, server, request, conns) {
     dbCpuSeconds: db ? round(db, 2) : null,
     dbCpuPercentOfCore: db ? round((db / wall) * 100, 1) : null,
     peakRssMb: round(peakRssMb(server.pid), 1),
+    ...(sink && { sink }),
+    machine,
   };
   console.log(
     `  ${Math.round(m.reqPerSec)} req/s, p50 ${m.latencyP50Ms} ms, p99 ${m.latencyP99Ms} ms, ` +
@@ -306,6 +478,8 @@ async function measure(label, server, request, conns) {
  */
 async function measureTask(label, server, run) {
   console.log(`running ${label}…`);
+  const sink0 = await sinkSample(server);
+  const machine0 = machineSample();
   const cpu0 = cpuSeconds(server.pid);
   const db0 = descendantsCpuSeconds(server.pid);
   const t0 = process.hrtime.bigint();
@@ -313,6 +487,8 @@ async function measureTask(label, server, run) {
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = cpuSeconds(server.pid) - cpu0;
   const db = descendantsCpuSeconds(server.pid) - db0;
+  const sink = sinkDelta(sink0, await sinkSample(server), wall);
+  const machine = machineDelta(machine0, machineSample(), wall, cpu + db + (sink?.cpuSeconds ?? 0));
   if (!server.alive()) throw new Error(`${server.name} exited during the run:\n${server.output()}`);
   const m = {
     ...out,
@@ -322,11 +498,53 @@ async function measureTask(label, server, run) {
     dbCpuSeconds: db ? round(db, 2) : null,
     dbCpuPercentOfCore: db ? round((db / wall) * 100, 1) : null,
     peakRssMb: round(peakRssMb(server.pid), 1),
+    ...(sink && { sinkCpuPercentOfCore: sink.cpuPercentOfCore }),
+    machine,
   };
   console.log(
     `  ${m.summary ?? `${m.wallSeconds} s`}; CPU ${m.cpuPercentOfCore}% of a core, DB ${m.dbCpuPercentOfCore ?? 0}%`,
   );
   return m;
+}
+
+/** The whole machine's busy CPU seconds and the harness's own (autocannon runs in it). */
+function machineSample() {
+  return { busy: machineBusyCpuSeconds(), harness: ownCpuSeconds() };
+}
+
+/**
+ * % of a core over the run: the machine busy in all (200 = both cores of a 2-core machine), the
+ * harness (load generator), and everything else that is neither the server nor its PostgreSQL /
+ * sink (`serverCpu`): other people's processes competing for the same cores.
+ */
+function machineDelta(a, b, wall, serverCpu) {
+  const busy = b.busy - a.busy;
+  const harness = b.harness - a.harness;
+  const pct = (v) => round((v / wall) * 100, 1);
+  return {
+    cores: os.cpus().length,
+    busyPercentOfCore: pct(busy),
+    harnessCpuPercentOfCore: pct(harness),
+    otherCpuPercentOfCore: pct(Math.max(0, busy - harness - serverCpu)),
+  };
+}
+
+/** Messages received and CPU seconds of the server's SMTP sink, if it has one. */
+async function sinkSample(server) {
+  const sink = server.services?.smtpSink;
+  if (!sink) return null;
+  return { count: (await sink.stats()).count, cpu: cpuSeconds(sink.pid) };
+}
+
+function sinkDelta(a, b, wall) {
+  if (!a || !b) return null;
+  const received = b.count - a.count;
+  return {
+    received,
+    perSec: round(received / wall, 1),
+    cpuSeconds: round(b.cpu - a.cpu, 2),
+    cpuPercentOfCore: round(((b.cpu - a.cpu) / wall) * 100, 1),
+  };
 }
 
 /**
@@ -407,10 +625,29 @@ function makeContext(pigeon, conns) {
     },
     /** A query on the harness's own connection to Pigeon's embedded PostgreSQL (user pigeon). */
     sql: async (text, values) => {
-      if (cleaning) throw new Error('interrupted');
-      db ??= connectDb({ dataDir: pigeon.dataDir, port: pigeon.pgPort });
-      return (await db).query(text, values);
+      if (cleaning || pigeon.instance.stopped) throw new Error('interrupted');
+      pigeon.instance.db ??= connectDb({ dataDir: pigeon.dataDir, port: pigeon.pgPort });
+      return (await pigeon.instance.db).query(text, values);
     },
+    /** The env this Pigeon got on top of the harness's (a scenario's resolved `pigeonEnv`). */
+    pigeonEnv: pigeon.env,
+    pigeonPid: pigeon.pid,
+    /** The scenario's SMTP sink (`smtpSink: true`): `url`, `pid`, `stats()`, `messages()`, `reset()`. */
+    smtpSink: pigeon.services.smtpSink,
+    /**
+     * CPU seconds used so far (user + system): Pigeon's node process, its PostgreSQL (postmaster
+     * and backends) and the SMTP sink. Differences of two snapshots give CPU over a window.
+     */
+    cpu: () => ({
+      at: performance.now(),
+      pigeon: cpuSeconds(pigeon.pid),
+      db: descendantsCpuSeconds(pigeon.pid),
+      sink: pigeon.services.smtpSink ? cpuSeconds(pigeon.services.smtpSink.pid) : null,
+      machine: machineBusyCpuSeconds(),
+      harness: ownCpuSeconds(),
+    }),
+    /** Pigeon's current (VmRSS) and peak (VmHWM) resident memory in MB. */
+    memory: () => ({ rssMb: rssMb(pigeon.pid), peakRssMb: peakRssMb(pigeon.pid) }),
     /** A line for the report, under the scenario. */
     note: (text) => ctx.notes.push(String(text)),
     /** A block of preformatted text (e.g. a query plan) for the report. */
@@ -437,15 +674,35 @@ async function loadScenarios(names) {
     const { default: s } = await import(pathToFileURL(join(dir, file)).href);
     if (!s?.name || (typeof s.request !== 'function') === (typeof s.run !== 'function'))
       throw new Error(`${file}: default export needs name and either request() or run()`);
-    all.push(s);
+    all.push(...expandVariants(s));
   }
   if (!names?.length) return all;
-  const unknown = names.filter((n) => !all.some((s) => s.name === n));
+  // `delivery-10k` selects all its variants, `delivery-10k:c8` one of them.
+  const selects = (n, s) => s.name === n || s.baseName === n;
+  const unknown = names.filter((n) => !all.some((s) => selects(n, s)));
   if (unknown.length) {
     console.error(`Unknown scenario(s): ${unknown.join(', ')}. Known: ${all.map((s) => s.name).join(', ')}`);
     process.exit(2);
   }
-  return all.filter((s) => names.includes(s.name));
+  return all.filter((s) => names.some((n) => selects(n, s)));
+}
+
+/**
+ * `variants: [{ name: 'c8', pigeonEnv: { DELIVERY_CONCURRENCY: 8 } }, …]` turns one scenario into
+ * one per variant, named `<name>:<variant>`, each with the scenario's `pigeonEnv` and the
+ * variant's on top (so each gets its own Pigeon).
+ */
+function expandVariants(s) {
+  if (!s.variants?.length) return [s];
+  return s.variants.map((v) => ({
+    ...s,
+    variants: undefined,
+    baseName: s.name,
+    variant: v.name,
+    name: `${s.name}:${v.name}`,
+    description: `${s.description}${v.description ? ` (${v.description})` : ''}`,
+    pigeonEnv: (services) => ({ ...resolveEnv(s.pigeonEnv, services), ...resolveEnv(v.pigeonEnv, services) }),
+  }));
 }
 
 /** The fixtures the selected scenarios name, from bench/fixtures/<name>.mjs. */

@@ -181,3 +181,26 @@ export function peakRssMb(pid) {
   const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return kb ? Number(kb) / 1024 : null;
 }
+
+/** Current resident set size (VmRSS) of `pid` in MB. */
+export function rssMb(pid) {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return kb ? Number(kb) / 1024 : null;
+}
+
+/**
+ * CPU seconds the whole machine has been busy (all cores summed: user, nice, system, irq,
+ * softirq, steal; not idle or iowait), from /proc/stat. With the harness's and the servers' own
+ * CPU it tells how much went to other processes (e.g. someone's test run) during a measurement.
+ */
+export function machineBusyCpuSeconds() {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + (steal || 0)) / CLK_TCK;
+}
+
+/** CPU seconds of this process (the harness, with autocannon running in it). */
+export function ownCpuSeconds() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}

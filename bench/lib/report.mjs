@@ -18,11 +18,23 @@ const COLUMNS = [
   'CPU % core',
   'CPU µs/req',
   'DB CPU % core',
+  'load gen % core',
+  'other % core',
   'peak RSS MB',
   'vs baseline',
 ];
 
-const TASK_COLUMNS = ['Scenario', 'result', 'wall s', 'CPU s', 'CPU % core', 'DB CPU % core', 'peak RSS MB'];
+const TASK_COLUMNS = [
+  'Scenario',
+  'result',
+  'wall s',
+  'CPU s',
+  'CPU % core',
+  'DB CPU % core',
+  'sink % core',
+  'other % core',
+  'peak RSS MB',
+];
 
 function row(scenario, server, connections, m, ratio) {
   return [
@@ -38,6 +50,8 @@ function row(scenario, server, connections, m, ratio) {
     num(m.cpuPercentOfCore),
     num(m.cpuMicrosPerRequest),
     num(m.dbCpuPercentOfCore),
+    num(m.machine?.harnessCpuPercentOfCore),
+    num(m.machine?.otherCpuPercentOfCore),
     num(m.peakRssMb),
     ratio,
   ];
@@ -65,6 +79,13 @@ export function toMarkdown(results) {
         ? ` Pigeon runs with RATE_LIMIT_PER_MINUTE=${num(settings.pigeonEnv.RATE_LIMIT_PER_MINUTE)} ` +
           '(requests are counted, never refused).'
         : '') +
+      (() => {
+        const extra = Object.entries(settings.pigeonEnv ?? {}).filter(([k]) => k !== 'RATE_LIMIT_PER_MINUTE');
+        return extra.length
+          ? ` Every Pigeon also gets ${extra.map(([k, v]) => `${k}=${v}`).join(', ')} (--pigeon-env).`
+          : '';
+      })() +
+      ' Scenarios with a `pigeonEnv` run on a Pigeon of their own, after the others (see their notes).' +
       (results.totalSeconds ? ` Whole run: ${num(results.totalSeconds)} s.` : ''),
   ];
 
@@ -110,6 +131,8 @@ export function toMarkdown(results) {
           num(m.cpuSeconds, 2),
           num(m.cpuPercentOfCore),
           num(m.dbCpuPercentOfCore),
+          num(m.sinkCpuPercentOfCore),
+          num(m.machine?.otherCpuPercentOfCore),
           num(m.peakRssMb),
         ]),
       ),
@@ -143,10 +166,22 @@ export function toMarkdown(results) {
     }
   }
 
+  if (results.profiles?.length) {
+    lines.push('', '## CPU profiles (--cpu-prof)', '');
+    lines.push(
+      "Pigeon's node process over its whole life (start-up, setup and the runs), self time; open the file in " +
+        'Chrome DevTools (Performance) or speedscope for the call tree.',
+    );
+    for (const p of results.profiles) lines.push('', `### ${p.for}: \`${p.file}\``, '', '```', p.summary, '```');
+  }
+
   lines.push(
     '',
     'CPU and RSS are the server process only (for Pigeon: the node process; "DB CPU" is its embedded ' +
-      'PostgreSQL). Peak RSS is VmHWM, the peak over the process lifetime up to that row. ' +
+      'PostgreSQL; "sink" the SMTP sink process of the sending scenarios). "load gen" is the harness process ' +
+      '(autocannon), "other" the rest of the machine\'s busy CPU (/proc/stat): other processes competing for ' +
+      'the cores, so a row with a high "other" is not comparable. ' +
+      'Peak RSS is VmHWM, the peak over the process lifetime up to that row. ' +
       'Latencies are whole milliseconds (autocannon); p50 is the median.',
     '',
   );

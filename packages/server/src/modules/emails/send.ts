@@ -141,9 +141,11 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
       };
       const html = renderTemplate(content.html, vars, { html: true });
       await client.query(
-        `INSERT INTO emails (id, project_id, contact_id, template_id, content_type, priority, from_email, from_name, reply_to,
-           to_email, to_name, subject, html, text, headers, attachments, message_id)
-         VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+        `WITH queued AS (
+           INSERT INTO emails (id, project_id, contact_id, template_id, content_type, priority, from_email, from_name,
+             reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id)
+           VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id
+         ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`, // sent on commit; repeats in one transaction fold into one
         [
           emailId,
           projectId,
@@ -165,7 +167,6 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
       );
       emails.push({ contact: ref, email: emailId });
     }
-    if (emails.length > 0) await client.query(`SELECT pg_notify('${NOTIFY_CHANNEL}', '')`);
   });
   return { emails, skipped, timestamp: new Date().toISOString() };
 }
