@@ -12,6 +12,11 @@ export interface RouteMeta {
   auth: RouteAuth;
   /** Validation failures answer the bare `{ error }` 400 instead of the 422 envelope (spec §7). */
   errorStyle?: 'bare';
+  /**
+   * The handler checks a key itself, in the same statement as its work (one round trip on the
+   * hottest route). Requests carrying an Idempotency-Key are still checked before the handler.
+   */
+  checkKeyInHandler?: boolean;
 }
 
 export const meta = (m: RouteMeta) => m;

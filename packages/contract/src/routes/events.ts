@@ -66,7 +66,7 @@ export const eventsContract = c.router(
       ...track,
       path: '/v1/track',
       summary: 'Track an event for a contact (public or secret key); creates the contact if unknown',
-      metadata: meta({ auth: 'track' }),
+      metadata: meta({ auth: 'track', checkKeyInHandler: true }),
     },
     trackFromDashboard: {
       ...track,

@@ -7,7 +7,7 @@ import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
 import type { Role } from '../modules/projects/project.entity.js';
 import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
-import { applyRateLimit, countHitSql, countRequest, currentWindow } from './rate-limit.js';
+import { applyRateLimit, countRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
 
 export interface ProjectRef {
   id: string;
@@ -24,9 +24,25 @@ export interface SessionUser {
 }
 
 /** Who is calling, resolved once per request by `authenticate`. */
+/**
+ * A well-formed key on a route that checks keys in its own statement (`checkKeyInHandler`): no
+ * lookup here; the handler's statement finds the project by the hash, counts the rate limit and
+ * writes only when both pass, then reports back through `settleKeyCheck`. One round trip.
+ */
+export interface DeferredKey {
+  keyType: KeyType;
+  keyHash: Buffer;
+}
+
+/** What a statement that checked a deferred key found. */
+export type KeyCheck =
+  | { found: false }
+  | { found: true; disabled: boolean; disabledReason: string | null; hits: number | null };
+
 export type Caller =
   | { kind: 'anonymous' }
   | { kind: 'key'; keyType: KeyType; project: ProjectRef; hits: number | null }
+  | ({ kind: 'deferred-key' } & DeferredKey)
   | { kind: 'session'; user: SessionUser; project?: ProjectRef; role?: Role };
 
 declare global {
@@ -59,10 +75,15 @@ export function authenticate(deps: AppDeps) {
   };
 }
 
-async function resolveCaller(deps: AppDeps, req: Request, auth: RouteAuth): Promise<Caller> {
+async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth): Promise<Caller> {
   if (auth === 'none') return { kind: 'anonymous' };
   if (auth === 'session') return { kind: 'session', user: await requireSessionUser(deps, req) };
   const key = bearerKey(req);
+  const keyType = key ? keyTypeOf(key) : undefined;
+  // An Idempotency-Key needs the project before the handler runs, so such requests look it up here.
+  if (key && keyType && req.tsRestRoute?.metadata?.checkKeyInHandler && !req.header('idempotency-key')) {
+    return { kind: 'deferred-key', keyType, keyHash: hashKey(key) };
+  }
   if (key !== undefined || auth !== 'dashboard') return keyCaller(deps, key, auth);
   return dashboardSessionCaller(deps, req);
 }
@@ -105,7 +126,7 @@ async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType) {
     `WITH p AS (
        SELECT id, name, disabled, disabled_reason AS "disabledReason", ${column}_key AS key
        FROM projects WHERE ${column}_key_hash = $1
-     )${limited ? `, hit AS (${countHitSql('p', '$2::bigint')})` : ''}
+     )${limited ? `, ${rateLimitCtes('p', '$2::bigint')}` : ''}
      SELECT p.*, ${limited ? '(SELECT hits FROM hit)' : 'NULL::int'} AS hits FROM p`,
     limited ? [hashKey(key), currentWindow().window] : [hashKey(key)],
   );
@@ -116,6 +137,14 @@ async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType) {
   if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
   const project = { id: row.id, name: row.name, disabled: row.disabled, disabledReason: row.disabledReason };
   return { project, hits: row.hits };
+}
+
+/** Answers a deferred key exactly as the lookup here would have: 401, 403, or the rate limit. */
+export function settleKeyCheck(deps: AppDeps, res: Response, check: KeyCheck): void {
+  if (!check.found) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+  if (check.hits !== null)
+    applyRateLimit(res, deps.config.rateLimitPerMinute, check.hits, currentWindow().resetSeconds);
+  if (check.disabled) throw disabledProject(check.disabledReason);
 }
 
 /** Key callers were counted by their lookup; dashboard sessions are counted here. */
@@ -167,12 +196,11 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function refuseWritesToDisabledProject(req: Request): void {
   const project = callerProjectOrUndefined(req.caller);
-  if (project?.disabled && !READ_METHODS.has(req.method)) {
-    throw forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', {
-      details: { reason: project.disabledReason },
-    });
-  }
+  if (project?.disabled && !READ_METHODS.has(req.method)) throw disabledProject(project.disabledReason);
 }
+
+const disabledProject = (reason: string | null) =>
+  forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', { details: { reason } });
 
 const callerProjectOrUndefined = (caller: Caller) =>
   caller.kind === 'key' || caller.kind === 'session' ? caller.project : undefined;

@@ -13,21 +13,32 @@ export function currentWindow(now = Date.now()) {
 }
 
 /**
- * SQL that counts one request of a project in the current window and returns the count as
- * `hits`. `$window` is the window parameter; `projectRows` a FROM clause yielding `id`.
+ * Two CTEs that count one request of the project in `projectRows` (a CTE yielding `id`) in the
+ * current window (`window`, an SQL parameter) and expose the window's total as `hit.hits`: this
+ * backend's own row, updated, plus the committed rows of the others. Requests still in flight on
+ * other connections are not seen yet, so under load the count may lag by at most the number of
+ * concurrent requests.
  */
-export const countHitSql = (projectRows: string, window: string) => `
-  INSERT INTO rate_limit_counters AS r (project_id, window_start, hits)
-  SELECT id, ${window}, 1 FROM ${projectRows}
-  ON CONFLICT (project_id, window_start) DO UPDATE SET hits = r.hits + 1
-  RETURNING hits`;
+export const rateLimitCtes = (projectRows: string, window: string) => `
+  hit_own AS (
+    INSERT INTO rate_limit_counters AS r (project_id, window_start, shard, hits)
+    SELECT id, ${window}, pg_backend_pid() % 16, 1 FROM ${projectRows}
+    ON CONFLICT (project_id, window_start, shard) DO UPDATE SET hits = r.hits + 1
+    RETURNING project_id, hits
+  ), hit AS (
+    SELECT o.hits + coalesce((
+      SELECT sum(c.hits) FROM rate_limit_counters c
+      WHERE c.project_id = o.project_id AND c.window_start = ${window} AND c.shard <> pg_backend_pid() % 16
+    ), 0)::int AS hits
+    FROM hit_own o
+  )`;
 
 /** Counts a request of a project whose caller was not resolved by key (session + X-Project-Id). */
 export async function countRequest(deps: AppDeps, projectId: string, window: number): Promise<number> {
   const [row] = await prepared<{ hits: number }>(
     deps.db.pool,
     'ratelimit.hit',
-    countHitSql('(SELECT $1::uuid AS id) p', '$2::bigint'),
+    `WITH p AS (SELECT $1::uuid AS id), ${rateLimitCtes('p', '$2::bigint')} SELECT hits FROM hit`,
     [projectId, window],
   );
   return row?.hits ?? 1;

@@ -5,6 +5,7 @@ import { Migration20261122020000_contacts } from './Migration20261122020000_cont
 import { Migration20261122030000_tracking } from './Migration20261122030000_tracking.js';
 import { Migration20261122040000_sending } from './Migration20261122040000_sending.js';
 import { Migration20261122050000_contact_counts } from './Migration20261122050000_contact_counts.js';
+import { Migration20261122060000_unlogged_rate_limits } from './Migration20261122060000_unlogged_rate_limits.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -17,4 +18,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122030000_tracking', class: Migration20261122030000_tracking },
   { name: 'Migration20261122040000_sending', class: Migration20261122040000_sending },
   { name: 'Migration20261122050000_contact_counts', class: Migration20261122050000_contact_counts },
+  { name: 'Migration20261122060000_unlogged_rate_limits', class: Migration20261122060000_unlogged_rate_limits },
 ];

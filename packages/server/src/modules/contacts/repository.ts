@@ -41,17 +41,19 @@ export interface UpsertResult {
 /**
  * Creates or updates a contact by email, recording `contact.subscribed` / `contact.unsubscribed`
  * when an existing contact's state flips, all in one statement. Safe under concurrent calls for
- * one email (ON CONFLICT + row lock). Shared by POST /contacts, track and send.
+ * one email (ON CONFLICT + row lock). Shared by POST /contacts, track and send. `project` is the
+ * SQL of the project id (default the $1 parameter); `guard` a condition the write needs.
  */
-export const UPSERT_CTES = `
+export const upsertCtes = ({ project = '$1::uuid', guard = 'true' } = {}) => `
   existing AS (
-    SELECT id, subscribed FROM contacts WHERE project_id = $1::uuid AND email = $2::text FOR UPDATE
+    SELECT id, subscribed FROM contacts WHERE project_id = ${project} AND email = $2::text FOR UPDATE
   ), upserted AS (
     INSERT INTO contacts AS c (id, project_id, email, subscribed, data)
-    SELECT $3::uuid, $1, $2, COALESCE($4::boolean, $5::boolean), $6::jsonb
+    SELECT $3::uuid, ${project}, $2, COALESCE($4::boolean, $5::boolean), $6::jsonb
     -- Reading "existing" here makes it run (and lock) before the upsert: evaluated after, its
     -- FOR UPDATE would skip the row this statement just updated and miss the old state.
     FROM (SELECT count(*) FROM existing) AS locked_first
+    WHERE ${guard}
     ON CONFLICT (project_id, email) DO UPDATE
       SET subscribed = COALESCE($4::boolean, c.subscribed),
           data = (c.data - $7::text[]) || $6::jsonb,
@@ -62,7 +64,7 @@ export const UPSERT_CTES = `
     WHERE e.subscribed IS DISTINCT FROM u.subscribed
   ), subscription_event AS (${insertSubscriptionEvents('changed', '$8', '$9::uuid')})`;
 
-/** Parameters $1..$9 of UPSERT_CTES. */
+/** Parameters $1..$9 of upsertCtes ($1, the project id, is unused when `project` is an expression). */
 export const upsertParams = (input: UpsertInput) => [
   input.projectId,
   input.email,
@@ -75,7 +77,7 @@ export const upsertParams = (input: UpsertInput) => [
   uuidv7(),
 ];
 
-const UPSERT_SQL = `WITH ${UPSERT_CTES} SELECT * FROM upserted`;
+const UPSERT_SQL = `WITH ${upsertCtes()} SELECT * FROM upserted`;
 
 export async function upsertContact(db: Queryable, input: UpsertInput): Promise<UpsertResult> {
   const [row] = await prepared<ContactRow & { inserted: boolean }>(

@@ -1,12 +1,13 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
+import type { Response } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject } from '../../http/auth.js';
+import { type Caller, callerProject, settleKeyCheck } from '../../http/auth.js';
 import { idempotency } from '../../http/idempotency.js';
 import { backgroundJob } from '../background-jobs/registry.js';
 import { getJob, insertJob } from '../background-jobs/repository.js';
 import { eventNames, eventStats, eventUsage, listContactEvents, listEvents } from './queries.js';
-import { trackEvent } from './track.js';
+import { type TrackInput, trackEvent, trackWithKey } from './track.js';
 
 const s = initServer();
 
@@ -14,16 +15,19 @@ export const createEventsRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
   const track = {
     middleware: [idempotency(deps)],
-    handler: async ({
-      req,
-      body,
-    }: {
-      req: Parameters<typeof callerProject>[0];
-      body: Parameters<typeof trackEvent>[2];
-    }) => ({
-      status: 200 as const,
-      body: { success: true as const, data: await trackEvent(db, callerProject(req).id, body) },
-    }),
+    handler: async ({ req, res, body }: { req: { caller: Caller }; res: Response; body: TrackInput }) => {
+      const { caller } = req;
+      let data: Awaited<ReturnType<typeof trackEvent>> | undefined;
+      if (caller.kind === 'deferred-key') {
+        const tracked = await trackWithKey(db, caller, deps.config.rateLimitPerMinute, body);
+        settleKeyCheck(deps, res, tracked.check);
+        data = tracked.result;
+      } else {
+        data = await trackEvent(db, callerProject(req).id, body);
+      }
+      if (!data) throw new Error('track stored no event');
+      return { status: 200 as const, body: { success: true as const, data } };
+    },
   };
   return s.router(contract.events, {
     track,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { setProjectDisabled } from '../projects/service.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -266,5 +267,33 @@ describe('events API', () => {
     expect(job).toMatchObject({ kind: 'delete_events', status: 'completed', total: 2, updated: 2 });
     const names = await pigeon.request('GET', '/events/names', { headers: auth });
     expect(names.body.map((n: { name: string }) => n.name)).toEqual(['kept']);
+  });
+});
+
+describe('key checked inside the track statement (no Idempotency-Key)', () => {
+  const stored = async (projectId: string) =>
+    (await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM events WHERE project_id = $1', [projectId]))
+      .rows[0].n;
+
+  it('answers an unknown, rotated or disabled key like every other route, storing nothing', async () => {
+    const { owner, project } = await newProject(pigeon);
+    const body = { email: 'k@example.com', event: 'x' };
+    expectEnvelope(
+      await pigeon.request('POST', '/v1/track', { headers: { authorization: `Bearer pk_${'b'.repeat(64)}` }, body }),
+      401,
+      'INVALID_API_KEY',
+    );
+    const rotated = await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
+      headers: { cookie: owner.cookie },
+    });
+    expectEnvelope(await pigeon.request('POST', '/v1/track', { headers: pk(project), body }), 401, 'INVALID_API_KEY');
+    const ok = await pigeon.request('POST', '/v1/track', { headers: pk(rotated.body), body });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('ratelimit-limit')).toBe('1000');
+    expect(Number(ok.headers.get('ratelimit-remaining'))).toBeLessThan(1000);
+    await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, 'paused');
+    const disabled = await pigeon.request('POST', '/v1/track', { headers: pk(rotated.body), body });
+    expect(expectEnvelope(disabled, 403, 'PROJECT_DISABLED').details).toEqual({ reason: 'paused' });
+    expect(await stored(project.id)).toBe(1);
   });
 });
