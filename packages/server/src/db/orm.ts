@@ -16,7 +16,7 @@ export class DatabaseUnavailableError extends Error {
   }
 }
 
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';

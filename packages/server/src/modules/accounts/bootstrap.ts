@@ -7,7 +7,7 @@ import { createProject } from '../projects/service.js';
 import { createUser } from './service.js';
 import { UserSchema } from './user.entity.js';
 
-export const FIRST_RUN_EMAIL = 'owner@pigeon.local';
+const FIRST_RUN_EMAIL = 'owner@pigeon.local';
 
 export interface Credentials {
   email: string;

@@ -53,10 +53,3 @@ export function applyDataRules(input: Record<string, unknown> | undefined, opts:
   }
   return changes;
 }
-
-/** Stored data after the changes: what template rendering sees, before transient values. */
-export function mergeData(stored: Record<string, unknown>, changes: DataChanges): Record<string, unknown> {
-  const merged = { ...stored };
-  for (const key of changes.unset) delete merged[key];
-  return Object.assign(merged, changes.set);
-}

@@ -1,7 +1,3 @@
-/** The event names of a subscription change (spec §6). */
-export const subscriptionEventName = (subscribed: boolean) =>
-  subscribed ? 'contact.subscribed' : 'contact.unsubscribed';
-
 /** Where a subscription change came from; stored in the event's data. */
 export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 'link';
 

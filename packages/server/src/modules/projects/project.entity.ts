@@ -1,7 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-export const ROLES = ['OWNER', 'ADMIN', 'MEMBER'] as const;
-export type Role = (typeof ROLES)[number];
+export type Role = 'OWNER' | 'ADMIN' | 'MEMBER';
 export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
 
 export const ProjectSchema = defineEntity({
