@@ -5,6 +5,15 @@
 export const SENDER_DOMAIN = 'bench.example';
 export const SENDER = `hello@${SENDER_DOMAIN}`;
 
+/** The small message every sending scenario sends: one variable, rendered per recipient. */
+export const smallMessage = (to) => ({
+  to,
+  from: SENDER,
+  subject: 'Hi {{name}}',
+  body: '<p>Hello {{name}}</p>',
+  data: { name: 'Ada' },
+});
+
 /**
  * The client of a running services/smtp-sink.mjs (`handle` from lib/process.mjs startNode): its
  * SMTP URL for Pigeon's SMTP_URL, and stats / messages / reset over its control port.

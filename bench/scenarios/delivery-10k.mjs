@@ -1,4 +1,4 @@
-import { emailCounts, percentile, SENDER, send, sleep, verifiedSenderDomain } from '../lib/sending.mjs';
+import { emailCounts, percentile, send, sleep, smallMessage, verifiedSenderDomain } from '../lib/sending.mjs';
 
 /**
  * 10,000 emails queued through the API (100 POST /v1/send of 100 recipients each, 4 at a time),
@@ -22,13 +22,7 @@ const now = () => performance.timeOrigin + performance.now(); // epoch ms, as th
 const r1 = (v) => (v === null ? null : Number(v.toFixed(1)));
 const fmt = (v, d = 0) => v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
-const message = (to) => ({
-  to,
-  from: SENDER,
-  subject: 'Hi {{name}}',
-  body: '<p>Hello {{name}}</p>',
-  data: { name: 'Ada' },
-});
+const message = smallMessage;
 
 export default {
   name: 'delivery-10k',

@@ -1,4 +1,4 @@
-import { emailCounts, SENDER, send, sleep, verifiedSenderDomain } from '../lib/sending.mjs';
+import { emailCounts, send, sleep, smallMessage, verifiedSenderDomain } from '../lib/sending.mjs';
 
 /**
  * POST /v1/send with the secret key, one new recipient per request (user<n>@example.com), small
@@ -7,13 +7,7 @@ import { emailCounts, SENDER, send, sleep, verifiedSenderDomain } from '../lib/s
  * delivery workers (same process, DELIVERY_CONCURRENCY default 4) DKIM-sign and deliver what is
  * accepted while the load runs, as they would in production.
  */
-const body = (to) => ({
-  to,
-  from: SENDER,
-  subject: 'Hi {{name}}',
-  body: '<p>Hello {{name}}</p>',
-  data: { name: 'Ada' },
-});
+const body = smallMessage;
 
 export default {
   name: 'send-accept',
