@@ -76,14 +76,17 @@ export async function mailToken(deps: AppDeps, em: EntityManager, user: User, pu
     purpose === 'VERIFY_EMAIL'
       ? [
           'Confirm your email address',
-          ['Confirm the email address of your Pigeon account:', `${base}/auth/verify-email#token=${token}`],
+          [
+            'Confirm the email address of your Pigeon account by sending the token below to',
+            `POST ${base}/auth/verify-email with the body {"token": "…"}. It works once, for 48 hours.`,
+          ],
         ]
       : [
           'Reset your Pigeon password',
           [
-            'Someone asked to reset the password of your Pigeon account. If it was you:',
-            `${base}/auth/reset-password#token=${token}`,
-            'The link works once, for an hour. If it was not you, ignore this mail.',
+            'Someone asked to reset the password of your Pigeon account. If it was you, send the token below',
+            `and your new password to POST ${base}/auth/reset-password ({"token": "…", "password": "…"}).`,
+            'The token works once, for an hour. If it was not you, ignore this mail.',
           ],
         ];
   await sendSystemMail(deps, user.email, subject, [...lines, `Token: ${token}`]);
