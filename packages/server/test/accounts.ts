@@ -56,8 +56,14 @@ export function outboxMessages(pigeon: TestPigeon): string[] {
   } catch {
     return [];
   }
-  return files.map((f) => readFileSync(join(dir, f), 'utf8'));
+  return files.map((f) => decodeQuotedPrintable(readFileSync(join(dir, f), 'utf8')));
 }
+
+/** Undoes quoted-printable soft line breaks and escapes, so tests can read mail text as written. */
+const decodeQuotedPrintable = (raw: string) =>
+  raw
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
 /** The newest `Token: …` mailed to an address. */
 export function mailedToken(pigeon: TestPigeon, to: string): string {

@@ -78,14 +78,14 @@ export async function mailToken(deps: AppDeps, em: EntityManager, user: User, pu
           'Confirm your email address',
           [
             'Confirm the email address of your Pigeon account by sending the token below to',
-            `POST ${base}/auth/verify-email with the body {"token": "…"}. It works once, for 48 hours.`,
+            `POST ${base}/auth/verify-email with the body {"token": "<the token>"}. It works once, for 48 hours.`,
           ],
         ]
       : [
           'Reset your Pigeon password',
           [
             'Someone asked to reset the password of your Pigeon account. If it was you, send the token below',
-            `and your new password to POST ${base}/auth/reset-password ({"token": "…", "password": "…"}).`,
+            `and your new password to POST ${base}/auth/reset-password ({"token": "<the token>", "password": "<new password>"}).`,
             'The token works once, for an hour. If it was not you, ignore this mail.',
           ],
         ];
