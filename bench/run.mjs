@@ -422,6 +422,26 @@ async function runScenario(scenario, pigeon) {
   return result;
 }
 
+/**
+ * Runs `work` with the server's CPU, its PostgreSQL's CPU, the SMTP sink and the whole machine
+ * sampled around it; fails if the server died meanwhile.
+ */
+async function sampled(server, work) {
+  const sink0 = await sinkSample(server);
+  const machine0 = machineSample();
+  const cpu0 = cpuSeconds(server.pid);
+  const db0 = descendantsCpuSeconds(server.pid);
+  const t0 = process.hrtime.bigint();
+  const value = await work();
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = cpuSeconds(server.pid) - cpu0;
+  const db = descendantsCpuSeconds(server.pid) - db0;
+  const sink = sinkDelta(sink0, await sinkSample(server), wall);
+  const machine = machineDelta(machine0, machineSample(), wall, cpu + db + (sink?.cpuSeconds ?? 0));
+  if (!server.alive()) throw new Error(`${server.name} exited during the run:\n${server.output()}`);
+  return { value, wall, cpu, db, sink, machine };
+}
+
 /** Warm-up, then the measured run with the server's CPU sampled around it. */
 async function measure(label, server, request, conns) {
   const opts = { ...request, url: server.baseUrl + (request.path ?? '/'), connections: conns };
@@ -429,18 +449,7 @@ async function measure(label, server, request, conns) {
   console.log(`warming up ${label} (${conns} connections)…`);
   await load({ ...opts, duration: WARMUP_SECONDS });
   console.log(`measuring ${label} (${duration} s)…`);
-  const sink0 = await sinkSample(server);
-  const machine0 = machineSample();
-  const cpu0 = cpuSeconds(server.pid);
-  const db0 = descendantsCpuSeconds(server.pid);
-  const t0 = process.hrtime.bigint();
-  const r = await load({ ...opts, duration });
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = cpuSeconds(server.pid) - cpu0;
-  const db = descendantsCpuSeconds(server.pid) - db0;
-  const sink = sinkDelta(sink0, await sinkSample(server), wall);
-  const machine = machineDelta(machine0, machineSample(), wall, cpu + db + (sink?.cpuSeconds ?? 0));
-  if (!server.alive()) throw new Error(`${server.name} exited during the run:\n${server.output()}`);
+  const { value: r, wall, cpu, db, sink, machine } = await sampled(server, () => load({ ...opts, duration }));
   const m = {
     reqPerSec: r.requests.average,
     totalRequests: r.requests.total,
@@ -478,18 +487,8 @@ async function measure(label, server, request, conns) {
  */
 async function measureTask(label, server, run) {
   console.log(`running ${label}…`);
-  const sink0 = await sinkSample(server);
-  const machine0 = machineSample();
-  const cpu0 = cpuSeconds(server.pid);
-  const db0 = descendantsCpuSeconds(server.pid);
-  const t0 = process.hrtime.bigint();
-  const out = (await run()) ?? {};
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = cpuSeconds(server.pid) - cpu0;
-  const db = descendantsCpuSeconds(server.pid) - db0;
-  const sink = sinkDelta(sink0, await sinkSample(server), wall);
-  const machine = machineDelta(machine0, machineSample(), wall, cpu + db + (sink?.cpuSeconds ?? 0));
-  if (!server.alive()) throw new Error(`${server.name} exited during the run:\n${server.output()}`);
+  const { value, wall, cpu, db, sink, machine } = await sampled(server, run);
+  const out = value ?? {};
   const m = {
     ...out,
     wallSeconds: round(wall, 2),

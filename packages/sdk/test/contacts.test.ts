@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { HttpResponse, http } from 'msw';
+import { HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -14,6 +14,7 @@ import {
   Pigeon,
   PigeonError,
 } from '../src/index.js';
+import { routeRecorder } from './msw-route.js';
 
 const BASE = 'http://pigeon.test';
 const server = setupServer();
@@ -55,21 +56,7 @@ const job = (overrides: Partial<Job> = {}): Job => ({
   ...overrides,
 });
 
-/** Records every request to `method path` and answers with `respond(request, n)` (n counts from 0). */
-function route(
-  method: 'get' | 'post' | 'patch' | 'delete',
-  path: string,
-  respond: (request: Request, n: number) => Response | Promise<Response>,
-) {
-  const requests: Request[] = [];
-  server.use(
-    http[method](`${BASE}${path}`, ({ request }) => {
-      requests.push(request.clone());
-      return respond(request, requests.length - 1);
-    }),
-  );
-  return requests;
-}
+const route = routeRecorder(server, BASE);
 
 /** What the import route received: the content type and the `file` part. */
 async function receivedUpload(request: Request) {

@@ -1,4 +1,4 @@
-import { HttpResponse, http } from 'msw';
+import { HttpResponse } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -11,6 +11,7 @@ import {
   type Template,
   type TemplatePage,
 } from '../src/index.js';
+import { routeRecorder } from './msw-route.js';
 
 const BASE = 'http://pigeon.test';
 const server = setupServer();
@@ -73,21 +74,7 @@ const envelope = (status: number, code: string, extra: Record<string, unknown> =
     { status },
   );
 
-/** Records every request to `method path` and answers with `respond(request, n)` (n counts from 0). */
-function route(
-  method: 'get' | 'post' | 'patch' | 'delete',
-  path: string,
-  respond: (request: Request, n: number) => Response | Promise<Response>,
-) {
-  const requests: Request[] = [];
-  server.use(
-    http[method](`${BASE}${path}`, ({ request }) => {
-      requests.push(request.clone());
-      return respond(request, requests.length - 1);
-    }),
-  );
-  return requests;
-}
+const route = routeRecorder(server, BASE);
 
 const keys = (requests: Request[]) => requests.map((r) => r.headers.get('idempotency-key'));
 
