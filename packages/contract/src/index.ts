@@ -1,5 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { commonSchemas } from './common.js';
+import { activityContract, activitySchemas } from './routes/activity.js';
 import { authContract, authSchemas } from './routes/auth.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
@@ -9,6 +10,7 @@ import { systemContract, systemSchemas } from './routes/system.js';
 
 export * from './common.js';
 export * from './meta.js';
+export * from './routes/activity.js';
 export * from './routes/auth.js';
 export * from './routes/contacts.js';
 export * from './routes/events.js';
@@ -30,6 +32,7 @@ export const contract = c.router(
     domains: domainsContract,
     templates: templatesContract,
     emails: emailsContract,
+    activity: activityContract,
   },
   { strictStatusCodes: true },
 );
@@ -44,4 +47,5 @@ export const namedSchemas = {
   ...contactSchemas,
   ...eventSchemas,
   ...sendingSchemas,
+  ...activitySchemas,
 };

@@ -78,6 +78,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     cleanups.unshift(() => closeServer(server, config.shutdownTimeoutMs));
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;
+    // PORT=0 (tests) without PUBLIC_URL: links in mail must name the port actually bound.
+    if (config.http.port === 0 && !config.http.publicUrlGiven) config.http.publicUrl = `http://localhost:${port}`;
     return { deps, server, url: `http://localhost:${port}`, welcome, stop: shutdown };
   } catch (err) {
     await shutdown();

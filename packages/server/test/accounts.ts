@@ -60,7 +60,7 @@ export function outboxMessages(pigeon: TestPigeon): string[] {
 }
 
 /** Undoes quoted-printable soft line breaks and escapes, so tests can read mail text as written. */
-const decodeQuotedPrintable = (raw: string) =>
+export const decodeQuotedPrintable = (raw: string) =>
   raw
     .replace(/=\r?\n/g, '')
     .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));

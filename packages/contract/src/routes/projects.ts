@@ -17,10 +17,34 @@ export const Project = z.object({
   role: Role.describe("The caller's role in the project"),
   disabled: z.boolean(),
   disabledReason: z.string().nullable(),
-  trackingMode: TrackingMode,
+  trackingMode: TrackingMode.describe(
+    'Open and click tracking: ENABLED (all mail), DISABLED, or MARKETING_ONLY. `/v1/send` can override it per send with `tracking`.',
+  ),
+  subscribedRedirectUrl: z
+    .string()
+    .nullable()
+    .describe(
+      "Where the subscribe link and the preferences page send a contact who subscribed; null shows Pigeon's page",
+    ),
+  unsubscribedRedirectUrl: z
+    .string()
+    .nullable()
+    .describe("Where the unsubscribe and preferences pages send a contact who unsubscribed; null shows Pigeon's page"),
+  unsubscribeMailbox: z
+    .string()
+    .nullable()
+    .describe(
+      'Mailbox named as the `mailto:` alternative in List-Unsubscribe headers; null leaves only the one-click URL',
+    ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+
+const RedirectUrl = z
+  .string()
+  .url()
+  .max(2000)
+  .regex(/^https?:\/\//i, 'must be an http(s) URL');
 
 export const ProjectKeys = z.object({ publicKey: z.string(), secretKey: z.string() });
 
@@ -103,7 +127,13 @@ export const usersContract = c.router(
       metadata: meta({ auth: 'session' }),
       pathParams: ProjectId,
       body: z
-        .object({ name: z.string().trim().min(1).max(100), trackingMode: TrackingMode })
+        .object({
+          name: z.string().trim().min(1).max(100),
+          trackingMode: TrackingMode,
+          subscribedRedirectUrl: RedirectUrl.nullable(),
+          unsubscribedRedirectUrl: RedirectUrl.nullable(),
+          unsubscribeMailbox: z.string().trim().toLowerCase().email().max(254).nullable(),
+        })
         .partial()
         .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),
       responses: { 200: Project, ...forbidden, ...commonErrors },

@@ -238,6 +238,10 @@ export const SendBody = z.object({
     .optional(),
   reply: Address.optional(),
   attachments: z.array(Attachment).max(10).optional(),
+  tracking: z
+    .boolean()
+    .optional()
+    .describe("Open and click tracking for this send; omitted follows the project's trackingMode"),
 });
 
 export const SendResult = z.object({

@@ -28,6 +28,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       port,
       host: e.HOST,
       publicUrl: (e.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+      publicUrlGiven: e.PUBLIC_URL !== undefined,
     },
     log: { level: e.LOG_LEVEL },
     dataDir,

@@ -61,7 +61,7 @@ export type ProcessRole = 'all' | 'api' | 'worker';
 
 export interface Config {
   role: ProcessRole;
-  http: { port: number; host: string; publicUrl: string };
+  http: { port: number; host: string; publicUrl: string; publicUrlGiven: boolean };
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;
   database: { url: string | undefined; poolSize: number; embeddedPort: number };

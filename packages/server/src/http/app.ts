@@ -3,11 +3,15 @@ import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
+import { createActivityRouter } from '../modules/activity/router.js';
+import { loginPageRouter } from '../modules/auth/login-page.js';
 import { createAuthRouter } from '../modules/auth/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
+import { engagementRouter } from '../modules/engagement/router.js';
 import { createEventsRouter } from '../modules/events/router.js';
+import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
@@ -47,6 +51,10 @@ export function createApp(
   app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
   app.post('/contacts/import', csvUpload);
   app.use(docsRouter(deps.config.http.publicUrl));
+  // Pigeon's own pages: reached from emails and browsers, outside the API contract.
+  app.use(engagementRouter(deps));
+  app.use(loginPageRouter(deps));
+  if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));
 
   const s = initServer();
   const router = s.router(contract, {
@@ -59,6 +67,7 @@ export function createApp(
     domains: createDomainsRouter(deps),
     templates: createTemplatesRouter(deps),
     emails: createEmailsRouter(deps),
+    activity: createActivityRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

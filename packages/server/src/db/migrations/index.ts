@@ -6,6 +6,7 @@ import { Migration20261122030000_tracking } from './Migration20261122030000_trac
 import { Migration20261122040000_sending } from './Migration20261122040000_sending.js';
 import { Migration20261122050000_contact_counts } from './Migration20261122050000_contact_counts.js';
 import { Migration20261122060000_unlogged_rate_limits } from './Migration20261122060000_unlogged_rate_limits.js';
+import { Migration20261123000000_engagement } from './Migration20261123000000_engagement.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122040000_sending', class: Migration20261122040000_sending },
   { name: 'Migration20261122050000_contact_counts', class: Migration20261122050000_contact_counts },
   { name: 'Migration20261122060000_unlogged_rate_limits', class: Migration20261122060000_unlogged_rate_limits },
+  { name: 'Migration20261123000000_engagement', class: Migration20261123000000_engagement },
 ];

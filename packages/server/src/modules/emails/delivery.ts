@@ -32,9 +32,9 @@ const CLAIM_SQL = `
   ) RETURNING *`;
 
 /** One statement: the state change and its event on the contact commit together. */
-const finishSql = (status: 'SENT' | 'BOUNCED', event: string, column: string) => `
+const finishSql = (status: 'SENT' | 'BOUNCED', event: string, set: string) => `
   WITH done AS (
-    UPDATE emails SET status = '${status}', ${column} = now(), claimed_at = NULL, last_error = $2, updated_at = now()
+    UPDATE emails SET status = '${status}', ${set}, claimed_at = NULL, last_error = $2, updated_at = now()
     WHERE id = $1 AND status = 'SENDING' RETURNING *
   )
   INSERT INTO events (id, project_id, contact_id, name, data)
@@ -42,8 +42,34 @@ const finishSql = (status: 'SENT' | 'BOUNCED', event: string, column: string) =>
          jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', $2::text))
   FROM done WHERE contact_id IS NOT NULL`;
 
-const SENT_SQL = finishSql('SENT', 'email.sent', 'sent_at');
-const BOUNCED_SQL = finishSql('BOUNCED', 'email.bounce', 'bounced_at');
+const SENT_SQL = finishSql('SENT', 'email.sent', 'sent_at = now(), outbox_file = $3');
+const BOUNCED_SQL = finishSql('BOUNCED', 'email.bounce', 'bounced_at = now()');
+
+/** nodemailer's default list plus List-Unsubscribe-Post (RFC 8058 wants it signed) and Feedback-ID. */
+const DKIM_SIGNED_HEADERS = [
+  'From',
+  'Sender',
+  'Reply-To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'To',
+  'Cc',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'In-Reply-To',
+  'References',
+  'List-Id',
+  'List-Help',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'List-Subscribe',
+  'List-Post',
+  'List-Owner',
+  'List-Archive',
+  'Feedback-ID',
+].join(':');
 
 export interface Delivery {
   stop(graceMs: number): Promise<void>;
@@ -86,7 +112,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         [email.project_id, domain],
       );
       const key = rows[0];
-      await deps.mailer.send({
+      const sent = await deps.mailer.send({
         messageId: email.message_id,
         from: { name: email.from_name ?? '', address: email.from_email },
         to: { name: email.to_name ?? '', address: email.to_email },
@@ -106,10 +132,11 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
               domainName: domain,
               keySelector: key.dkim_selector,
               privateKey: dkimKeyObject(key.dkim_private_key) as never,
+              headerFieldNames: DKIM_SIGNED_HEADERS,
             }
           : undefined,
       });
-      await pool.query({ name: 'emails.sent', text: SENT_SQL, values: [email.id, null] });
+      await pool.query({ name: 'emails.sent', text: SENT_SQL, values: [email.id, null, sent.file ?? null] });
     } catch (err) {
       await recordFailure(email, err as Error & { responseCode?: number; code?: string });
     } finally {

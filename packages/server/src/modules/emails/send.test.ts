@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject } from '../../../test/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { verifiedSender } from '../../../test/sending.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 
 let pigeon: TestPigeon;
@@ -20,17 +21,7 @@ afterAll(async () => {
   await Promise.all([sink?.close(), dns?.close()]);
 });
 
-let domainCounter = 0;
-/** A project with a domain whose DKIM record is published on the test DNS server and checked. */
-async function projectWithVerifiedDomain() {
-  const setup = await newProject(pigeon);
-  const domain = `mail${++domainCounter}-${process.pid}.example.com`;
-  const created = await pigeon.request('POST', '/domains', { headers: setup.auth, body: { domain } });
-  for (const record of created.body.records) dns.setTxt(record.name, record.value);
-  const verified = await pigeon.request('GET', `/domains/${created.body.id}/verify`, { headers: setup.auth });
-  expect(verified.body.status).toBe('verified');
-  return { ...setup, domain, from: `hello@${domain}` };
-}
+const projectWithVerifiedDomain = () => verifiedSender(pigeon, dns);
 
 const dnsResolver = () => {
   const r = new Resolver();

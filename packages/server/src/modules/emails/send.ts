@@ -7,6 +7,8 @@ import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { toContactDto, upsertContact } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
+import { addTracking, listUnsubscribeHeaders, shouldTrack } from '../engagement/tracking.js';
+import type { TrackingMode } from '../projects/project.entity.js';
 import { subscriptionUrls } from '../rendering/links.js';
 import { htmlToText, renderSubject, renderTemplate } from '../rendering/render.js';
 import { type ContentType, findTemplate } from '../templates/service.js';
@@ -100,6 +102,15 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   };
 }
 
+async function engagementSettings(deps: AppDeps, projectId: string) {
+  const { rows } = await deps.db.pool.query<{ tracking_mode: TrackingMode; unsubscribe_mailbox: string | null }>({
+    name: 'send.engagement-settings',
+    text: 'SELECT tracking_mode, unsubscribe_mailbox FROM projects WHERE id = $1',
+    values: [projectId],
+  });
+  return rows[0] ?? { tracking_mode: 'DISABLED' as const, unsubscribe_mailbox: null };
+}
+
 const recipientsOf = (to: SendInput['to']) =>
   (Array.isArray(to) ? to : [to]).map((r) =>
     typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name ?? null },
@@ -111,8 +122,14 @@ const recipientsOf = (to: SendInput['to']) =>
  * queued or none is. Delivery happens in the workers, woken by NOTIFY on commit.
  */
 export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
-  const content = await resolveContent(deps, projectId, body);
+  const [content, settings] = await Promise.all([
+    resolveContent(deps, projectId, body),
+    engagementSettings(deps, projectId),
+  ]);
+  const tracked = shouldTrack(settings.tracking_mode, content.type, body.tracking);
   const changes = applyDataRules(body.data, { storeObjects: false });
+  const { publicUrl } = deps.config.http;
+  const secret = deps.config.secrets.linkSigning;
   const emails: Array<{ contact: { id: string; email: string }; email: string }> = [];
   const skipped: Array<{ contact: { id: string; email: string }; reason: 'unsubscribed' }> = [];
   await inTransaction(deps.db.pool, async (client) => {
@@ -132,19 +149,24 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
       }
       const emailId = uuidv7();
       const data = { ...contact.data, ...changes.transient }; // stored data after this request's changes, then one-off values
-      const vars = {
-        ...data,
-        data,
-        email: contact.email,
-        contact: toContactDto(contact),
-        ...subscriptionUrls(deps.config.http.publicUrl, { c: contact.id, e: emailId }, deps.config.secrets.linkSigning),
+      const links = subscriptionUrls(publicUrl, { c: contact.id, e: emailId }, secret);
+      const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...links };
+      const rendered = renderTemplate(content.html, vars, { html: true });
+      const html = tracked ? addTracking(rendered, { publicUrl, secret, emailId }) : rendered;
+      const headers = {
+        ...body.headers,
+        ...listUnsubscribeHeaders({
+          type: content.type,
+          bodySource: content.html,
+          unsubscribeUrl: links.unsubscribeUrl,
+          mailbox: settings.unsubscribe_mailbox,
+        }),
       };
-      const html = renderTemplate(content.html, vars, { html: true });
       await client.query(
         `WITH queued AS (
            INSERT INTO emails (id, project_id, contact_id, template_id, content_type, priority, from_email, from_name,
-             reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id)
-           VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id
+             reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked)
+           VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id
          ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`, // sent on commit; repeats in one transaction fold into one
         [
           emailId,
@@ -160,9 +182,10 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
           renderSubject(content.subject, vars),
           html,
           htmlToText(html),
-          JSON.stringify(body.headers ?? {}),
+          JSON.stringify(headers),
           JSON.stringify(content.attachments),
           `<${emailId}@${content.from.email.split('@')[1]}>`,
+          tracked,
         ],
       );
       emails.push({ contact: ref, email: emailId });

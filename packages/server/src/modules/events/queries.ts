@@ -28,22 +28,33 @@ export interface EventFilter {
   from?: string;
   to?: string;
   contactId?: string;
+  /** Any of these names, and with `custom` also every name Pigeon does not emit itself. */
+  names?: { exact: string[]; custom: boolean };
 }
 
-/** Newest first, keyset-paginated over (created_at, id); `total` on the first page only. */
-export async function listEvents(db: Queryable, projectId: string, f: EventFilter) {
+/** SQL true for names Pigeon emits (see reserved.ts); indexes cannot help here, the other filters do. */
+const EMITTED_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact.subscribed', 'contact.unsubscribed')
+  OR e.name ~ '^segment\\.[^.]+\\.(entry|exit)$')`;
+
+/** The WHERE conditions and their values for a filter, numbered from $1 = project id. */
+function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'cursor'>) {
   const values: unknown[] = [projectId];
-  const filters = ['e.project_id = $1'];
+  const conditions = ['e.project_id = $1'];
   const add = (sql: string, value: unknown) => {
     values.push(value);
-    filters.push(sql.replace('?', `$${values.length}`));
+    conditions.push(sql.replaceAll('?', `$${values.length}`));
   };
   if (f.name) add('e.name = ?', f.name);
   if (f.from) add('e.created_at >= ?::timestamptz', f.from);
   if (f.to) add('e.created_at < ?::timestamptz', f.to);
   if (f.contactId) add('e.contact_id = ?::uuid', f.contactId);
-  const filterValues = [...values];
-  const where = [...filters];
+  if (f.names) add(`(e.name = ANY(?::text[])${f.names.custom ? ` OR NOT ${EMITTED_NAME}` : ''})`, f.names.exact);
+  return { conditions, values };
+}
+
+/** Newest first, keyset-paginated over (created_at, id); `total` on the first page only. */
+export async function listEvents(db: Queryable, projectId: string, f: EventFilter) {
+  const { conditions: where, values } = eventConditions(projectId, f);
   if (f.cursor) {
     const cursor = decodeCursor(f.cursor);
     values.push(cursor.v, cursor.id);
@@ -59,20 +70,23 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
   const hasMore = rows.length > f.limit;
-  const total = f.cursor
-    ? 0
-    : ((
-        await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM events e WHERE ${filters.join(' AND ')}`,
-          filterValues,
-        )
-      ).rows[0]?.n ?? 0);
+  const total = f.cursor ? 0 : await countEvents(db, projectId, f);
   return {
     data: page.map(toEventDto),
     cursor: hasMore && last ? encodeCursor({ v: last.sort_value, id: last.id }) : null,
     hasMore,
     total,
   };
+}
+
+/** How many events match a filter. */
+export async function countEvents(db: Queryable, projectId: string, f: Omit<EventFilter, 'limit' | 'cursor'>) {
+  const { conditions, values } = eventConditions(projectId, f);
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM events e WHERE ${conditions.join(' AND ')}`,
+    values,
+  );
+  return rows[0]?.n ?? 0;
 }
 
 export async function listContactEvents(db: Queryable, projectId: string, contactId: string, f: EventFilter) {

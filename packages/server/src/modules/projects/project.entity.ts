@@ -16,6 +16,9 @@ export const ProjectSchema = defineEntity({
     disabled: p.boolean().default(false),
     disabledReason: p.text().nullable(),
     trackingMode: p.text().$type<TrackingMode>().default('ENABLED'),
+    subscribedRedirectUrl: p.text().nullable(),
+    unsubscribedRedirectUrl: p.text().nullable(),
+    unsubscribeMailbox: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

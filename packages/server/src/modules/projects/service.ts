@@ -14,6 +14,14 @@ import {
 
 export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
 
+export interface ProjectSettings {
+  name?: string;
+  trackingMode?: TrackingMode;
+  subscribedRedirectUrl?: string | null;
+  unsubscribedRedirectUrl?: string | null;
+  unsubscribeMailbox?: string | null;
+}
+
 export const toProjectDto = (project: Project, role: Role) => ({
   id: project.id,
   name: project.name,
@@ -23,6 +31,9 @@ export const toProjectDto = (project: Project, role: Role) => ({
   disabled: project.disabled,
   disabledReason: project.disabledReason ?? null,
   trackingMode: project.trackingMode,
+  subscribedRedirectUrl: project.subscribedRedirectUrl ?? null,
+  unsubscribedRedirectUrl: project.unsubscribedRedirectUrl ?? null,
+  unsubscribeMailbox: project.unsubscribeMailbox ?? null,
   createdAt: project.createdAt.toISOString(),
   updatedAt: project.updatedAt.toISOString(),
 });
@@ -74,12 +85,7 @@ export function refuseIfDisabled(project: Project): void {
   }
 }
 
-export async function updateProject(
-  em: EntityManager,
-  userId: string,
-  projectId: string,
-  changes: { name?: string; trackingMode?: TrackingMode },
-) {
+export async function updateProject(em: EntityManager, userId: string, projectId: string, changes: ProjectSettings) {
   const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
   refuseIfDisabled(project);
   em.assign(project, changes);

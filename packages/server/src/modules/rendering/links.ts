@@ -7,28 +7,53 @@ export interface LinkClaims {
   e?: string;
 }
 
-/** `<payload>.<signature>`: base64url JSON and a truncated HMAC-SHA256 of it. Tamper-proof, never a bare id. */
-export function signLinkToken(claims: LinkClaims, secret: string): string {
-  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-  return `${payload}.${sign(payload, secret)}`;
+/** What an open pixel or click redirect names: the email, and for clicks the original link. */
+export interface TrackingClaims {
+  e: string;
+  u?: string;
 }
 
-export function verifyLinkToken(token: string, secret: string): LinkClaims | undefined {
-  const [payload, signature] = token.split('.');
-  if (!payload || !signature) return undefined;
-  const expected = Buffer.from(sign(payload, secret));
+/**
+ * `<payload>.<signature>`: base64url JSON and a truncated HMAC-SHA256 of it. Tamper-proof, never a
+ * bare id. `kind` is signed too, so a token made for one purpose is refused by the others.
+ */
+function signToken(kind: string, claims: object, secret: string): string {
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
+  return `${payload}.${sign(kind, payload, secret)}`;
+}
+
+function verifyToken(kind: string, token: string, secret: string): Record<string, unknown> | undefined {
+  const [payload, signature, extra] = token.split('.');
+  if (!payload || !signature || extra !== undefined) return undefined;
+  const expected = Buffer.from(sign(kind, payload, secret));
   const given = Buffer.from(signature);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
   try {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    return typeof claims?.c === 'string' ? claims : undefined;
+    return claims && typeof claims === 'object' ? claims : undefined;
   } catch {
     return undefined;
   }
 }
 
-const sign = (payload: string, secret: string) =>
-  createHmac('sha256', secret).update(payload).digest('base64url').slice(0, 32);
+const sign = (kind: string, payload: string, secret: string) =>
+  createHmac('sha256', secret).update(`${kind}:${payload}`).digest('base64url').slice(0, 32);
+
+export const signLinkToken = (claims: LinkClaims, secret: string) => signToken('subscription', claims, secret);
+
+export function verifyLinkToken(token: string, secret: string): LinkClaims | undefined {
+  const claims = verifyToken('subscription', token, secret);
+  if (typeof claims?.c !== 'string') return undefined;
+  return { c: claims.c, e: typeof claims.e === 'string' ? claims.e : undefined };
+}
+
+export const signTrackingToken = (claims: TrackingClaims, secret: string) => signToken('tracking', claims, secret);
+
+export function verifyTrackingToken(token: string, secret: string): TrackingClaims | undefined {
+  const claims = verifyToken('tracking', token, secret);
+  if (typeof claims?.e !== 'string') return undefined;
+  return { e: claims.e, u: typeof claims.u === 'string' ? claims.u : undefined };
+}
 
 /** The per-contact URLs every send makes available as variables (pages: the engagement module). */
 export function subscriptionUrls(publicUrl: string, claims: LinkClaims, secret: string) {

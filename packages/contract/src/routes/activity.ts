@@ -1,0 +1,110 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { CursorQuery, commonErrors, cursorPage, Timestamp } from '../common.js';
+import { meta } from '../meta.js';
+
+const c = initContract();
+
+export const ActivityType = z
+  .enum([
+    'email.sent',
+    'email.delivery',
+    'email.open',
+    'email.click',
+    'email.bounce',
+    'email.complaint',
+    'contact.subscribed',
+    'contact.unsubscribed',
+    'event',
+  ])
+  .describe('An emitted event name, or `event` for the custom events your code tracked');
+
+export const ActivityItem = z.object({
+  id: z.string().uuid().describe('Id of the underlying event'),
+  type: ActivityType,
+  name: z.string().describe('The event name as stored (the custom name for `event`)'),
+  contactId: z.string().uuid().nullable(),
+  contactEmail: z.string().nullable(),
+  emailId: z
+    .string()
+    .uuid()
+    .nullable()
+    .describe('The email this activity is about, for email.* and link-driven changes'),
+  subject: z.string().nullable(),
+  link: z.string().nullable().describe('The original link, for email.click'),
+  data: z.record(z.unknown().describe('Event data value')),
+  createdAt: Timestamp,
+});
+
+const TypesFilter = z
+  .string()
+  .max(500)
+  .transform((s, ctx) => {
+    const types = s
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    for (const t of types) {
+      if (!ActivityType.safeParse(t).success) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `unknown activity type ${t}` });
+        return z.NEVER;
+      }
+    }
+    return types as Array<z.infer<typeof ActivityType>>;
+  })
+  .describe('Comma-separated activity types, e.g. `email.open,email.click`; omitted means all');
+
+const TimeRange = z.object({
+  from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),
+  to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
+});
+
+const dashboard = meta({ auth: 'dashboard' });
+
+export const activityContract = c.router(
+  {
+    list: {
+      method: 'GET',
+      path: '/activity',
+      summary: "The project's email and contact activity, newest first",
+      description:
+        'One feed of sends, deliveries, opens, clicks, bounces, complaints, subscription changes and tracked events, filterable by contact, type and time range.',
+      metadata: dashboard,
+      query: CursorQuery.merge(TimeRange).extend({
+        contactId: z.string().uuid().optional(),
+        types: TypesFilter.optional(),
+      }),
+      responses: { 200: cursorPage(ActivityItem), ...commonErrors },
+    },
+    types: {
+      method: 'GET',
+      path: '/activity/types',
+      summary: 'Every activity type with what it means and how many there were in a time range (default: 30 days)',
+      metadata: dashboard,
+      query: TimeRange,
+      responses: {
+        200: z.array(z.object({ type: ActivityType, description: z.string(), count: z.number().int() })),
+        ...commonErrors,
+      },
+    },
+    recentCount: {
+      method: 'GET',
+      path: '/activity/recent-count',
+      summary: 'How many activities happened in the last `minutes` (default 60)',
+      metadata: dashboard,
+      query: z.object({
+        minutes: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(60 * 24 * 31)
+          .default(60),
+        types: TypesFilter.optional(),
+      }),
+      responses: { 200: z.object({ count: z.number().int(), since: Timestamp }), ...commonErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const activitySchemas = { ActivityItem, ActivityType };

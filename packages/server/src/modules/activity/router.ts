@@ -1,0 +1,19 @@
+import { contract } from '@pigeon/contract';
+import { initServer } from '@ts-rest/express';
+import type { AppDeps } from '../../deps.js';
+import { callerProject } from '../../http/auth.js';
+import { activityTypes, listActivity, recentActivityCount } from './service.js';
+
+const s = initServer();
+
+export const createActivityRouter = (deps: AppDeps) => {
+  const db = deps.db.pool;
+  return s.router(contract.activity, {
+    list: async ({ req, query }) => ({ status: 200, body: await listActivity(db, callerProject(req).id, query) }),
+    types: async ({ req, query }) => ({ status: 200, body: await activityTypes(db, callerProject(req).id, query) }),
+    recentCount: async ({ req, query }) => ({
+      status: 200,
+      body: await recentActivityCount(db, callerProject(req).id, query),
+    }),
+  });
+};

@@ -1,0 +1,60 @@
+import type { ActivityType } from '@pigeon/contract';
+import type { z } from 'zod';
+import type { Queryable } from '../../db/sql.js';
+import { countEvents, type EventFilter, eventStats, listEvents } from '../events/queries.js';
+import { isReservedEventName } from '../events/reserved.js';
+
+type Type = z.infer<typeof ActivityType>;
+
+/** Every activity type, in the order a filter menu shows them. */
+export const ACTIVITY_TYPES: Array<{ type: Type; description: string }> = [
+  { type: 'email.sent', description: 'An email was accepted by the receiving mail server (or written to the outbox)' },
+  { type: 'email.delivery', description: "The receiving provider reported the email in the recipient's mailbox" },
+  { type: 'email.open', description: 'The open pixel of a tracked email was loaded (bursts folded, see docs)' },
+  { type: 'email.click', description: 'A link in a tracked email was followed (bursts folded, see docs)' },
+  { type: 'email.bounce', description: 'The receiving server refused the email permanently' },
+  { type: 'email.complaint', description: 'The recipient marked the email as spam' },
+  { type: 'contact.subscribed', description: 'A contact became subscribed' },
+  { type: 'contact.unsubscribed', description: 'A contact became unsubscribed' },
+  { type: 'event', description: 'A custom event your code tracked' },
+];
+const EMITTED = new Set<string>(ACTIVITY_TYPES.map((t) => t.type).filter((t) => t !== 'event'));
+
+const namesFor = (types: Type[] | undefined): EventFilter['names'] =>
+  types?.length ? { exact: types.filter((t) => t !== 'event'), custom: types.includes('event') } : undefined;
+
+const text = (value: unknown) => (typeof value === 'string' ? value : null);
+
+export async function listActivity(
+  db: Queryable,
+  projectId: string,
+  q: { limit: number; cursor?: string; from?: string; to?: string; contactId?: string; types?: Type[] },
+) {
+  const page = await listEvents(db, projectId, { ...q, names: namesFor(q.types) });
+  return {
+    ...page,
+    data: page.data.map((e) => ({
+      ...e,
+      type: (EMITTED.has(e.name) ? e.name : 'event') as Type,
+      emailId: text(e.data.emailId),
+      subject: text(e.data.subject),
+      link: text(e.data.link),
+    })),
+  };
+}
+
+/** Counts per type over a range (default: the last 30 days), zero for types that did not happen. */
+export async function activityTypes(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
+  const { byName } = await eventStats(db, projectId, range);
+  const counts = new Map<string, number>();
+  for (const { name, count } of byName) {
+    const type = EMITTED.has(name) ? name : isReservedEventName(name) ? undefined : 'event';
+    if (type) counts.set(type, (counts.get(type) ?? 0) + count);
+  }
+  return ACTIVITY_TYPES.map((t) => ({ ...t, count: counts.get(t.type) ?? 0 }));
+}
+
+export async function recentActivityCount(db: Queryable, projectId: string, q: { minutes: number; types?: Type[] }) {
+  const since = new Date(Date.now() - q.minutes * 60_000).toISOString();
+  return { count: await countEvents(db, projectId, { from: since, names: namesFor(q.types) }), since };
+}

@@ -1,0 +1,56 @@
+import express, { type Request, type Response, Router } from 'express';
+import type { AppDeps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { definePage, sendPage } from '../../http/pages.js';
+import * as accounts from '../accounts/service.js';
+import { startSession } from './session.js';
+
+definePage(
+  'login',
+  `<% layout('@layout') %>
+<h1>Sign in to Pigeon</h1>
+<% if (it.error) { %><p class="error" role="alert"><%= it.error %></p><% } %>
+<form method="post" action="/login">
+  <input type="hidden" name="next" value="<%= it.next %>">
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="<%= it.email %>">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>`,
+);
+
+/** Only same-site paths: `next` must never send a signed-in user to another site. */
+export const safeNext = (next: unknown) =>
+  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : '/outbox';
+
+/**
+ * A plain sign-in form for Pigeon's own pages (the outbox viewer). Same rules as POST /auth/login:
+ * the same password check, failure throttle and session cookie.
+ */
+export function loginPageRouter(deps: AppDeps): Router {
+  const router = Router();
+  router.get('/login', (req, res) =>
+    sendPage(res, 200, 'login', { title: 'Sign in', next: safeNext(req.query.next), email: '', error: null }),
+  );
+  router.post('/login', express.urlencoded({ extended: false, limit: '4kb' }), async (req: Request, res: Response) => {
+    const email = String(req.body?.email ?? '')
+      .trim()
+      .toLowerCase();
+    const next = safeNext(req.body?.next);
+    try {
+      const user = await accounts.login(
+        deps.db.orm.em.fork(),
+        email,
+        String(req.body?.password ?? ''),
+        req.ip ?? 'unknown',
+      );
+      await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
+      res.redirect(303, next);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      sendPage(res, err.statusCode, 'login', { title: 'Sign in', next, email, error: err.message });
+    }
+  });
+  return router;
+}

@@ -1,0 +1,402 @@
+import { Resolver } from 'node:dns/promises';
+import { authenticate } from 'mailauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { hrefs, type ParsedMessage, pixelUrl, receivedMessage } from '../../../test/mail.js';
+import { verifiedSender } from '../../../test/sending.js';
+import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+
+let pigeon: TestPigeon;
+let sink: SmtpSink;
+let dns: TestDnsServer;
+beforeAll(async () => {
+  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
+  pigeon = await startTestPigeon({ env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address } });
+});
+afterAll(async () => {
+  await pigeon?.stop();
+  await Promise.all([sink?.close(), dns?.close()]);
+});
+
+type Sender = Awaited<ReturnType<typeof verifiedSender>>;
+type ContentType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
+
+let counter = 0;
+const recipient = () => `reader-${process.pid}-${++counter}@example.com`;
+
+/** Sends one message through a template of the given type and returns it as the recipient got it. */
+async function sendAndReceive(
+  sender: Sender,
+  opts: { type: ContentType; body: string; to?: string; tracking?: boolean; subscribed?: boolean },
+) {
+  const template = await pigeon.request('POST', '/templates', {
+    headers: sender.auth,
+    body: { name: `t${counter}`, subject: 'News', body: opts.body, from: sender.from, type: opts.type },
+  });
+  expect(template.status).toBe(201);
+  const res = await pigeon.request('POST', '/v1/send', {
+    headers: sender.auth,
+    body: {
+      to: opts.to ?? recipient(),
+      template: template.body.id,
+      subscribed: opts.subscribed ?? true,
+      ...(opts.tracking === undefined ? {} : { tracking: opts.tracking }),
+    },
+  });
+  expect(res.status).toBe(200);
+  const [sent] = res.body.data.emails;
+  const message = await receivedMessage(sink, `<${sent.email}@${sender.domain}>`);
+  await sentRecorded(sent.email);
+  return { message, emailId: sent.email as string, contactId: sent.contact.id as string, templateId: template.body.id };
+}
+
+/** Waits until delivery recorded the send (its email.sent event commits with the status). */
+async function sentRecorded(emailId: string) {
+  for (let i = 0; i < 600; i++) {
+    const { rows } = await pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [emailId]);
+    if (rows[0]?.status === 'SENT') return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`email ${emailId} never recorded as SENT`);
+}
+
+const linkTo = (message: ParsedMessage, path: string) => {
+  const link = hrefs(message).find((h) => h.startsWith(`${pigeon.url}${path}`));
+  if (!link) throw new Error(`no ${path} link in the message`);
+  return link;
+};
+
+const contactOf = async (id: string) =>
+  (await pigeon.deps.db.pool.query('SELECT subscribed FROM contacts WHERE id = $1', [id])).rows[0];
+
+const eventsOf = async (contactId: string, name: string) =>
+  (
+    await pigeon.deps.db.pool.query('SELECT data FROM events WHERE contact_id = $1 AND name = $2 ORDER BY id', [
+      contactId,
+      name,
+    ])
+  ).rows.map((r) => r.data);
+
+const emailRow = async (id: string) =>
+  (
+    await pigeon.deps.db.pool.query('SELECT opens, clicks, opened_at, clicked_at, tracked FROM emails WHERE id = $1', [
+      id,
+    ])
+  ).rows[0];
+
+const SUBSCRIPTION_LINKS =
+  '<p><a href="{{subscribeUrl}}">Subscribe</a> <a href="{{unsubscribeUrl}}">Unsubscribe</a> <a href="{{manageUrl}}">Preferences</a></p>';
+
+const formPost = (url: string, body: string) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+    redirect: 'manual',
+  });
+
+describe('subscription links from a received email', () => {
+  let sender: Sender;
+  beforeAll(async () => {
+    sender = await verifiedSender(pigeon, dns);
+  });
+
+  it('subscribes on GET of subscribeUrl and records contact.subscribed once, attributed to the email', async () => {
+    const { message, contactId, emailId } = await sendAndReceive(sender, {
+      type: 'TRANSACTIONAL',
+      body: `<p>Confirm: ${SUBSCRIPTION_LINKS}</p>`,
+      subscribed: false,
+    });
+    expect((await contactOf(contactId)).subscribed).toBe(false);
+    const url = linkTo(message, '/subscribe/');
+    const first = await fetch(url);
+    expect(first.status).toBe(200);
+    const page = await first.text();
+    expect(page).toContain('You are subscribed');
+    expect(page).toContain('Test project');
+    expect(first.headers.get('cache-control')).toBe('no-store');
+    expect((await contactOf(contactId)).subscribed).toBe(true);
+    expect((await fetch(url)).status).toBe(200);
+    expect(await eventsOf(contactId, 'contact.subscribed')).toEqual([{ source: 'link', emailId }]);
+  });
+
+  it("unsubscribes with the page's button, and with the RFC 8058 one-click POST", async () => {
+    const first = await sendAndReceive(sender, { type: 'MARKETING', body: SUBSCRIPTION_LINKS });
+    const pageUrl = linkTo(first.message, '/unsubscribe/');
+    const page = await (await fetch(pageUrl)).text();
+    expect(page).toContain('<button type="submit">Unsubscribe</button>');
+    expect((await contactOf(first.contactId)).subscribed).toBe(true); // showing the page changes nothing
+    const action = /<form method="post" action="([^"]+)">/.exec(page)?.[1];
+    const pressed = await formPost(new URL(action ?? '', pigeon.url).toString(), 'action=unsubscribe');
+    expect(pressed.status).toBe(200);
+    expect(await pressed.text()).toContain('You are unsubscribed');
+    expect((await contactOf(first.contactId)).subscribed).toBe(false);
+    expect(await eventsOf(first.contactId, 'contact.unsubscribed')).toEqual([
+      { source: 'link', emailId: first.emailId },
+    ]);
+
+    const second = await sendAndReceive(sender, { type: 'MARKETING', body: '<p>No link in the body</p>' });
+    const header = second.message.headers.get('list-unsubscribe') ?? '';
+    const oneClick = /<(https?:[^>]+)>/.exec(header)?.[1] ?? '';
+    const res = await formPost(oneClick, 'List-Unsubscribe=One-Click');
+    expect(res.status).toBe(200);
+    expect((await contactOf(second.contactId)).subscribed).toBe(false);
+    expect(await eventsOf(second.contactId, 'contact.unsubscribed')).toHaveLength(1);
+  });
+
+  it('refuses a tampered token with an error page and changes nothing', async () => {
+    const { message, contactId } = await sendAndReceive(sender, { type: 'MARKETING', body: SUBSCRIPTION_LINKS });
+    const url = linkTo(message, '/unsubscribe/');
+    const token = url.split('/').at(-1) ?? '';
+    const [payload, signature] = token.split('.');
+    const otherContact = Buffer.from(JSON.stringify({ c: crypto.randomUUID() })).toString('base64url');
+    const forged = [
+      `${payload}.${signature?.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A'))}`,
+      `${otherContact}.${signature}`,
+      payload,
+    ];
+    for (const bad of forged) {
+      const res = await formPost(`${pigeon.url}/unsubscribe/${bad}`, 'List-Unsubscribe=One-Click');
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('This link is not valid');
+      expect((await fetch(`${pigeon.url}/subscribe/${bad}`)).status).toBe(400);
+    }
+    expect((await contactOf(contactId)).subscribed).toBe(true);
+    expect(await eventsOf(contactId, 'contact.unsubscribed')).toEqual([]);
+  });
+
+  it('shows and changes the state on the preferences page, and stops working once the contact is deleted', async () => {
+    const { message, contactId } = await sendAndReceive(sender, { type: 'MARKETING', body: SUBSCRIPTION_LINKS });
+    const url = linkTo(message, '/manage/');
+    expect(await (await fetch(url)).text()).toMatch(/is <strong>subscribed<\/strong>/);
+    const res = await formPost(url, 'action=unsubscribe');
+    expect(await res.text()).toContain('You are unsubscribed');
+    expect(await (await fetch(url)).text()).toMatch(/is <strong>not subscribed<\/strong>/);
+    expect((await formPost(url, 'action=subscribe')).status).toBe(200);
+    expect((await contactOf(contactId)).subscribed).toBe(true);
+    expect((await formPost(url, 'action=bogus')).status).toBe(400);
+    expect((await contactOf(contactId)).subscribed).toBe(true);
+
+    await pigeon.request('DELETE', `/contacts/${contactId}`, { headers: sender.auth });
+    const gone = await fetch(url);
+    expect(gone.status).toBe(404);
+    expect(await gone.text()).toContain('This link no longer works');
+  });
+
+  it("redirects to the project's own pages when they are set", async () => {
+    const own = await verifiedSender(pigeon, dns);
+    const patched = await pigeon.request('PATCH', `/users/@me/projects/${own.project.id}`, {
+      headers: { cookie: own.owner.cookie },
+      body: { unsubscribedRedirectUrl: 'https://example.com/bye', subscribedRedirectUrl: 'https://example.com/hi' },
+    });
+    expect(patched.body).toMatchObject({ unsubscribedRedirectUrl: 'https://example.com/bye' });
+    const { message, contactId } = await sendAndReceive(own, { type: 'MARKETING', body: SUBSCRIPTION_LINKS });
+    const bye = await formPost(linkTo(message, '/unsubscribe/'), 'action=unsubscribe');
+    expect(bye.status).toBe(303);
+    expect(bye.headers.get('location')).toBe('https://example.com/bye');
+    const hi = await fetch(linkTo(message, '/subscribe/'), { redirect: 'manual' });
+    expect(hi.headers.get('location')).toBe('https://example.com/hi');
+    expect((await contactOf(contactId)).subscribed).toBe(true);
+    const refused = await pigeon.request('PATCH', `/users/@me/projects/${own.project.id}`, {
+      headers: { cookie: own.owner.cookie },
+      body: { unsubscribedRedirectUrl: 'javascript:alert(1)' },
+    });
+    expect(refused.status).toBe(422);
+  });
+});
+
+describe('List-Unsubscribe headers', () => {
+  const dnsResolver = () => {
+    const r = new Resolver();
+    r.setServers([dns.address]);
+    return async (name: string, rr: string) => r.resolve(name, rr as 'TXT');
+  };
+
+  it('puts both headers on MARKETING mail, names the mailbox when set, and signs them with DKIM', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    await pigeon.request('PATCH', `/users/@me/projects/${sender.project.id}`, {
+      headers: { cookie: sender.owner.cookie },
+      body: { unsubscribeMailbox: `unsubscribe@${sender.domain}` },
+    });
+    const { message } = await sendAndReceive(sender, { type: 'MARKETING', body: '<p>Sale</p>' });
+    expect(message.headers.get('list-unsubscribe')).toMatch(
+      new RegExp(
+        `^<${pigeon.url}/unsubscribe/[\\w-]+\\.[\\w-]+>, <mailto:unsubscribe@${sender.domain}\\?subject=unsubscribe>$`,
+      ),
+    );
+    expect(message.headers.get('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
+    const signed = /\bh=([^;]+)/.exec(message.headers.get('dkim-signature') ?? '')?.[1]?.toLowerCase() ?? '';
+    expect(signed.replace(/\s/g, '').split(':')).toEqual(
+      expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']),
+    );
+    const result = await authenticate(message.raw, {
+      ip: '127.0.0.1',
+      helo: 'localhost',
+      sender: sender.from,
+      resolver: dnsResolver(),
+    });
+    expect(result.dkim.results[0]?.status.result).toBe('pass');
+  });
+
+  it('puts them on TRANSACTIONAL mail only when its body offers unsubscribeUrl, and never on HEADLESS mail', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const plain = await sendAndReceive(sender, { type: 'TRANSACTIONAL', body: '<p>Your receipt</p>' });
+    expect(plain.message.headers.has('list-unsubscribe')).toBe(false);
+    expect(plain.message.headers.has('list-unsubscribe-post')).toBe(false);
+    const offered = await sendAndReceive(sender, { type: 'TRANSACTIONAL', body: SUBSCRIPTION_LINKS });
+    expect(offered.message.headers.get('list-unsubscribe')).toBe(`<${linkTo(offered.message, '/unsubscribe/')}>`);
+    expect(offered.message.headers.get('list-unsubscribe-post')).toBe('List-Unsubscribe=One-Click');
+    const headless = await sendAndReceive(sender, { type: 'HEADLESS', body: SUBSCRIPTION_LINKS });
+    expect(headless.message.headers.has('list-unsubscribe')).toBe(false);
+  });
+});
+
+describe('open and click tracking', () => {
+  const BODY = `<html><body><p>Hi</p><a href="https://example.com/pricing?plan=pro&amp;ref=mail">Pricing</a>
+    <a href='https://example.com/docs'>Docs</a> <a href="mailto:help@example.com">Mail us</a>
+    <a href="{{unsubscribeUrl}}">Unsubscribe</a></body></html>`;
+
+  it('records opens and clicks on the email and as events, folding bursts', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const { message, emailId, contactId, templateId } = await sendAndReceive(sender, {
+      type: 'TRANSACTIONAL',
+      body: BODY,
+    });
+    const links = hrefs(message);
+    expect(links.filter((h) => h.startsWith(`${pigeon.url}/t/c/`))).toHaveLength(2);
+    expect(links).toContain('mailto:help@example.com');
+    expect(links.filter((h) => h.startsWith(`${pigeon.url}/unsubscribe/`))).toHaveLength(1);
+    const pixel = pixelUrl(message) ?? '';
+    expect(message.text).toMatch(/<img src="[^"]+\/t\/o\/[^"]+"[^>]*><\/body>/);
+
+    const image = await fetch(pixel);
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/gif');
+    expect((await image.arrayBuffer()).byteLength).toBeGreaterThan(30);
+    await fetch(pixel); // a proxy refetching at once: folded into the first open
+    expect(await emailRow(emailId)).toMatchObject({ opens: 1, opened_at: expect.any(Date) });
+    await pigeon.deps.db.pool.query("UPDATE emails SET last_opened_at = now() - interval '2 minutes' WHERE id = $1", [
+      emailId,
+    ]);
+    await fetch(pixel); // a real second open, after the burst window
+    expect((await emailRow(emailId)).opens).toBe(2);
+    const opens = await eventsOf(contactId, 'email.open');
+    expect(opens).toEqual([
+      { emailId, subject: 'News', templateId },
+      { emailId, subject: 'News', templateId },
+    ]);
+
+    const click = links.find((h) => h.startsWith(`${pigeon.url}/t/c/`)) ?? '';
+    const redirect = await fetch(click, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe('https://example.com/pricing?plan=pro&ref=mail');
+    await fetch(click, { redirect: 'manual' }); // a double click: folded
+    expect(await emailRow(emailId)).toMatchObject({ clicks: 1, clicked_at: expect.any(Date) });
+    expect(await eventsOf(contactId, 'email.click')).toEqual([
+      { emailId, subject: 'News', templateId, link: 'https://example.com/pricing?plan=pro&ref=mail' },
+    ]);
+    const docs = links.filter((h) => h.startsWith(`${pigeon.url}/t/c/`))[1] ?? '';
+    expect((await fetch(docs, { redirect: 'manual' })).headers.get('location')).toBe('https://example.com/docs');
+    expect((await emailRow(emailId)).clicks).toBe(2); // another link is another click
+  });
+
+  it('refuses a click URL altered to point anywhere else', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const { message, emailId } = await sendAndReceive(sender, { type: 'TRANSACTIONAL', body: BODY });
+    const click = hrefs(message).find((h) => h.startsWith(`${pigeon.url}/t/c/`)) ?? '';
+    const [payload, signature] = (click.split('/').at(-1) ?? '').split('.');
+    const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString());
+    const evil = Buffer.from(JSON.stringify({ ...claims, u: 'https://evil.example/phish' })).toString('base64url');
+    const res = await fetch(`${pigeon.url}/t/c/${evil}.${signature}`, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    // A subscription-link token is not a click token either, even though both are signed by Pigeon.
+    const unsubscribeToken = linkTo(message, '/unsubscribe/').split('/').at(-1);
+    expect((await fetch(`${pigeon.url}/t/c/${unsubscribeToken}`, { redirect: 'manual' })).status).toBe(400);
+    expect((await emailRow(emailId)).clicks).toBe(0);
+  });
+
+  it('follows the project mode and the per-send override', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const setMode = (trackingMode: string) =>
+      pigeon.request('PATCH', `/users/@me/projects/${sender.project.id}`, {
+        headers: { cookie: sender.owner.cookie },
+        body: { trackingMode },
+      });
+    const tracked = async (type: ContentType, tracking?: boolean) => {
+      const { message, emailId } = await sendAndReceive(sender, { type, body: BODY, tracking });
+      const inMessage = pixelUrl(message) !== undefined && hrefs(message).some((h) => h.includes('/t/c/'));
+      expect((await emailRow(emailId)).tracked).toBe(inMessage);
+      return inMessage;
+    };
+    expect(await tracked('TRANSACTIONAL')).toBe(true); // ENABLED by default
+    expect(await tracked('TRANSACTIONAL', false)).toBe(false);
+    await setMode('MARKETING_ONLY');
+    expect(await tracked('TRANSACTIONAL')).toBe(false);
+    expect(await tracked('MARKETING')).toBe(true);
+    await setMode('DISABLED');
+    expect(await tracked('MARKETING')).toBe(false);
+    expect(await tracked('TRANSACTIONAL', true)).toBe(true);
+  });
+});
+
+describe('activity feed', () => {
+  it("merges the project's email and contact events, filtered by contact, type and time", async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const { message, contactId, emailId } = await sendAndReceive(sender, {
+      type: 'MARKETING',
+      body: '<a href="https://example.com/a">A</a>',
+    });
+    await fetch(pixelUrl(message) ?? '');
+    await fetch(hrefs(message).find((h) => h.includes('/t/c/')) ?? '', { redirect: 'manual' });
+    await formPost(message.headers.get('list-unsubscribe')?.slice(1, -1) ?? '', 'List-Unsubscribe=One-Click');
+    await pigeon.request('POST', '/v1/track', {
+      headers: sender.auth,
+      body: { email: recipient(), event: 'signed-up' },
+    });
+    const other = await verifiedSender(pigeon, dns);
+
+    const feed = await pigeon.request('GET', `/activity?contactId=${contactId}`, { headers: sender.auth });
+    expect(feed.status).toBe(200);
+    expect(feed.body.data.map((a: { type: string }) => a.type)).toEqual([
+      'contact.unsubscribed',
+      'email.click',
+      'email.open',
+      'email.sent',
+    ]);
+    expect(feed.body.data[1]).toMatchObject({ emailId, subject: 'News', link: 'https://example.com/a', contactId });
+    expect(feed.body.total).toBe(4);
+
+    const clicksAndCustom = await pigeon.request('GET', '/activity?types=email.click,event&limit=1', {
+      headers: sender.auth,
+    });
+    expect(clicksAndCustom.body).toMatchObject({
+      total: 2,
+      hasMore: true,
+      data: [{ type: 'event', name: 'signed-up' }],
+    });
+    const next = await pigeon.request(
+      'GET',
+      `/activity?types=email.click,event&limit=1&cursor=${clicksAndCustom.body.cursor}`,
+      {
+        headers: sender.auth,
+      },
+    );
+    expect(next.body.data).toMatchObject([{ type: 'email.click' }]);
+    const future = new Date(Date.now() + 60_000).toISOString();
+    expect((await pigeon.request('GET', `/activity?from=${future}`, { headers: sender.auth })).body.total).toBe(0);
+    expect((await pigeon.request('GET', '/activity?types=email.nope', { headers: sender.auth })).status).toBe(422);
+
+    const types = await pigeon.request('GET', '/activity/types', { headers: sender.auth });
+    const count = (t: string) => types.body.find((x: { type: string }) => x.type === t)?.count;
+    expect([count('email.sent'), count('email.open'), count('event'), count('email.bounce')]).toEqual([1, 1, 1, 0]);
+    const recent = await pigeon.request('GET', '/activity/recent-count?minutes=5&types=email.open', {
+      headers: sender.auth,
+    });
+    expect(recent.body.count).toBe(1);
+    // Another project sees none of it.
+    const theirs = await pigeon.request('GET', `/activity?contactId=${contactId}`, { headers: other.auth });
+    expect(theirs.body).toMatchObject({ data: [], total: 0 });
+  });
+});

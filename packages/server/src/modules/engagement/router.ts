@@ -1,0 +1,131 @@
+import express, { type Request, type Response, Router } from 'express';
+import type { AppDeps } from '../../deps.js';
+import { sendPage } from '../../http/pages.js';
+import { type LinkClaims, verifyLinkToken, verifyTrackingToken } from '../rendering/links.js';
+import './pages.js';
+import { findLinkContact, type LinkContact, recordClick, recordOpen, setSubscribedFromLink } from './service.js';
+
+/** A transparent 1×1 GIF. */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+/**
+ * Pages and endpoints reached from inside emails: the subscription pages and the RFC 8058
+ * one-click POST, the open pixel and the click redirect. Outside the API contract: they answer
+ * HTML, images and redirects, and their only credential is the signed token in the URL.
+ */
+export function engagementRouter(deps: AppDeps): Router {
+  const router = Router();
+  const db = deps.db.pool;
+  const secret = deps.config.secrets.linkSigning;
+  const form = express.urlencoded({ extended: false, limit: '4kb' });
+
+  /** Runs a page handler with the token's contact, or answers the error page. */
+  const withContact =
+    (handler: (req: Request, res: Response, claims: LinkClaims, contact: LinkContact) => Promise<void>) =>
+    async (req: Request, res: Response) => {
+      const claims = verifyLinkToken(String(req.params.token), secret);
+      if (!claims)
+        return linkError(res, 400, 'This link is not valid', 'Check that you opened the whole link from the email.');
+      const contact = await findLinkContact(db, claims);
+      if (!contact)
+        return linkError(res, 404, 'This link no longer works', 'The address it was sent to is no longer on the list.');
+      await handler(req, res, claims, contact);
+    };
+
+  const changeAndShow = async (res: Response, claims: LinkClaims, subscribed: boolean) => {
+    const contact = await setSubscribedFromLink(db, claims, subscribed);
+    if (!contact)
+      return linkError(res, 404, 'This link no longer works', 'The address it was sent to is no longer on the list.');
+    const redirect = subscribed ? contact.subscribedRedirectUrl : contact.unsubscribedRedirectUrl;
+    if (redirect) return void res.set('Referrer-Policy', 'no-referrer').redirect(303, redirect);
+    sendPage(res, 200, 'subscription-done', {
+      title: subscribed ? 'Subscribed' : 'Unsubscribed',
+      projectName: contact.projectName,
+      email: contact.email,
+      subscribed,
+      manageAction: `/manage/${res.req.params.token}`,
+    });
+  };
+
+  router.get(
+    '/subscribe/:token',
+    withContact((_req, res, claims) => changeAndShow(res, claims, true)),
+  );
+
+  router.get(
+    '/unsubscribe/:token',
+    withContact(async (req, res, _claims, contact) =>
+      sendPage(res, 200, 'unsubscribe', {
+        title: 'Unsubscribe',
+        projectName: contact.projectName,
+        email: contact.email,
+        action: `/unsubscribe/${req.params.token}`,
+      }),
+    ),
+  );
+
+  /** The page's button and RFC 8058 one-click (`List-Unsubscribe=One-Click`) both land here. */
+  router.post(
+    '/unsubscribe/:token',
+    form,
+    withContact(async (req, res, claims) => {
+      if (req.body?.['List-Unsubscribe'] === 'One-Click') {
+        const contact = await setSubscribedFromLink(db, claims, false);
+        return void res
+          .status(contact ? 200 : 404)
+          .type('text/plain')
+          .send(contact ? 'Unsubscribed\n' : 'Unknown contact\n');
+      }
+      if (req.body?.action !== 'unsubscribe') return badForm(res);
+      await changeAndShow(res, claims, false);
+    }),
+  );
+
+  router.get(
+    '/manage/:token',
+    withContact(async (req, res, _claims, contact) =>
+      sendPage(res, 200, 'manage', {
+        title: 'Email preferences',
+        projectName: contact.projectName,
+        email: contact.email,
+        subscribed: contact.subscribed,
+        action: `/manage/${req.params.token}`,
+      }),
+    ),
+  );
+
+  router.post(
+    '/manage/:token',
+    form,
+    withContact(async (req, res, claims) => {
+      const action = req.body?.action;
+      if (action !== 'subscribe' && action !== 'unsubscribe') return badForm(res);
+      await changeAndShow(res, claims, action === 'subscribe');
+    }),
+  );
+
+  /** The open pixel always answers the image, whatever the token: mail clients show broken images otherwise. */
+  router.get('/t/o/:token.gif', async (req, res) => {
+    const claims = verifyTrackingToken(String(req.params.token), secret);
+    if (claims && !claims.u) await recordOpen(db, claims);
+    res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, max-age=0' }).send(PIXEL);
+  });
+
+  /** Redirects only to the link the signed token names: an altered URL is refused, never followed. */
+  router.get('/t/c/:token', async (req, res) => {
+    const claims = verifyTrackingToken(String(req.params.token), secret);
+    if (!claims?.u)
+      return linkError(res, 400, 'This link is not valid', 'Check that you opened the whole link from the email.');
+    await recordClick(db, { e: claims.e, u: claims.u });
+    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(302, claims.u);
+  });
+
+  return router;
+}
+
+function linkError(res: Response, status: number, title: string, message: string): void {
+  sendPage(res, status, 'link-error', { title, message });
+}
+
+const badForm = (res: Response) =>
+  linkError(res, 400, 'Nothing was changed', 'The form was incomplete. Go back to the email and use its link again.');

@@ -1,0 +1,70 @@
+import type { TrackingMode } from '../projects/project.entity.js';
+import { signTrackingToken } from '../rendering/links.js';
+import type { ContentType } from '../templates/service.js';
+
+/** Whether one message gets the open pixel and click redirects: the send's own choice wins. */
+export function shouldTrack(mode: TrackingMode, type: ContentType, override: boolean | undefined): boolean {
+  if (override !== undefined) return override;
+  if (mode === 'DISABLED') return false;
+  return mode === 'ENABLED' || type === 'MARKETING';
+}
+
+const ANCHOR_HREF = /(<a\b[^>]*?\shref\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi;
+const SUBSCRIPTION_PATHS = ['/subscribe/', '/unsubscribe/', '/manage/'];
+
+/** The entities Pigeon's renderer and common editors write inside attribute values. */
+const decodeAttribute = (value: string) =>
+  value
+    .replace(/&quot;/g, '"')
+    .replace(/&#0*39;|&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#0*38;|&amp;/g, '&');
+
+interface TrackingContext {
+  publicUrl: string;
+  secret: string;
+  emailId: string;
+}
+
+/**
+ * Rewrites every http(s) link of a rendered body to a signed click URL and adds the open pixel.
+ * Subscription links stay as they are: they must work even where redirects are blocked, and a
+ * click on "unsubscribe" is not engagement.
+ */
+export function addTracking(html: string, ctx: TrackingContext): string {
+  const rewritten = html.replace(ANCHOR_HREF, (match, prefix: string, dq?: string, sq?: string) => {
+    const link = decodeAttribute((dq ?? sq ?? '').trim());
+    if (!/^https?:\/\//i.test(link) || isSubscriptionLink(link, ctx.publicUrl)) return match;
+    return `${prefix}"${clickUrl(ctx, link)}"`;
+  });
+  const pixel = `<img src="${ctx.publicUrl}/t/o/${signTrackingToken({ e: ctx.emailId }, ctx.secret)}.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
+  const bodyEnd = rewritten.search(/<\/body\s*>/i);
+  return bodyEnd === -1 ? rewritten + pixel : rewritten.slice(0, bodyEnd) + pixel + rewritten.slice(bodyEnd);
+}
+
+const clickUrl = (ctx: TrackingContext, link: string) =>
+  `${ctx.publicUrl}/t/c/${signTrackingToken({ e: ctx.emailId, u: link }, ctx.secret)}`;
+
+const isSubscriptionLink = (link: string, publicUrl: string) =>
+  SUBSCRIPTION_PATHS.some((path) => link.startsWith(publicUrl + path));
+
+/**
+ * RFC 2369 + RFC 8058 headers. MARKETING mail always carries them, TRANSACTIONAL mail only when
+ * its body offers an unsubscribe link, HEADLESS never. The DKIM signature covers both (see delivery).
+ */
+export function listUnsubscribeHeaders(opts: {
+  type: ContentType;
+  bodySource: string;
+  unsubscribeUrl: string;
+  mailbox: string | null;
+}): Record<string, string> {
+  const offered = /\{\{\s*unsubscribeUrl\b/.test(opts.bodySource);
+  if (opts.type === 'HEADLESS' || (opts.type === 'TRANSACTIONAL' && !offered)) return {};
+  const targets = [`<${opts.unsubscribeUrl}>`];
+  if (opts.mailbox) targets.push(`<mailto:${opts.mailbox}?subject=unsubscribe>`);
+  return {
+    'List-Unsubscribe': targets.join(', '),
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+  };
+}

@@ -1,0 +1,62 @@
+import type { Queryable } from '../../db/sql.js';
+import { decodeCursor, encodeCursor } from '../../http/cursor.js';
+
+const PAGE_SIZE = 50;
+
+interface OutboxRow {
+  id: string;
+  project_name: string;
+  from_email: string;
+  from_name: string | null;
+  to_email: string;
+  subject: string;
+  html: string;
+  outbox_file: string;
+  sent_at: Date;
+  sort_value: string;
+}
+
+const toMessage = (r: OutboxRow) => ({
+  id: r.id,
+  projectName: r.project_name,
+  from: r.from_name ? `${r.from_name} <${r.from_email}>` : r.from_email,
+  to: r.to_email,
+  subject: r.subject,
+  html: r.html,
+  file: r.outbox_file,
+  sentAt: r.sent_at.toISOString(),
+});
+
+const SELECT = `
+  SELECT e.id, p.name AS project_name, e.from_email, e.from_name, e.to_email, e.subject, e.html, e.outbox_file,
+         e.sent_at, e.sent_at::text AS sort_value
+  FROM emails e
+  JOIN memberships m ON m.project_id = e.project_id AND m.user_id = $1
+  JOIN projects p ON p.id = e.project_id
+  WHERE e.outbox_file IS NOT NULL`;
+
+/** Delivered outbox messages of every project the user is a member of, newest first, keyset-paginated. */
+export async function listOutboxMessages(db: Queryable, userId: string, before: string | undefined) {
+  const values: unknown[] = [userId];
+  let where = '';
+  if (before) {
+    const cursor = decodeCursor(before);
+    values.push(cursor.v, cursor.id);
+    where = 'AND (e.sent_at, e.id) < ($2::timestamptz, $3::uuid)';
+  }
+  const { rows } = await db.query<OutboxRow>(
+    `${SELECT} ${where} ORDER BY e.sent_at DESC, e.id DESC LIMIT ${PAGE_SIZE + 1}`,
+    values,
+  );
+  const page = rows.slice(0, PAGE_SIZE);
+  const last = page.at(-1);
+  return {
+    messages: page.map(toMessage),
+    next: rows.length > PAGE_SIZE && last ? encodeCursor({ v: last.sort_value, id: last.id }) : null,
+  };
+}
+
+export async function findOutboxMessage(db: Queryable, userId: string, emailId: string) {
+  const { rows } = await db.query<OutboxRow>(`${SELECT} AND e.id = $2`, [userId, emailId]);
+  return rows[0] ? toMessage(rows[0]) : undefined;
+}
