@@ -17,7 +17,12 @@ afterEach(() => {
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({ PIGEON_DATA_DIR: dataDir() });
-    expect(config.http).toEqual({ port: 3000, host: '0.0.0.0', publicUrl: 'http://localhost:3000', publicUrlGiven: false });
+    expect(config.http).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      publicUrl: 'http://localhost:3000',
+      publicUrlGiven: false,
+    });
     expect(config.database.url).toBeUndefined();
     expect(config.mail.smtpUrl).toBeUndefined();
     expect(config.log.level).toBe('info');

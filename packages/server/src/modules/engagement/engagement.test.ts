@@ -400,3 +400,11 @@ describe('activity feed', () => {
     expect(theirs.body).toMatchObject({ data: [], total: 0 });
   });
 });
+
+describe('outbox viewer with an SMTP transport', () => {
+  it('is not mounted: mail left the machine, there is no outbox to show', async () => {
+    const res = await pigeon.request('GET', '/outbox');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+  });
+});

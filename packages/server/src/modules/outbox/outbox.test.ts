@@ -1,0 +1,124 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject, sessionCookie, signUp, uniqueEmail } from '../../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon(); // no SMTP_URL: the local outbox is the transport
+});
+afterAll(async () => {
+  await pigeon?.stop();
+});
+
+const PASSWORD = 'correct horse battery';
+
+async function waitForSent(id: string) {
+  for (let i = 0; i < 400; i++) {
+    const { rows } = await pigeon.deps.db.pool.query('SELECT outbox_file FROM emails WHERE id = $1', [id]);
+    if (rows[0]?.outbox_file) return rows[0].outbox_file as string;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`email ${id} never reached the outbox`);
+}
+
+const page = (path: string, cookie?: string) =>
+  fetch(`${pigeon.url}${path}`, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+
+const login = (email: string, password: string, next = '/outbox') =>
+  fetch(`${pigeon.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ email, password, next }).toString(),
+    redirect: 'manual',
+  });
+
+describe('outbox viewer', () => {
+  let owner: Awaited<ReturnType<typeof newProject>>;
+  const sent: string[] = [];
+  beforeAll(async () => {
+    owner = await newProject(pigeon);
+    const domain = await pigeon.request('POST', '/domains', {
+      headers: owner.auth,
+      body: { domain: 'outbox.example' },
+    });
+    expect(domain.body.status).toBe('verified');
+    for (const subject of ['First <one>', 'Second']) {
+      const res = await pigeon.request('POST', '/v1/send', {
+        headers: owner.auth,
+        body: {
+          to: 'reader@example.com',
+          from: { name: 'Team', email: 'team@outbox.example' },
+          subject,
+          body: '<p>Hello <a href="https://example.com/x">there</a></p>',
+        },
+      });
+      sent.push(res.body.data.emails[0].email);
+      await waitForSent(res.body.data.emails[0].email);
+    }
+  });
+
+  it('sends visitors without a session to the sign-in page and back', async () => {
+    const anonymous = await page('/outbox');
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toBe('/login?next=%2Foutbox');
+    const form = await (await page('/login?next=%2Foutbox')).text();
+    expect(form).toContain('<label for="password">Password</label>');
+    const wrong = await login(owner.owner.user.email, 'wrong password');
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain('Email or password is wrong');
+    const right = await login(owner.owner.user.email.toUpperCase(), PASSWORD);
+    expect(right.status).toBe(303);
+    expect(right.headers.get('location')).toBe('/outbox');
+    expect(right.headers.get('set-cookie')).toMatch(/pigeon_session=/);
+    expect((await login(owner.owner.user.email, PASSWORD, '//evil.example/')).headers.get('location')).toBe('/outbox');
+  });
+
+  it("lists the member's delivered messages newest first and shows one with its headers and raw .eml", async () => {
+    const { cookie } = owner.owner;
+    const list = await (await page('/outbox', cookie)).text();
+    const first = list.indexOf('First &lt;one&gt;');
+    const second = list.indexOf('Second');
+    expect(second).toBeGreaterThan(-1);
+    expect(first).toBeGreaterThan(second);
+    expect(list).toContain('Team &lt;team@outbox.example&gt;');
+
+    const id = sent[0] ?? '';
+    const view = await page(`/outbox/${id}`, cookie);
+    expect(view.status).toBe(200);
+    const html = await view.text();
+    expect(html).toMatch(/DKIM-Signature: v=1; a=rsa-sha256;/);
+    expect(html).toContain(`Message-ID: &lt;${id}@outbox.example&gt;`);
+    expect(html).toContain(`<iframe title="Rendered message" sandbox src="/outbox/${id}/html">`);
+
+    const raw = await page(`/outbox/${id}/raw`, cookie);
+    expect(raw.headers.get('content-type')).toBe('message/rfc822');
+    const file = readdirSync(join(pigeon.dataDir, 'outbox')).find((f) => f.includes(id)) ?? '';
+    expect(await raw.text()).toBe(readFileSync(join(pigeon.dataDir, 'outbox', file), 'utf8'));
+
+    const body = await page(`/outbox/${id}/html`, cookie);
+    expect(body.headers.get('content-security-policy')).toMatch(/^sandbox;/);
+    const rendered = await body.text();
+    expect(rendered).toContain('<p>Hello <a href="');
+    expect(rendered).not.toContain('/t/o/'); // viewing here is not an open
+  });
+
+  it('shows nothing of the project to a user who is not a member', async () => {
+    const stranger = await signUp(pigeon, uniqueEmail('stranger'));
+    const list = await (await page('/outbox', stranger.cookie)).text();
+    expect(list).toContain('No messages yet');
+    for (const path of [`/outbox/${sent[0]}`, `/outbox/${sent[0]}/raw`, `/outbox/${sent[0]}/html`, '/outbox/nope']) {
+      const res = await page(path, stranger.cookie);
+      expect(res.status).toBe(404);
+      expect(await res.text()).not.toContain('First');
+    }
+  });
+
+  it('takes the session from the sign-in form', async () => {
+    const res = await login(owner.owner.user.email, PASSWORD, `/outbox/${sent[1]}`);
+    const cookie = sessionCookie({ headers: res.headers } as never);
+    expect(res.headers.get('location')).toBe(`/outbox/${sent[1]}`);
+    expect((await page(`/outbox/${sent[1]}`, cookie)).status).toBe(200);
+  });
+});

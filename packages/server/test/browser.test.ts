@@ -1,0 +1,104 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject, outboxMessages } from './accounts.js';
+import { startTestPigeon, type TestPigeon } from './helpers.js';
+
+/** Debian's chromium package; `.ci/run` installs it. CHROMIUM_PATH points elsewhere. */
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasChromium = existsSync(executablePath);
+if (!hasChromium) {
+  console.warn(
+    `Browser test skipped: no Chromium at ${executablePath}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH to run it.`,
+  );
+}
+
+const SCREENSHOTS = join(import.meta.dirname, '../../../test-results');
+
+describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () => {
+  let pigeon: TestPigeon;
+  let browser: Browser;
+  let owner: Awaited<ReturnType<typeof newProject>>;
+  let contactId: string;
+
+  beforeAll(async () => {
+    pigeon = await startTestPigeon(); // local outbox: the received email is the .eml it wrote
+    browser = await chromium.launch({
+      executablePath,
+      // Without these Chromium reaches for Google's services, which this network refuses.
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    owner = await newProject(pigeon);
+    await pigeon.request('POST', '/domains', { headers: owner.auth, body: { domain: 'browser.example' } });
+    const template = await pigeon.request('POST', '/templates', {
+      headers: owner.auth,
+      body: {
+        name: 'Newsletter',
+        subject: 'Our November news',
+        body: '<h1>News</h1><p>Hello {{name ?? "reader"}}</p><p><a href="{{unsubscribeUrl}}">Unsubscribe</a></p>',
+        from: 'news@browser.example',
+        type: 'MARKETING',
+      },
+    });
+    const sent = await pigeon.request('POST', '/v1/send', {
+      headers: owner.auth,
+      body: { to: 'reader@example.com', template: template.body.id, subscribed: true },
+    });
+    contactId = sent.body.data.emails[0].contact.id;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await pigeon?.stop();
+  });
+
+  async function receivedUnsubscribeLink(): Promise<string> {
+    for (let i = 0; i < 400; i++) {
+      const mail = outboxMessages(pigeon).find((m) => m.includes('Subject: Our November news'));
+      const link = mail && /href="([^"]+\/unsubscribe\/[^"]+)"/.exec(mail)?.[1];
+      if (link) return link;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('the newsletter never reached the outbox');
+  }
+
+  it('unsubscribes with the button on the page linked from the email', async () => {
+    const page = await browser.newPage();
+    await page.goto(await receivedUnsubscribeLink());
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Unsubscribe from Test project?');
+    await page.getByRole('button', { name: 'Unsubscribe' }).click();
+    await page.getByRole('heading', { name: 'You are unsubscribed' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'browser-unsubscribed.png') });
+    const { rows } = await pigeon.deps.db.pool.query('SELECT subscribed FROM contacts WHERE id = $1', [contactId]);
+    expect(rows[0]?.subscribed).toBe(false);
+    await page.close();
+  });
+
+  it('signs in and opens the outbox viewer on the message', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${pigeon.url}/outbox`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await page.getByLabel('Email').fill(owner.owner.user.email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Outbox' }).waitFor();
+    await page.getByRole('link', { name: 'Our November news' }).click();
+    await page.getByRole('heading', { name: 'Our November news' }).waitFor();
+    const rendered = page.frameLocator('iframe[title="Rendered message"]');
+    await expect(rendered.getByRole('heading', { name: 'News' }).textContent()).resolves.toBe('News');
+    await expect(page.locator('pre').textContent()).resolves.toMatch(
+      /List-Unsubscribe-Post: List-Unsubscribe=One-Click/,
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'browser-outbox.png'), fullPage: true });
+    await page.close();
+  });
+});
