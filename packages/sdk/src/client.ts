@@ -4,6 +4,12 @@ import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
 import { type RequestOptions, Transport } from './transport.js';
 import type {
+  ActivityItem,
+  ActivityListQuery,
+  ActivityPage,
+  ActivityRecentCount,
+  ActivityType,
+  ActivityTypeCount,
   Contact,
   ContactCreateBody,
   ContactFields,
@@ -242,6 +248,25 @@ export class Pigeon {
     /** Campaigns and workflow steps that use the template. */
     usage: (id: string, options?: RequestOptions): Promise<TemplateUsage> =>
       this.transport.call(contract.templates.usage, { params: { id } }, options),
+  };
+
+  /** The project's activity: sends, deliveries, opens, clicks, bounces, subscription changes, tracked events. */
+  readonly activity = {
+    /** One page, newest first; filter by `contactId`, `types`, `from`, `to`. */
+    list: ({ types, ...query }: ActivityListQuery = {}, options?: RequestOptions): Promise<ActivityPage> =>
+      this.transport.call(contract.activity.list, { query: { ...query, types: types?.join(',') } }, options),
+    /** Every activity matching `query`, fetching pages lazily. */
+    all: (query: ActivityListQuery = {}, options?: RequestOptions): AsyncGenerator<ActivityItem, void, undefined> =>
+      paginate((cursor) => this.activity.list({ ...query, cursor }, options), query.cursor),
+    /** Every type with its meaning and count over a range (default: the last 30 days). */
+    types: (query: { from?: string; to?: string } = {}, options?: RequestOptions): Promise<ActivityTypeCount[]> =>
+      this.transport.call(contract.activity.types, { query }, options),
+    /** How many activities (of `types`, default all) happened in the last `minutes` (default 60). */
+    recentCount: (
+      { types, minutes }: { minutes?: number; types?: ActivityType[] } = {},
+      options?: RequestOptions,
+    ): Promise<ActivityRecentCount> =>
+      this.transport.call(contract.activity.recentCount, { query: { minutes, types: types?.join(',') } }, options),
   };
 
   /** Sender domains: publish their DNS records, then `verify` (secret key). */

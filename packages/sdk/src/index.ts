@@ -5,6 +5,12 @@ export type { WaitForJobOptions } from './jobs.js';
 export type { CursorPage, OffsetPage } from './pagination.js';
 export type { RequestOptions, RouteInput, SuccessBody } from './transport.js';
 export type {
+  ActivityItem,
+  ActivityListQuery,
+  ActivityPage,
+  ActivityRecentCount,
+  ActivityType,
+  ActivityTypeCount,
   Contact,
   ContactCreateBody,
   ContactFields,

@@ -65,6 +65,19 @@ export type TemplatePage = SuccessBody<TemplateRoutes['list']>;
 /** Campaigns and workflow steps that use a template. */
 export type TemplateUsage = SuccessBody<TemplateRoutes['usage']>;
 
+// Activity: the merged feed of email and contact events
+type ActivityRoutes = Contract['activity'];
+export type ActivityType = z.infer<typeof wire.ActivityType>;
+export type ActivityItem = z.infer<typeof wire.ActivityItem>;
+/** One page of `activity.list`: follow `cursor` while `hasMore`. */
+export type ActivityPage = SuccessBody<ActivityRoutes['list']>;
+/** Filters of `activity.list`; `types` as a list instead of the wire's comma-separated string. */
+export type ActivityListQuery = Omit<RouteInput<ActivityRoutes['list']>['query'], 'types'> & {
+  types?: ActivityType[];
+};
+export type ActivityTypeCount = SuccessBody<ActivityRoutes['types']>[number];
+export type ActivityRecentCount = SuccessBody<ActivityRoutes['recentCount']>;
+
 // Sender domains
 export type Domain = z.infer<typeof wire.Domain>;
 /** A DNS record to publish for a domain, with its last checked status. */
