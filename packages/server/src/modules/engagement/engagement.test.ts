@@ -143,6 +143,14 @@ describe('subscription links from a received email', () => {
     expect(res.status).toBe(200);
     expect((await contactOf(second.contactId)).subscribed).toBe(false);
     expect(await eventsOf(second.contactId, 'contact.unsubscribed')).toHaveLength(1);
+
+    // RFC 8058 prefers multipart/form-data for the same POST.
+    const third = await sendAndReceive(sender, { type: 'MARKETING', body: '<p>Again</p>' });
+    const multipart = new FormData();
+    multipart.set('List-Unsubscribe', 'One-Click');
+    const url = /<(https?:[^>]+)>/.exec(third.message.headers.get('list-unsubscribe') ?? '')?.[1] ?? '';
+    expect((await fetch(url, { method: 'POST', body: multipart })).status).toBe(200);
+    expect((await contactOf(third.contactId)).subscribed).toBe(false);
   });
 
   it('refuses a tampered token with an error page and changes nothing', async () => {

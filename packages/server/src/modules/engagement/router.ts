@@ -1,4 +1,5 @@
-import express, { type Request, type Response, Router } from 'express';
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import multer from 'multer';
 import type { AppDeps } from '../../deps.js';
 import { sendPage } from '../../http/pages.js';
 import { type LinkClaims, verifyLinkToken, verifyTrackingToken } from '../rendering/links.js';
@@ -17,7 +18,7 @@ export function engagementRouter(deps: AppDeps): Router {
   const router = Router();
   const db = deps.db.pool;
   const secret = deps.config.secrets.linkSigning;
-  const form = express.urlencoded({ extended: false, limit: '4kb' });
+  const form = formBody();
 
   /** Runs a page handler with the token's contact, or answers the error page. */
   const withContact =
@@ -121,6 +122,19 @@ export function engagementRouter(deps: AppDeps): Router {
   });
 
   return router;
+}
+
+/**
+ * Form fields from `application/x-www-form-urlencoded` (the pages' forms) or `multipart/form-data`
+ * (RFC 8058 says one-click POSTs SHOULD use it); no files, small bodies.
+ */
+function formBody() {
+  const urlencoded = express.urlencoded({ extended: false, limit: '4kb' });
+  const multipart = multer({ limits: { files: 0, fields: 10, fieldSize: 1024 } }).none();
+  return (req: Request, res: Response, next: NextFunction) =>
+    req.is('multipart/form-data')
+      ? multipart(req, res, (err?: unknown) => (err ? badForm(res) : next()))
+      : urlencoded(req, res, next);
 }
 
 function linkError(res: Response, status: number, title: string, message: string): void {
