@@ -39,7 +39,8 @@ export async function createUserWithProject(
 
 export function describeCredentials(c: Credentials, publicUrl: string): string {
   return [
-    `Sign in:  ${publicUrl}  as  ${c.email}  /  ${c.password}`,
+    `Sign in:  ${publicUrl}/login  as  ${c.email}  /  ${c.password}`,
+    `Sent mail (local outbox):  ${publicUrl}/outbox`,
     `Project:  ${c.projectName} (${c.projectId})`,
     `Public key (POST /v1/track only):  ${c.publicKey}`,
     `Secret key (every endpoint):       ${c.secretKey}`,
