@@ -375,7 +375,7 @@ async function runScenario(scenario, pigeon) {
       request: request.requests
         ? { requests: request.requests.length }
         : { method: request.method, path: request.path },
-      pigeon: await measure(`${scenario.name}`, pigeon, request, conns),
+      pigeon: withExpectedStatus(await measure(`${scenario.name}`, pigeon, request, conns), scenario.expectStatus),
       baseline: null,
       ratio: null,
     });
@@ -440,6 +440,16 @@ async function sampled(server, work) {
   const machine = machineDelta(machine0, machineSample(), wall, cpu + db + (sink?.cpuSeconds ?? 0));
   if (!server.alive()) throw new Error(`${server.name} exited during the run:\n${server.output()}`);
   return { value, wall, cpu, db, sink, machine };
+}
+
+/**
+ * A scenario whose right answer is not 2xx (a redirect) sets `expectStatus`: then responses with
+ * any other status are the failures, in place of autocannon's non-2xx count.
+ */
+function withExpectedStatus(m, expectStatus) {
+  if (!expectStatus) return m;
+  const answered = Object.values(m.statusCodes).reduce((a, b) => a + b, 0);
+  return { ...m, expectStatus, non2xx: answered - (m.statusCodes[expectStatus] ?? 0) };
 }
 
 /** Warm-up, then the measured run with the server's CPU sampled around it. */
