@@ -4,6 +4,7 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, notFound } from '../../http/errors.js';
+import type { TrackingMode } from '../projects/project.entity.js';
 import { generateDkimKeys } from './dkim.js';
 import { checkRecords, createResolver, expectedRecords, type RecordStatus } from './dns-check.js';
 
@@ -131,13 +132,23 @@ export async function deleteDomain(db: Queryable, projectId: string, id: string)
   await db.query('DELETE FROM domains WHERE id = $1', [domain.id]);
 }
 
-/** The verified domain a sender address belongs to, with its DKIM key; otherwise the spec's 403. */
-export async function requireVerifiedSender(db: Queryable, projectId: string, from: string): Promise<DomainRow> {
+/** What sending needs to know about a verified sender: its domain and the project's sending settings. */
+export interface VerifiedSender {
+  domain: string;
+  trackingMode: TrackingMode;
+  unsubscribeMailbox: string | null;
+}
+
+/** The verified domain a sender address belongs to, with the project's settings; otherwise the spec's 403. */
+export async function requireVerifiedSender(db: Queryable, projectId: string, from: string): Promise<VerifiedSender> {
   const domain = from.split('@')[1]?.toLowerCase() ?? '';
-  const { rows } = await db.query<DomainRow>(
-    'SELECT * FROM domains WHERE project_id = $1 AND domain = $2 AND verified_at IS NOT NULL',
-    [projectId, domain],
-  );
+  const { rows } = await db.query<VerifiedSender>({
+    name: 'domains.verified-sender',
+    text: `SELECT d.domain, p.tracking_mode AS "trackingMode", p.unsubscribe_mailbox AS "unsubscribeMailbox"
+           FROM domains d JOIN projects p ON p.id = d.project_id
+           WHERE d.project_id = $1 AND d.domain = $2 AND d.verified_at IS NOT NULL`,
+    values: [projectId, domain],
+  });
   if (!rows[0]) {
     throw new AppError(403, 'INTERNAL_SERVER_ERROR', `The sender domain ${domain} is not verified for this project`, {
       details: { reason: 'DOMAIN_NOT_VERIFIED', domain },

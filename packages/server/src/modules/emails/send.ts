@@ -6,9 +6,8 @@ import type { AppDeps } from '../../deps.js';
 import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { toContactDto, upsertContact } from '../contacts/repository.js';
-import { requireVerifiedSender } from '../domains/service.js';
+import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
 import { addTracking, listUnsubscribeHeaders, shouldTrack } from '../engagement/tracking.js';
-import type { TrackingMode } from '../projects/project.entity.js';
 import { subscriptionUrls } from '../rendering/links.js';
 import { htmlToText, renderSubject, renderTemplate } from '../rendering/render.js';
 import { type ContentType, findTemplate } from '../templates/service.js';
@@ -48,6 +47,7 @@ interface Resolved {
   type: ContentType;
   templateId: string | null;
   attachments: Array<{ filename: string; content: string; contentType?: string }>;
+  sender: VerifiedSender;
 }
 
 /** Everything that can be wrong with the request is found before anything is stored or sent. */
@@ -88,7 +88,7 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
     errors.push({ field: '(body)', message: 'the whole message would exceed 40 MB', code: 'too_big' });
   }
   if (errors.length > 0 || !subject || !html || !fromEmail) throw validationFailed(errors);
-  await requireVerifiedSender(deps.db.pool, projectId, fromEmail);
+  const sender = await requireVerifiedSender(deps.db.pool, projectId, fromEmail);
   const fromName =
     typeof body.from === 'object' ? (body.from.name ?? null) : (body.name ?? template?.from_name ?? null);
   return {
@@ -99,16 +99,8 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
     type: template?.type ?? 'TRANSACTIONAL',
     templateId: template?.id ?? null,
     attachments,
+    sender,
   };
-}
-
-async function engagementSettings(deps: AppDeps, projectId: string) {
-  const { rows } = await deps.db.pool.query<{ tracking_mode: TrackingMode; unsubscribe_mailbox: string | null }>({
-    name: 'send.engagement-settings',
-    text: 'SELECT tracking_mode, unsubscribe_mailbox FROM projects WHERE id = $1',
-    values: [projectId],
-  });
-  return rows[0] ?? { tracking_mode: 'DISABLED' as const, unsubscribe_mailbox: null };
 }
 
 const recipientsOf = (to: SendInput['to']) =>
@@ -122,11 +114,8 @@ const recipientsOf = (to: SendInput['to']) =>
  * queued or none is. Delivery happens in the workers, woken by NOTIFY on commit.
  */
 export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
-  const [content, settings] = await Promise.all([
-    resolveContent(deps, projectId, body),
-    engagementSettings(deps, projectId),
-  ]);
-  const tracked = shouldTrack(settings.tracking_mode, content.type, body.tracking);
+  const content = await resolveContent(deps, projectId, body);
+  const tracked = shouldTrack(content.sender.trackingMode, content.type, body.tracking);
   const changes = applyDataRules(body.data, { storeObjects: false });
   const { publicUrl } = deps.config.http;
   const secret = deps.config.secrets.linkSigning;
@@ -159,7 +148,7 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
           type: content.type,
           bodySource: content.html,
           unsubscribeUrl: links.unsubscribeUrl,
-          mailbox: settings.unsubscribe_mailbox,
+          mailbox: content.sender.unsubscribeMailbox,
         }),
       };
       await client.query(

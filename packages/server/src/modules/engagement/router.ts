@@ -25,18 +25,15 @@ export function engagementRouter(deps: AppDeps): Router {
     (handler: (req: Request, res: Response, claims: LinkClaims, contact: LinkContact) => Promise<void>) =>
     async (req: Request, res: Response) => {
       const claims = verifyLinkToken(String(req.params.token), secret);
-      if (!claims)
-        return linkError(res, 400, 'This link is not valid', 'Check that you opened the whole link from the email.');
+      if (!claims) return invalidLink(res);
       const contact = await findLinkContact(db, claims);
-      if (!contact)
-        return linkError(res, 404, 'This link no longer works', 'The address it was sent to is no longer on the list.');
+      if (!contact) return goneLink(res);
       await handler(req, res, claims, contact);
     };
 
-  const changeAndShow = async (res: Response, claims: LinkClaims, subscribed: boolean) => {
+  const changeAndShow = async (req: Request, res: Response, claims: LinkClaims, subscribed: boolean) => {
     const contact = await setSubscribedFromLink(db, claims, subscribed);
-    if (!contact)
-      return linkError(res, 404, 'This link no longer works', 'The address it was sent to is no longer on the list.');
+    if (!contact) return goneLink(res);
     const redirect = subscribed ? contact.subscribedRedirectUrl : contact.unsubscribedRedirectUrl;
     if (redirect) return void res.set('Referrer-Policy', 'no-referrer').redirect(303, redirect);
     sendPage(res, 200, 'subscription-done', {
@@ -44,13 +41,13 @@ export function engagementRouter(deps: AppDeps): Router {
       projectName: contact.projectName,
       email: contact.email,
       subscribed,
-      manageAction: `/manage/${res.req.params.token}`,
+      manageAction: `/manage/${req.params.token}`,
     });
   };
 
   router.get(
     '/subscribe/:token',
-    withContact((_req, res, claims) => changeAndShow(res, claims, true)),
+    withContact((req, res, claims) => changeAndShow(req, res, claims, true)),
   );
 
   router.get(
@@ -78,7 +75,7 @@ export function engagementRouter(deps: AppDeps): Router {
           .send(contact ? 'Unsubscribed\n' : 'Unknown contact\n');
       }
       if (req.body?.action !== 'unsubscribe') return badForm(res);
-      await changeAndShow(res, claims, false);
+      await changeAndShow(req, res, claims, false);
     }),
   );
 
@@ -101,23 +98,26 @@ export function engagementRouter(deps: AppDeps): Router {
     withContact(async (req, res, claims) => {
       const action = req.body?.action;
       if (action !== 'subscribe' && action !== 'unsubscribe') return badForm(res);
-      await changeAndShow(res, claims, action === 'subscribe');
+      await changeAndShow(req, res, claims, action === 'subscribe');
     }),
   );
+
+  /** Recording is best effort: a reader always gets the image or the link, even if the database is down. */
+  const record = (what: Promise<void>) =>
+    what.catch((err) => deps.logger.error({ err }, 'could not record an open or click'));
 
   /** The open pixel always answers the image, whatever the token: mail clients show broken images otherwise. */
   router.get('/t/o/:token.gif', async (req, res) => {
     const claims = verifyTrackingToken(String(req.params.token), secret);
-    if (claims && !claims.u) await recordOpen(db, claims);
+    if (claims && !claims.u) await record(recordOpen(db, claims));
     res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, max-age=0' }).send(PIXEL);
   });
 
   /** Redirects only to the link the signed token names: an altered URL is refused, never followed. */
   router.get('/t/c/:token', async (req, res) => {
     const claims = verifyTrackingToken(String(req.params.token), secret);
-    if (!claims?.u)
-      return linkError(res, 400, 'This link is not valid', 'Check that you opened the whole link from the email.');
-    await recordClick(db, { e: claims.e, u: claims.u });
+    if (!claims?.u) return invalidLink(res);
+    await record(recordClick(db, { e: claims.e, u: claims.u }));
     res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(302, claims.u);
   });
 
@@ -140,6 +140,12 @@ function formBody() {
 function linkError(res: Response, status: number, title: string, message: string): void {
   sendPage(res, status, 'link-error', { title, message });
 }
+
+const invalidLink = (res: Response) =>
+  linkError(res, 400, 'This link is not valid', 'Check that you opened the whole link from the email.');
+
+const goneLink = (res: Response) =>
+  linkError(res, 404, 'This link no longer works', 'The address it was sent to is no longer on the list.');
 
 const badForm = (res: Response) =>
   linkError(res, 400, 'Nothing was changed', 'The form was incomplete. Go back to the email and use its link again.');
