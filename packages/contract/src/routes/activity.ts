@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { CursorQuery, commonErrors, cursorPage, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
+import { TimeRange } from './events.js';
 
 const c = initContract();
 
@@ -53,11 +54,6 @@ const TypesFilter = z
     return types as Array<z.infer<typeof ActivityType>>;
   })
   .describe('Comma-separated activity types, e.g. `email.open,email.click`; omitted means all');
-
-const TimeRange = z.object({
-  from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),
-  to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
-});
 
 const dashboard = meta({ auth: 'dashboard' });
 

@@ -45,7 +45,7 @@ export const Event = z.object({
   createdAt: Timestamp,
 });
 
-const TimeRange = z.object({
+export const TimeRange = z.object({
   from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),
   to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
 });

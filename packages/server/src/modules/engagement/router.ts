@@ -50,17 +50,19 @@ export function engagementRouter(deps: AppDeps): Router {
     withContact((req, res, claims) => changeAndShow(req, res, claims, true)),
   );
 
-  router.get(
-    '/unsubscribe/:token',
+  /** A page about the contact whose form posts back to the same URL. */
+  const contactPage = (view: 'unsubscribe' | 'manage', title: string) =>
     withContact(async (req, res, _claims, contact) =>
-      sendPage(res, 200, 'unsubscribe', {
-        title: 'Unsubscribe',
+      sendPage(res, 200, view, {
+        title,
         projectName: contact.projectName,
         email: contact.email,
-        action: `/unsubscribe/${req.params.token}`,
+        subscribed: contact.subscribed,
+        action: `/${view}/${req.params.token}`,
       }),
-    ),
-  );
+    );
+
+  router.get('/unsubscribe/:token', contactPage('unsubscribe', 'Unsubscribe'));
 
   /** The page's button and RFC 8058 one-click (`List-Unsubscribe=One-Click`) both land here. */
   router.post(
@@ -79,18 +81,7 @@ export function engagementRouter(deps: AppDeps): Router {
     }),
   );
 
-  router.get(
-    '/manage/:token',
-    withContact(async (req, res, _claims, contact) =>
-      sendPage(res, 200, 'manage', {
-        title: 'Email preferences',
-        projectName: contact.projectName,
-        email: contact.email,
-        subscribed: contact.subscribed,
-        action: `/manage/${req.params.token}`,
-      }),
-    ),
-  );
+  router.get('/manage/:token', contactPage('manage', 'Email preferences'));
 
   router.post(
     '/manage/:token',

@@ -1,0 +1,30 @@
+import { engagementCounts, trackedEmailPaths } from './engagement.mjs';
+
+/**
+ * The engagement scenarios: GET the open pixel or the click redirect of one of 5,000 tracked
+ * emails per request. Each email is hit once in the first pass; after that, repeats within 60 s
+ * are folded (no count, no event), as an image proxy's or link scanner's refetches would be.
+ */
+export const engagementScenario = (kind, { description, expectStatus }) => ({
+  name: `engagement-${kind}`,
+  description,
+  baseline: 'bare-http',
+  expectStatus,
+  pigeonEnv: {},
+  target: { metric: 'reqPerSec', min: 1000, unit: 'req/s', label: '≥ 1,000 req/s' },
+  async setup(ctx) {
+    const paths = (await trackedEmailPaths(ctx)).map((p) => p[kind]);
+    let n = 0;
+    ctx.state.nextPath = () => paths[n++ % paths.length];
+  },
+  request: (ctx) => ({
+    requests: [{ method: 'GET', path: '/', setupRequest: (req) => ({ ...req, path: ctx.state.nextPath() }) }],
+  }),
+  async after(ctx) {
+    const c = await engagementCounts(ctx);
+    ctx.note(
+      `recorded after warm-up + measured run: ${c[`${kind}s`].toLocaleString('en-US')} ${kind}s counted, ` +
+        `${c[`${kind}_events`].toLocaleString('en-US')} email.${kind} events (the rest folded by the burst rule)`,
+    );
+  },
+});
