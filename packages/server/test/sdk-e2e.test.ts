@@ -23,6 +23,27 @@ describe('the SDK against a real server', () => {
     expect(events.data.map((e) => e.name)).toEqual(['signed-up']);
   });
 
+  it('sends untracked on request and reads the send back from the activity feed', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    await api.domains.create('sdk.example'); // verified at once on the local outbox
+    const sent = await api.emails.send({
+      to: 'reader@example.com',
+      from: 'hi@sdk.example',
+      subject: 'Hello',
+      body: '<a href="https://example.com">x</a>',
+      tracking: false,
+    });
+    const emailId = sent.emails[0]?.email;
+    let feed = await api.activity.list({ types: ['email.sent'] });
+    for (let i = 0; i < 200 && feed.data.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      feed = await api.activity.list({ types: ['email.sent'] });
+    }
+    expect(feed.data).toMatchObject([{ type: 'email.sent', emailId, subject: 'Hello' }]);
+    const { rows } = await pigeon.deps.db.pool.query('SELECT tracked, html FROM emails WHERE id = $1', [emailId]);
+    expect(rows[0]).toMatchObject({ tracked: false, html: '<a href="https://example.com">x</a>' });
+  });
+
   it('a public key cannot read contacts: typed error from the server', async () => {
     const wrong = new Pigeon({ apiKey: keys.publicKey, baseUrl: pigeon.url });
     const error = await wrong.contacts.list().catch((e: unknown) => e);
