@@ -12,14 +12,18 @@ export function shouldTrack(mode: TrackingMode, type: ContentType, override: boo
 const ANCHOR_HREF = /(<a\b[^>]*?\shref\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi;
 const SUBSCRIPTION_PATHS = ['/subscribe/', '/unsubscribe/', '/manage/'];
 
-/** The entities Pigeon's renderer and common editors write inside attribute values. */
+const NAMED_ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
+
+/** Undoes the entities Pigeon's renderer (numeric) and common editors (named) write in attributes, in one pass. */
 const decodeAttribute = (value: string) =>
-  value
-    .replace(/&quot;/g, '"')
-    .replace(/&#0*39;|&apos;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&#0*38;|&amp;/g, '&');
+  value.replace(
+    /&(?:#(\d+)|#x([0-9a-f]+)|(amp|quot|apos|lt|gt));/gi,
+    (match, dec?: string, hex?: string, name?: string) => {
+      if (name) return NAMED_ENTITIES[name.toLowerCase()] ?? match;
+      const code = dec ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? '', 16);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : match;
+    },
+  );
 
 interface TrackingContext {
   publicUrl: string;
