@@ -8,6 +8,7 @@ import type {
   ActivityListQuery,
   ActivityPage,
   ActivityRecentCount,
+  ActivityStats,
   ActivityType,
   ActivityTypeCount,
   Contact,
@@ -258,6 +259,9 @@ export class Pigeon {
     /** Every activity matching `query`, fetching pages lazily. */
     all: (query: ActivityListQuery = {}, options?: RequestOptions): AsyncGenerator<ActivityItem, void, undefined> =>
       paginate((cursor) => this.activity.list({ ...query, cursor }, options), query.cursor),
+    /** Totals per type and per day over a range (default: the last 30 days). */
+    stats: (query: { from?: string; to?: string } = {}, options?: RequestOptions): Promise<ActivityStats> =>
+      this.transport.call(contract.activity.stats, { query }, options),
     /** Every type with its meaning and count over a range (default: the last 30 days). */
     types: (query: { from?: string; to?: string } = {}, options?: RequestOptions): Promise<ActivityTypeCount[]> =>
       this.transport.call(contract.activity.types, { query }, options),

@@ -9,6 +9,7 @@ export type {
   ActivityListQuery,
   ActivityPage,
   ActivityRecentCount,
+  ActivityStats,
   ActivityType,
   ActivityTypeCount,
   Contact,

@@ -77,6 +77,7 @@ export type ActivityListQuery = Omit<RouteInput<ActivityRoutes['list']>['query']
 };
 export type ActivityTypeCount = SuccessBody<ActivityRoutes['types']>[number];
 export type ActivityRecentCount = SuccessBody<ActivityRoutes['recentCount']>;
+export type ActivityStats = SuccessBody<ActivityRoutes['stats']>;
 
 // Sender domains
 export type Domain = z.infer<typeof wire.Domain>;

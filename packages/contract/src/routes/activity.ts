@@ -72,6 +72,23 @@ export const activityContract = c.router(
       }),
       responses: { 200: cursorPage(ActivityItem), ...commonErrors },
     },
+    stats: {
+      method: 'GET',
+      path: '/activity/stats',
+      summary: 'Activity totals per type and per day over a time range (default: the last 30 days)',
+      metadata: dashboard,
+      query: TimeRange,
+      responses: {
+        200: z.object({
+          from: Timestamp,
+          to: Timestamp,
+          total: z.number().int().describe('Every event in the range, custom ones included'),
+          byType: z.array(z.object({ type: ActivityType, count: z.number().int() })),
+          byDay: z.array(z.object({ day: z.string().describe('YYYY-MM-DD (UTC)'), count: z.number().int() })),
+        }),
+        ...commonErrors,
+      },
+    },
     types: {
       method: 'GET',
       path: '/activity/types',

@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
-import { activityTypes, listActivity, recentActivityCount } from './service.js';
+import { activityStats, activityTypes, listActivity, recentActivityCount } from './service.js';
 
 const s = initServer();
 
@@ -10,6 +10,7 @@ export const createActivityRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
   return s.router(contract.activity, {
     list: async ({ req, query }) => ({ status: 200, body: await listActivity(db, callerProject(req).id, query) }),
+    stats: async ({ req, query }) => ({ status: 200, body: await activityStats(db, callerProject(req).id, query) }),
     types: async ({ req, query }) => ({ status: 200, body: await activityTypes(db, callerProject(req).id, query) }),
     recentCount: async ({ req, query }) => ({
       status: 200,

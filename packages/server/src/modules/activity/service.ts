@@ -43,15 +43,26 @@ export async function listActivity(
   };
 }
 
-/** Counts per type over a range (default: the last 30 days), zero for types that did not happen. */
-export async function activityTypes(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
-  const { byName } = await eventStats(db, projectId, range);
+/** Event counts by name folded into activity types, every type listed (zero if none). */
+function countsByType(byName: Array<{ name: string; count: number }>) {
   const counts = new Map<string, number>();
   for (const { name, count } of byName) {
     const type = EMITTED.has(name) ? name : isReservedEventName(name) ? undefined : 'event';
     if (type) counts.set(type, (counts.get(type) ?? 0) + count);
   }
   return ACTIVITY_TYPES.map((t) => ({ ...t, count: counts.get(t.type) ?? 0 }));
+}
+
+/** Counts per type over a range (default: the last 30 days), zero for types that did not happen. */
+export async function activityTypes(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
+  return countsByType((await eventStats(db, projectId, range)).byName);
+}
+
+/** Totals per type and per day over a range (default: the last 30 days). */
+export async function activityStats(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
+  const stats = await eventStats(db, projectId, range);
+  const byType = countsByType(stats.byName).map(({ type, count }) => ({ type, count }));
+  return { from: stats.from, to: stats.to, total: stats.total, byType, byDay: stats.byDay };
 }
 
 export async function recentActivityCount(db: Queryable, projectId: string, q: { minutes: number; types?: Type[] }) {

@@ -399,6 +399,10 @@ describe('activity feed', () => {
     const types = await pigeon.request('GET', '/activity/types', { headers: sender.auth });
     const count = (t: string) => types.body.find((x: { type: string }) => x.type === t)?.count;
     expect([count('email.sent'), count('email.open'), count('event'), count('email.bounce')]).toEqual([1, 1, 1, 0]);
+    const stats = await pigeon.request('GET', '/activity/stats', { headers: sender.auth });
+    expect(stats.body.total).toBe(5); // sent, open, click and unsubscribed of the reader, and the tracked event
+    expect(stats.body.byType).toContainEqual({ type: 'contact.unsubscribed', count: 1 });
+    expect(stats.body.byDay.reduce((sum: number, d: { count: number }) => sum + d.count, 0)).toBe(5);
     const recent = await pigeon.request('GET', '/activity/recent-count?minutes=5&types=email.open', {
       headers: sender.auth,
     });
