@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { CursorQuery, commonErrors, cursorPage, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
-import { TimeRange } from './events.js';
+import { RangeTotals, TimeRange } from './events.js';
 
 const c = initContract();
 
@@ -79,13 +79,7 @@ export const activityContract = c.router(
       metadata: dashboard,
       query: TimeRange,
       responses: {
-        200: z.object({
-          from: Timestamp,
-          to: Timestamp,
-          total: z.number().int().describe('Every event in the range, custom ones included'),
-          byType: z.array(z.object({ type: ActivityType, count: z.number().int() })),
-          byDay: z.array(z.object({ day: z.string().describe('YYYY-MM-DD (UTC)'), count: z.number().int() })),
-        }),
+        200: RangeTotals.extend({ byType: z.array(z.object({ type: ActivityType, count: z.number().int() })) }),
         ...commonErrors,
       },
     },

@@ -50,6 +50,14 @@ export const TimeRange = z.object({
   to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
 });
 
+/** Totals over a time range, per day: the shared part of the stats endpoints. */
+export const RangeTotals = z.object({
+  from: Timestamp,
+  to: Timestamp,
+  total: z.number().int().describe('Every event in the range'),
+  byDay: z.array(z.object({ day: z.string().describe('YYYY-MM-DD (UTC)'), count: z.number().int() })),
+});
+
 const dashboard = meta({ auth: 'dashboard' });
 const EventNamePath = z.object({ eventName: z.string().min(1).max(200) });
 
@@ -89,13 +97,7 @@ export const eventsContract = c.router(
       metadata: dashboard,
       query: TimeRange,
       responses: {
-        200: z.object({
-          from: Timestamp,
-          to: Timestamp,
-          total: z.number().int(),
-          byName: z.array(z.object({ name: z.string(), count: z.number().int() })),
-          byDay: z.array(z.object({ day: z.string().describe('YYYY-MM-DD (UTC)'), count: z.number().int() })),
-        }),
+        200: RangeTotals.extend({ byName: z.array(z.object({ name: z.string(), count: z.number().int() })) }),
         ...commonErrors,
       },
     },
