@@ -213,6 +213,8 @@ class SchemaConverter {
       target: 'jsonSchema2019-09',
       $refStrategy: 'none',
       removeAdditionalStrategy: 'strict',
+      // A pipe's first stage only guards (e.g. the condition tree's size check): document what it yields.
+      pipeStrategy: 'output',
       override: (def, refs) => {
         const name = this.byDef.get(def);
         const isRoot = refs.currentPath.length <= 1;
