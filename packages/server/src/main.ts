@@ -11,7 +11,9 @@ import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
+import { startChangeFeed } from './modules/change-feed/feed.js';
 import { startDelivery } from './modules/emails/delivery.js';
+import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
@@ -70,6 +72,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       await scheduler.startWorker();
       const delivery = await startDelivery(deps);
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
+      const feed = await startChangeFeed(deps, [trackedSegmentsConsumer], config.changeFeed);
+      cleanups.unshift(() => feed.stop());
     }
     if (config.role === 'worker') return { deps, stop: shutdown };
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;

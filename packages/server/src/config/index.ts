@@ -44,6 +44,8 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       linkSigning: e.LINK_SIGNING_SECRET ?? persisted.linkSigning,
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
+    changeFeed: { pollMs: e.CHANGE_FEED_POLL_MS, batchSize: e.CHANGE_FEED_BATCH },
+    segmentCountMaxAgeMinutes: e.SEGMENT_COUNT_MAX_AGE_MINUTES,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,

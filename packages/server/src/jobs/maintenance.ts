@@ -1,10 +1,9 @@
-import { z } from 'zod';
-import { defineJob } from './registry.js';
+import { defineJob, noPayload } from './registry.js';
 
 /** Removes expired Idempotency-Key claims and finished rate-limit windows. */
 export const cleanupJob = defineJob({
   name: 'maintenance.cleanup',
-  payload: z.undefined().or(z.object({}).strict()).or(z.null()),
+  payload: noPayload,
   every: '10 minutes',
   async handler(_payload, { deps }) {
     const pool = deps.db.pool;

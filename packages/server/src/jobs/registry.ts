@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import type { Logger } from '../logger.js';
 
@@ -27,6 +27,9 @@ export interface JobDefinition<P extends z.ZodTypeAny = z.ZodTypeAny> {
   /** Repeat interval (e.g. `'5 minutes'`) for periodic jobs; the worker schedules it once. */
   every?: string;
 }
+
+/** The payload of periodic jobs, which carry none. */
+export const noPayload = z.undefined().or(z.object({}).strict()).or(z.null());
 
 export const defineJob = <P extends z.ZodTypeAny>(def: JobDefinition<P>): JobDefinition<P> => def;
 

@@ -7,6 +7,7 @@ import { Migration20261122040000_sending } from './Migration20261122040000_sendi
 import { Migration20261122050000_contact_counts } from './Migration20261122050000_contact_counts.js';
 import { Migration20261122060000_unlogged_rate_limits } from './Migration20261122060000_unlogged_rate_limits.js';
 import { Migration20261123000000_engagement } from './Migration20261123000000_engagement.js';
+import { Migration20261123100000_segments } from './Migration20261123100000_segments.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -21,4 +22,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122050000_contact_counts', class: Migration20261122050000_contact_counts },
   { name: 'Migration20261122060000_unlogged_rate_limits', class: Migration20261122060000_unlogged_rate_limits },
   { name: 'Migration20261123000000_engagement', class: Migration20261123000000_engagement },
+  { name: 'Migration20261123100000_segments', class: Migration20261123100000_segments },
 ];

@@ -1,11 +1,10 @@
-import { z } from 'zod';
-import { defineJob } from '../../jobs/registry.js';
+import { defineJob, noPayload } from '../../jobs/registry.js';
 import { type DomainRow, recheck } from './service.js';
 
 /** Re-checks the DNS of pending domains every 5 minutes (spec §3). */
 export const recheckDomainsJob = defineJob({
   name: 'domains.recheck',
-  payload: z.undefined().or(z.object({}).strict()).or(z.null()),
+  payload: noPayload,
   every: '5 minutes',
   async handler(_payload, { deps, logger }) {
     const { rows } = await deps.db.pool.query<DomainRow>(

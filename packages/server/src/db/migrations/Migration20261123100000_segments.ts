@@ -1,0 +1,147 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * The marketing engine's shared parts: segments and their members, the reference index, the
+ * contact change feed (filled by triggers, so every writer of events and contacts feeds it),
+ * and the ISO date parser the condition compiler shares with the in-memory evaluator.
+ */
+export class Migration20261123100000_segments extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`
+      CREATE TABLE segments (
+        id uuid PRIMARY KEY,
+        project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        description text,
+        type text NOT NULL CHECK (type IN ('DYNAMIC', 'STATIC')),
+        condition jsonb,
+        track_membership boolean NOT NULL DEFAULT false,
+        slug text NOT NULL,
+        member_count integer NOT NULL DEFAULT 0,
+        member_count_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT segments_project_slug UNIQUE (project_id, slug),
+        CONSTRAINT segments_condition_by_type CHECK ((type = 'DYNAMIC') = (condition IS NOT NULL))
+      );
+      CREATE INDEX segments_project_created ON segments (project_id, created_at DESC, id DESC);
+
+      CREATE TABLE segment_members (
+        segment_id uuid NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
+        contact_id uuid NOT NULL REFERENCES contacts (id) ON DELETE CASCADE,
+        project_id uuid NOT NULL,
+        entered_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (segment_id, contact_id)
+      );
+      CREATE INDEX segment_members_contact ON segment_members (contact_id);
+      CREATE INDEX segment_members_page ON segment_members (segment_id, entered_at DESC, contact_id DESC);
+
+      -- One row per "this owner references that field / event / segment / template".
+      CREATE TABLE resource_refs (
+        project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+        owner_type text NOT NULL,
+        owner_id uuid NOT NULL,
+        ref_type text NOT NULL CHECK (ref_type IN ('field', 'event', 'segment', 'template')),
+        ref_key text NOT NULL,
+        PRIMARY KEY (owner_type, owner_id, ref_type, ref_key)
+      );
+      CREATE INDEX resource_refs_target ON resource_refs (project_id, ref_type, ref_key);
+      -- Existing templates: the data fields their placeholders read (as dataFieldsUsed() does).
+      INSERT INTO resource_refs (project_id, owner_type, owner_id, ref_type, ref_key)
+      SELECT DISTINCT t.project_id, 'template', t.id, 'field', 'data.' || regexp_replace(m[1], '^data\\.', '')
+      FROM templates t,
+           regexp_matches(t.subject || ' ' || t.body, '\\{\\{\\s*([A-Za-z_$][\\w$-]*(?:\\.[\\w$-]+)*)', 'g') AS m
+      WHERE m[1] LIKE 'data.%'
+         OR split_part(m[1], '.', 1) NOT IN ('email', 'id', 'contact', 'data', 'unsubscribeUrl', 'subscribeUrl',
+                                             'manageUrl', 'pigeon_id', 'pigeon_email')
+      ON CONFLICT DO NOTHING;
+
+      -- The change feed. Ordered by (txid, seq); a reader only reads rows whose transaction is
+      -- older than its snapshot's xmin, so a row that commits late can never fall behind a cursor.
+      CREATE TABLE contact_changes (
+        part smallint NOT NULL,
+        txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        project_id uuid NOT NULL,
+        contact_id uuid NOT NULL,
+        kind text NOT NULL,
+        event_id uuid,
+        name text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (part, txid, seq)
+      );
+
+      CREATE TABLE change_feed_cursors (
+        consumer text NOT NULL,
+        part smallint NOT NULL,
+        txid xid8 NOT NULL,
+        seq bigint NOT NULL DEFAULT 0,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (consumer, part)
+      );
+
+      CREATE FUNCTION contact_changes_part(contact uuid) RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+        SELECT (get_byte(uuid_send(contact), 15) % 8)::smallint
+      $fn$;
+
+      CREATE FUNCTION contact_changes_from_events() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO contact_changes (part, project_id, contact_id, kind, event_id, name)
+        SELECT contact_changes_part(contact_id), project_id, contact_id, 'event', id, name
+        FROM new_rows WHERE contact_id IS NOT NULL;
+        RETURN NULL;
+      END $fn$;
+
+      CREATE FUNCTION contact_changes_from_inserts() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO contact_changes (part, project_id, contact_id, kind)
+        SELECT contact_changes_part(id), project_id, id, 'created' FROM new_rows;
+        RETURN NULL;
+      END $fn$;
+
+      CREATE FUNCTION contact_changes_from_updates() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        INSERT INTO contact_changes (part, project_id, contact_id, kind)
+        SELECT contact_changes_part(n.id), n.project_id, n.id, 'updated'
+        FROM new_rows n JOIN old_rows o ON o.id = n.id
+        WHERE n.data IS DISTINCT FROM o.data OR n.subscribed IS DISTINCT FROM o.subscribed
+           OR n.email IS DISTINCT FROM o.email;
+        RETURN NULL;
+      END $fn$;
+
+      CREATE TRIGGER events_feed AFTER INSERT ON events
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contact_changes_from_events();
+      CREATE TRIGGER contacts_feed_insert AFTER INSERT ON contacts
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contact_changes_from_inserts();
+      CREATE TRIGGER contacts_feed_update AFTER UPDATE ON contacts
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contact_changes_from_updates();
+
+      -- ISO 8601 text (date, or date-time with optional seconds, milliseconds and offset; no offset
+      -- means UTC) to timestamptz; NULL for anything else, never an error. Mirrors parseIsoDate().
+      CREATE FUNCTION pigeon_iso_ts(value jsonb) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+        SELECT CASE WHEN jsonb_typeof(value) = 'string' THEN
+          CASE WHEN (value #>> '{}') ~ '^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,3})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?)?$' THEN
+            CASE WHEN substr(value #>> '{}', 9, 2)::int <= extract(day FROM
+                   make_date(substr(value #>> '{}', 1, 4)::int, substr(value #>> '{}', 6, 2)::int, 1) + interval '1 month - 1 day')
+            THEN (CASE
+                    WHEN length(value #>> '{}') = 10 THEN (value #>> '{}') || 'T00:00:00Z'
+                    WHEN (value #>> '{}') ~ '(Z|[+-][0-9]{2}:[0-9]{2})$' THEN value #>> '{}'
+                    ELSE (value #>> '{}') || 'Z' END)::timestamptz
+            END
+          END
+        END
+      $fn$;
+    `);
+  }
+
+  override async down(): Promise<void> {
+    this.addSql(`
+      DROP TRIGGER events_feed ON events;
+      DROP TRIGGER contacts_feed_insert ON contacts;
+      DROP TRIGGER contacts_feed_update ON contacts;
+      DROP FUNCTION contact_changes_from_events(), contact_changes_from_inserts(), contact_changes_from_updates(),
+        contact_changes_part(uuid), pigeon_iso_ts(jsonb);
+      DROP TABLE change_feed_cursors, contact_changes, resource_refs, segment_members, segments;
+    `);
+  }
+}

@@ -1,0 +1,168 @@
+import type pg from 'pg';
+import { inTransaction } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+
+/**
+ * The contact change feed: one durable, ordered record of everything that happens to contacts
+ * (every event insert, every change of a contact's email, data or subscription), written by
+ * triggers in the writer's own transaction, so no writer can forget it and none pays a round trip.
+ *
+ * Rows are ordered by (txid, seq) and split into PARTS by contact. A consumer keeps one cursor
+ * per part and reads only rows whose transaction is older than its snapshot's xmin: every such
+ * transaction has ended, so no row can later appear behind the cursor (commit order is safe).
+ * A part is processed under a transaction-scoped advisory lock, and the cursor moves in the same
+ * transaction as the consumer's writes: across crashes and several workers, each change is
+ * handled once.
+ */
+export const PARTS = 8;
+
+export interface ContactChange {
+  txid: string;
+  seq: string;
+  projectId: string;
+  contactId: string;
+  kind: 'event' | 'created' | 'updated';
+  eventId: string | null;
+  name: string | null;
+  createdAt: Date;
+}
+
+export interface FeedConsumer {
+  /** Stable name: the cursor rows are keyed by it. */
+  name: string;
+  /** Handles a batch inside the transaction that also advances the cursor. */
+  handle(client: pg.PoolClient, changes: ContactChange[], deps: AppDeps): Promise<void>;
+}
+
+export interface FeedOptions {
+  pollMs: number;
+  batchSize: number;
+}
+
+interface ChangeRow {
+  txid: string;
+  seq: string;
+  project_id: string;
+  contact_id: string;
+  kind: ContactChange['kind'];
+  event_id: string | null;
+  name: string | null;
+  created_at: Date;
+}
+
+/** New consumers start at the feed's present, not at its retained past. */
+export async function registerConsumer(pool: pg.Pool, name: string): Promise<void> {
+  await pool.query(
+    `INSERT INTO change_feed_cursors (consumer, part, txid)
+     SELECT $1, part, pg_snapshot_xmin(pg_current_snapshot()) FROM generate_series(0, $2 - 1) AS part
+     ON CONFLICT DO NOTHING`,
+    [name, PARTS],
+  );
+}
+
+/** Processes at most one batch of one part; returns how many changes it handled (0: none, or part busy). */
+export async function processPart(deps: AppDeps, consumer: FeedConsumer, part: number, batchSize: number) {
+  return inTransaction(deps.db.pool, async (client) => {
+    const { rows: locked } = await client.query<{ ok: boolean }>(
+      'SELECT pg_try_advisory_xact_lock(hashtext($1), $2) AS ok',
+      [`change-feed:${consumer.name}`, part],
+    );
+    if (!locked[0]?.ok) return 0;
+    const { rows } = await client.query<ChangeRow>(
+      `SELECT ch.txid::text, ch.seq::text, ch.project_id, ch.contact_id, ch.kind, ch.event_id, ch.name, ch.created_at
+       FROM change_feed_cursors cur
+       JOIN contact_changes ch ON ch.part = cur.part AND (ch.txid, ch.seq) > (cur.txid, cur.seq)
+       WHERE cur.consumer = $1 AND cur.part = $2 AND ch.txid < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY ch.txid, ch.seq LIMIT $3`,
+      [consumer.name, part, batchSize],
+    );
+    const last = rows.at(-1);
+    if (!last) return 0;
+    await consumer.handle(client, rows.map(toChange), deps);
+    await client.query(
+      `UPDATE change_feed_cursors SET txid = $3::xid8, seq = $4, updated_at = now() WHERE consumer = $1 AND part = $2`,
+      [consumer.name, part, last.txid, last.seq],
+    );
+    return rows.length;
+  });
+}
+
+const toChange = (r: ChangeRow): ContactChange => ({
+  txid: r.txid,
+  seq: r.seq,
+  projectId: r.project_id,
+  contactId: r.contact_id,
+  kind: r.kind,
+  eventId: r.event_id,
+  name: r.name,
+  createdAt: r.created_at,
+});
+
+export interface RunningFeed {
+  stop(): Promise<void>;
+}
+
+/**
+ * One loop per consumer in this process: it walks the parts round-robin and sleeps `pollMs`
+ * after a full round found nothing. Several processes run the same loops and share the parts.
+ */
+export async function startChangeFeed(
+  deps: AppDeps,
+  consumers: FeedConsumer[],
+  opts: FeedOptions,
+): Promise<RunningFeed> {
+  const logger = deps.logger.child({ component: 'change-feed' });
+  let running = true;
+  const wakers = new Set<() => void>();
+  for (const consumer of consumers) await registerConsumer(deps.db.pool, consumer.name);
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const wakeUp = () => {
+        clearTimeout(timer);
+        wakers.delete(wakeUp);
+        resolve();
+      };
+      const timer = setTimeout(wakeUp, ms);
+      wakers.add(wakeUp);
+    });
+
+  const loop = async (consumer: FeedConsumer) => {
+    let part = Math.floor(Math.random() * PARTS);
+    let idleParts = 0;
+    while (running) {
+      try {
+        const handled = await processPart(deps, consumer, part, opts.batchSize);
+        idleParts = handled > 0 ? 0 : idleParts + 1;
+        if (handled < opts.batchSize) part = (part + 1) % PARTS;
+      } catch (err) {
+        logger.error({ err, consumer: consumer.name, part }, 'change feed batch failed; it will be retried');
+        part = (part + 1) % PARTS;
+        await sleep(opts.pollMs * 5);
+      }
+      if (idleParts >= PARTS && running) {
+        idleParts = 0;
+        await sleep(opts.pollMs);
+      }
+    }
+  };
+
+  const loops = consumers.map(loop);
+  return {
+    async stop() {
+      running = false;
+      for (const wakeUp of [...wakers]) wakeUp();
+      await Promise.allSettled(loops);
+    },
+  };
+}
+
+/** Drops rows every consumer has passed. */
+export async function pruneChangeFeed(pool: pg.Pool): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM contact_changes ch
+     USING (SELECT DISTINCT ON (part) part, txid, seq FROM change_feed_cursors ORDER BY part, txid, seq) AS slowest
+     WHERE ch.part = slowest.part AND (ch.txid, ch.seq) <= (slowest.txid, slowest.seq)`,
+  );
+  return rowCount ?? 0;
+}
