@@ -99,7 +99,17 @@ export const contactsContract = c.router(
       path: '/contacts/fields',
       summary: 'Standard and custom fields with inferred types and coverage',
       metadata: dashboard,
-      responses: { 200: z.object({ totalContacts: z.number().int(), fields: z.array(FieldInfo) }), ...commonErrors },
+      responses: {
+        200: z.object({
+          totalContacts: z.number().int(),
+          fields: z.array(FieldInfo),
+          sampled: z
+            .boolean()
+            .describe('True when custom fields were inferred from a random sample of contacts (large projects)'),
+          sampleSize: z.number().int().describe('Contacts read to infer custom fields'),
+        }),
+        ...commonErrors,
+      },
     },
     fieldValues: {
       method: 'GET',

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
+import { findUsages, groupUsages } from '../references/index.js';
 
 interface EventRow {
   id: string;
@@ -130,6 +131,8 @@ export async function eventNames(db: Queryable, projectId: string) {
 }
 
 /** Workflows, segments and campaigns do not exist in this build yet: each adds its lookup here. */
-export async function eventUsage(_db: Queryable, _projectId: string, name: string) {
-  return { name, workflows: [], segments: [], campaigns: [] };
+/** Segments (and, as they arrive, campaigns and workflows) whose conditions name the event. */
+export async function eventUsage(db: Queryable, projectId: string, name: string) {
+  const { segments, campaigns, workflows } = groupUsages(await findUsages(db, projectId, { type: 'event', key: name }));
+  return { name, workflows, segments, campaigns };
 }

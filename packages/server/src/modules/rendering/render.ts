@@ -27,6 +27,32 @@ export function renderTemplate(source: string, vars: Record<string, unknown>, op
   });
 }
 
+/** Variables that are not contact data: Pigeon fills them itself. */
+const BUILT_IN_VARIABLES = new Set([
+  'email',
+  'id',
+  'contact',
+  'data',
+  'unsubscribeUrl',
+  'subscribeUrl',
+  'manageUrl',
+  'pigeon_id',
+  'pigeon_email',
+]);
+
+/** The contact data fields (`data.<path>`) a template's placeholders read, for the reference index. */
+export function dataFieldsUsed(...sources: string[]): string[] {
+  const fields = new Set<string>();
+  for (const source of sources) {
+    for (const [, path] of source.matchAll(PLACEHOLDER)) {
+      const inData = path?.startsWith('data.') ? path.slice(5) : path;
+      if (!inData || (inData === path && BUILT_IN_VARIABLES.has(inData.split('.')[0] ?? ''))) continue;
+      fields.add(`data.${inData}`);
+    }
+  }
+  return [...fields];
+}
+
 /** Subjects are plain text on one line, whatever the variables held. */
 export const renderSubject = (source: string, vars: Record<string, unknown>) =>
   renderTemplate(source, vars, { html: false })

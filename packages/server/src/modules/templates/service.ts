@@ -5,6 +5,8 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
 import { requireVerifiedSender } from '../domains/service.js';
+import { dropRefs, saveRefs } from '../references/index.js';
+import { dataFieldsUsed } from '../rendering/render.js';
 
 export type ContentType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
 
@@ -49,6 +51,13 @@ export const toTemplateDto = (t: TemplateRow) => ({
   updatedAt: t.updated_at.toISOString(),
 });
 
+/** Records the data fields the template reads in the reference index, then maps it. */
+async function saved(db: Queryable, row: TemplateRow) {
+  const fields = dataFieldsUsed(row.subject, row.body).map((key) => ({ type: 'field' as const, key }));
+  await saveRefs(db, row.project_id, { type: 'template', id: row.id }, fields);
+  return toTemplateDto(row);
+}
+
 export async function createTemplate(db: Queryable, projectId: string, input: TemplateInput) {
   await requireVerifiedSender(db, projectId, input.from);
   const { rows } = await db.query<TemplateRow>(
@@ -67,7 +76,7 @@ export async function createTemplate(db: Queryable, projectId: string, input: Te
       input.type,
     ],
   );
-  return toTemplateDto(rows[0] as TemplateRow);
+  return saved(db, rows[0] as TemplateRow);
 }
 
 export const findTemplate = (db: Queryable, projectId: string, id: string) =>
@@ -93,7 +102,7 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
     `UPDATE templates SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE project_id = $1 AND id = $2 RETURNING *`,
     [projectId, id, ...entries.map(([, v]) => v)],
   );
-  return toTemplateDto(rows[0] as TemplateRow);
+  return saved(db, rows[0] as TemplateRow);
 }
 
 /** Campaigns and workflow steps do not exist in this build yet; each adds its lookup here. */
@@ -105,6 +114,7 @@ export async function templateUsage(db: Queryable, projectId: string, id: string
 export async function deleteTemplate(db: Queryable, projectId: string, id: string): Promise<void> {
   await templateUsage(db, projectId, id); // 409 here once campaigns and workflows can use templates
   await db.query('DELETE FROM templates WHERE project_id = $1 AND id = $2', [projectId, id]);
+  await dropRefs(db, { type: 'template', id });
 }
 
 export async function duplicateTemplate(db: Queryable, projectId: string, id: string) {
@@ -115,7 +125,7 @@ export async function duplicateTemplate(db: Queryable, projectId: string, id: st
      FROM templates WHERE project_id = $1 AND id = $2 RETURNING *`,
     [projectId, source.id, uuidv7()],
   );
-  return toTemplateDto(rows[0] as TemplateRow);
+  return saved(db, rows[0] as TemplateRow);
 }
 
 const SORT = { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
