@@ -2,9 +2,11 @@ import { initContract } from '@ts-rest/core';
 import { commonSchemas } from './common.js';
 import { activityContract, activitySchemas } from './routes/activity.js';
 import { authContract, authSchemas } from './routes/auth.js';
+import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
+import { segmentSchemas, segmentsContract } from './routes/segments.js';
 import { domainsContract, emailsContract, sendingSchemas, templatesContract } from './routes/sending.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 
@@ -12,9 +14,11 @@ export * from './common.js';
 export * from './meta.js';
 export * from './routes/activity.js';
 export * from './routes/auth.js';
+export * from './routes/conditions.js';
 export * from './routes/contacts.js';
 export * from './routes/events.js';
 export * from './routes/projects.js';
+export * from './routes/segments.js';
 export * from './routes/sending.js';
 export * from './routes/system.js';
 
@@ -33,6 +37,7 @@ export const contract = c.router(
     templates: templatesContract,
     emails: emailsContract,
     activity: activityContract,
+    segments: segmentsContract,
   },
   { strictStatusCodes: true },
 );
@@ -48,4 +53,6 @@ export const namedSchemas = {
   ...eventSchemas,
   ...sendingSchemas,
   ...activitySchemas,
+  ...conditionSchemas,
+  ...segmentSchemas,
 };

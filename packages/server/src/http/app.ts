@@ -13,6 +13,7 @@ import { engagementRouter } from '../modules/engagement/router.js';
 import { createEventsRouter } from '../modules/events/router.js';
 import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
+import { createSegmentsRouter } from '../modules/segments/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
 import { authenticate } from './auth.js';
@@ -68,6 +69,7 @@ export function createApp(
     templates: createTemplatesRouter(deps),
     emails: createEmailsRouter(deps),
     activity: createActivityRouter(deps),
+    segments: createSegmentsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

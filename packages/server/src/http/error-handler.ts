@@ -22,6 +22,10 @@ export function errorHandler(logger: Logger) {
       return;
     }
     const appError = err instanceof AppError ? err : fromBodyParser(err as BodyParserError);
+    if (appError?.statusCode === 400 && wantsBareErrors(req)) {
+      res.status(400).json({ error: appError.message });
+      return;
+    }
     if (appError) {
       res.status(appError.statusCode).json(toEnvelope(appError, requestId));
       return;
@@ -33,6 +37,10 @@ export function errorHandler(logger: Logger) {
     if (!res.headersSent) res.status(500).json(toEnvelope(internal, requestId));
   };
 }
+
+/** Routes whose metadata asks for the spec's bare `{ error }` 400 get it for every 400, not only schema failures. */
+const wantsBareErrors = (req: Request) =>
+  (req as { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute?.metadata?.errorStyle === 'bare';
 
 function fromBodyParser(err: BodyParserError): AppError | undefined {
   switch (err?.type) {

@@ -1,0 +1,170 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { BareError, commonErrors, ErrorEnvelope, PageQuery, pagePage, Timestamp } from '../common.js';
+import { meta } from '../meta.js';
+import { ConditionTree, ConditionTreeShape } from './conditions.js';
+import { Contact, ContactEmail } from './contacts.js';
+
+const c = initContract();
+
+export const SegmentType = z.enum(['DYNAMIC', 'STATIC']);
+export type SegmentType = z.infer<typeof SegmentType>;
+
+export const Segment = z.object({
+  id: z.string().uuid(),
+  name: z.string(),
+  description: z.string().nullable(),
+  type: SegmentType,
+  condition: ConditionTreeShape.nullable().describe('The membership rule of a DYNAMIC segment; null for STATIC'),
+  trackMembership: z.boolean(),
+  slug: z
+    .string()
+    .describe('Fixed at creation: entry and exit events are `segment.<slug>.entry` / `segment.<slug>.exit`'),
+  memberCount: z.number().int().describe('Cached count; see memberCountAt'),
+  memberCountAt: Timestamp.nullable().describe('When memberCount was last counted'),
+  projectId: z.string().uuid(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Segment = z.infer<typeof Segment>;
+
+const SegmentId = z.object({ id: z.string().uuid() });
+const Name = z.string().trim().min(1).max(100);
+const Description = z.string().max(500).nullable();
+
+export const SegmentCreate = z.object({
+  name: Name,
+  description: Description.optional(),
+  type: SegmentType.default('DYNAMIC'),
+  condition: ConditionTree.nullable().optional().describe('Required for DYNAMIC; refused for STATIC'),
+  trackMembership: z.boolean().default(false),
+});
+
+export const SegmentUpdate = z.object({
+  name: Name.optional(),
+  description: Description.optional(),
+  condition: ConditionTree.optional().describe('DYNAMIC segments only'),
+  trackMembership: z.boolean().optional(),
+});
+
+const Emails = z.array(ContactEmail).min(1).max(1000);
+
+export const MemberResult = z.object({
+  email: z.string(),
+  status: z.enum(['added', 'created', 'already_member', 'removed', 'not_member', 'not_found']),
+  contactId: z.string().uuid().nullable(),
+});
+
+export const MembersChange = z.object({
+  results: z.array(MemberResult).describe('One entry per distinct email, in request order'),
+  memberCount: z.number().int(),
+});
+
+export const SegmentComputeResult = z.object({
+  entered: z.number().int().describe('Contacts that joined (one entry event each)'),
+  exited: z.number().int().describe('Contacts that left (one exit event each)'),
+  memberCount: z.number().int(),
+});
+
+const notFound = { 404: ErrorEnvelope };
+const secret = meta({ auth: 'secret' });
+
+export const segmentsContract = c.router(
+  {
+    create: {
+      method: 'POST',
+      path: '/segments',
+      summary: 'Create a segment',
+      description:
+        'A DYNAMIC segment (the default) needs a condition; a STATIC segment must not have one. Invalid input answers the bare `{ error }` 400.',
+      metadata: meta({ auth: 'secret', errorStyle: 'bare' }),
+      body: SegmentCreate,
+      responses: { 201: Segment, 400: BareError, ...commonErrors },
+    },
+    list: {
+      method: 'GET',
+      path: '/segments',
+      summary: 'All segments of the project, newest first',
+      metadata: secret,
+      responses: { 200: z.array(Segment), ...commonErrors },
+    },
+    get: {
+      method: 'GET',
+      path: '/segments/:id',
+      summary: 'Get a segment with its cached member count',
+      metadata: secret,
+      pathParams: SegmentId,
+      responses: { 200: Segment, ...notFound, ...commonErrors },
+    },
+    update: {
+      method: 'PATCH',
+      path: '/segments/:id',
+      summary: 'Update name, description, condition (DYNAMIC only) or trackMembership',
+      metadata: secret,
+      pathParams: SegmentId,
+      body: SegmentUpdate,
+      responses: { 200: Segment, 400: ErrorEnvelope, ...notFound, ...commonErrors },
+    },
+    delete: {
+      method: 'DELETE',
+      path: '/segments/:id',
+      summary: 'Delete a segment (409 while a campaign, segment or workflow still uses it)',
+      metadata: secret,
+      pathParams: SegmentId,
+      body: c.noBody(),
+      responses: { 204: c.noBody(), 409: ErrorEnvelope, ...notFound, ...commonErrors },
+    },
+    contacts: {
+      method: 'GET',
+      path: '/segments/:id/contacts',
+      summary: 'Members, page by page (evaluated live for DYNAMIC segments)',
+      metadata: secret,
+      pathParams: SegmentId,
+      query: PageQuery,
+      responses: { 200: pagePage(Contact), ...notFound, ...commonErrors },
+    },
+    addMembers: {
+      method: 'POST',
+      path: '/segments/:id/members',
+      summary: 'Add up to 1,000 emails to a STATIC segment',
+      metadata: secret,
+      pathParams: SegmentId,
+      body: z.object({
+        emails: Emails,
+        createMissing: z.boolean().default(false).describe('Create contacts for unknown emails'),
+        subscribed: z.boolean().optional().describe('Subscription state of contacts created here (default true)'),
+      }),
+      responses: { 200: MembersChange, 400: ErrorEnvelope, ...notFound, ...commonErrors },
+    },
+    removeMembers: {
+      method: 'DELETE',
+      path: '/segments/:id/members',
+      summary: 'Remove up to 1,000 emails from a STATIC segment',
+      metadata: secret,
+      pathParams: SegmentId,
+      body: z.object({ emails: Emails }),
+      responses: { 200: MembersChange, 400: ErrorEnvelope, ...notFound, ...commonErrors },
+    },
+    compute: {
+      method: 'POST',
+      path: '/segments/:id/compute',
+      summary: 'Recompute a tracked segment; records entry and exit events for the differences',
+      metadata: secret,
+      pathParams: SegmentId,
+      body: c.noBody(),
+      responses: { 200: SegmentComputeResult, 400: ErrorEnvelope, ...notFound, ...commonErrors },
+    },
+    refresh: {
+      method: 'POST',
+      path: '/segments/:id/refresh',
+      summary: 'Recount members; no events, no membership changes',
+      metadata: secret,
+      pathParams: SegmentId,
+      body: c.noBody(),
+      responses: { 200: Segment, ...notFound, ...commonErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const segmentSchemas = { Segment, MemberResult, MembersChange, SegmentComputeResult };

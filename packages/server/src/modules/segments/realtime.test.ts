@@ -1,0 +1,285 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from '../../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { type ContactChange, type FeedConsumer, PARTS, processPart, registerConsumer } from '../change-feed/feed.js';
+import { sweepClockSegments } from './service.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon({ env: { CHANGE_FEED_POLL_MS: '50' } });
+});
+afterAll(() => pigeon?.stop());
+
+type Auth = Record<string, string>;
+const db = () => pigeon.deps.db.pool;
+
+async function segmentEvents(contactId: string): Promise<Array<{ name: string; data: Record<string, unknown> }>> {
+  const { rows } = await db().query(
+    `SELECT name, data FROM events WHERE contact_id = $1 AND name LIKE 'segment.%' ORDER BY created_at, id`,
+    [contactId],
+  );
+  return rows;
+}
+
+/** Polls until `check` passes (the feed is asynchronous by design); fails after 10 s. */
+async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await read();
+    if (check(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until the membership consumer has read every change recorded so far. */
+const feedDrained = () =>
+  eventually(
+    async () =>
+      (
+        await db().query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM contact_changes ch
+           JOIN change_feed_cursors cur ON cur.part = ch.part AND cur.consumer = 'segments.membership'
+           WHERE (ch.txid, ch.seq) > (cur.txid, cur.seq)`,
+        )
+      ).rows[0]?.n,
+    (n) => n === 0,
+  );
+
+const track = (project: { publicKey: string }, email: string, data: Record<string, unknown>, event = 'update') =>
+  pigeon.request('POST', '/v1/track', {
+    headers: { authorization: `Bearer ${project.publicKey}` },
+    body: { email, event, data },
+  });
+
+const proSegment = (auth: Auth, name = 'Pro') =>
+  pigeon.request('POST', '/segments', {
+    headers: auth,
+    body: {
+      name,
+      trackMembership: true,
+      condition: { groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] },
+    },
+  });
+
+describe('tracked segments in real time', () => {
+  it('records entry and exit events as tracked data changes, once each; the baseline at creation is silent', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const before = await track(project, 'early@x.example', { plan: 'pro' });
+    const seg = (await proSegment(auth)).body;
+    expect(seg.memberCount).toBe(1);
+
+    const res = await track(project, 'ann@x.example', { plan: 'pro' });
+    const ann = res.body.data.contact;
+    const entered = await eventually(
+      () => segmentEvents(ann),
+      (e) => e.length > 0,
+    );
+    expect(entered).toEqual([
+      { name: 'segment.pro.entry', data: { segmentId: seg.id, segmentName: 'Pro', slug: 'pro' } },
+    ]);
+    await track(project, 'ann@x.example', { plan: 'pro', seen: 2 }); // still a member: no new event
+    await track(project, 'ann@x.example', { plan: 'free' });
+    const exited = await eventually(
+      () => segmentEvents(ann),
+      (e) => e.length > 1,
+    );
+    expect(exited.map((e) => e.name)).toEqual(['segment.pro.entry', 'segment.pro.exit']);
+    expect(await segmentEvents(before.body.data.contact)).toEqual([]);
+    const got = await eventually(
+      async () => (await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth })).body,
+      (s) => s.memberCount === 1,
+    );
+    expect(got.memberCount).toBe(1);
+  });
+
+  it('reacts to every writer: the contacts API, subscription changes and events in conditions', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const seg = await pigeon.request('POST', '/segments', {
+      headers: auth,
+      body: {
+        name: 'Subscribed buyers',
+        trackMembership: true,
+        condition: {
+          groups: [
+            {
+              filters: [
+                { field: 'subscribed', operator: 'equals', value: true },
+                { field: 'event.purchase', operator: 'triggered' },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const created = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'bo@x.example' } });
+    const bo = created.body.id;
+    await track(project, 'bo@x.example', {}, 'purchase');
+    await eventually(
+      () => segmentEvents(bo),
+      (e) => e.length > 0,
+    );
+    await pigeon.request('PATCH', `/contacts/${bo}`, { headers: auth, body: { subscribed: false } });
+    const names = await eventually(
+      () => segmentEvents(bo),
+      (e) => e.length > 1,
+    );
+    expect(names.map((e) => e.name)).toEqual([`segment.${seg.body.slug}.entry`, `segment.${seg.body.slug}.exit`]);
+  });
+
+  it('compute records the differences; refresh only recounts', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const seg = (await proSegment(auth)).body;
+    const ann = (await track(project, 'ann@x.example', { plan: 'pro' })).body.data.contact;
+    const bob = (await track(project, 'bob@x.example', { plan: 'free' })).body.data.contact;
+    await eventually(
+      () => segmentEvents(ann),
+      (e) => e.length > 0,
+    );
+    await feedDrained();
+    // Drift the member rows behind the feed's back: bob listed, ann missing.
+    await db().query('DELETE FROM segment_members WHERE segment_id = $1', [seg.id]);
+    await db().query('INSERT INTO segment_members (segment_id, contact_id, project_id) VALUES ($1, $2, $3)', [
+      seg.id,
+      bob,
+      project.id,
+    ]);
+    const refreshed = await pigeon.request('POST', `/segments/${seg.id}/refresh`, { headers: auth });
+    expect(refreshed.status).toBe(200);
+    expect(await segmentEvents(bob)).toEqual([]);
+    const computed = await pigeon.request('POST', `/segments/${seg.id}/compute`, { headers: auth });
+    expect(computed.body).toEqual({ entered: 1, exited: 1, memberCount: 1 });
+    expect((await segmentEvents(bob)).map((e) => e.name)).toEqual(['segment.pro.exit']);
+    expect((await segmentEvents(ann)).map((e) => e.name)).toEqual(['segment.pro.entry', 'segment.pro.entry']);
+    const again = await pigeon.request('POST', `/segments/${seg.id}/compute`, { headers: auth });
+    expect(again.body).toEqual({ entered: 0, exited: 0, memberCount: 1 });
+    const untracked = await pigeon.request('PATCH', `/segments/${seg.id}`, {
+      headers: auth,
+      body: { trackMembership: false },
+    });
+    expect(untracked.body.trackMembership).toBe(false);
+    expect((await pigeon.request('POST', `/segments/${seg.id}/compute`, { headers: auth })).status).toBe(400);
+  });
+
+  it('time windows move with the clock: the periodic sweep records the exit', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const seg = (
+      await pigeon.request('POST', '/segments', {
+        headers: auth,
+        body: {
+          name: 'Recent buyers',
+          trackMembership: true,
+          condition: {
+            groups: [{ filters: [{ field: 'event.purchase', operator: 'triggeredWithin', value: 1, unit: 'days' }] }],
+          },
+        },
+      })
+    ).body;
+    const cat = (await track(project, 'cat@x.example', {}, 'purchase')).body.data.contact;
+    await eventually(
+      () => segmentEvents(cat),
+      (e) => e.length > 0,
+    );
+    await db().query(
+      `UPDATE events SET created_at = now() - interval '2 days' WHERE contact_id = $1 AND name = 'purchase'`,
+      [cat],
+    );
+    expect(await sweepClockSegments(db())).toBeGreaterThanOrEqual(1);
+    expect((await segmentEvents(cat)).map((e) => e.name)).toEqual([
+      `segment.${seg.slug}.entry`,
+      `segment.${seg.slug}.exit`,
+    ]);
+  });
+});
+
+describe('the change feed', () => {
+  it('is safe against commit order: a change whose transaction began earlier but commits later is not skipped', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const seg = (await proSegment(auth)).body;
+    const early = (await track(project, 'early@x.example', { plan: 'free' })).body.data.contact;
+    const late = (await track(project, 'late@x.example', { plan: 'free' })).body.data.contact;
+    const slow = new pg.Client({ connectionString: pigeon.deps.db.url });
+    await slow.connect();
+    try {
+      await slow.query('BEGIN');
+      await slow.query(`UPDATE contacts SET data = '{"plan":"pro"}' WHERE id = $1`, [early]); // takes the older xid
+      await track(project, 'late@x.example', { plan: 'pro' }); // commits first, with a newer xid
+      await new Promise((r) => setTimeout(r, 500));
+      await slow.query('COMMIT');
+    } finally {
+      await slow.end();
+    }
+    const earlyEvents = await eventually(
+      () => segmentEvents(early),
+      (e) => e.length > 0,
+    );
+    const lateEvents = await eventually(
+      () => segmentEvents(late),
+      (e) => e.length > 0,
+    );
+    expect(earlyEvents.map((e) => e.name)).toEqual([`segment.${seg.slug}.entry`]);
+    expect(lateEvents.map((e) => e.name)).toEqual([`segment.${seg.slug}.entry`]);
+  });
+
+  it('a failed batch moves no cursor: the same changes come again, and nothing is handled twice', async () => {
+    const { project } = await newProject(pigeon);
+    const consumer = { name: `test-${Date.now()}`, seen: [] as ContactChange[], fail: true };
+    const failing: FeedConsumer = {
+      name: consumer.name,
+      async handle(_client, changes) {
+        if (consumer.fail) throw new Error('crash mid-batch');
+        consumer.seen.push(...changes);
+      },
+    };
+    await registerConsumer(db(), consumer.name);
+    for (let i = 0; i < 20; i++) await track(project, `c${i}@x.example`, { i });
+    const drain = async () => {
+      let handled = 0;
+      for (let part = 0; part < PARTS; part++) handled += await processPart(pigeon.deps, failing, part, 1000);
+      return handled;
+    };
+    await expect(drain()).rejects.toThrow('crash mid-batch');
+    consumer.fail = false;
+    await eventually(
+      drain,
+      () => consumer.seen.filter((c) => c.projectId === project.id && c.kind === 'event').length >= 20,
+    );
+    await drain();
+    const ours = consumer.seen.filter((c) => c.projectId === project.id);
+    const events = ours.filter((c) => c.kind === 'event');
+    expect(events).toHaveLength(20);
+    expect(new Set(events.map((c) => c.eventId)).size).toBe(20);
+    expect(ours.filter((c) => c.kind === 'created')).toHaveLength(20);
+  });
+
+  it('two worker processes share the feed without doing any change twice', async () => {
+    const worker = await startTestPigeon({
+      databaseUrl: pigeon.deps.db.url,
+      role: 'worker',
+      env: { CHANGE_FEED_POLL_MS: '20' },
+    });
+    try {
+      const { project, auth } = await newProject(pigeon);
+      const seg = (await proSegment(auth)).body;
+      const ids = await Promise.all(
+        Array.from(
+          { length: 60 },
+          async (_, i) => (await track(project, `w${i}@x.example`, { plan: 'pro' })).body.data.contact,
+        ),
+      );
+      const { rows } = await eventually(
+        () =>
+          db().query<{ contact_id: string; n: number }>(
+            `SELECT contact_id, count(*)::int AS n FROM events WHERE project_id = $1 AND name = $2 GROUP BY 1`,
+            [project.id, `segment.${seg.slug}.entry`],
+          ),
+        (r) => r.rows.length >= 60,
+      );
+      expect(rows).toHaveLength(60);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.contact_id))).toEqual(new Set(ids));
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import type { ConditionTree } from '@pigeon/contract';
+import type pg from 'pg';
+import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
+import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
+import { evaluateTree, prepareCondition } from '../conditions/tree.js';
+import { applyMoves, type MemberMove } from './membership.js';
+
+interface TrackedRow {
+  id: string;
+  condition: ConditionTree;
+}
+
+/**
+ * The change feed's first consumer: contacts that changed are re-evaluated in memory against
+ * every DYNAMIC segment of their project that tracks membership; the differences become member
+ * rows and `segment.<slug>.entry` / `.exit` events (which enter the feed in turn, so workflows
+ * can start from them).
+ */
+export const trackedSegmentsConsumer: FeedConsumer = {
+  name: 'segments.membership',
+  async handle(client, changes) {
+    for (const [projectId, contactIds] of contactsByProject(changes)) {
+      await reevaluate(client, projectId, contactIds);
+    }
+  },
+};
+
+function contactsByProject(changes: ContactChange[]): Map<string, string[]> {
+  const byProject = new Map<string, Set<string>>();
+  for (const change of changes) {
+    const set = byProject.get(change.projectId) ?? new Set();
+    set.add(change.contactId);
+    byProject.set(change.projectId, set);
+  }
+  return new Map([...byProject].map(([project, ids]) => [project, [...ids]]));
+}
+
+export async function reevaluate(
+  client: pg.PoolClient,
+  projectId: string,
+  contactIds: string[],
+): Promise<MemberMove[]> {
+  const { rows: tracked } = await client.query<TrackedRow>(
+    `SELECT id, condition FROM segments WHERE project_id = $1 AND type = 'DYNAMIC' AND track_membership`,
+    [projectId],
+  );
+  if (tracked.length === 0) return [];
+  const segments = tracked.map((row) => ({ id: row.id, tree: prepareCondition(row.condition).tree }));
+  const trees = segments.map((s) => s.tree);
+  const scope = await loadScope(client, projectId, trees);
+  const facts = await loadFacts(client, projectId, contactIds, trees, scope);
+  const { rows: current } = await client.query<{ segment_id: string; contact_id: string }>(
+    'SELECT segment_id, contact_id FROM segment_members WHERE segment_id = ANY($1::uuid[]) AND contact_id = ANY($2::uuid[])',
+    [segments.map((s) => s.id), contactIds],
+  );
+  const isMember = new Set(current.map((r) => `${r.segment_id}:${r.contact_id}`));
+  const ev = evaluation(scope);
+  const moves: MemberMove[] = [];
+  for (const contactId of contactIds) {
+    const contact = facts.get(contactId);
+    if (!contact) continue; // deleted: its member rows went with it
+    for (const segment of segments) {
+      const matches = evaluateTree(segment.tree, contact, ev);
+      const was = isMember.has(`${segment.id}:${contactId}`);
+      if (matches !== was) moves.push({ segmentId: segment.id, contactId, move: matches ? 'entry' : 'exit' });
+    }
+  }
+  return applyMoves(client, projectId, moves);
+}

@@ -1,0 +1,299 @@
+import type { ConditionTree, Segment, SegmentCreate, SegmentType, SegmentUpdate } from '@pigeon/contract';
+import type pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import type { z } from 'zod';
+import { queryRows, sql } from '../../db/query.js';
+import { findInProject } from '../../db/scoped.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
+import { badRequest, conflict } from '../../http/errors.js';
+import { type CheckedCondition, checkCondition, conditionSql, loadScope, treesInScope } from '../conditions/engine.js';
+import type { ConditionRefs } from '../conditions/tree.js';
+import { dependsOnClock, prepareCondition } from '../conditions/tree.js';
+import { type ContactRow, toContactDto } from '../contacts/repository.js';
+import { dropRefs, findUsages, type Ref, saveRefs } from '../references/index.js';
+import { syncMembers } from './membership.js';
+
+export interface SegmentRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  type: SegmentType;
+  condition: ConditionTree | null;
+  track_membership: boolean;
+  slug: string;
+  member_count: number;
+  member_count_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toSegmentDto = (row: SegmentRow): Segment => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  type: row.type,
+  condition: row.condition,
+  trackMembership: row.track_membership,
+  slug: row.slug,
+  memberCount: row.member_count,
+  memberCountAt: row.member_count_at?.toISOString() ?? null,
+  projectId: row.project_id,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+export const findSegment = (db: Queryable, projectId: string, id: string) =>
+  findInProject<SegmentRow>(db, 'segments', projectId, id, 'Segment');
+
+const refsOf = (refs: ConditionRefs): Ref[] => [
+  ...[...refs.fields].map((key) => ({ type: 'field' as const, key })),
+  ...[...refs.events].map((key) => ({ type: 'event' as const, key })),
+  ...[...refs.segments.keys()].map((key) => ({ type: 'segment' as const, key })),
+];
+
+/** `segment.<slug>.entry`: lower-case letters, digits and dashes, fixed when the segment is created. */
+export function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return slug || 'segment';
+}
+
+async function freeSlug(db: Queryable, projectId: string, name: string): Promise<string> {
+  const base = slugify(name);
+  const { rows } = await db.query<{ slug: string }>(
+    `SELECT slug FROM segments WHERE project_id = $1 AND (slug = $2 OR slug LIKE $2 || '-%')`,
+    [projectId, base],
+  );
+  const taken = new Set(rows.map((r) => r.slug));
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+  return slug;
+}
+
+type CreateInput = z.output<typeof SegmentCreate>;
+
+export async function createSegment(pool: pg.Pool, projectId: string, input: CreateInput) {
+  const checked = await conditionForType(pool, projectId, input.type, input.condition);
+  const row = await inTransaction(pool, async (client) => {
+    const [created] = await queryRows<SegmentRow>(
+      client,
+      sql`INSERT INTO segments (id, project_id, name, description, type, condition, track_membership, slug)
+          VALUES (${uuidv7()}, ${projectId}, ${input.name}, ${input.description ?? null}, ${input.type},
+                  ${input.condition ? JSON.stringify(input.condition) : null}::jsonb, ${input.trackMembership},
+                  ${await freeSlug(client, projectId, input.name)})
+          RETURNING *`,
+    );
+    const segment = created as SegmentRow;
+    if (checked) await saveRefs(client, projectId, { type: 'segment', id: segment.id }, refsOf(checked.refs));
+    return segment;
+  });
+  return toSegmentDto(await recount(pool, row, checked, { baseline: row.track_membership }));
+}
+
+/** DYNAMIC needs a condition and STATIC refuses one (DESIGN.md §3: never silently dropped). */
+async function conditionForType(
+  db: Queryable,
+  projectId: string,
+  type: SegmentType,
+  condition: ConditionTree | null | undefined,
+  selfId?: string,
+): Promise<CheckedCondition | undefined> {
+  if (type === 'STATIC') {
+    if (condition) {
+      throw badRequest('A STATIC segment has no condition: add its members with POST /segments/:id/members');
+    }
+    return undefined;
+  }
+  if (!condition) throw badRequest('condition: a DYNAMIC segment needs a condition object');
+  return checkCondition(db, projectId, condition, { selfId });
+}
+
+/**
+ * Counts the members now and caches the count. A DYNAMIC segment that tracks membership gets
+ * its member rows first: silently as a `baseline` (tracking just started), or with entry and exit
+ * events for every difference.
+ */
+async function recount(
+  db: Queryable,
+  row: SegmentRow,
+  checked: CheckedCondition | undefined,
+  opts: { baseline?: boolean; emit?: boolean } = {},
+): Promise<SegmentRow> {
+  if (checked && row.track_membership && (opts.baseline || opts.emit)) {
+    const condition = conditionSql(checked.tree, checked.scope);
+    await syncMembers(db, row.project_id, row.id, condition, opts.emit === true);
+    return findSegment(db, row.project_id, row.id);
+  }
+  const count = checked
+    ? sql`SELECT count(*)::int AS n FROM contacts c
+          WHERE c.project_id = ${row.project_id}::uuid AND ${conditionSql(checked.tree, checked.scope)}`
+    : sql`SELECT count(*)::int AS n FROM segment_members WHERE segment_id = ${row.id}::uuid`;
+  const [updated] = await queryRows<SegmentRow>(
+    db,
+    sql`UPDATE segments SET member_count = (${count}), member_count_at = now() WHERE id = ${row.id}::uuid RETURNING *`,
+  );
+  return updated as SegmentRow;
+}
+
+/** The stored condition, prepared with the segments it reaches (stored conditions were valid when saved). */
+async function storedCondition(db: Queryable, row: SegmentRow): Promise<CheckedCondition | undefined> {
+  if (!row.condition) return undefined;
+  const { tree, refs } = prepareCondition(row.condition);
+  return { tree, refs, scope: await loadScope(db, row.project_id, [tree]) };
+}
+
+export async function listSegments(db: Queryable, projectId: string) {
+  const rows = await queryRows<SegmentRow>(
+    db,
+    sql`SELECT * FROM segments WHERE project_id = ${projectId}::uuid ORDER BY created_at DESC, id DESC`,
+  );
+  return rows.map(toSegmentDto);
+}
+
+export async function getSegment(db: Queryable, projectId: string, id: string) {
+  return toSegmentDto(await findSegment(db, projectId, id));
+}
+
+type UpdateInput = z.output<typeof SegmentUpdate>;
+
+export async function updateSegment(pool: pg.Pool, projectId: string, id: string, patch: UpdateInput) {
+  const before = await findSegment(pool, projectId, id);
+  if (patch.condition && before.type === 'STATIC') {
+    throw badRequest('A STATIC segment has no condition: its members are managed with /segments/:id/members');
+  }
+  const checked = patch.condition
+    ? await conditionForType(pool, projectId, before.type, patch.condition, id)
+    : await storedCondition(pool, before);
+  const row = await inTransaction(pool, async (client) => {
+    const [updated] = await queryRows<SegmentRow>(
+      client,
+      sql`UPDATE segments SET
+            name = COALESCE(${patch.name ?? null}, name),
+            description = CASE WHEN ${patch.description !== undefined} THEN ${patch.description ?? null} ELSE description END,
+            condition = COALESCE(${patch.condition ? JSON.stringify(patch.condition) : null}::jsonb, condition),
+            track_membership = COALESCE(${patch.trackMembership ?? null}::boolean, track_membership),
+            updated_at = now()
+          WHERE id = ${id}::uuid RETURNING *`,
+    );
+    if (patch.condition && checked) await saveRefs(client, projectId, { type: 'segment', id }, refsOf(checked.refs));
+    if (before.type === 'DYNAMIC' && before.track_membership && updated?.track_membership === false) {
+      await client.query('DELETE FROM segment_members WHERE segment_id = $1', [id]);
+    }
+    return updated as SegmentRow;
+  });
+  if (!patch.condition && row.track_membership === before.track_membership) return toSegmentDto(row);
+  const startsTracking = row.track_membership && !before.track_membership;
+  return toSegmentDto(await recount(pool, row, checked, { baseline: startsTracking, emit: !startsTracking }));
+}
+
+/** 409 while anything (another segment's condition, a campaign, a workflow step) still refers to it. */
+export async function deleteSegment(pool: pg.Pool, projectId: string, id: string): Promise<void> {
+  await findSegment(pool, projectId, id);
+  const users = await findUsages(
+    pool,
+    projectId,
+    { type: 'segment', key: id },
+    { exceptOwner: { type: 'segment', id } },
+  );
+  if (users.length > 0) {
+    throw conflict(
+      `The segment is still used by ${users.map((u) => `${u.ownerType} "${u.name}" (${u.id})`).join(', ')}`,
+      { details: { usedBy: users } },
+    );
+  }
+  await inTransaction(pool, async (client) => {
+    await client.query('DELETE FROM segments WHERE project_id = $1 AND id = $2', [projectId, id]);
+    await dropRefs(client, { type: 'segment', id });
+  });
+}
+
+export async function refreshSegment(db: Queryable, projectId: string, id: string) {
+  const row = await findSegment(db, projectId, id);
+  return toSegmentDto(await recount(db, row, await storedCondition(db, row)));
+}
+
+export async function computeSegment(pool: pg.Pool, projectId: string, id: string) {
+  const row = await findSegment(pool, projectId, id);
+  const checked = await storedCondition(pool, row);
+  if (!checked || !row.track_membership) {
+    throw badRequest(
+      'compute applies to DYNAMIC segments with trackMembership; use POST /segments/:id/refresh to recount',
+      {
+        suggestion: 'PATCH the segment with {"trackMembership": true} to record entry and exit events.',
+      },
+    );
+  }
+  return syncMembers(pool, projectId, id, conditionSql(checked.tree, checked.scope), true);
+}
+
+/**
+ * One page of members, newest first. DYNAMIC segments are evaluated live; `total` is the cached
+ * member count, recounted first when it is older than `maxAgeMs`, so a first page stays fast at
+ * a million contacts.
+ */
+export async function segmentContacts(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  page: { page: number; pageSize: number },
+  maxAgeMs: number,
+) {
+  let row = await findSegment(db, projectId, id);
+  const checked = await storedCondition(db, row);
+  const offset = (page.page - 1) * page.pageSize;
+  const contacts = checked
+    ? await queryRows<ContactRow>(
+        db,
+        sql`SELECT c.* FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}
+            ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.pageSize} OFFSET ${offset}`,
+      )
+    : await queryRows<ContactRow>(
+        db,
+        sql`SELECT c.* FROM segment_members m JOIN contacts c ON c.id = m.contact_id
+            WHERE m.segment_id = ${id}::uuid ORDER BY m.entered_at DESC, m.contact_id DESC
+            LIMIT ${page.pageSize} OFFSET ${offset}`,
+      );
+  const stale = !row.member_count_at || Date.now() - row.member_count_at.getTime() > maxAgeMs;
+  if (checked && stale) row = await recount(db, row, checked);
+  return { data: contacts.map(toContactDto), page: page.page, pageSize: page.pageSize, total: row.member_count };
+}
+
+/** Untracked DYNAMIC segments whose cached count is older than `maxAgeMs`, recounted. */
+export async function recountStale(db: Queryable, maxAgeMs: number, limit = 50): Promise<number> {
+  const rows = await queryRows<SegmentRow>(
+    db,
+    sql`SELECT * FROM segments WHERE type = 'DYNAMIC' AND NOT track_membership
+          AND (member_count_at IS NULL OR member_count_at < now() - ${`${maxAgeMs} milliseconds`}::interval)
+        ORDER BY member_count_at NULLS FIRST LIMIT ${limit}`,
+  );
+  for (const row of rows) await recount(db, row, await storedCondition(db, row));
+  return rows.length;
+}
+
+/**
+ * Tracked segments whose conditions move with the clock (`triggeredWithin 7 days`): no write
+ * makes a contact leave them, so they are recomputed (with events) by the periodic sweep.
+ */
+export async function sweepClockSegments(pool: pg.Pool): Promise<number> {
+  const rows = await queryRows<SegmentRow>(
+    pool,
+    sql`SELECT * FROM segments WHERE type = 'DYNAMIC' AND track_membership ORDER BY id`,
+  );
+  let swept = 0;
+  for (const row of rows) {
+    const checked = await storedCondition(pool, row);
+    if (!checked || !dependsOnClockInScope(checked)) continue;
+    await syncMembers(pool, row.project_id, row.id, conditionSql(checked.tree, checked.scope), true);
+    swept++;
+  }
+  return swept;
+}
+
+const dependsOnClockInScope = (checked: CheckedCondition) =>
+  treesInScope([checked.tree], checked.scope).some(dependsOnClock);
