@@ -2,6 +2,7 @@ import { contract } from './contract.js';
 import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
+import { Segments } from './segments.js';
 import { type RequestOptions, Transport } from './transport.js';
 import type {
   ActivityItem,
@@ -290,6 +291,9 @@ export class Pigeon {
     },
   };
 
+  /** Segments: DYNAMIC (a condition tree) or STATIC (members by email), with their members (secret key). */
+  readonly segments: Segments;
+
   constructor(options: PigeonOptions) {
     if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
     this.transport = new Transport({
@@ -301,6 +305,7 @@ export class Pigeon {
       retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
+    this.segments = new Segments(this.transport);
   }
 }
 

@@ -1,8 +1,11 @@
+import type { Segments as SegmentsResource } from './segments.js';
+
 export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
 export { PigeonError, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
 export type { WaitForJobOptions } from './jobs.js';
-export type { CursorPage, OffsetPage } from './pagination.js';
+export type { CursorPage, OffsetPage, TotalPage } from './pagination.js';
+export type { AddMembersOptions } from './segments.js';
 export type { RequestOptions, RouteInput, SuccessBody } from './transport.js';
 export type {
   ActivityItem,
@@ -12,6 +15,13 @@ export type {
   ActivityStats,
   ActivityType,
   ActivityTypeCount,
+  ConditionFilter,
+  ConditionGroup,
+  ConditionGroupInput,
+  ConditionOperator,
+  ConditionTree,
+  ConditionTreeInput,
+  ConditionUnit,
   Contact,
   ContactCreateBody,
   ContactFields,
@@ -41,6 +51,16 @@ export type {
   JobKind,
   JobStatus,
   LookupResult,
+  MemberResult,
+  MemberStatus,
+  MembersChange,
+  Segment,
+  SegmentComputeResult,
+  SegmentContactPage,
+  SegmentContactsQuery,
+  SegmentCreateBody,
+  SegmentType,
+  SegmentUpdateBody,
   SendBody,
   SendResult,
   Template,
@@ -53,3 +73,9 @@ export type {
   TrackResult,
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
+
+/**
+ * The type of `pigeon.segments`. An alias rather than a re-export of the class, so the bundled
+ * declarations do not offer a `Segments` value that the JavaScript build does not export.
+ */
+export type Segments = SegmentsResource;

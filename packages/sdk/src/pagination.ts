@@ -48,3 +48,31 @@ export async function* paginateOffset<T>(
     next = Math.max(result.page, next) + 1;
   }
 }
+
+/** The shape of a page-numbered response that carries a `total` but no `totalPages`. */
+export interface TotalPage<T> {
+  data: T[];
+  page: number;
+  pageSize: number;
+  total: number;
+}
+
+/**
+ * Yields every item of a page-numbered list, one page request at a time: starts at `page`
+ * (default 1) and stops after an empty or short page (fewer items than its `pageSize`). `total`
+ * is not trusted to stop early: a segment's total is a cached count, and live members may
+ * outnumber it. Lazy like {@link paginate}.
+ */
+export async function* paginateTotal<T>(
+  fetchPage: (page: number) => Promise<TotalPage<T>>,
+  page = 1,
+): AsyncGenerator<T, void, undefined> {
+  let next = page;
+  for (;;) {
+    const result = await fetchPage(next);
+    yield* result.data;
+    const { length } = result.data;
+    if (length === 0 || length < result.pageSize) return;
+    next = Math.max(result.page, next) + 1;
+  }
+}

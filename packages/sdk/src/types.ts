@@ -83,3 +83,41 @@ export type ActivityStats = SuccessBody<ActivityRoutes['stats']>;
 export type Domain = z.infer<typeof wire.Domain>;
 /** A DNS record to publish for a domain, with its last checked status. */
 export type DnsRecord = z.infer<typeof wire.DnsRecord>;
+
+// Segments and their condition trees
+type SegmentRoutes = Contract['segments'];
+export type SegmentType = z.infer<typeof wire.SegmentType>;
+/** A segment: DYNAMIC (members match `condition`) or STATIC (members added by email). */
+export type Segment = z.infer<typeof wire.Segment>;
+export type ConditionOperator = wire.ConditionOperator;
+/** Unit of the amount in a time operator (`within`, `olderThan`, `triggeredWithin`, …). */
+export type ConditionUnit = wire.ConditionUnit;
+/** One test on a contact: `{ field, operator, value?, unit? }`. */
+export type ConditionFilter = wire.ConditionFilter;
+/** Filters ANDed together and with the nested `conditions`, as the server returns them. */
+export type ConditionGroup = wire.ConditionGroup;
+/** `{ logic, groups }` as the server returns it (`Segment.condition`). */
+export type ConditionTree = wire.ConditionTree;
+/** A group as requests may send it: `filters` defaults to `[]` (but a group needs filters or `conditions`). */
+export type ConditionGroupInput = wire.ConditionTreeInput['groups'][number];
+/** A condition tree as requests may send it: `logic` defaults to `AND`. Any `ConditionTree` is one. */
+export type ConditionTreeInput = wire.ConditionTreeInput;
+/** What `segments.create` takes; `condition` is required for DYNAMIC (the default) and refused for STATIC. */
+export type SegmentCreateBody = Omit<RouteInput<SegmentRoutes['create']>['body'], 'condition'> & {
+  condition?: ConditionTreeInput | null;
+};
+/** What `segments.update` takes; `condition` applies to DYNAMIC segments only. */
+export type SegmentUpdateBody = Omit<RouteInput<SegmentRoutes['update']>['body'], 'condition'> & {
+  condition?: ConditionTreeInput;
+};
+/** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */
+export type SegmentContactsQuery = RouteInput<SegmentRoutes['contacts']>['query'];
+/** One page of a segment's members: `{ data, page, pageSize, total }`. */
+export type SegmentContactPage = SuccessBody<SegmentRoutes['contacts']>;
+/** One email's outcome in `segments.addMembers` / `segments.removeMembers`. */
+export type MemberResult = z.infer<typeof wire.MemberResult>;
+export type MemberStatus = MemberResult['status'];
+/** The answer of `segments.addMembers` / `segments.removeMembers`: one result per distinct email. */
+export type MembersChange = z.infer<typeof wire.MembersChange>;
+/** The answer of `segments.compute`: how many contacts entered and exited. */
+export type SegmentComputeResult = z.infer<typeof wire.SegmentComputeResult>;

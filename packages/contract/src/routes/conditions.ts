@@ -59,7 +59,7 @@ export interface ConditionTree {
   logic: 'AND' | 'OR';
   groups: ConditionGroup[];
 }
-interface ConditionGroupInput {
+export interface ConditionGroupInput {
   filters?: ConditionFilter[];
   conditions?: ConditionTreeInput;
 }
