@@ -67,6 +67,8 @@ export const SegmentComputeResult = z.object({
 });
 
 const notFound = { 404: ErrorEnvelope };
+/** Condition queries run under a statement timeout (SEGMENT_QUERY_TIMEOUT_SECONDS). */
+const timeout = { 503: ErrorEnvelope };
 const secret = meta({ auth: 'secret' });
 
 export const segmentsContract = c.router(
@@ -79,7 +81,7 @@ export const segmentsContract = c.router(
         'A DYNAMIC segment (the default) needs a condition; a STATIC segment must not have one. Invalid input answers the bare `{ error }` 400.',
       metadata: meta({ auth: 'secret', errorStyle: 'bare' }),
       body: SegmentCreate,
-      responses: { 201: Segment, 400: BareError, ...commonErrors },
+      responses: { 201: Segment, 400: BareError, ...timeout, ...commonErrors },
     },
     list: {
       method: 'GET',
@@ -103,7 +105,7 @@ export const segmentsContract = c.router(
       metadata: secret,
       pathParams: SegmentId,
       body: SegmentUpdate,
-      responses: { 200: Segment, 400: ErrorEnvelope, ...notFound, ...commonErrors },
+      responses: { 200: Segment, 400: ErrorEnvelope, ...notFound, ...timeout, ...commonErrors },
     },
     delete: {
       method: 'DELETE',
@@ -121,7 +123,7 @@ export const segmentsContract = c.router(
       metadata: secret,
       pathParams: SegmentId,
       query: PageQuery,
-      responses: { 200: pagePage(Contact), ...notFound, ...commonErrors },
+      responses: { 200: pagePage(Contact), ...notFound, ...timeout, ...commonErrors },
     },
     addMembers: {
       method: 'POST',
@@ -152,7 +154,7 @@ export const segmentsContract = c.router(
       metadata: secret,
       pathParams: SegmentId,
       body: c.noBody(),
-      responses: { 200: SegmentComputeResult, 400: ErrorEnvelope, ...notFound, ...commonErrors },
+      responses: { 200: SegmentComputeResult, 400: ErrorEnvelope, ...notFound, ...timeout, ...commonErrors },
     },
     refresh: {
       method: 'POST',
@@ -161,7 +163,7 @@ export const segmentsContract = c.router(
       metadata: secret,
       pathParams: SegmentId,
       body: c.noBody(),
-      responses: { 200: Segment, ...notFound, ...commonErrors },
+      responses: { 200: Segment, ...notFound, ...timeout, ...commonErrors },
     },
   },
   { strictStatusCodes: true },

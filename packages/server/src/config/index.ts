@@ -45,7 +45,10 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     changeFeed: { pollMs: e.CHANGE_FEED_POLL_MS, batchSize: e.CHANGE_FEED_BATCH },
-    segmentCountMaxAgeMinutes: e.SEGMENT_COUNT_MAX_AGE_MINUTES,
+    segments: {
+      countMaxAgeMs: e.SEGMENT_COUNT_MAX_AGE_MINUTES * 60_000,
+      queryTimeoutMs: e.SEGMENT_QUERY_TIMEOUT_SECONDS * 1000,
+    },
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,

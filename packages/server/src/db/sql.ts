@@ -31,3 +31,15 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     client.release();
   }
 }
+
+/**
+ * Runs `work` in a transaction whose statements are cancelled after `ms`: a query shaped by a
+ * user's input (a segment condition) must never hold the database. A cancelled statement
+ * surfaces as PostgreSQL error 57014, which the error handler answers with 503 QUERY_TIMEOUT.
+ */
+export function withStatementTimeout<T>(pool: pg.Pool, ms: number, work: (client: pg.PoolClient) => Promise<T>) {
+  return inTransaction(pool, async (client) => {
+    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(ms))}`);
+    return work(client);
+  });
+}

@@ -21,7 +21,7 @@ export function errorHandler(logger: Logger) {
       res.status(400).json({ error: err.message });
       return;
     }
-    const appError = err instanceof AppError ? err : fromBodyParser(err as BodyParserError);
+    const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError);
     if (appError?.statusCode === 400 && wantsBareErrors(req)) {
       res.status(400).json({ error: appError.message });
       return;
@@ -38,11 +38,15 @@ export function errorHandler(logger: Logger) {
   };
 }
 
+/** PostgreSQL's code for a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
+
 /** Routes whose metadata asks for the spec's bare `{ error }` 400 get it for every 400, not only schema failures. */
 const wantsBareErrors = (req: Request) =>
   (req as { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute?.metadata?.errorStyle === 'bare';
 
-function fromBodyParser(err: BodyParserError): AppError | undefined {
+/** Errors from body parsing and the database that have a clear answer for the client. */
+function fromKnownError(err: BodyParserError): AppError | undefined {
   switch (err?.type) {
     case 'entity.parse.failed':
       return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON', {
@@ -54,6 +58,11 @@ function fromBodyParser(err: BodyParserError): AppError | undefined {
     case 'charset.unsupported':
       return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message);
     default:
+      if ((err as { code?: string })?.code === QUERY_CANCELED) {
+        return new AppError(503, 'QUERY_TIMEOUT', 'The query took too long and was stopped', {
+          suggestion: 'Narrow the condition (fewer event filters or segment references) and try again.',
+        });
+      }
       return err?.status === 404 ? notFound() : undefined;
   }
 }

@@ -36,6 +36,24 @@ export class Migration20261123100000_segments extends Migration {
       CREATE INDEX segment_members_contact ON segment_members (contact_id);
       CREATE INDEX segment_members_page ON segment_members (segment_id, entered_at DESC, contact_id DESC);
 
+      -- Member counts of STATIC and tracked segments follow their rows exactly, whoever writes
+      -- them (including the cascade when a contact is deleted).
+      CREATE FUNCTION segment_member_counts() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE segments s SET member_count = s.member_count + d.n
+          FROM (SELECT segment_id, count(*)::int AS n FROM new_rows GROUP BY 1) d WHERE s.id = d.segment_id;
+        ELSE
+          UPDATE segments s SET member_count = GREATEST(s.member_count - d.n, 0)
+          FROM (SELECT segment_id, count(*)::int AS n FROM old_rows GROUP BY 1) d WHERE s.id = d.segment_id;
+        END IF;
+        RETURN NULL;
+      END $fn$;
+      CREATE TRIGGER segment_members_count_insert AFTER INSERT ON segment_members
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION segment_member_counts();
+      CREATE TRIGGER segment_members_count_delete AFTER DELETE ON segment_members
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION segment_member_counts();
+
       -- One row per "this owner references that field / event / segment / template".
       CREATE TABLE resource_refs (
         project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
@@ -139,7 +157,9 @@ export class Migration20261123100000_segments extends Migration {
       DROP TRIGGER events_feed ON events;
       DROP TRIGGER contacts_feed_insert ON contacts;
       DROP TRIGGER contacts_feed_update ON contacts;
-      DROP FUNCTION contact_changes_from_events(), contact_changes_from_inserts(), contact_changes_from_updates(),
+      DROP TRIGGER segment_members_count_insert ON segment_members;
+      DROP TRIGGER segment_members_count_delete ON segment_members;
+      DROP FUNCTION segment_member_counts(), contact_changes_from_events(), contact_changes_from_inserts(), contact_changes_from_updates(),
         contact_changes_part(uuid), pigeon_iso_ts(jsonb);
       DROP TABLE change_feed_cursors, contact_changes, resource_refs, segment_members, segments;
     `);

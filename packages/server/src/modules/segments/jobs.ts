@@ -11,8 +11,8 @@ export const segmentsSweepJob = defineJob({
   every: '1 minute',
   lockLifetimeMs: 10 * 60_000,
   async handler(_payload, { deps, logger }) {
-    const swept = await sweepClockSegments(deps.db.pool);
-    const recounted = await recountStale(deps.db.pool, deps.config.segmentCountMaxAgeMinutes * 60_000);
+    const swept = await sweepClockSegments(deps.db.pool, deps.config.segments);
+    const recounted = await recountStale(deps.db.pool, deps.config.segments);
     if (swept || recounted) logger.info({ swept, recounted }, 'segments swept');
   },
 });

@@ -13,8 +13,8 @@ export interface MemberMove {
  * The one statement every membership change goes through (static member edits, real-time
  * re-evaluation, compute, baselines): insert the entering rows, delete the leaving ones, record
  * `segment.<slug>.entry` / `.exit` on each contact whose row really changed (for segments that
- * track membership, when `emit`), and adjust the cached member counts. The primary key decides
- * who really entered, so concurrent writers never record an entry twice.
+ * track membership, when `emit`); a trigger on the rows keeps member counts. The primary key
+ * decides who really entered, so concurrent writers never record an entry twice.
  *
  * `enter` selects (segment_id, contact_id, project_id); `exit` is a DELETE … RETURNING
  * segment_id, contact_id.
@@ -34,10 +34,6 @@ function membershipStatement(projectId: string, enter: Sql, exit: Sql, emit: boo
              jsonb_build_object('segmentId', s.id, 'segmentName', s.name, 'slug', s.slug)
       FROM moves m JOIN segments s ON s.id = m.segment_id
       WHERE s.track_membership AND ${emit}::boolean
-    ), counted AS (
-      UPDATE segments s SET member_count = GREATEST(s.member_count + d.delta, 0)
-      FROM (SELECT segment_id, sum(CASE WHEN move = 'entry' THEN 1 ELSE -1 END)::int AS delta FROM moves GROUP BY 1) d
-      WHERE s.id = d.segment_id
     )
     ${result}`;
 }

@@ -2,7 +2,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { type ContactChange, type FeedConsumer, PARTS, processPart, registerConsumer } from '../change-feed/feed.js';
+import {
+  type ContactChange,
+  type FeedConsumer,
+  PARTS,
+  processPart,
+  pruneChangeFeed,
+  registerConsumer,
+} from '../change-feed/feed.js';
 import { sweepClockSegments } from './service.js';
 
 let pigeon: TestPigeon;
@@ -184,7 +191,7 @@ describe('tracked segments in real time', () => {
       `UPDATE events SET created_at = now() - interval '2 days' WHERE contact_id = $1 AND name = 'purchase'`,
       [cat],
     );
-    expect(await sweepClockSegments(db())).toBeGreaterThanOrEqual(1);
+    expect(await sweepClockSegments(db(), pigeon.deps.config.segments)).toBeGreaterThanOrEqual(1);
     expect((await segmentEvents(cat)).map((e) => e.name)).toEqual([
       `segment.${seg.slug}.entry`,
       `segment.${seg.slug}.exit`,
@@ -250,6 +257,12 @@ describe('the change feed', () => {
     expect(events).toHaveLength(20);
     expect(new Set(events.map((c) => c.eventId)).size).toBe(20);
     expect(ours.filter((c) => c.kind === 'created')).toHaveLength(20);
+    // Rows every consumer has passed are pruned; the slowest consumer holds the rest back.
+    await db().query('DELETE FROM change_feed_cursors WHERE consumer = $1', [consumer.name]);
+    await feedDrained();
+    await pruneChangeFeed(db());
+    const { rows } = await db().query('SELECT 1 FROM contact_changes WHERE project_id = $1', [project.id]);
+    expect(rows).toHaveLength(0);
   });
 
   it('two worker processes share the feed without doing any change twice', async () => {

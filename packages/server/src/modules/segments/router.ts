@@ -9,11 +9,11 @@ const s = initServer();
 
 export const createSegmentsRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
-  const maxCountAgeMs = deps.config.segmentCountMaxAgeMinutes * 60_000;
+  const opts = deps.config.segments;
   return s.router(contract.segments, {
     create: async ({ req, body }) => ({
       status: 201,
-      body: await segments.createSegment(db, callerProject(req).id, body),
+      body: await segments.createSegment(db, callerProject(req).id, body, opts),
     }),
     list: async ({ req }) => ({ status: 200, body: await segments.listSegments(db, callerProject(req).id) }),
     get: async ({ req, params }) => ({
@@ -22,7 +22,7 @@ export const createSegmentsRouter = (deps: AppDeps) => {
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
-      body: await segments.updateSegment(db, callerProject(req).id, params.id, body),
+      body: await segments.updateSegment(db, callerProject(req).id, params.id, body, opts),
     }),
     delete: async ({ req, params }) => {
       await segments.deleteSegment(db, callerProject(req).id, params.id);
@@ -30,7 +30,7 @@ export const createSegmentsRouter = (deps: AppDeps) => {
     },
     contacts: async ({ req, params, query }) => ({
       status: 200,
-      body: await segments.segmentContacts(db, callerProject(req).id, params.id, query, maxCountAgeMs),
+      body: await segments.segmentContacts(db, callerProject(req).id, params.id, query, opts),
     }),
     addMembers: async ({ req, params, body }) => ({
       status: 200,
@@ -42,11 +42,11 @@ export const createSegmentsRouter = (deps: AppDeps) => {
     }),
     compute: async ({ req, params }) => ({
       status: 200,
-      body: await segments.computeSegment(db, callerProject(req).id, params.id),
+      body: await segments.computeSegment(db, callerProject(req).id, params.id, opts),
     }),
     refresh: async ({ req, params }) => ({
       status: 200,
-      body: await segments.refreshSegment(db, callerProject(req).id, params.id),
+      body: await segments.refreshSegment(db, callerProject(req).id, params.id, opts),
     }),
   });
 };

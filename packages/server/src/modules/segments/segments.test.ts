@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { withStatementTimeout } from '../../db/sql.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -85,6 +86,50 @@ describe('segments API', () => {
       expect(res.body.error).toMatch(message);
     }
     expect((await pigeon.request('GET', '/segments', { headers: auth })).body).toEqual([]);
+  });
+
+  it('refuses trees 10,000 levels deep or 10,000 filters wide with a clear 400, quickly', async () => {
+    const { auth } = await newProject(pigeon);
+    // Written as text: JSON.stringify itself cannot nest 10,000 levels.
+    const deep = `${'{"logic":"AND","groups":[{"filters":[],"conditions":'.repeat(10_000)}${JSON.stringify(plan('pro'))}${'}]}'.repeat(10_000)}`;
+    const tooDeep = await pigeon.request('POST', '/segments', {
+      headers: { ...auth, 'content-type': 'application/json' },
+      rawBody: `{"name":"deep","condition":${deep}}`,
+    });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.error).toMatch(/^condition: Conditions nest at most 5 levels deep/);
+    const filters = Array.from({ length: 10_000 }, () => ({ field: 'data.plan', operator: 'equals', value: 'x' }));
+    const tooWide = await createSegment(auth, { name: 'wide', condition: { groups: [{ filters }] } });
+    expect(tooWide.body.error).toMatch(/^condition: A condition holds at most 100 filters/);
+    const patched = await pigeon.request(
+      'PATCH',
+      `/segments/${(await createSegment(auth, { name: 'ok', condition: plan('a') })).body.id}`,
+      {
+        headers: auth,
+        body: { condition: { groups: [{ filters }] } },
+      },
+    );
+    expect(expectEnvelope(patched, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'condition' });
+  });
+
+  it('a condition query that runs past its timeout is cancelled and answered 503 QUERY_TIMEOUT', async () => {
+    const pool = pigeon.deps.db.pool;
+    await expect(withStatementTimeout(pool, 50, (c) => c.query('SELECT pg_sleep(2)'))).rejects.toMatchObject({
+      code: '57014',
+    });
+    const slow = await startTestPigeon({
+      env: { SEGMENT_QUERY_TIMEOUT_SECONDS: '1' },
+      mountExtraRoutes: (app, deps) =>
+        app.get('/test/slow', async (_req, _res, next) => {
+          await withStatementTimeout(deps.db.pool, 20, (c) => c.query('SELECT pg_sleep(1)')).catch(next);
+        }),
+    });
+    try {
+      const res = await slow.request('GET', '/test/slow');
+      expect(expectEnvelope(res, 503, 'QUERY_TIMEOUT').suggestion).toMatch(/Narrow the condition/);
+    } finally {
+      await slow.stop();
+    }
   });
 
   it('PATCH updates name, description and condition; keeps the slug; refuses a condition on STATIC', async () => {
@@ -177,6 +222,9 @@ describe('segments API', () => {
     expect(removed.body.memberCount).toBe(1);
     const page = await pigeon.request('GET', `/segments/${seg.id}/contacts`, { headers: auth });
     expect(page.body).toMatchObject({ total: 1, data: [{ email: 'new@x.example' }] });
+    // Deleting a member contact keeps the count exact (the member row goes with it).
+    await pigeon.request('DELETE', `/contacts/${page.body.data[0].id}`, { headers: auth });
+    expect((await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth })).body.memberCount).toBe(0);
 
     const tooMany = await pigeon.request('POST', `/segments/${seg.id}/members`, {
       headers: auth,
@@ -283,5 +331,49 @@ describe('segments API', () => {
     await pigeon.request('DELETE', `/segments/${seg.id}`, { headers: auth });
     const after = await pigeon.request('GET', '/events/purchase/usage', { headers: auth });
     expect(after.body.segments).toEqual([]);
+  });
+
+  it('templates record the data fields their placeholders read', async () => {
+    const { auth } = await newProject(pigeon);
+    await pigeon.request('POST', '/domains', { headers: auth, body: { domain: 'refs.example' } });
+    const template = await pigeon.request('POST', '/templates', {
+      headers: auth,
+      body: {
+        name: 'Plan mail',
+        subject: 'Hi {{firstName ?? "there"}}',
+        body: '<p>{{data.plan}} {{unsubscribeUrl}}</p>',
+        from: 'a@refs.example',
+      },
+    });
+    expect(template.status).toBe(201);
+    const usage = async (field: string) =>
+      (await pigeon.request('GET', `/contacts/fields/${field}/usage`, { headers: auth })).body.templates;
+    expect(await usage('data.plan')).toEqual([{ id: template.body.id, name: 'Plan mail' }]);
+    expect(await usage('firstName')).toEqual([{ id: template.body.id, name: 'Plan mail' }]);
+    expect(await usage('unsubscribeUrl')).toEqual([]);
+    await pigeon.request('PATCH', `/templates/${template.body.id}`, { headers: auth, body: { subject: 'Hello' } });
+    expect(await usage('firstName')).toEqual([]);
+  });
+
+  it('the field catalog samples a large project instead of reading every contact', async () => {
+    const { project, auth } = await newProject(pigeon);
+    await pigeon.deps.db.pool.query(
+      `INSERT INTO contacts (id, project_id, email, subscribed, data)
+       SELECT uuidv7_compat(), $1, 'bulk' || i || '@x.example', true,
+              CASE WHEN i % 2 = 0 THEN '{"plan":"pro"}'::jsonb ELSE '{"age":3}'::jsonb END
+       FROM generate_series(1, 30000) AS i`,
+      [project.id],
+    );
+    const res = await pigeon.request('GET', '/contacts/fields', { headers: auth });
+    expect(res.body).toMatchObject({ totalContacts: 30_000, sampled: true });
+    expect(res.body.sampleSize).toBeGreaterThan(5_000);
+    expect(res.body.sampleSize).toBeLessThan(30_000);
+    const plan = res.body.fields.find((f: { field: string }) => f.field === 'data.plan');
+    expect(plan.coverage).toBeGreaterThan(40);
+    expect(plan.coverage).toBeLessThan(60);
+    const small = await newProject(pigeon);
+    await seedContacts(small.auth, [{ email: 'one@x.example', data: { plan: 'pro' } }]);
+    const exact = await pigeon.request('GET', '/contacts/fields', { headers: small.auth });
+    expect(exact.body).toMatchObject({ totalContacts: 1, sampled: false, sampleSize: 1 });
   });
 });

@@ -2,9 +2,10 @@ import type { ConditionTree, Segment, SegmentCreate, SegmentType, SegmentUpdate 
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
+import type { Config } from '../../config/index.js';
 import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
-import { inTransaction, type Queryable } from '../../db/sql.js';
+import { inTransaction, type Queryable, withStatementTimeout } from '../../db/sql.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import { type CheckedCondition, checkCondition, conditionSql, loadScope, treesInScope } from '../conditions/engine.js';
 import type { ConditionRefs } from '../conditions/tree.js';
@@ -78,7 +79,14 @@ async function freeSlug(db: Queryable, projectId: string, name: string): Promise
 
 type CreateInput = z.output<typeof SegmentCreate>;
 
-export async function createSegment(pool: pg.Pool, projectId: string, input: CreateInput) {
+/** How long condition queries may run and how old a cached count may be (from config). */
+export type SegmentOptions = Config['segments'];
+
+/** Runs condition queries over the whole project under the configured statement timeout. */
+const timed = <T>(pool: pg.Pool, opts: SegmentOptions, work: (client: pg.PoolClient) => Promise<T>) =>
+  withStatementTimeout(pool, opts.queryTimeoutMs, work);
+
+export async function createSegment(pool: pg.Pool, projectId: string, input: CreateInput, opts: SegmentOptions) {
   const checked = await conditionForType(pool, projectId, input.type, input.condition);
   const row = await inTransaction(pool, async (client) => {
     const [created] = await queryRows<SegmentRow>(
@@ -93,7 +101,7 @@ export async function createSegment(pool: pg.Pool, projectId: string, input: Cre
     if (checked) await saveRefs(client, projectId, { type: 'segment', id: segment.id }, refsOf(checked.refs));
     return segment;
   });
-  return toSegmentDto(await recount(pool, row, checked, { baseline: row.track_membership }));
+  return toSegmentDto(await timed(pool, opts, (c) => recount(c, row, checked, { baseline: row.track_membership })));
 }
 
 /** DYNAMIC needs a condition and STATIC refuses one (DESIGN.md §3: never silently dropped). */
@@ -162,7 +170,13 @@ export async function getSegment(db: Queryable, projectId: string, id: string) {
 
 type UpdateInput = z.output<typeof SegmentUpdate>;
 
-export async function updateSegment(pool: pg.Pool, projectId: string, id: string, patch: UpdateInput) {
+export async function updateSegment(
+  pool: pg.Pool,
+  projectId: string,
+  id: string,
+  patch: UpdateInput,
+  opts: SegmentOptions,
+) {
   const before = await findSegment(pool, projectId, id);
   if (patch.condition && before.type === 'STATIC') {
     throw badRequest('A STATIC segment has no condition: its members are managed with /segments/:id/members');
@@ -189,7 +203,9 @@ export async function updateSegment(pool: pg.Pool, projectId: string, id: string
   });
   if (!patch.condition && row.track_membership === before.track_membership) return toSegmentDto(row);
   const startsTracking = row.track_membership && !before.track_membership;
-  return toSegmentDto(await recount(pool, row, checked, { baseline: startsTracking, emit: !startsTracking }));
+  return toSegmentDto(
+    await timed(pool, opts, (c) => recount(c, row, checked, { baseline: startsTracking, emit: !startsTracking })),
+  );
 }
 
 /** 409 while anything (another segment's condition, a campaign, a workflow step) still refers to it. */
@@ -213,12 +229,13 @@ export async function deleteSegment(pool: pg.Pool, projectId: string, id: string
   });
 }
 
-export async function refreshSegment(db: Queryable, projectId: string, id: string) {
-  const row = await findSegment(db, projectId, id);
-  return toSegmentDto(await recount(db, row, await storedCondition(db, row)));
+export async function refreshSegment(pool: pg.Pool, projectId: string, id: string, opts: SegmentOptions) {
+  const row = await findSegment(pool, projectId, id);
+  const checked = await storedCondition(pool, row);
+  return toSegmentDto(await timed(pool, opts, (c) => recount(c, row, checked)));
 }
 
-export async function computeSegment(pool: pg.Pool, projectId: string, id: string) {
+export async function computeSegment(pool: pg.Pool, projectId: string, id: string, opts: SegmentOptions) {
   const row = await findSegment(pool, projectId, id);
   const checked = await storedCondition(pool, row);
   if (!checked || !row.track_membership) {
@@ -229,50 +246,52 @@ export async function computeSegment(pool: pg.Pool, projectId: string, id: strin
       },
     );
   }
-  return syncMembers(pool, projectId, id, conditionSql(checked.tree, checked.scope), true);
+  return timed(pool, opts, (c) => syncMembers(c, projectId, id, conditionSql(checked.tree, checked.scope), true));
 }
 
 /**
  * One page of members, newest first. DYNAMIC segments are evaluated live; `total` is the cached
- * member count, recounted first when it is older than `maxAgeMs`, so a first page stays fast at
- * a million contacts.
+ * member count, recounted first when it is older than `countMaxAgeMs`, so a first page stays
+ * fast at a million contacts.
  */
 export async function segmentContacts(
-  db: Queryable,
+  pool: pg.Pool,
   projectId: string,
   id: string,
   page: { page: number; pageSize: number },
-  maxAgeMs: number,
+  opts: SegmentOptions,
 ) {
-  let row = await findSegment(db, projectId, id);
-  const checked = await storedCondition(db, row);
+  let row = await findSegment(pool, projectId, id);
+  const checked = await storedCondition(pool, row);
   const offset = (page.page - 1) * page.pageSize;
-  const contacts = checked
-    ? await queryRows<ContactRow>(
-        db,
-        sql`SELECT c.* FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}
-            ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.pageSize} OFFSET ${offset}`,
-      )
-    : await queryRows<ContactRow>(
-        db,
-        sql`SELECT c.* FROM segment_members m JOIN contacts c ON c.id = m.contact_id
-            WHERE m.segment_id = ${id}::uuid ORDER BY m.entered_at DESC, m.contact_id DESC
-            LIMIT ${page.pageSize} OFFSET ${offset}`,
-      );
-  const stale = !row.member_count_at || Date.now() - row.member_count_at.getTime() > maxAgeMs;
-  if (checked && stale) row = await recount(db, row, checked);
+  const contacts = await timed(pool, opts, (c) =>
+    queryRows<ContactRow>(
+      c,
+      checked
+        ? sql`SELECT c.* FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}
+              ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.pageSize} OFFSET ${offset}`
+        : sql`SELECT c.* FROM segment_members m JOIN contacts c ON c.id = m.contact_id
+              WHERE m.segment_id = ${id}::uuid ORDER BY m.entered_at DESC, m.contact_id DESC
+              LIMIT ${page.pageSize} OFFSET ${offset}`,
+    ),
+  );
+  const stale = !row.member_count_at || Date.now() - row.member_count_at.getTime() > opts.countMaxAgeMs;
+  if (checked && stale) row = await timed(pool, opts, (c) => recount(c, row, checked));
   return { data: contacts.map(toContactDto), page: page.page, pageSize: page.pageSize, total: row.member_count };
 }
 
-/** Untracked DYNAMIC segments whose cached count is older than `maxAgeMs`, recounted. */
-export async function recountStale(db: Queryable, maxAgeMs: number, limit = 50): Promise<number> {
+/** Untracked DYNAMIC segments whose cached count is older than `countMaxAgeMs`, recounted. */
+export async function recountStale(pool: pg.Pool, opts: SegmentOptions, limit = 50): Promise<number> {
   const rows = await queryRows<SegmentRow>(
-    db,
+    pool,
     sql`SELECT * FROM segments WHERE type = 'DYNAMIC' AND NOT track_membership
-          AND (member_count_at IS NULL OR member_count_at < now() - ${`${maxAgeMs} milliseconds`}::interval)
+          AND (member_count_at IS NULL OR member_count_at < now() - ${`${opts.countMaxAgeMs} milliseconds`}::interval)
         ORDER BY member_count_at NULLS FIRST LIMIT ${limit}`,
   );
-  for (const row of rows) await recount(db, row, await storedCondition(db, row));
+  for (const row of rows) {
+    const checked = await storedCondition(pool, row);
+    await timed(pool, opts, (c) => recount(c, row, checked));
+  }
   return rows.length;
 }
 
@@ -280,7 +299,7 @@ export async function recountStale(db: Queryable, maxAgeMs: number, limit = 50):
  * Tracked segments whose conditions move with the clock (`triggeredWithin 7 days`): no write
  * makes a contact leave them, so they are recomputed (with events) by the periodic sweep.
  */
-export async function sweepClockSegments(pool: pg.Pool): Promise<number> {
+export async function sweepClockSegments(pool: pg.Pool, opts: SegmentOptions): Promise<number> {
   const rows = await queryRows<SegmentRow>(
     pool,
     sql`SELECT * FROM segments WHERE type = 'DYNAMIC' AND track_membership ORDER BY id`,
@@ -289,7 +308,8 @@ export async function sweepClockSegments(pool: pg.Pool): Promise<number> {
   for (const row of rows) {
     const checked = await storedCondition(pool, row);
     if (!checked || !dependsOnClockInScope(checked)) continue;
-    await syncMembers(pool, row.project_id, row.id, conditionSql(checked.tree, checked.scope), true);
+    const condition = conditionSql(checked.tree, checked.scope);
+    await timed(pool, opts, (c) => syncMembers(c, row.project_id, row.id, condition, true));
     swept++;
   }
   return swept;
