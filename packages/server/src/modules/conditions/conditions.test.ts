@@ -178,6 +178,7 @@ const CASES: Case[] = [
     { field: 'data.plan', operator: 'notEquals', value: 'pro' },
     ['bob', 'cat', 'dan'],
   ],
+  ['data equals never matches inside an array', { field: 'data.tags', operator: 'equals', value: 'vip' }, []],
   ['data equals nested', { field: 'data.address.city', operator: 'equals', value: 'Oslo' }, ['ann']],
   ['data contains text, any case', { field: 'data.plan', operator: 'contains', value: 'PR' }, ['ann', 'cat']],
   ['data contains: text or array element', { field: 'data.tags', operator: 'contains', value: 'vip' }, ['ann', 'bob']],
