@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { commonSchemas } from './common.js';
 import { activityContract, activitySchemas } from './routes/activity.js';
 import { authContract, authSchemas } from './routes/auth.js';
+import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
@@ -14,6 +15,7 @@ export * from './common.js';
 export * from './meta.js';
 export * from './routes/activity.js';
 export * from './routes/auth.js';
+export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
 export * from './routes/events.js';
@@ -38,6 +40,7 @@ export const contract = c.router(
     emails: emailsContract,
     activity: activityContract,
     segments: segmentsContract,
+    campaigns: campaignsContract,
   },
   { strictStatusCodes: true },
 );
@@ -55,4 +58,5 @@ export const namedSchemas = {
   ...activitySchemas,
   ...conditionSchemas,
   ...segmentSchemas,
+  ...campaignSchemas,
 };

@@ -11,6 +11,7 @@ import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
+import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { startChangeFeed } from './modules/change-feed/feed.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
@@ -74,6 +75,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
       const feed = await startChangeFeed(deps, [trackedSegmentsConsumer], config.changeFeed);
       cleanups.unshift(() => feed.stop());
+      const dispatcher = startCampaignDispatcher(deps);
+      cleanups.unshift(() => dispatcher.stop());
     }
     if (config.role === 'worker') return { deps, stop: shutdown };
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;

@@ -36,6 +36,10 @@ export const Project = z.object({
     .describe(
       'Mailbox named as the `mailto:` alternative in List-Unsubscribe headers; null leaves only the one-click URL',
     ),
+  campaignSendRate: z
+    .number()
+    .nullable()
+    .describe('Campaign messages per second for this project (warming up a new domain); null: as fast as possible'),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -133,6 +137,7 @@ export const usersContract = c.router(
           subscribedRedirectUrl: RedirectUrl.nullable(),
           unsubscribedRedirectUrl: RedirectUrl.nullable(),
           unsubscribeMailbox: z.string().trim().toLowerCase().email().max(254).nullable(),
+          campaignSendRate: z.number().positive().max(100_000).nullable(),
         })
         .partial()
         .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),

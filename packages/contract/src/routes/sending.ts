@@ -84,7 +84,8 @@ export const domainsContract = c.router(
 // ---- Templates ----
 
 export const ContentType = z.enum(['TRANSACTIONAL', 'MARKETING', 'HEADLESS']);
-const Subject = z
+export type ContentType = z.infer<typeof ContentType>;
+export const Subject = z
   .string()
   .min(1)
   .max(998)

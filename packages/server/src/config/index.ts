@@ -45,6 +45,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     changeFeed: { pollMs: e.CHANGE_FEED_POLL_MS, batchSize: e.CHANGE_FEED_BATCH },
+    campaigns: { dispatchIntervalMs: e.CAMPAIGN_DISPATCH_INTERVAL_MS },
     segments: {
       countMaxAgeMs: e.SEGMENT_COUNT_MAX_AGE_MINUTES * 60_000,
       queryTimeoutMs: e.SEGMENT_QUERY_TIMEOUT_SECONDS * 1000,

@@ -37,6 +37,7 @@ export const EnvSchema = z.object({
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   DISABLE_SIGNUPS: bool.default('false'),
@@ -74,6 +75,10 @@ export interface Config {
   secrets: { session: string; linkSigning: string };
   jobs: { concurrency: number; pollIntervalMs: number };
   changeFeed: { pollMs: number; batchSize: number };
+  campaigns: {
+    /** How often workers start due campaigns and mark finished ones SENT. */
+    dispatchIntervalMs: number;
+  };
   segments: {
     /** Cached counts of DYNAMIC segments older than this are recounted (periodic job, member pages). */
     countMaxAgeMs: number;

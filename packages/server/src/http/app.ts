@@ -6,6 +6,7 @@ import type { AppDeps } from '../deps.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { loginPageRouter } from '../modules/auth/login-page.js';
 import { createAuthRouter } from '../modules/auth/router.js';
+import { createCampaignsRouter } from '../modules/campaigns/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
@@ -70,6 +71,7 @@ export function createApp(
     emails: createEmailsRouter(deps),
     activity: createActivityRouter(deps),
     segments: createSegmentsRouter(deps),
+    campaigns: createCampaignsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

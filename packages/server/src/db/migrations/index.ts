@@ -8,6 +8,7 @@ import { Migration20261122050000_contact_counts } from './Migration2026112205000
 import { Migration20261122060000_unlogged_rate_limits } from './Migration20261122060000_unlogged_rate_limits.js';
 import { Migration20261123000000_engagement } from './Migration20261123000000_engagement.js';
 import { Migration20261123100000_segments } from './Migration20261123100000_segments.js';
+import { Migration20261123200000_campaigns } from './Migration20261123200000_campaigns.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -23,4 +24,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122060000_unlogged_rate_limits', class: Migration20261122060000_unlogged_rate_limits },
   { name: 'Migration20261123000000_engagement', class: Migration20261123000000_engagement },
   { name: 'Migration20261123100000_segments', class: Migration20261123100000_segments },
+  { name: 'Migration20261123200000_campaigns', class: Migration20261123200000_campaigns },
 ];

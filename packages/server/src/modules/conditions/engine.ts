@@ -2,6 +2,7 @@ import type { ConditionTree, FieldError, SegmentType } from '@pigeon/contract';
 import { raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { AppError } from '../../http/errors.js';
+import type { Ref } from '../references/index.js';
 import type { ContactFacts, Evaluation } from './operators.js';
 import {
   type ConditionRefs,
@@ -75,6 +76,13 @@ function reachable(scope: SegmentScope, from: string): Set<string> {
   }
   return seen;
 }
+
+/** A condition's references as reference-index rows. */
+export const refsOf = (refs: ConditionRefs): Ref[] => [
+  ...[...refs.fields].map((key) => ({ type: 'field' as const, key })),
+  ...[...refs.events].map((key) => ({ type: 'event' as const, key })),
+  ...[...refs.segments.keys()].map((key) => ({ type: 'segment' as const, key })),
+];
 
 export interface CheckedCondition {
   tree: PreparedTree;

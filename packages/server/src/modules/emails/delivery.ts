@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { AppDeps } from '../../deps.js';
+import { CampaignComposer } from '../campaigns/delivery-content.js';
 import { dkimKeyObject } from '../domains/dkim.js';
 import { NOTIFY_CHANNEL } from './send.js';
 
@@ -18,6 +19,9 @@ interface EmailRow {
   attachments: Array<{ filename: string; content: string; contentType?: string }>;
   message_id: string;
   attempts: number;
+  campaign_id: string | null;
+  contact_id: string | null;
+  tracked: boolean;
 }
 
 const BATCH = 10;
@@ -103,9 +107,25 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
       };
     });
 
+  const composer = new CampaignComposer(pool, deps.config);
+
+  /** Campaign mail is composed here, per contact; other mail was composed when it was accepted. */
+  async function messageOf(email: EmailRow) {
+    if (!email.campaign_id) return email;
+    return composer.compose({ ...email, campaign_id: email.campaign_id });
+  }
+
   async function deliver(email: EmailRow): Promise<void> {
     inFlight.add(email.id);
     try {
+      const message = await messageOf(email);
+      if (!message) {
+        await pool.query(
+          `UPDATE emails SET status = 'CANCELLED', claimed_at = NULL, updated_at = now() WHERE id = $1 AND status = 'SENDING'`,
+          [email.id],
+        );
+        return;
+      }
       const domain = email.from_email.split('@')[1] ?? '';
       const { rows } = await pool.query<{ dkim_selector: string; dkim_private_key: string }>(
         'SELECT dkim_selector, dkim_private_key FROM domains WHERE project_id = $1 AND domain = $2',
@@ -117,10 +137,10 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         from: { name: email.from_name ?? '', address: email.from_email },
         to: { name: email.to_name ?? '', address: email.to_email },
         replyTo: email.reply_to ?? undefined,
-        subject: email.subject,
-        html: email.html,
-        text: email.text,
-        headers: email.headers,
+        subject: message.subject,
+        html: message.html,
+        text: message.text,
+        headers: message.headers,
         attachments: email.attachments.map((a) => ({
           filename: a.filename,
           content: a.content,

@@ -1,16 +1,15 @@
-import type { SendBody } from '@pigeon/contract';
+import type { ContentType, SendBody } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
+import { composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
-import { toContactDto, upsertContact } from '../contacts/repository.js';
+import { upsertContact } from '../contacts/repository.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
-import { addTracking, listUnsubscribeHeaders, shouldTrack } from '../engagement/tracking.js';
-import { subscriptionUrls } from '../rendering/links.js';
-import { htmlToText, renderSubject, renderTemplate } from '../rendering/render.js';
-import { type ContentType, findTemplate } from '../templates/service.js';
+import { shouldTrack } from '../engagement/tracking.js';
+import { findTemplate } from '../templates/service.js';
 
 type SendInput = z.output<typeof SendBody>;
 type FieldErrors = NonNullable<AppErrorExtra['errors']>;
@@ -117,8 +116,6 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
   const content = await resolveContent(deps, projectId, body);
   const tracked = shouldTrack(content.sender.trackingMode, content.type, body.tracking);
   const changes = applyDataRules(body.data, { storeObjects: false });
-  const { publicUrl } = deps.config.http;
-  const secret = deps.config.secrets.linkSigning;
   const emails: Array<{ contact: { id: string; email: string }; email: string }> = [];
   const skipped: Array<{ contact: { id: string; email: string }; reason: 'unsubscribed' }> = [];
   await inTransaction(deps.db.pool, async (client) => {
@@ -137,20 +134,13 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
         continue;
       }
       const emailId = uuidv7();
-      const data = { ...contact.data, ...changes.transient }; // stored data after this request's changes, then one-off values
-      const links = subscriptionUrls(publicUrl, { c: contact.id, e: emailId }, secret);
-      const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...links };
-      const rendered = renderTemplate(content.html, vars, { html: true });
-      const html = tracked ? addTracking(rendered, { publicUrl, secret, emailId }) : rendered;
-      const headers = {
-        ...body.headers,
-        ...listUnsubscribeHeaders({
-          type: content.type,
-          bodySource: content.html,
-          unsubscribeUrl: links.unsubscribeUrl,
-          mailbox: content.sender.unsubscribeMailbox,
-        }),
-      };
+      const message = composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
+        publicUrl: deps.config.http.publicUrl,
+        linkSecret: deps.config.secrets.linkSigning,
+        tracked,
+        unsubscribeMailbox: content.sender.unsubscribeMailbox,
+        headers: body.headers,
+      });
       await client.query(
         `WITH queued AS (
            INSERT INTO emails (id, project_id, contact_id, template_id, content_type, priority, from_email, from_name,
@@ -168,10 +158,10 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
           content.replyTo,
           contact.email,
           recipient.name,
-          renderSubject(content.subject, vars),
-          html,
-          htmlToText(html),
-          JSON.stringify(headers),
+          message.subject,
+          message.html,
+          message.text,
+          JSON.stringify(message.headers),
           JSON.stringify(content.attachments),
           `<${emailId}@${content.from.email.split('@')[1]}>`,
           tracked,

@@ -1,6 +1,6 @@
+import type { ContentType } from '@pigeon/contract';
 import type { TrackingMode } from '../projects/project.entity.js';
 import { signTrackingToken } from '../rendering/links.js';
-import type { ContentType } from '../templates/service.js';
 
 /** Whether one message gets the open pixel and click redirects: the send's own choice wins. */
 export function shouldTrack(mode: TrackingMode, type: ContentType, override: boolean | undefined): boolean {

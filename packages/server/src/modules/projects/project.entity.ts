@@ -19,6 +19,7 @@ export const ProjectSchema = defineEntity({
     subscribedRedirectUrl: p.text().nullable(),
     unsubscribedRedirectUrl: p.text().nullable(),
     unsubscribeMailbox: p.text().nullable(),
+    campaignSendRate: p.float().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -20,6 +20,7 @@ export interface ProjectSettings {
   subscribedRedirectUrl?: string | null;
   unsubscribedRedirectUrl?: string | null;
   unsubscribeMailbox?: string | null;
+  campaignSendRate?: number | null;
 }
 
 export const toProjectDto = (project: Project, role: Role) => ({
@@ -34,6 +35,7 @@ export const toProjectDto = (project: Project, role: Role) => ({
   subscribedRedirectUrl: project.subscribedRedirectUrl ?? null,
   unsubscribedRedirectUrl: project.unsubscribedRedirectUrl ?? null,
   unsubscribeMailbox: project.unsubscribeMailbox ?? null,
+  campaignSendRate: project.campaignSendRate ?? null,
   createdAt: project.createdAt.toISOString(),
   updatedAt: project.updatedAt.toISOString(),
 });

@@ -6,7 +6,7 @@ import type { Queryable } from '../../db/sql.js';
  * field, event name, segment or template". Owners write their references when they are saved;
  * every `/usage` endpoint and every "409: still in use" check reads them here.
  */
-export type OwnerType = 'segment' | 'template';
+export type OwnerType = 'segment' | 'template' | 'campaign';
 export type RefType = 'field' | 'event' | 'segment' | 'template';
 
 export interface Ref {
@@ -23,6 +23,12 @@ export interface Owner {
 const OWNER_NAMES: Record<OwnerType, Sql> = {
   segment: sql`(SELECT name FROM segments WHERE id = r.owner_id)`,
   template: sql`(SELECT name FROM templates WHERE id = r.owner_id)`,
+  campaign: sql`(SELECT name FROM campaigns WHERE id = r.owner_id)`,
+};
+
+/** Owners that still act on what they reference (a SENT campaign no longer needs its segment). */
+const OWNER_ACTIVE: Partial<Record<OwnerType, Sql>> = {
+  campaign: sql`EXISTS (SELECT 1 FROM campaigns WHERE id = r.owner_id AND status IN ('DRAFT', 'SCHEDULED', 'SENDING'))`,
 };
 
 /** Replaces an owner's references with `refs` (call in the transaction that saves the owner). */
@@ -54,7 +60,7 @@ export async function findUsages(
   db: Queryable,
   projectId: string,
   ref: Ref,
-  opts: { exceptOwner?: Owner } = {},
+  opts: { exceptOwner?: Owner; activeOnly?: boolean } = {},
 ): Promise<Usage[]> {
   const keyMatch =
     ref.type === 'field'
@@ -63,12 +69,18 @@ export async function findUsages(
   const except = opts.exceptOwner
     ? sql` AND NOT (r.owner_type = ${opts.exceptOwner.type} AND r.owner_id = ${opts.exceptOwner.id}::uuid)`
     : sql``;
+  const active = opts.activeOnly
+    ? sql` AND CASE r.owner_type ${join(
+        Object.entries(OWNER_ACTIVE).map(([type, check]) => sql`WHEN ${type} THEN ${check}`),
+        ' ',
+      )} ELSE true END`
+    : sql``;
   const names = Object.entries(OWNER_NAMES).map(([type, name]) => sql`WHEN ${type} THEN ${name}`);
   const rows = await queryRows<{ owner_type: OwnerType; owner_id: string; name: string | null }>(
     db,
     sql`SELECT DISTINCT r.owner_type, r.owner_id, CASE r.owner_type ${join(names, ' ')} END AS name
         FROM resource_refs r
-        WHERE r.project_id = ${projectId}::uuid AND r.ref_type = ${ref.type} AND ${keyMatch}${except}
+        WHERE r.project_id = ${projectId}::uuid AND r.ref_type = ${ref.type} AND ${keyMatch}${except}${active}
         ORDER BY 1, 3`,
   );
   return rows.map((r) => ({ ownerType: r.owner_type, id: r.owner_id, name: r.name ?? '' }));
@@ -77,5 +89,5 @@ export async function findUsages(
 /** Usages grouped the way the `/usage` endpoints answer. */
 export function groupUsages(usages: Usage[]) {
   const of = (type: OwnerType) => usages.filter((u) => u.ownerType === type).map(({ id, name }) => ({ id, name }));
-  return { segments: of('segment'), campaigns: [], workflows: [], templates: of('template') };
+  return { segments: of('segment'), campaigns: of('campaign'), workflows: [], templates: of('template') };
 }

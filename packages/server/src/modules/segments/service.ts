@@ -7,11 +7,17 @@ import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import { inTransaction, type Queryable, withStatementTimeout } from '../../db/sql.js';
 import { badRequest, conflict } from '../../http/errors.js';
-import { type CheckedCondition, checkCondition, conditionSql, loadScope, treesInScope } from '../conditions/engine.js';
-import type { ConditionRefs } from '../conditions/tree.js';
+import {
+  type CheckedCondition,
+  checkCondition,
+  conditionSql,
+  loadScope,
+  refsOf,
+  treesInScope,
+} from '../conditions/engine.js';
 import { dependsOnClock, prepareCondition } from '../conditions/tree.js';
 import { type ContactRow, toContactDto } from '../contacts/repository.js';
-import { dropRefs, findUsages, type Ref, saveRefs } from '../references/index.js';
+import { dropRefs, findUsages, saveRefs } from '../references/index.js';
 import { syncMembers } from './membership.js';
 
 export interface SegmentRow {
@@ -46,12 +52,6 @@ export const toSegmentDto = (row: SegmentRow): Segment => ({
 
 export const findSegment = (db: Queryable, projectId: string, id: string) =>
   findInProject<SegmentRow>(db, 'segments', projectId, id, 'Segment');
-
-const refsOf = (refs: ConditionRefs): Ref[] => [
-  ...[...refs.fields].map((key) => ({ type: 'field' as const, key })),
-  ...[...refs.events].map((key) => ({ type: 'event' as const, key })),
-  ...[...refs.segments.keys()].map((key) => ({ type: 'segment' as const, key })),
-];
 
 /** `segment.<slug>.entry`: lower-case letters, digits and dashes, fixed when the segment is created. */
 export function slugify(name: string): string {
@@ -215,7 +215,7 @@ export async function deleteSegment(pool: pg.Pool, projectId: string, id: string
     pool,
     projectId,
     { type: 'segment', key: id },
-    { exceptOwner: { type: 'segment', id } },
+    { exceptOwner: { type: 'segment', id }, activeOnly: true },
   );
   if (users.length > 0) {
     throw conflict(

@@ -1,14 +1,12 @@
-import type { TemplateListQuery } from '@pigeon/contract';
+import type { ContentType, TemplateListQuery } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { dropRefs, saveRefs } from '../references/index.js';
+import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/index.js';
 import { dataFieldsUsed } from '../rendering/render.js';
-
-export type ContentType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
 
 export interface TemplateRow {
   id: string;
@@ -105,10 +103,11 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
   return saved(db, rows[0] as TemplateRow);
 }
 
-/** Campaigns and workflow steps do not exist in this build yet; each adds its lookup here. */
+/** Campaigns (and, as they arrive, workflow steps) made from the template, from the reference index. */
 export async function templateUsage(db: Queryable, projectId: string, id: string) {
   await findTemplate(db, projectId, id);
-  return { campaigns: [], workflowSteps: [] };
+  const { campaigns } = groupUsages(await findUsages(db, projectId, { type: 'template', key: id }));
+  return { campaigns, workflowSteps: [] };
 }
 
 export async function deleteTemplate(db: Queryable, projectId: string, id: string): Promise<void> {

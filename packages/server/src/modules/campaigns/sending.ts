@@ -1,0 +1,242 @@
+import type pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction, withStatementTimeout } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { badRequest, conflict } from '../../http/errors.js';
+import { composeMessage } from '../composition/compose.js';
+import type { ContactRow } from '../contacts/repository.js';
+import { requireVerifiedSender } from '../domains/service.js';
+import { NOTIFY_CHANNEL } from '../emails/send.js';
+import { shouldTrack } from '../engagement/tracking.js';
+import { audienceSql } from './audience.js';
+import { type CampaignRow, findCampaign } from './service.js';
+
+/** Campaign mail waits behind transactional (0) and workflow (1) mail in the delivery queue. */
+export const CAMPAIGN_PRIORITY = 2;
+
+/** `scheduledFor` as the spec allows it: anything a JavaScript Date parses; null or omitted is now. */
+function parseSchedule(value: string | number | null | undefined): Date | null {
+  if (value === undefined || value === null) return null;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw badRequest(`scheduledFor: "${value}" is not a date`);
+  return at;
+}
+
+/**
+ * POST /campaigns/:id/send. A future `scheduledFor` makes it SCHEDULED (the dispatcher starts it
+ * when due, from the row itself, so a restart neither loses nor doubles it); otherwise it starts now.
+ */
+export async function sendCampaign(
+  deps: AppDeps,
+  projectId: string,
+  id: string,
+  scheduledFor: string | number | null | undefined,
+) {
+  const campaign = await findCampaign(deps.db.pool, projectId, id);
+  if (campaign.status !== 'DRAFT' && campaign.status !== 'SCHEDULED') {
+    throw conflict(`The campaign is ${campaign.status}; only DRAFT or SCHEDULED campaigns can be sent`);
+  }
+  await requireVerifiedSender(deps.db.pool, projectId, campaign.from_email);
+  const at = parseSchedule(scheduledFor);
+  if (at && at.getTime() > Date.now()) {
+    const [row] = await queryRows<CampaignRow>(
+      deps.db.pool,
+      sql`UPDATE campaigns SET status = 'SCHEDULED', scheduled_for = ${at}, updated_at = now()
+          WHERE id = ${id}::uuid AND status IN ('DRAFT', 'SCHEDULED') RETURNING *`,
+    );
+    if (!row) throw conflict('The campaign started sending meanwhile');
+    return { row, message: `Campaign scheduled for ${at.toISOString()}` };
+  }
+  const row = await startCampaign(deps, id);
+  if (!row) throw conflict('The campaign started sending meanwhile');
+  return { row, message: `Campaign is sending to ${row.total_recipients} recipients` };
+}
+
+/**
+ * Freezes the audience and queues one email per recipient, in one transaction: the campaign moves
+ * to SENDING (SENT at once when nobody is in the audience) only together with its recipients,
+ * and (campaign, contact) is unique, so a crash mid-way redoes the whole freeze and no contact ever
+ * gets a campaign twice. MARKETING and HEADLESS campaigns skip unsubscribed contacts. With a
+ * project send rate, recipients are spread over time through their first delivery time.
+ * Returns undefined when the campaign is no longer DRAFT or SCHEDULED.
+ */
+export async function startCampaign(deps: AppDeps, id: string): Promise<CampaignRow | undefined> {
+  return withStatementTimeout(deps.db.pool, deps.config.segments.queryTimeoutMs, async (client) => {
+    const [campaign] = await queryRows<CampaignRow & { send_rate: number | null }>(
+      client,
+      sql`SELECT k.*, p.campaign_send_rate AS send_rate FROM campaigns k JOIN projects p ON p.id = k.project_id
+          WHERE k.id = ${id}::uuid AND k.status IN ('DRAFT', 'SCHEDULED') FOR UPDATE OF k SKIP LOCKED`,
+    );
+    if (!campaign) return undefined;
+    const sender = await requireVerifiedSender(client, campaign.project_id, campaign.from_email);
+    const audience = await audienceSql(client, campaign.project_id, {
+      type: campaign.audience_type,
+      segmentId: campaign.segment_id,
+      condition: campaign.audience_condition,
+    });
+    const subscribedOnly = campaign.type === 'TRANSACTIONAL' ? sql`true` : sql`c.subscribed`;
+    const spread = campaign.send_rate
+      ? sql`now() + make_interval(secs => (row_number() OVER (ORDER BY c.id) - 1) / ${campaign.send_rate}::float8)`
+      : sql`now()`;
+    const [frozen] = await queryRows<{ n: number }>(
+      client,
+      sql`WITH audience AS (
+            SELECT uuidv7_compat() AS email_id, c.id, c.email, ${spread} AS due
+            FROM contacts c WHERE c.project_id = ${campaign.project_id}::uuid AND ${subscribedOnly} AND ${audience}
+          ), queued AS (
+            INSERT INTO emails (id, project_id, contact_id, template_id, campaign_id, source, content_type, priority,
+              from_email, from_name, reply_to, to_email, subject, html, text, message_id, tracked, next_attempt_at)
+            SELECT a.email_id, ${campaign.project_id}::uuid, a.id, ${campaign.template_id}::uuid, ${campaign.id}::uuid,
+              'CAMPAIGN', ${campaign.type}, ${CAMPAIGN_PRIORITY}, ${campaign.from_email}, ${campaign.from_name},
+              ${campaign.reply_to}, a.email, ${campaign.subject}, '', '',
+              '<' || a.email_id || '@' || ${sender.domain} || '>', ${shouldTrack(sender.trackingMode, campaign.type, undefined)}, a.due
+            FROM audience a
+            ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
+            RETURNING 1
+          ) SELECT count(*)::int AS n FROM queued`,
+    );
+    const total = frozen?.n ?? 0;
+    const [row] = await queryRows<CampaignRow>(
+      client,
+      sql`UPDATE campaigns SET status = CASE WHEN ${total} = 0 THEN 'SENT' ELSE 'SENDING' END,
+            total_recipients = ${total}, started_at = now(), sent_at = CASE WHEN ${total} = 0 THEN now() END,
+            scheduled_for = COALESCE(scheduled_for, now()), updated_at = now()
+          WHERE id = ${id}::uuid RETURNING *`,
+    );
+    await client.query(`NOTIFY ${NOTIFY_CHANNEL}`);
+    return row;
+  });
+}
+
+/** SCHEDULED or SENDING → CANCELLED; every recipient not yet handed to the transport is cancelled with it. */
+export async function cancelCampaign(pool: pg.Pool, projectId: string, id: string) {
+  await findCampaign(pool, projectId, id);
+  return inTransaction(pool, async (client) => {
+    const [campaign] = await queryRows<CampaignRow>(
+      client,
+      sql`SELECT * FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`,
+    );
+    if (campaign?.status !== 'SCHEDULED' && campaign?.status !== 'SENDING') {
+      throw conflict(`The campaign is ${campaign?.status}; only SCHEDULED or SENDING campaigns can be cancelled`);
+    }
+    const [counts] = await queryRows<{ cancelled: number; sent: number; in_flight: number }>(
+      client,
+      sql`WITH cancelled AS (
+            UPDATE emails SET status = 'CANCELLED', updated_at = now()
+            WHERE campaign_id = ${id}::uuid AND status = 'QUEUED' RETURNING 1
+          ) SELECT (SELECT count(*) FROM cancelled)::int AS cancelled,
+                   count(*) FILTER (WHERE sent_at IS NOT NULL OR status IN ('BOUNCED', 'FAILED'))::int AS sent,
+                   count(*) FILTER (WHERE status = 'SENDING')::int AS in_flight
+            FROM emails WHERE campaign_id = ${id}::uuid`,
+    );
+    await client.query(
+      `UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = $1`,
+      [id],
+    );
+    const { cancelled = 0, sent = 0, in_flight = 0 } = counts ?? {};
+    const message =
+      `Cancelled: ${sent} sent, ${cancelled} never will be` +
+      (in_flight ? `; ${in_flight} were being handed to the transport (see stats for where they ended)` : '');
+    return { id, status: 'CANCELLED' as const, sent, cancelled, message };
+  });
+}
+
+/** POST /campaigns/:id/test: the campaign, composed for one address (its contact's data when it exists), sent once. */
+export async function testCampaign(deps: AppDeps, projectId: string, id: string, email: string) {
+  const campaign = await findCampaign(deps.db.pool, projectId, id);
+  const sender = await requireVerifiedSender(deps.db.pool, projectId, campaign.from_email);
+  const [found] = await queryRows<ContactRow>(
+    deps.db.pool,
+    sql`SELECT * FROM contacts WHERE project_id = ${projectId}::uuid AND email = ${email}`,
+  );
+  const now = new Date();
+  const contact: ContactRow = found ?? {
+    id: '00000000-0000-0000-0000-000000000000',
+    project_id: projectId,
+    email,
+    subscribed: true,
+    data: {},
+    created_at: now,
+    updated_at: now,
+  };
+  const emailId = uuidv7();
+  const content = { subject: campaign.subject, html: campaign.body, type: campaign.type };
+  const message = composeMessage(content, contact, contact.data, emailId, {
+    publicUrl: deps.config.http.publicUrl,
+    linkSecret: deps.config.secrets.linkSigning,
+    tracked: false,
+    unsubscribeMailbox: sender.unsubscribeMailbox,
+  });
+  await deps.db.pool.query(
+    `WITH queued AS (
+       INSERT INTO emails (id, project_id, contact_id, template_id, source, content_type, priority, from_email, from_name,
+         reply_to, to_email, subject, html, text, headers, message_id)
+       VALUES ($1, $2, $3, $4, 'CAMPAIGN_TEST', $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id
+     ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`,
+    [
+      emailId,
+      projectId,
+      found?.id ?? null,
+      campaign.template_id,
+      campaign.type,
+      campaign.from_email,
+      campaign.from_name,
+      campaign.reply_to,
+      email,
+      message.subject,
+      message.html,
+      message.text,
+      JSON.stringify(message.headers),
+      `<${emailId}@${sender.domain}>`,
+    ],
+  );
+  return { emailId, email };
+}
+
+export interface CampaignDispatcher {
+  stop(): Promise<void>;
+}
+
+/**
+ * In every worker: starts SCHEDULED campaigns that are due and marks SENDING campaigns SENT once
+ * no recipient is left queued or in delivery. Both are single guarded statements, so several
+ * workers never start a campaign twice.
+ */
+export function startCampaignDispatcher(deps: AppDeps): CampaignDispatcher {
+  const logger = deps.logger.child({ component: 'campaigns' });
+  let running = true;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+  const tick = async () => {
+    const due = await queryRows<{ id: string }>(
+      deps.db.pool,
+      sql`SELECT id FROM campaigns WHERE status = 'SCHEDULED' AND scheduled_for <= now() ORDER BY scheduled_for LIMIT 10`,
+    );
+    for (const { id } of due) {
+      const started = await startCampaign(deps, id);
+      if (started) logger.info({ campaignId: id, recipients: started.total_recipients }, 'scheduled campaign started');
+    }
+    await deps.db.pool.query(
+      `UPDATE campaigns k SET status = 'SENT', sent_at = now(), updated_at = now()
+       WHERE k.status = 'SENDING' AND NOT EXISTS (
+         SELECT 1 FROM emails e WHERE e.campaign_id = k.id AND e.status IN ('QUEUED', 'SENDING'))`,
+    );
+  };
+  const schedule = () => {
+    if (!running) return;
+    timer = setTimeout(() => {
+      current = tick()
+        .catch((err) => logger.error({ err }, 'campaign dispatcher failed; retrying'))
+        .finally(schedule);
+    }, deps.config.campaigns.dispatchIntervalMs);
+  };
+  schedule();
+  return {
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      await current;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { ContentType } from '@pigeon/contract';
+import { type ContactRow, toContactDto } from '../contacts/repository.js';
+import { addTracking, listUnsubscribeHeaders } from '../engagement/tracking.js';
+import { subscriptionUrls } from '../rendering/links.js';
+import { htmlToText, renderSubject, renderTemplate } from '../rendering/render.js';
+
+/** What a message says before it is made for one contact. */
+export interface MessageContent {
+  subject: string;
+  html: string;
+  type: ContentType;
+}
+
+export interface CompositionSettings {
+  publicUrl: string;
+  linkSecret: string;
+  tracked: boolean;
+  unsubscribeMailbox: string | null;
+  /** The sender's own headers, under Pigeon's (List-Unsubscribe wins). */
+  headers?: Record<string, string>;
+}
+
+export interface ComposedMessage {
+  subject: string;
+  html: string;
+  text: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Composition: content + one contact → the message. Template variables (the contact's data,
+ * then `data`, `email`, `contact` and the subscription links), click and open tracking, and the
+ * List-Unsubscribe headers. `/v1/send` composes at request time; campaign (and workflow) mail is
+ * composed by the delivery worker from a content reference, through this same function.
+ * `data` is the contact's stored data with any one-off values of the request on top.
+ */
+export function composeMessage(
+  content: MessageContent,
+  contact: ContactRow,
+  data: Record<string, unknown>,
+  emailId: string,
+  settings: CompositionSettings,
+): ComposedMessage {
+  const links = subscriptionUrls(settings.publicUrl, { c: contact.id, e: emailId }, settings.linkSecret);
+  const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...links };
+  const rendered = renderTemplate(content.html, vars, { html: true });
+  const html = settings.tracked
+    ? addTracking(rendered, { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId })
+    : rendered;
+  const headers = {
+    ...settings.headers,
+    ...listUnsubscribeHeaders({
+      type: content.type,
+      bodySource: content.html,
+      unsubscribeUrl: links.unsubscribeUrl,
+      mailbox: settings.unsubscribeMailbox,
+    }),
+  };
+  return { subject: renderSubject(content.subject, vars), html, text: htmlToText(html), headers };
+}
