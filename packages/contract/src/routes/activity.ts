@@ -37,6 +37,14 @@ export const ActivityItem = z.object({
   createdAt: Timestamp,
 });
 
+export const UpcomingItem = z.object({
+  type: z.enum(['campaign']),
+  id: z.string().uuid(),
+  name: z.string(),
+  scheduledFor: Timestamp,
+  audienceType: z.enum(['ALL', 'SEGMENT', 'FILTERED']),
+});
+
 const TypesFilter = z
   .string()
   .max(500)
@@ -110,8 +118,17 @@ export const activityContract = c.router(
       }),
       responses: { 200: z.object({ count: z.number().int(), since: Timestamp }), ...commonErrors },
     },
+    upcoming: {
+      method: 'GET',
+      path: '/activity/upcoming',
+      summary: 'What Pigeon will send on its own: scheduled campaigns, soonest first',
+      description: 'Workflow steps waiting on a timer join this list when workflows exist.',
+      metadata: dashboard,
+      query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) }),
+      responses: { 200: z.object({ data: z.array(UpcomingItem) }), ...commonErrors },
+    },
   },
   { strictStatusCodes: true },
 );
 
-export const activitySchemas = { ActivityItem, ActivityType };
+export const activitySchemas = { ActivityItem, ActivityType, UpcomingItem };

@@ -2,6 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
+import { upcomingCampaigns } from '../campaigns/service.js';
 import { activityStats, activityTypes, listActivity, recentActivityCount } from './service.js';
 
 const s = initServer();
@@ -15,6 +16,10 @@ export const createActivityRouter = (deps: AppDeps) => {
     recentCount: async ({ req, query }) => ({
       status: 200,
       body: await recentActivityCount(db, callerProject(req).id, query),
+    }),
+    upcoming: async ({ req, query }) => ({
+      status: 200,
+      body: { data: await upcomingCampaigns(db, callerProject(req).id, query.limit) },
     }),
   });
 };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
@@ -226,6 +226,16 @@ describe('campaigns API', () => {
       scheduledFor: new Date(at.toUTCString()).toISOString(),
     });
     expect((await get(s, c.id)).status).toBe('SCHEDULED');
+    const upcoming = await pigeon.request('GET', '/activity/upcoming', { headers: s.auth });
+    expect(upcoming.body.data).toEqual([
+      {
+        type: 'campaign',
+        id: c.id,
+        name: 'Spring sale',
+        scheduledFor: scheduled.body.data.scheduledFor,
+        audienceType: 'ALL',
+      },
+    ]);
     const done = await until(
       () => get(s, c.id),
       (x) => x.status === 'SENT',
@@ -307,6 +317,41 @@ describe('campaigns API', () => {
 });
 
 describe('campaign delivery', () => {
+  it('a scheduled campaign survives a restart and is sent exactly once by two workers', async () => {
+    const databaseUrl = await createTestDatabase();
+    const env = { SMTP_URL: sink.url, DNS_SERVERS: dns.address, CAMPAIGN_DISPATCH_INTERVAL_MS: '50' };
+    const first = await startTestPigeon({ databaseUrl, env });
+    let id = '';
+    let auth: Record<string, string> = {};
+    try {
+      const s = await verifiedSender(first, dns);
+      auth = s.auth;
+      await first.request('POST', '/contacts', { headers: s.auth, body: { email: 'restart@c.example' } });
+      const c = (await first.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
+      id = c.id;
+      const due = new Date(Date.now() + 2000).toISOString();
+      const res = await first.request('POST', `/campaigns/${c.id}/send`, {
+        headers: s.auth,
+        body: { scheduledFor: due },
+      });
+      expect(res.body.data.status).toBe('SCHEDULED');
+    } finally {
+      await first.stop();
+    }
+    const [a, b] = await Promise.all([startTestPigeon({ databaseUrl, env }), startTestPigeon({ databaseUrl, env })]);
+    try {
+      const done = await until(
+        async () => (await a.request('GET', `/campaigns/${id}`, { headers: auth })).body,
+        (x) => x.status === 'SENT',
+      );
+      expect(done.totalRecipients).toBe(1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(received('restart@c.example')).toHaveLength(1);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
   it('a transactional send overtakes a draining campaign', async () => {
     const slowSink = await startSmtpSink({ delayMs: 20 });
     const slow = await startTestPigeon({

@@ -219,3 +219,19 @@ export async function listCampaigns(db: Queryable, projectId: string, q: z.outpu
     totalPages: Math.ceil(n / q.pageSize),
   };
 }
+
+/** Scheduled campaigns, soonest first (GET /activity/upcoming). */
+export async function upcomingCampaigns(db: Queryable, projectId: string, limit: number) {
+  const rows = await queryRows<CampaignRow>(
+    db,
+    sql`SELECT * FROM campaigns WHERE project_id = ${projectId}::uuid AND status = 'SCHEDULED'
+        ORDER BY scheduled_for, id LIMIT ${limit}`,
+  );
+  return rows.map((r) => ({
+    type: 'campaign' as const,
+    id: r.id,
+    name: r.name,
+    scheduledFor: (r.scheduled_for as Date).toISOString(),
+    audienceType: r.audience_type,
+  }));
+}
