@@ -1,3 +1,4 @@
+import { Campaigns } from './campaigns.js';
 import { contract } from './contract.js';
 import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
@@ -294,6 +295,9 @@ export class Pigeon {
   /** Segments: DYNAMIC (a condition tree) or STATIC (members by email), with their members (secret key). */
   readonly segments: Segments;
 
+  /** Campaigns: one email to every contact, a segment or a condition, sent now or scheduled (secret key). */
+  readonly campaigns: Campaigns;
+
   constructor(options: PigeonOptions) {
     if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
     this.transport = new Transport({
@@ -306,6 +310,7 @@ export class Pigeon {
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
     this.segments = new Segments(this.transport);
+    this.campaigns = new Campaigns(this.transport);
   }
 }
 

@@ -1,5 +1,7 @@
+import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { Segments as SegmentsResource } from './segments.js';
 
+export type { CampaignSendOptions } from './campaigns.js';
 export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
 export { PigeonError, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
@@ -15,6 +17,16 @@ export type {
   ActivityStats,
   ActivityType,
   ActivityTypeCount,
+  AudienceType,
+  Campaign,
+  CampaignCancelResult,
+  CampaignInput,
+  CampaignListQuery,
+  CampaignPage,
+  CampaignSendResult,
+  CampaignStats,
+  CampaignStatus,
+  CampaignTestResult,
   ConditionFilter,
   ConditionGroup,
   ConditionGroupInput,
@@ -79,3 +91,6 @@ export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
  * declarations do not offer a `Segments` value that the JavaScript build does not export.
  */
 export type Segments = SegmentsResource;
+
+/** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
+export type Campaigns = CampaignsResource;

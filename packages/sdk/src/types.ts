@@ -121,3 +121,41 @@ export type MemberStatus = MemberResult['status'];
 export type MembersChange = z.infer<typeof wire.MembersChange>;
 /** The answer of `segments.compute`: how many contacts entered and exited. */
 export type SegmentComputeResult = z.infer<typeof wire.SegmentComputeResult>;
+
+// Campaigns
+type CampaignRoutes = Contract['campaigns'];
+export type CampaignStatus = z.infer<typeof wire.CampaignStatus>;
+/** Who a campaign goes to: every contact, a segment's members, or the contacts matching `audienceCondition`. */
+export type AudienceType = z.infer<typeof wire.AudienceType>;
+/** A campaign with its delivery and engagement counters. */
+export type Campaign = z.infer<typeof wire.Campaign>;
+/**
+ * What `campaigns.create` and `campaigns.replace` take: `segmentId` is required for a SEGMENT
+ * audience, `audienceCondition` for a FILTERED one; `type` defaults to MARKETING.
+ */
+export type CampaignInput = Omit<RouteInput<CampaignRoutes['create']>['body'], 'audienceCondition'> & {
+  audienceCondition?: ConditionTreeInput | null;
+};
+/**
+ * Filters of `campaigns.list`: `page` (from 1), `pageSize` (default 20, at most 100), `status`,
+ * `search` (name, subject and sender address), `sort` (default `createdAt`) and `dir` (default `desc`).
+ */
+export type CampaignListQuery = Omit<RouteInput<CampaignRoutes['list']>['query'], 'status' | 'sort' | 'dir'> & {
+  status?: CampaignStatus;
+  sort?: 'name' | 'createdAt' | 'updatedAt';
+  dir?: 'asc' | 'desc';
+};
+/** One page of `campaigns.list`: `page` counts from 1 up to `totalPages`. */
+export type CampaignPage = SuccessBody<CampaignRoutes['list']>;
+/** Delivery and engagement counts of a campaign; `rates` are fractions 0..1 of `sent`. */
+export type CampaignStats = SuccessBody<CampaignRoutes['stats']>;
+/** The answer of `campaigns.test`: the queued email's id and the address it goes to. */
+export type CampaignTestResult = SuccessBody<CampaignRoutes['test']>['data'];
+/** `{ success, data, message }`, the 200 body of `campaigns.send`. */
+type CampaignSendResponse = SuccessBody<CampaignRoutes['send']>;
+/** The answer of `campaigns.send`: the campaign's new `status` and `scheduledFor`, and the server's message. */
+export type CampaignSendResult = CampaignSendResponse['data'] & Pick<CampaignSendResponse, 'message'>;
+/** `{ success, data, message }`, the 200 body of `campaigns.cancel`. */
+type CampaignCancelResponse = SuccessBody<CampaignRoutes['cancel']>;
+/** The answer of `campaigns.cancel`: messages already `sent`, messages `cancelled`, and the server's message. */
+export type CampaignCancelResult = CampaignCancelResponse['data'] & Pick<CampaignCancelResponse, 'message'>;

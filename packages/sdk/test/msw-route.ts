@@ -1,7 +1,7 @@
 import { http } from 'msw';
 import type { SetupServer } from 'msw/node';
 
-type Method = 'get' | 'post' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Respond = (request: Request, n: number) => Response | Promise<Response>;
 
 /**
