@@ -39,6 +39,7 @@ export const EnvSchema = z.object({
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  SEGMENT_QUERY_WORK_MEM_MB: z.coerce.number().int().min(4).max(4096).default(64),
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   DISABLE_SIGNUPS: bool.default('false'),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -84,6 +85,8 @@ export interface Config {
     countMaxAgeMs: number;
     /** Statements that evaluate a condition over all contacts are cancelled after this. */
     queryTimeoutMs: number;
+    /** work_mem of those statements, so event filters hash instead of probing per contact. */
+    workMemMb: number;
   };
   /** Requests per minute per project; 0 disables the limit. */
   rateLimitPerMinute: number;

@@ -33,13 +33,20 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 }
 
 /**
- * Runs `work` in a transaction whose statements are cancelled after `ms`: a query shaped by a
- * user's input (a segment condition) must never hold the database. A cancelled statement
+ * Runs `work` in a transaction whose statements are cancelled after `timeoutMs`: a query shaped by
+ * a user's input (a segment condition) must never hold the database. A cancelled statement
  * surfaces as PostgreSQL error 57014, which the error handler answers with 503 QUERY_TIMEOUT.
+ * `workMemMb` lets such a query hash the contacts of an event filter instead of probing the events
+ * index once per contact (the difference between ~1.3 s and ~0.3 s at a million contacts).
  */
-export function withStatementTimeout<T>(pool: pg.Pool, ms: number, work: (client: pg.PoolClient) => Promise<T>) {
+export function withQueryLimits<T>(
+  pool: pg.Pool,
+  limits: { timeoutMs: number; workMemMb?: number },
+  work: (client: pg.PoolClient) => Promise<T>,
+) {
   return inTransaction(pool, async (client) => {
-    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(ms))}`);
+    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(limits.timeoutMs))}`);
+    if (limits.workMemMb) await client.query(`SET LOCAL work_mem = '${Math.floor(limits.workMemMb)}MB'`);
     return work(client);
   });
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
-import { inTransaction, withStatementTimeout } from '../../db/sql.js';
+import { inTransaction, withQueryLimits } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import { composeMessage } from '../composition/compose.js';
@@ -62,26 +62,29 @@ export async function sendCampaign(
  * Returns undefined when the campaign is no longer DRAFT or SCHEDULED.
  */
 export async function startCampaign(deps: AppDeps, id: string): Promise<CampaignRow | undefined> {
-  return withStatementTimeout(deps.db.pool, deps.config.segments.queryTimeoutMs, async (client) => {
-    const [campaign] = await queryRows<CampaignRow & { send_rate: number | null }>(
-      client,
-      sql`SELECT k.*, p.campaign_send_rate AS send_rate FROM campaigns k JOIN projects p ON p.id = k.project_id
+  return withQueryLimits(
+    deps.db.pool,
+    { timeoutMs: deps.config.segments.queryTimeoutMs, workMemMb: deps.config.segments.workMemMb },
+    async (client) => {
+      const [campaign] = await queryRows<CampaignRow & { send_rate: number | null }>(
+        client,
+        sql`SELECT k.*, p.campaign_send_rate AS send_rate FROM campaigns k JOIN projects p ON p.id = k.project_id
           WHERE k.id = ${id}::uuid AND k.status IN ('DRAFT', 'SCHEDULED') FOR UPDATE OF k SKIP LOCKED`,
-    );
-    if (!campaign) return undefined;
-    const sender = await requireVerifiedSender(client, campaign.project_id, campaign.from_email);
-    const audience = await audienceSql(client, campaign.project_id, {
-      type: campaign.audience_type,
-      segmentId: campaign.segment_id,
-      condition: campaign.audience_condition,
-    });
-    const subscribedOnly = campaign.type === 'TRANSACTIONAL' ? sql`true` : sql`c.subscribed`;
-    const spread = campaign.send_rate
-      ? sql`now() + make_interval(secs => (row_number() OVER (ORDER BY c.id) - 1) / ${campaign.send_rate}::float8)`
-      : sql`now()`;
-    const [frozen] = await queryRows<{ n: number }>(
-      client,
-      sql`WITH audience AS (
+      );
+      if (!campaign) return undefined;
+      const sender = await requireVerifiedSender(client, campaign.project_id, campaign.from_email);
+      const audience = await audienceSql(client, campaign.project_id, {
+        type: campaign.audience_type,
+        segmentId: campaign.segment_id,
+        condition: campaign.audience_condition,
+      });
+      const subscribedOnly = campaign.type === 'TRANSACTIONAL' ? sql`true` : sql`c.subscribed`;
+      const spread = campaign.send_rate
+        ? sql`now() + make_interval(secs => (row_number() OVER (ORDER BY c.id) - 1) / ${campaign.send_rate}::float8)`
+        : sql`now()`;
+      const [frozen] = await queryRows<{ n: number }>(
+        client,
+        sql`WITH audience AS (
             SELECT uuidv7_compat() AS email_id, c.id, c.email, ${spread} AS due
             FROM contacts c WHERE c.project_id = ${campaign.project_id}::uuid AND ${subscribedOnly} AND ${audience}
           ), queued AS (
@@ -95,18 +98,19 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
             ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
             RETURNING 1
           ) SELECT count(*)::int AS n FROM queued`,
-    );
-    const total = frozen?.n ?? 0;
-    const [row] = await queryRows<CampaignRow>(
-      client,
-      sql`UPDATE campaigns SET status = CASE WHEN ${total} = 0 THEN 'SENT' ELSE 'SENDING' END,
+      );
+      const total = frozen?.n ?? 0;
+      const [row] = await queryRows<CampaignRow>(
+        client,
+        sql`UPDATE campaigns SET status = CASE WHEN ${total} = 0 THEN 'SENT' ELSE 'SENDING' END,
             total_recipients = ${total}, started_at = now(), sent_at = CASE WHEN ${total} = 0 THEN now() END,
             scheduled_for = COALESCE(scheduled_for, now()), updated_at = now()
           WHERE id = ${id}::uuid RETURNING *`,
-    );
-    await client.query(`NOTIFY ${NOTIFY_CHANNEL}`);
-    return row;
-  });
+      );
+      await client.query(`NOTIFY ${NOTIFY_CHANNEL}`);
+      return row;
+    },
+  );
 }
 
 /** SCHEDULED or SENDING → CANCELLED; every recipient not yet handed to the transport is cancelled with it. */

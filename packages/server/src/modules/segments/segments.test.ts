@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { withStatementTimeout } from '../../db/sql.js';
+import { withQueryLimits } from '../../db/sql.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -114,14 +114,14 @@ describe('segments API', () => {
 
   it('a condition query that runs past its timeout is cancelled and answered 503 QUERY_TIMEOUT', async () => {
     const pool = pigeon.deps.db.pool;
-    await expect(withStatementTimeout(pool, 50, (c) => c.query('SELECT pg_sleep(2)'))).rejects.toMatchObject({
+    await expect(withQueryLimits(pool, { timeoutMs: 50 }, (c) => c.query('SELECT pg_sleep(2)'))).rejects.toMatchObject({
       code: '57014',
     });
     const slow = await startTestPigeon({
       env: { SEGMENT_QUERY_TIMEOUT_SECONDS: '1' },
       mountExtraRoutes: (app, deps) =>
         app.get('/test/slow', async (_req, _res, next) => {
-          await withStatementTimeout(deps.db.pool, 20, (c) => c.query('SELECT pg_sleep(1)')).catch(next);
+          await withQueryLimits(deps.db.pool, { timeoutMs: 20 }, (c) => c.query('SELECT pg_sleep(1)')).catch(next);
         }),
     });
     try {

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
-import { inTransaction, type Queryable, withStatementTimeout } from '../../db/sql.js';
+import { inTransaction, type Queryable, withQueryLimits } from '../../db/sql.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import {
   type CheckedCondition,
@@ -84,7 +84,7 @@ export type SegmentOptions = Config['segments'];
 
 /** Runs condition queries over the whole project under the configured statement timeout. */
 const timed = <T>(pool: pg.Pool, opts: SegmentOptions, work: (client: pg.PoolClient) => Promise<T>) =>
-  withStatementTimeout(pool, opts.queryTimeoutMs, work);
+  withQueryLimits(pool, { timeoutMs: opts.queryTimeoutMs, workMemMb: opts.workMemMb }, work);
 
 export async function createSegment(pool: pg.Pool, projectId: string, input: CreateInput, opts: SegmentOptions) {
   const checked = await conditionForType(pool, projectId, input.type, input.condition);
