@@ -44,7 +44,11 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       linkSigning: e.LINK_SIGNING_SECRET ?? persisted.linkSigning,
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
-    changeFeed: { pollMs: e.CHANGE_FEED_POLL_MS, batchSize: e.CHANGE_FEED_BATCH },
+    changeFeed: {
+      pollMs: e.CHANGE_FEED_POLL_MS,
+      batchSize: e.CHANGE_FEED_BATCH,
+      concurrency: e.CHANGE_FEED_CONCURRENCY,
+    },
     campaigns: { dispatchIntervalMs: e.CAMPAIGN_DISPATCH_INTERVAL_MS },
     segments: {
       countMaxAgeMs: e.SEGMENT_COUNT_MAX_AGE_MINUTES * 60_000,

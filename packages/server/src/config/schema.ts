@@ -37,6 +37,7 @@ export const EnvSchema = z.object({
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(4),
   CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SEGMENT_QUERY_WORK_MEM_MB: z.coerce.number().int().min(4).max(4096).default(64),
@@ -75,7 +76,7 @@ export interface Config {
   dns: { servers: string[] | undefined };
   secrets: { session: string; linkSigning: string };
   jobs: { concurrency: number; pollIntervalMs: number };
-  changeFeed: { pollMs: number; batchSize: number };
+  changeFeed: { pollMs: number; batchSize: number; concurrency: number };
   campaigns: {
     /** How often workers start due campaigns and mark finished ones SENT. */
     dispatchIntervalMs: number;

@@ -37,15 +37,28 @@ export class Migration20261123100000_segments extends Migration {
       CREATE INDEX segment_members_page ON segment_members (segment_id, entered_at DESC, contact_id DESC);
 
       -- Member counts of STATIC and tracked segments follow their rows exactly, whoever writes
-      -- them (including the cascade when a contact is deleted).
+      -- them (the cascade when a contact is deleted included). Sharded by backend like
+      -- contact_counts, so concurrent writers (real-time batches) never wait on one row and
+      -- never deadlock; a count is the sum of at most 16 rows.
+      CREATE TABLE segment_member_counts (
+        segment_id uuid NOT NULL REFERENCES segments (id) ON DELETE CASCADE,
+        shard smallint NOT NULL,
+        n bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (segment_id, shard)
+      );
       CREATE FUNCTION segment_member_counts() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
+        -- Joined with segments: rows deleted by the cascade of a segment's own deletion count nowhere.
         IF TG_OP = 'INSERT' THEN
-          UPDATE segments s SET member_count = s.member_count + d.n
-          FROM (SELECT segment_id, count(*)::int AS n FROM new_rows GROUP BY 1) d WHERE s.id = d.segment_id;
+          INSERT INTO segment_member_counts AS m (segment_id, shard, n)
+          SELECT r.segment_id, pg_backend_pid() % 16, count(*) FROM new_rows r JOIN segments s ON s.id = r.segment_id
+          GROUP BY 1 ORDER BY 1
+          ON CONFLICT (segment_id, shard) DO UPDATE SET n = m.n + EXCLUDED.n;
         ELSE
-          UPDATE segments s SET member_count = GREATEST(s.member_count - d.n, 0)
-          FROM (SELECT segment_id, count(*)::int AS n FROM old_rows GROUP BY 1) d WHERE s.id = d.segment_id;
+          INSERT INTO segment_member_counts AS m (segment_id, shard, n)
+          SELECT r.segment_id, pg_backend_pid() % 16, -count(*) FROM old_rows r JOIN segments s ON s.id = r.segment_id
+          GROUP BY 1 ORDER BY 1
+          ON CONFLICT (segment_id, shard) DO UPDATE SET n = m.n + EXCLUDED.n;
         END IF;
         RETURN NULL;
       END $fn$;
@@ -161,7 +174,7 @@ export class Migration20261123100000_segments extends Migration {
       DROP TRIGGER segment_members_count_delete ON segment_members;
       DROP FUNCTION segment_member_counts(), contact_changes_from_events(), contact_changes_from_inserts(), contact_changes_from_updates(),
         contact_changes_part(uuid), pigeon_iso_ts(jsonb);
-      DROP TABLE change_feed_cursors, contact_changes, resource_refs, segment_members, segments;
+      DROP TABLE change_feed_cursors, contact_changes, resource_refs, segment_member_counts, segment_members, segments;
     `);
   }
 }

@@ -37,6 +37,8 @@ export interface FeedConsumer {
 export interface FeedOptions {
   pollMs: number;
   batchSize: number;
+  /** Parts processed at once by one process (each holds a pooled connection while it runs). */
+  concurrency: number;
 }
 
 interface ChangeRow {
@@ -68,14 +70,20 @@ export async function processPart(deps: AppDeps, consumer: FeedConsumer, part: n
       [`change-feed:${consumer.name}`, part],
     );
     if (!locked[0]?.ok) return 0;
-    const { rows } = await client.query<ChangeRow>(
-      `SELECT ch.txid::text, ch.seq::text, ch.project_id, ch.contact_id, ch.kind, ch.event_id, ch.name, ch.created_at
-       FROM change_feed_cursors cur
-       JOIN contact_changes ch ON ch.part = cur.part AND (ch.txid, ch.seq) > (cur.txid, cur.seq)
-       WHERE cur.consumer = $1 AND cur.part = $2 AND ch.txid < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY ch.txid, ch.seq LIMIT $3`,
-      [consumer.name, part, batchSize],
+    const { rows: cursors } = await client.query<{ txid: string; seq: string }>(
+      'SELECT txid::text, seq::text FROM change_feed_cursors WHERE consumer = $1 AND part = $2',
+      [consumer.name, part],
     );
+    const cursor = cursors[0];
+    if (!cursor) return 0;
+    const { rows } = await client.query<ChangeRow>({
+      name: 'change-feed.read',
+      text: `SELECT txid::text, seq::text, project_id, contact_id, kind, event_id, name, created_at
+             FROM contact_changes
+             WHERE part = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND txid < pg_snapshot_xmin(pg_current_snapshot())
+             ORDER BY txid, seq LIMIT $4`,
+      values: [part, cursor.txid, cursor.seq, batchSize],
+    });
     const last = rows.at(-1);
     if (!last) return 0;
     await consumer.handle(client, rows.map(toChange), deps);
@@ -103,8 +111,9 @@ export interface RunningFeed {
 }
 
 /**
- * One loop per consumer in this process: it walks the parts round-robin and sleeps `pollMs`
- * after a full round found nothing. Several processes run the same loops and share the parts.
+ * One loop per consumer in this process: each round visits every part (`concurrency` at a time)
+ * and the loop sleeps `pollMs` after a round that found nothing. Several processes run the same
+ * loops and share the parts through the advisory locks.
  */
 export async function startChangeFeed(
   deps: AppDeps,
@@ -127,23 +136,28 @@ export async function startChangeFeed(
       wakers.add(wakeUp);
     });
 
-  const loop = async (consumer: FeedConsumer) => {
-    let part = Math.floor(Math.random() * PARTS);
-    let idleParts = 0;
-    while (running) {
+  /** One round: every part once, `concurrency` parts at a time, each in its own transaction. */
+  const round = async (consumer: FeedConsumer) => {
+    const order = Array.from({ length: PARTS }, (_, i) => (i + Math.floor(Math.random() * PARTS)) % PARTS);
+    let handled = 0;
+    const next = async (): Promise<void> => {
+      const part = order.shift();
+      if (part === undefined || !running) return;
       try {
-        const handled = await processPart(deps, consumer, part, opts.batchSize);
-        idleParts = handled > 0 ? 0 : idleParts + 1;
-        if (handled < opts.batchSize) part = (part + 1) % PARTS;
+        handled += await processPart(deps, consumer, part, opts.batchSize);
       } catch (err) {
         logger.error({ err, consumer: consumer.name, part }, 'change feed batch failed; it will be retried');
-        part = (part + 1) % PARTS;
-        await sleep(opts.pollMs * 5);
       }
-      if (idleParts >= PARTS && running) {
-        idleParts = 0;
-        await sleep(opts.pollMs);
-      }
+      return next();
+    };
+    await Promise.all(Array.from({ length: Math.min(PARTS, opts.concurrency) }, next));
+    return handled;
+  };
+
+  const loop = async (consumer: FeedConsumer) => {
+    while (running) {
+      const handled = await round(consumer);
+      if (handled === 0 && running) await sleep(opts.pollMs);
     }
   };
 

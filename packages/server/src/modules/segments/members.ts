@@ -27,12 +27,9 @@ async function contactIds(db: pg.PoolClient, projectId: string, emails: string[]
   return new Map(rows.map((r) => [r.email, r.id]));
 }
 
-async function memberCount(db: pg.PoolClient, id: string): Promise<number> {
-  const [row] = await queryRows<{ member_count: number }>(
-    db,
-    sql`UPDATE segments SET member_count_at = now() WHERE id = ${id}::uuid RETURNING member_count`,
-  );
-  return row?.member_count ?? 0;
+async function memberCount(db: pg.PoolClient, projectId: string, id: string): Promise<number> {
+  await db.query('UPDATE segments SET member_count_at = now() WHERE id = $1', [id]);
+  return (await findSegment(db, projectId, id)).member_count;
 }
 
 /** Adds emails to a STATIC segment (creating contacts when asked); one result per distinct email. */
@@ -65,7 +62,7 @@ export async function addMembers(
       if (!entered.has(contactId)) return { email, status: 'already_member', contactId };
       return { email, status: created.has(email) ? 'created' : 'added', contactId };
     });
-    return { results, memberCount: await memberCount(client, id) };
+    return { results, memberCount: await memberCount(client, projectId, id) };
   });
 }
 
@@ -81,6 +78,6 @@ export async function removeMembers(pool: pg.Pool, projectId: string, id: string
       if (!contactId) return { email, status: 'not_found', contactId };
       return { email, status: removed.has(contactId) ? 'removed' : 'not_member', contactId };
     });
-    return { results, memberCount: await memberCount(client, id) };
+    return { results, memberCount: await memberCount(client, projectId, id) };
   });
 }

@@ -84,9 +84,8 @@ export async function syncMembers(
   );
   const [total] = await queryRows<{ n: number }>(
     db,
-    sql`UPDATE segments SET member_count = (SELECT count(*) FROM segment_members WHERE segment_id = ${segmentId}::uuid),
-          member_count_at = now()
-        WHERE id = ${segmentId}::uuid RETURNING member_count AS n`,
+    sql`WITH stamped AS (UPDATE segments SET member_count_at = now() WHERE id = ${segmentId}::uuid)
+        SELECT COALESCE(sum(n), 0)::int AS n FROM segment_member_counts WHERE segment_id = ${segmentId}::uuid`,
   );
   return { entered: counts?.entered ?? 0, exited: counts?.exited ?? 0, memberCount: total?.n ?? 0 };
 }

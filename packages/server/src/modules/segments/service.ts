@@ -4,9 +4,9 @@ import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { queryRows, sql } from '../../db/query.js';
-import { findInProject } from '../../db/scoped.js';
+import { isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable, withQueryLimits } from '../../db/sql.js';
-import { badRequest, conflict } from '../../http/errors.js';
+import { badRequest, conflict, notFound } from '../../http/errors.js';
 import {
   type CheckedCondition,
   checkCondition,
@@ -50,8 +50,26 @@ export const toSegmentDto = (row: SegmentRow): Segment => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
-export const findSegment = (db: Queryable, projectId: string, id: string) =>
-  findInProject<SegmentRow>(db, 'segments', projectId, id, 'Segment');
+/**
+ * A segment row as the API shows it: STATIC and tracked segments count their member rows (exact,
+ * kept by a sharded trigger); other DYNAMIC segments show their cached count.
+ */
+const SEGMENT_ROW = sql`SELECT s.id, s.project_id, s.name, s.description, s.type, s.condition, s.track_membership, s.slug,
+    CASE WHEN s.type = 'STATIC' OR s.track_membership
+      THEN COALESCE((SELECT sum(n) FROM segment_member_counts m WHERE m.segment_id = s.id), 0)::int
+      ELSE s.member_count END AS member_count,
+    s.member_count_at, s.created_at, s.updated_at
+  FROM segments s`;
+
+export async function findSegment(db: Queryable, projectId: string, id: string): Promise<SegmentRow> {
+  if (!isUuid(id)) throw notFound('Segment');
+  const [row] = await queryRows<SegmentRow>(
+    db,
+    sql`${SEGMENT_ROW} WHERE s.project_id = ${projectId}::uuid AND s.id = ${id}::uuid`,
+  );
+  if (!row) throw notFound('Segment');
+  return row;
+}
 
 /** `segment.<slug>.entry`: lower-case letters, digits and dashes, fixed when the segment is created. */
 export function slugify(name: string): string {
@@ -136,17 +154,18 @@ async function recount(
   if (checked && row.track_membership && (opts.baseline || opts.emit)) {
     const condition = conditionSql(checked.tree, checked.scope);
     await syncMembers(db, row.project_id, row.id, condition, opts.emit === true);
-    return findSegment(db, row.project_id, row.id);
+  } else if (checked && !row.track_membership) {
+    const count = sql`SELECT count(*)::int AS n FROM contacts c
+          WHERE c.project_id = ${row.project_id}::uuid AND ${conditionSql(checked.tree, checked.scope)}`;
+    await queryRows(
+      db,
+      sql`UPDATE segments SET member_count = (${count}), member_count_at = now() WHERE id = ${row.id}::uuid`,
+    );
+  } else {
+    // Member rows are counted as they change; a refresh only says the count was looked at now.
+    await queryRows(db, sql`UPDATE segments SET member_count_at = now() WHERE id = ${row.id}::uuid`);
   }
-  const count = checked
-    ? sql`SELECT count(*)::int AS n FROM contacts c
-          WHERE c.project_id = ${row.project_id}::uuid AND ${conditionSql(checked.tree, checked.scope)}`
-    : sql`SELECT count(*)::int AS n FROM segment_members WHERE segment_id = ${row.id}::uuid`;
-  const [updated] = await queryRows<SegmentRow>(
-    db,
-    sql`UPDATE segments SET member_count = (${count}), member_count_at = now() WHERE id = ${row.id}::uuid RETURNING *`,
-  );
-  return updated as SegmentRow;
+  return findSegment(db, row.project_id, row.id);
 }
 
 /** The stored condition, prepared with the segments it reaches (stored conditions were valid when saved). */
@@ -159,7 +178,7 @@ async function storedCondition(db: Queryable, row: SegmentRow): Promise<CheckedC
 export async function listSegments(db: Queryable, projectId: string) {
   const rows = await queryRows<SegmentRow>(
     db,
-    sql`SELECT * FROM segments WHERE project_id = ${projectId}::uuid ORDER BY created_at DESC, id DESC`,
+    sql`${SEGMENT_ROW} WHERE s.project_id = ${projectId}::uuid ORDER BY s.created_at DESC, s.id DESC`,
   );
   return rows.map(toSegmentDto);
 }
@@ -201,7 +220,9 @@ export async function updateSegment(
     }
     return updated as SegmentRow;
   });
-  if (!patch.condition && row.track_membership === before.track_membership) return toSegmentDto(row);
+  if (!patch.condition && row.track_membership === before.track_membership) {
+    return toSegmentDto(await findSegment(pool, projectId, id));
+  }
   const startsTracking = row.track_membership && !before.track_membership;
   return toSegmentDto(
     await timed(pool, opts, (c) => recount(c, row, checked, { baseline: startsTracking, emit: !startsTracking })),
