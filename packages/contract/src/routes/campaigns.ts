@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ConditionTree, ConditionTreeShape } from './conditions.js';
-import { ContentType, Subject } from './sending.js';
+import { ContentType, Subject, Template } from './sending.js';
 
 const c = initContract();
 
@@ -11,16 +11,8 @@ export const CampaignStatus = z.enum(['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', '
 export type CampaignStatus = z.infer<typeof CampaignStatus>;
 export const AudienceType = z.enum(['ALL', 'SEGMENT', 'FILTERED']);
 
-export const Campaign = z.object({
-  id: z.string().uuid(),
-  name: z.string(),
-  description: z.string().nullable(),
-  subject: z.string(),
-  body: z.string(),
-  from: z.string().email(),
-  fromName: z.string().nullable(),
-  replyTo: z.string().email().nullable(),
-  type: ContentType,
+/** A campaign carries a template's content fields, plus its audience, state and counters. */
+export const Campaign = Template.extend({
   templateId: z.string().uuid().nullable(),
   status: CampaignStatus,
   audienceType: AudienceType,
@@ -35,11 +27,8 @@ export const Campaign = z.object({
   bouncedCount: z.number().int(),
   complainedCount: z.number().int(),
   unsubscribedCount: z.number().int(),
-  projectId: z.string().uuid(),
   sentAt: Timestamp.nullable().describe('When the last recipient was processed'),
   cancelledAt: Timestamp.nullable(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
 });
 export type Campaign = z.infer<typeof Campaign>;
 
