@@ -3,12 +3,14 @@ import { parseArgs } from 'node:util';
 import { createUserCommand, keysCommand, migrateCommand, projectCommand } from './admin-commands.js';
 import { type Config, ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
-import { startPigeon } from './main.js';
+import { type StartOptions, startPigeon } from './main.js';
+import { forkWorkerProcesses, WORKER_READY } from './supervisor.js';
 
 const USAGE = `Usage: pigeon <command>
 
 Commands:
-  start                          API and workers in one process (default)
+  start                          the API in this process and WORKER_PROCESSES worker processes,
+                                 restarted if they die (default; WORKER_PROCESSES=0: one process)
   api                            HTTP API only (jobs are queued for workers)
   worker                         job workers only (no HTTP)
   migrate                        apply pending database migrations and exit
@@ -31,6 +33,8 @@ async function main(): Promise<void> {
       password: { type: 'string' },
       project: { type: 'string' },
       reason: { type: 'string' },
+      // Internal: a worker forked by `pigeon start`, which reports to and lives with its parent.
+      supervised: { type: 'boolean' },
     },
   });
   const [command = 'start', ...rest] = positionals;
@@ -50,19 +54,31 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfigFromEnvironment(SERVER_ROLES[command] ?? 'all');
-  const logger = createLogger(config.log.level);
+  const supervised = values.supervised === true && command === 'worker';
+  // Lines of every process of `pigeon start` share one stdout: a worker's carry its pid.
+  const logger = supervised
+    ? createLogger(config.log.level).child({ workerPid: process.pid })
+    : createLogger(config.log.level);
   const adminCommand = admin[command];
   if (adminCommand) {
     console.log(await adminCommand(config, logger));
     return;
   }
-  await serve(config, logger);
+  if (command === 'start' && config.workerProcesses > 0) {
+    const cliPath = process.argv[1] as string;
+    await serve({ ...config, role: 'api' }, logger, { alongside: (deps) => forkWorkerProcesses(deps, cliPath) });
+    return;
+  }
+  await serve(config, logger, {}, supervised);
 }
 
-async function serve(config: Config, logger: Logger) {
-  const pigeon = await startPigeon(config, logger);
+async function serve(config: Config, logger: Logger, options: StartOptions, supervised = false) {
+  // A supervised worker never outlives `pigeon start`: the IPC channel closes when the parent dies.
+  let stop: ((reason: string) => void) | undefined;
+  if (supervised) process.once('disconnect', () => (stop ? stop('parent exited') : process.exit(1)));
+  const pigeon = await startPigeon(config, logger, options);
   let stopping = false;
-  const stop = (signal: string) => {
+  stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
@@ -76,14 +92,21 @@ async function serve(config: Config, logger: Logger) {
       process.exit(0);
     });
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop?.('SIGTERM'));
+  process.once('SIGINT', () => stop?.('SIGINT'));
+  if (supervised) {
+    if (process.connected) process.send?.({ type: WORKER_READY });
+    else stop('parent exited');
+    return;
+  }
   if (!pigeon.url) {
     console.log('Pigeon worker is running.');
     return;
   }
   if (pigeon.welcome) console.log(`\n${pigeon.welcome}`);
   console.log(`\nPigeon is listening on ${pigeon.url}  (public URL ${config.http.publicUrl})`);
+  if (options.alongside) console.log(`Job workers: ${config.workerProcesses} processes (WORKER_PROCESSES).`);
+  else if (config.role === 'all') console.log('Job workers run in this process (WORKER_PROCESSES=0).');
   console.log(`API reference: ${config.http.publicUrl}/docs/   OpenAPI: ${config.http.publicUrl}/openapi.json\n`);
 }
 

@@ -23,6 +23,12 @@ export interface StartOptions {
   mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
   /** Extra job definitions (tests). */
   extraJobs?: JobDefinition[];
+  /**
+   * Started once the API listens (so the database is up and migrated and the public URL is final);
+   * stopped together with the HTTP server, before the scheduler and the database close.
+   * `pigeon start` forks its worker processes here.
+   */
+  alongside?: (deps: AppDeps) => Promise<{ stop: () => Promise<void> }>;
 }
 
 export interface RunningPigeon {
@@ -82,11 +88,16 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;
 
     const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
-    cleanups.unshift(() => closeServer(server, config.shutdownTimeoutMs));
+    let companion: { stop: () => Promise<void> } | undefined;
+    // The HTTP server and what runs alongside it (worker processes) drain at the same time.
+    cleanups.unshift(async () => {
+      await Promise.all([closeServer(server, config.shutdownTimeoutMs), companion?.stop()]);
+    });
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.http.port;
     // PORT=0 (tests) without PUBLIC_URL: links in mail must name the port actually bound.
     if (config.http.port === 0 && !config.http.publicUrlGiven) config.http.publicUrl = `http://localhost:${port}`;
+    companion = await options.alongside?.(deps);
     return { deps, server, url: `http://localhost:${port}`, welcome, stop: shutdown };
   } catch (err) {
     await shutdown();

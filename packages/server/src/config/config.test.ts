@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './index.js';
@@ -74,5 +74,14 @@ describe('loadConfig', () => {
     expect(config.dns.servers).toEqual(['127.0.0.1:5353', '10.0.0.2']);
     expect(config.auth.signupsDisabled).toBe(true);
     expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), DNS_SERVERS: 'dns.google' })).toThrow(/DNS_SERVERS/);
+  });
+
+  it('runs one worker process per core but one by default; 0 means a single process', () => {
+    const cores = availableParallelism();
+    expect(loadConfig({ PIGEON_DATA_DIR: dataDir() }).workerProcesses).toBe(Math.max(1, cores - 1));
+    expect(loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: '0' }).workerProcesses).toBe(0);
+    expect(loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: '3' }).workerProcesses).toBe(3);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: '-1' })).toThrow(/WORKER_PROCESSES/);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: 'all' })).toThrow(/WORKER_PROCESSES/);
   });
 });

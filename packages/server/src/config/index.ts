@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { type Config, EnvSchema, type ProcessRole } from './schema.js';
 import { loadOrCreateSecrets } from './secrets.js';
@@ -64,6 +65,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),
     auth: {
       signupsDisabled: e.DISABLE_SIGNUPS,
       sessionTtlHours: e.SESSION_TTL_HOURS,
@@ -75,6 +77,29 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
 /** The process environment is read here and nowhere else. */
 export function loadConfigFromEnvironment(role: ProcessRole): Config {
   return loadConfig(process.env, role);
+}
+
+/** Every core but the one the API process uses, and at least one worker. */
+export function defaultWorkerProcesses(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+/**
+ * The environment of a worker process forked by `pigeon start`: the parent's own, plus what makes
+ * the worker share the parent's database (so it never starts an embedded PostgreSQL or creates
+ * first-run data), its data dir (outbox), its secrets (generated ones included) and its public URL
+ * (the port actually bound when PORT=0).
+ */
+export function workerEnvironment(config: Config, databaseUrl: string): Record<string, string> {
+  const inherited = Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return {
+    ...Object.fromEntries(inherited),
+    DATABASE_URL: databaseUrl,
+    PIGEON_DATA_DIR: config.dataDir,
+    SESSION_SECRET: config.secrets.session,
+    LINK_SIGNING_SECRET: config.secrets.linkSigning,
+    PUBLIC_URL: config.http.publicUrl,
+  };
 }
 
 /** The embedded PostgreSQL password lives with the data it protects. */

@@ -33,6 +33,8 @@ export const EnvSchema = z.object({
   SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   LINK_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
+  /** Unset: one per CPU core but the API's (at least 1); see `defaultWorkerProcesses()`. */
+  WORKER_PROCESSES: z.coerce.number().int().min(0).max(256).optional(),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
@@ -94,5 +96,10 @@ export interface Config {
   delivery: { concurrency: number; attachmentLimitBytes: number; retryBaseMs: number; claimTimeoutSeconds: number };
   idempotencyTtlHours: number;
   shutdownTimeoutMs: number;
+  /**
+   * Worker processes `pigeon start` forks next to the API process; 0 runs the workers in the API
+   * process itself.
+   */
+  workerProcesses: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
 }

@@ -27,6 +27,7 @@ export async function openDatabase(
       port: config.database.embeddedPort,
       password: embeddedPostgresPassword(config),
       logger,
+      maxConnections: embeddedMaxConnections(config),
       shareRunning: opts.shareRunningEmbedded,
     });
     await embedded.createDatabase('pigeon');
@@ -53,4 +54,13 @@ export async function openDatabase(
     await stopEmbedded?.();
     throw err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(url, err);
   }
+}
+
+/**
+ * Room for every process `pigeon start` runs (the API and its worker processes), each with an ORM
+ * pool and a `pg` pool of DATABASE_POOL_SIZE, plus admin commands and psql sessions.
+ */
+function embeddedMaxConnections(config: Config): number {
+  const processes = 1 + config.workerProcesses;
+  return Math.max(200, processes * config.database.poolSize * 2 + 20);
 }

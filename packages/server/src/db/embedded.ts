@@ -14,6 +14,8 @@ interface Options {
   port: number;
   password: string;
   logger: Logger;
+  /** PostgreSQL's max_connections (default 200). */
+  maxConnections?: number;
   /** Connect to the server of a live Pigeon on this data dir instead of refusing (admin commands). */
   shareRunning?: boolean;
 }
@@ -52,7 +54,7 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `max_connections=${opts.maxConnections ?? 200}`],
     onLog: remember,
     onError: (e) => remember(String(e)),
   });

@@ -1,0 +1,132 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { workerEnvironment } from './config/index.js';
+import type { AppDeps } from './deps.js';
+import type { Logger } from './logger.js';
+
+/** What a supervised worker sends its parent once its loops run. */
+export const WORKER_READY = 'pigeon:worker-ready';
+
+export interface SupervisorOptions {
+  /** Worker processes kept running. */
+  count: number;
+  /** The script each worker runs, and its arguments. */
+  modulePath: string;
+  args: string[];
+  env: Record<string, string>;
+  logger: Logger;
+  /** How long `stop()` waits for the workers after SIGTERM before it SIGKILLs them. */
+  shutdownTimeoutMs: number;
+  /** First restart delay after an unexpected exit; doubles with each crash in a row. */
+  restartDelayMs?: number;
+  maxRestartDelayMs?: number;
+  /** A worker that ran at least this long before it died starts again from `restartDelayMs`. */
+  stableAfterMs?: number;
+}
+
+export interface Supervisor {
+  /** The pids of the worker processes running now. */
+  pids: () => number[];
+  /** SIGTERM to every worker, wait (bounded), SIGKILL what is left; nothing is restarted after. */
+  stop: () => Promise<void>;
+}
+
+interface Slot {
+  index: number;
+  child?: ChildProcess;
+  exited?: Promise<void>;
+  restart?: NodeJS.Timeout;
+  crashes: number;
+}
+
+/**
+ * Forks `count` worker processes (node:child_process, with an IPC channel: a worker exits when it
+ * closes, so none outlives this process) and restarts any that exits while not being stopped.
+ */
+export function superviseWorkers(opts: SupervisorOptions): Supervisor {
+  const { logger } = opts;
+  const baseDelay = opts.restartDelayMs ?? 500;
+  const maxDelay = opts.maxRestartDelayMs ?? 30_000;
+  const stableAfter = opts.stableAfterMs ?? 60_000;
+  let stopping = false;
+
+  const start = (slot: Slot) => {
+    const startedAt = Date.now();
+    const child = fork(opts.modulePath, opts.args, { env: opts.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const pid = child.pid;
+    slot.child = child;
+    let gone = false;
+    let onGone: () => void = () => {};
+    slot.exited = new Promise((resolve) => {
+      onGone = resolve;
+    });
+    const ended = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (gone) return;
+      gone = true;
+      slot.child = undefined;
+      onGone();
+      if (stopping) {
+        logger.info({ worker: slot.index, pid, code, signal }, 'worker process stopped');
+        return;
+      }
+      if (Date.now() - startedAt >= stableAfter) slot.crashes = 0;
+      const restartInMs = Math.min(maxDelay, baseDelay * 2 ** slot.crashes);
+      slot.crashes += 1;
+      logger.error({ worker: slot.index, pid, code, signal, restartInMs }, 'worker process exited; restarting it');
+      slot.restart = setTimeout(() => {
+        slot.restart = undefined;
+        if (!stopping) start(slot);
+      }, restartInMs);
+    };
+    child.once('exit', ended);
+    child.on('error', (err) => {
+      logger.error({ err, worker: slot.index, pid }, 'worker process error');
+      if (child.pid === undefined) ended(null, null); // never spawned, so no 'exit' will follow
+    });
+    child.on('message', (message) => {
+      if ((message as { type?: string } | null)?.type === WORKER_READY) {
+        logger.info({ worker: slot.index, pid }, 'worker process ready');
+      }
+    });
+    if (pid !== undefined) logger.info({ worker: slot.index, pid }, 'worker process started');
+  };
+
+  const slots: Slot[] = Array.from({ length: opts.count }, (_, i) => ({ index: i + 1, crashes: 0 }));
+  for (const slot of slots) start(slot);
+
+  const stopSlot = async (slot: Slot) => {
+    const { child, exited } = slot;
+    if (!child || !exited) return;
+    child.kill('SIGTERM');
+    const force = setTimeout(() => {
+      logger.warn({ worker: slot.index, pid: child.pid }, 'worker process did not stop in time; killing it');
+      child.kill('SIGKILL');
+    }, opts.shutdownTimeoutMs);
+    await exited;
+    clearTimeout(force);
+  };
+
+  return {
+    pids: () => slots.flatMap((slot) => (slot.child?.pid === undefined ? [] : [slot.child.pid])),
+    stop: async () => {
+      stopping = true;
+      for (const slot of slots) clearTimeout(slot.restart);
+      await Promise.all(slots.map(stopSlot));
+    },
+  };
+}
+
+/**
+ * `pigeon start`: `config.workerProcesses` processes running `pigeon worker` on the database this
+ * (API) process opened, with its secrets and public URL.
+ */
+export async function forkWorkerProcesses(deps: AppDeps, cliPath: string): Promise<Supervisor> {
+  const { config } = deps;
+  return superviseWorkers({
+    count: config.workerProcesses,
+    modulePath: cliPath,
+    args: ['worker', '--supervised'],
+    env: workerEnvironment(config, deps.db.url),
+    logger: deps.logger,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+  });
+}
