@@ -185,7 +185,7 @@ async function attempt(scenario, fn) {
       name: scenario.name,
       description: scenario.description,
       error: String(err.message ?? err),
-      target: scenario.target ? { ...scenario.target, actual: null, met: false, reason: 'scenario failed' } : null,
+      target: mapTargets(scenario.target, (t) => ({ ...t, actual: null, met: false, reason: 'scenario failed' })),
     });
   }
 }
@@ -401,14 +401,15 @@ async function runScenario(scenario, pigeon) {
   }
   // after(): notes that need the measured run to be over (e.g. what is left in a queue).
   await scenario.after?.(ctx, result);
-  result.target = evaluateTarget(scenario.target, result);
-  const t = result.target;
-  if (t) {
+  // `target` is one target or an array of them (a task measuring two things, each with its own).
+  result.target = mapTargets(scenario.target, (t) => evaluateTarget(t, result));
+  const targets = [result.target ?? []].flat();
+  for (const t of targets) {
     const verdict = t.met ? 'met' : `NOT met${t.reason ? ` (${t.reason})` : ''}`;
     console.log(`  target ${t.label}: ${t.actual ?? '–'} ${t.unit ?? ''} → ${verdict}`);
   }
-  // diagnose() (e.g. EXPLAIN ANALYZE) when the target is missed, or always with --explain.
-  if (scenario.diagnose && (args.explain || (t && !t.met))) {
+  // diagnose() (e.g. EXPLAIN ANALYZE) when a target is missed, or always with --explain.
+  if (scenario.diagnose && (args.explain || targets.some((t) => !t.met))) {
     console.log(`  diagnosing ${scenario.name}…`);
     try {
       await scenario.diagnose(ctx);
@@ -554,6 +555,12 @@ function sinkDelta(a, b, wall) {
     cpuSeconds: round(b.cpu - a.cpu, 2),
     cpuPercentOfCore: round(((b.cpu - a.cpu) / wall) * 100, 1),
   };
+}
+
+/** `fn` applied to a scenario's target, or to each of its targets when it has an array of them. */
+function mapTargets(target, fn) {
+  if (!target) return null;
+  return Array.isArray(target) ? target.map(fn) : fn(target);
 }
 
 /**

@@ -89,7 +89,8 @@ export function toMarkdown(results) {
       (results.totalSeconds ? ` Whole run: ${num(results.totalSeconds)} s.` : ''),
   ];
 
-  const targets = results.scenarios.filter((s) => s.target);
+  // A scenario's `target` is one target or an array of them: one row each.
+  const targets = results.scenarios.flatMap((s) => [s.target ?? []].flat().map((target) => ({ name: s.name, target })));
   if (targets.length) {
     lines.push('', '## Targets', '');
     lines.push(

@@ -34,15 +34,19 @@ export function smtpSinkClient(handle) {
     alive: handle.alive,
     output: handle.output,
     stop: handle.stop,
-    /** `{ count, bytes, withDkim, withoutMessageId, firstAt, lastAt, connections }` (epoch ms). */
+    /** `{ count, bytes, withDkim, withoutMessageId, firstAt, lastAt, connections, errors, lastError }` (epoch ms). */
     stats: () => call('/stats'),
-    /** Every message received since the last reset: `{ messageId, at (epoch ms), bytes, dkim }`. */
+    /**
+     * Every message received since the last reset: `{ messageId, at (epoch ms), bytes, dkim, to }`
+     * (`to`: the envelope's RCPT TO addresses, comma-separated).
+     */
     messages: async () =>
-      (await call('/messages')).messages.map(([messageId, at, bytes, dkim]) => ({
+      (await call('/messages')).messages.map(([messageId, at, bytes, dkim, to]) => ({
         messageId,
         at,
         bytes,
         dkim: dkim === 1,
+        to,
       })),
     reset: () => call('/reset', 'POST'),
   };

@@ -3,8 +3,8 @@
 // arrived, its size and whether it carries a DKIM-Signature header. It runs in its own process
 // (started by the harness, see lib/sending.mjs), so its CPU is not Pigeon's and it does not
 // compete in Pigeon's event loop. A small HTTP control server next to it answers
-//   GET /stats     counts, bytes, first and last receipt (epoch ms), connections
-//   GET /messages  [[messageId, receivedAtMs, bytes, dkim 0|1], …] in arrival order
+//   GET /stats     counts, bytes, first and last receipt (epoch ms), connections, connection errors
+//   GET /messages  [[messageId, receivedAtMs, bytes, dkim 0|1, envelope recipients], …] in arrival order
 //   POST /reset    forget everything received so far
 // Prints `smtp-sink listening on http://127.0.0.1:<control port> smtp://127.0.0.1:<smtp port>`.
 import { createServer } from 'node:http';
@@ -21,6 +21,8 @@ let messages = [];
 let bytes = 0;
 let connections = 0;
 let withDkim = 0;
+let errors = 0;
+let lastError = null;
 
 const smtp = new SMTPServer({
   authOptional: true,
@@ -30,7 +32,7 @@ const smtp = new SMTPServer({
     connections++;
     callback();
   },
-  onData(stream, _session, callback) {
+  onData(stream, session, callback) {
     let size = 0;
     let head = '';
     let headDone = false;
@@ -48,12 +50,22 @@ const smtp = new SMTPServer({
       const at = now();
       const messageId = /^Message-ID:[ \t]*(<[^>\r\n]*>)/im.exec(head)?.[1] ?? null;
       const dkim = /^DKIM-Signature:/im.test(head);
-      messages.push([messageId, at, size, dkim ? 1 : 0]);
+      // RCPT TO addresses, comma-separated: per-recipient counts (campaign-100k) need no Message-ID lookup.
+      const to = session.envelope.rcptTo.map((r) => r.address).join(',');
+      messages.push([messageId, at, size, dkim ? 1 : 0, to]);
       bytes += size;
       if (dkim) withDkim++;
       callback();
     });
   },
+});
+
+// A client that dies mid-transaction (campaign-100k:kill SIGKILLs a Pigeon worker) resets its
+// connection: smtp-server then emits 'error' on the server, which without a listener would crash
+// the sink. Counted instead; that message was never accepted, so it is not recorded.
+smtp.on('error', (err) => {
+  errors++;
+  lastError = `${err.code ?? ''} ${err.message}`.trim();
 });
 
 const stats = () => ({
@@ -64,6 +76,8 @@ const stats = () => ({
   firstAt: messages[0]?.[1] ?? null,
   lastAt: messages.at(-1)?.[1] ?? null,
   connections,
+  errors,
+  lastError,
 });
 
 const control = createServer((req, res) => {
@@ -77,6 +91,8 @@ const control = createServer((req, res) => {
       bytes = 0;
       connections = 0;
       withDkim = 0;
+      errors = 0;
+      lastError = null;
       body = stats();
     } else {
       res.writeHead(404).end();
