@@ -136,28 +136,37 @@ export async function startChangeFeed(
       wakers.add(wakeUp);
     });
 
-  /** One round: every part once, `concurrency` parts at a time, each in its own transaction. */
+  /**
+   * One round: every part once, `concurrency` parts at a time, each in its own transaction.
+   * Says whether some part had a full batch (a backlog to work off at once).
+   */
   const round = async (consumer: FeedConsumer) => {
     const order = Array.from({ length: PARTS }, (_, i) => (i + Math.floor(Math.random() * PARTS)) % PARTS);
+    let backlog = false;
     let handled = 0;
     const next = async (): Promise<void> => {
       const part = order.shift();
       if (part === undefined || !running) return;
       try {
-        handled += await processPart(deps, consumer, part, opts.batchSize);
+        const n = await processPart(deps, consumer, part, opts.batchSize);
+        handled += n;
+        if (n >= opts.batchSize) backlog = true;
       } catch (err) {
         logger.error({ err, consumer: consumer.name, part }, 'change feed batch failed; it will be retried');
       }
       return next();
     };
     await Promise.all(Array.from({ length: Math.min(PARTS, opts.concurrency) }, next));
-    return handled;
+    return { backlog, handled };
   };
 
+  // Without a backlog the loop pauses, so changes gather into batches (a round of tiny batches
+  // costs the database more per change than the writes it follows): a quarter of `pollMs` while
+  // changes keep coming, all of it when a round found none.
   const loop = async (consumer: FeedConsumer) => {
     while (running) {
-      const handled = await round(consumer);
-      if (handled === 0 && running) await sleep(opts.pollMs);
+      const { backlog, handled } = await round(consumer);
+      if (!backlog && running) await sleep(handled > 0 ? opts.pollMs / 4 : opts.pollMs);
     }
   };
 
