@@ -115,37 +115,30 @@ export class Migration20261123100000_segments extends Migration {
         SELECT (get_byte(uuid_send(contact), 15) % 8)::smallint
       $fn$;
 
-      CREATE FUNCTION contact_changes_from_events() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      -- Row-level with WHEN: a contact update that changes nothing the feed cares about (the
+      -- updated_at of every track) never enters PL/pgSQL, and no transition table is kept.
+      CREATE FUNCTION contact_change_from_event() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO contact_changes (part, project_id, contact_id, kind, event_id, name)
-        SELECT contact_changes_part(contact_id), project_id, contact_id, 'event', id, name
-        FROM new_rows WHERE contact_id IS NOT NULL;
+        VALUES (contact_changes_part(NEW.contact_id), NEW.project_id, NEW.contact_id, 'event', NEW.id, NEW.name);
         RETURN NULL;
       END $fn$;
 
-      CREATE FUNCTION contact_changes_from_inserts() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      CREATE FUNCTION contact_change_from_contact() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO contact_changes (part, project_id, contact_id, kind)
-        SELECT contact_changes_part(id), project_id, id, 'created' FROM new_rows;
-        RETURN NULL;
-      END $fn$;
-
-      CREATE FUNCTION contact_changes_from_updates() RETURNS trigger LANGUAGE plpgsql AS $fn$
-      BEGIN
-        INSERT INTO contact_changes (part, project_id, contact_id, kind)
-        SELECT contact_changes_part(n.id), n.project_id, n.id, 'updated'
-        FROM new_rows n JOIN old_rows o ON o.id = n.id
-        WHERE n.data IS DISTINCT FROM o.data OR n.subscribed IS DISTINCT FROM o.subscribed
-           OR n.email IS DISTINCT FROM o.email;
+        VALUES (contact_changes_part(NEW.id), NEW.project_id, NEW.id, CASE TG_OP WHEN 'INSERT' THEN 'created' ELSE 'updated' END);
         RETURN NULL;
       END $fn$;
 
       CREATE TRIGGER events_feed AFTER INSERT ON events
-        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contact_changes_from_events();
+        FOR EACH ROW WHEN (NEW.contact_id IS NOT NULL) EXECUTE FUNCTION contact_change_from_event();
       CREATE TRIGGER contacts_feed_insert AFTER INSERT ON contacts
-        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contact_changes_from_inserts();
+        FOR EACH ROW EXECUTE FUNCTION contact_change_from_contact();
       CREATE TRIGGER contacts_feed_update AFTER UPDATE ON contacts
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contact_changes_from_updates();
+        FOR EACH ROW WHEN (NEW.data IS DISTINCT FROM OLD.data OR NEW.subscribed IS DISTINCT FROM OLD.subscribed
+                           OR NEW.email IS DISTINCT FROM OLD.email)
+        EXECUTE FUNCTION contact_change_from_contact();
 
       -- ISO 8601 text (date, or date-time with optional seconds, milliseconds and offset; no offset
       -- means UTC) to timestamptz; NULL for anything else, never an error. Mirrors parseIsoDate().
@@ -172,7 +165,7 @@ export class Migration20261123100000_segments extends Migration {
       DROP TRIGGER contacts_feed_update ON contacts;
       DROP TRIGGER segment_members_count_insert ON segment_members;
       DROP TRIGGER segment_members_count_delete ON segment_members;
-      DROP FUNCTION segment_member_counts(), contact_changes_from_events(), contact_changes_from_inserts(), contact_changes_from_updates(),
+      DROP FUNCTION segment_member_counts(), contact_change_from_event(), contact_change_from_contact(),
         contact_changes_part(uuid), pigeon_iso_ts(jsonb);
       DROP TABLE change_feed_cursors, contact_changes, resource_refs, segment_member_counts, segment_members, segments;
     `);
