@@ -52,6 +52,19 @@ const RedirectUrl = z
 
 export const ProjectKeys = z.object({ publicKey: z.string(), secretKey: z.string() });
 
+export const WebhookSecret = z.object({
+  secret: z
+    .string()
+    .regex(/^whsec_/)
+    .describe(
+      "`whsec_…` (Standard Webhooks): verify the `webhook-signature` of Pigeon's webhooks with it. Shown only here",
+    ),
+  createdAt: Timestamp,
+  previousSecretExpiresAt: Timestamp.nullable().describe(
+    'Until then deliveries carry a second signature made with the replaced secret; null when there was none',
+  ),
+});
+
 export const Member = z.object({
   userId: z.string().uuid(),
   email: z.string().email(),
@@ -161,6 +174,20 @@ export const usersContract = c.router(
       body: c.noBody(),
       responses: { 200: Project, ...forbidden, ...commonErrors },
     },
+    rotateWebhookSecret: {
+      method: 'POST',
+      path: '/users/@me/projects/:id/webhook-secret',
+      summary:
+        'Create or rotate the webhook signing secret (OWNER or ADMIN); the only time it is shown. The previous one keeps signing for 24 hours',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: c.noBody(),
+      responses: {
+        200: z.object({ success: z.literal(true), data: WebhookSecret }),
+        ...forbidden,
+        ...commonErrors,
+      },
+    },
     resetProject: {
       method: 'POST',
       path: '/users/@me/projects/:id/reset',
@@ -243,4 +270,4 @@ export const projectsContract = c.router(
   { strictStatusCodes: true },
 );
 
-export const projectSchemas = { Project, Member, Invitation, SetupState, SecurityState };
+export const projectSchemas = { Project, Member, Invitation, SetupState, SecurityState, WebhookSecret };

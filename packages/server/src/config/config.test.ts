@@ -27,6 +27,15 @@ describe('loadConfig', () => {
     expect(config.mail.smtpUrl).toBeUndefined();
     expect(config.log.level).toBe('info');
     expect(config.auth.signupsDisabled).toBe(false);
+    expect(config.webhooks.allowPrivateNetworks).toBe(false);
+  });
+
+  it('reads WEBHOOK_ALLOW_PRIVATE_NETWORKS as a boolean', () => {
+    const on = loadConfig({ PIGEON_DATA_DIR: dataDir(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    expect(on.webhooks.allowPrivateNetworks).toBe(true);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'sure' })).toThrow(
+      /WEBHOOK_ALLOW_PRIVATE_NETWORKS/,
+    );
   });
 
   it('names every bad variable in one error', () => {

@@ -51,6 +51,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       concurrency: e.CHANGE_FEED_CONCURRENCY,
     },
     campaigns: { dispatchIntervalMs: e.CAMPAIGN_DISPATCH_INTERVAL_MS },
+    workflows: { concurrency: e.WORKFLOW_CONCURRENCY, pollMs: e.WORKFLOW_POLL_MS },
     segments: {
       countMaxAgeMs: e.SEGMENT_COUNT_MAX_AGE_MINUTES * 60_000,
       queryTimeoutMs: e.SEGMENT_QUERY_TIMEOUT_SECONDS * 1000,
@@ -63,6 +64,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
       claimTimeoutSeconds: e.DELIVERY_CLAIM_TIMEOUT_SECONDS,
     },
+    webhooks: { allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),

@@ -41,10 +41,13 @@ export const EnvSchema = z.object({
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(4),
   CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  WORKFLOW_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SEGMENT_QUERY_WORK_MEM_MB: z.coerce.number().int().min(4).max(4096).default(64),
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   DISABLE_SIGNUPS: bool.default('false'),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default('false'),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
@@ -79,6 +82,12 @@ export interface Config {
   secrets: { session: string; linkSigning: string };
   jobs: { concurrency: number; pollIntervalMs: number };
   changeFeed: { pollMs: number; batchSize: number; concurrency: number };
+  workflows: {
+    /** Execution loops per worker process. */
+    concurrency: number;
+    /** Pause of an idle loop; new work (a trigger, a resumed wait) wakes the loops at once. */
+    pollMs: number;
+  };
   campaigns: {
     /** How often workers start due campaigns and mark finished ones SENT. */
     dispatchIntervalMs: number;
@@ -94,6 +103,10 @@ export interface Config {
   /** Requests per minute per project; 0 disables the limit. */
   rateLimitPerMinute: number;
   delivery: { concurrency: number; attachmentLimitBytes: number; retryBaseMs: number; claimTimeoutSeconds: number };
+  webhooks: {
+    /** Let webhooks call private, loopback and other non-public addresses (self-hosted setups). */
+    allowPrivateNetworks: boolean;
+  };
   idempotencyTtlHours: number;
   shutdownTimeoutMs: number;
   /**

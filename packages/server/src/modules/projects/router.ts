@@ -4,6 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
+import { regenerateWebhookSecret } from '../webhooks/secrets.js';
 import { securityState, setupState } from './insights.js';
 import * as members from './members.js';
 import { wipeProjectData } from './project-data.js';
@@ -33,6 +34,13 @@ export const createUsersRouter = (deps: AppDeps) => {
     regenerateKeys: async ({ req, params }) => ({
       status: 200,
       body: await projects.regenerateKeys(requestEm(deps, req), callerUser(req).id, params.id),
+    }),
+    rotateWebhookSecret: async ({ req, params }) => ({
+      status: 200,
+      body: {
+        success: true,
+        data: await regenerateWebhookSecret(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id),
+      },
     }),
     resetProject: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id, [

@@ -1,0 +1,71 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../../db/sql.js';
+import { notFound } from '../../http/errors.js';
+import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
+import { generateWebhookSecret } from './sign.js';
+
+/** After a rotation, deliveries are signed with the previous secret too for this long. */
+export const PREVIOUS_SECRET_GRACE_HOURS = 24;
+
+export interface RotatedSecret {
+  secret: string;
+  createdAt: Date;
+  /** Until when the replaced secret still signs; null when there was none. */
+  previousSecretExpiresAt: Date | null;
+}
+
+/** A new secret for the project; the current one becomes the previous one. */
+export async function rotateWebhookSecret(db: Queryable, projectId: string): Promise<RotatedSecret> {
+  const secret = generateWebhookSecret();
+  const { rows } = await db.query<{ rotated_at: Date; had_previous: boolean }>(
+    `UPDATE projects
+        SET webhook_secret_previous = webhook_secret, webhook_secret = $2, webhook_secret_rotated_at = now()
+      WHERE id = $1
+      RETURNING webhook_secret_rotated_at AS rotated_at, webhook_secret_previous IS NOT NULL AS had_previous`,
+    [projectId, secret],
+  );
+  const row = rows[0];
+  if (!row) throw notFound('Project');
+  const expires = new Date(row.rotated_at.getTime() + PREVIOUS_SECRET_GRACE_HOURS * 3_600_000);
+  return { secret, createdAt: row.rotated_at, previousSecretExpiresAt: row.had_previous ? expires : null };
+}
+
+/**
+ * The secrets a delivery signs with, newest first: the current one, plus the previous one within
+ * the grace period. A project that never had one gets one here (shown to nobody until a rotation
+ * replaces it), so every delivery is signed.
+ */
+export async function webhookSecrets(db: Queryable, projectId: string): Promise<string[]> {
+  const read = async () => {
+    const { rows } = await db.query<{ current: string | null; previous: string | null }>(
+      `SELECT webhook_secret AS current,
+              CASE WHEN webhook_secret_rotated_at > now() - make_interval(hours => $2)
+                   THEN webhook_secret_previous END AS previous
+         FROM projects WHERE id = $1`,
+      [projectId, PREVIOUS_SECRET_GRACE_HOURS],
+    );
+    if (!rows[0]) throw notFound('Project');
+    return rows[0];
+  };
+  let row = await read();
+  if (!row.current) {
+    await db.query(
+      'UPDATE projects SET webhook_secret = $2, webhook_secret_rotated_at = now() WHERE id = $1 AND webhook_secret IS NULL',
+      [projectId, generateWebhookSecret()],
+    );
+    row = await read(); // a concurrent first delivery may have won: everyone signs with the stored one
+  }
+  return [row.current, row.previous].filter((s): s is string => Boolean(s));
+}
+
+/** `POST /users/@me/projects/:id/webhook-secret`: OWNER or ADMIN, like the API keys. */
+export async function regenerateWebhookSecret(em: EntityManager, db: Queryable, userId: string, projectId: string) {
+  const { project } = await requireMembership(em, userId, projectId, MANAGERS);
+  refuseIfDisabled(project);
+  const rotated = await rotateWebhookSecret(db, project.id);
+  return {
+    secret: rotated.secret,
+    createdAt: rotated.createdAt.toISOString(),
+    previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
+  };
+}
