@@ -7,13 +7,13 @@ import { badRequest, conflict } from '../../http/errors.js';
 import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { NOTIFY_CHANNEL } from '../emails/send.js';
+import { NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../emails/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { audienceSql } from './audience.js';
 import { type CampaignRow, findCampaign } from './service.js';
 
 /** Campaign mail waits behind transactional (0) and workflow (1) mail in the delivery queue. */
-export const CAMPAIGN_PRIORITY = 2;
+export const CAMPAIGN_PRIORITY = PRIORITY.campaign;
 
 /** `scheduledFor` as the spec allows it: anything a JavaScript Date parses; null or omitted is now. */
 function parseSchedule(value: string | number | null | undefined): Date | null {
@@ -172,29 +172,23 @@ export async function testCampaign(deps: AppDeps, projectId: string, id: string,
     tracked: false,
     unsubscribeMailbox: sender.unsubscribeMailbox,
   });
-  await deps.db.pool.query(
-    `WITH queued AS (
-       INSERT INTO emails (id, project_id, contact_id, template_id, source, content_type, priority, from_email, from_name,
-         reply_to, to_email, subject, html, text, headers, message_id)
-       VALUES ($1, $2, $3, $4, 'CAMPAIGN_TEST', $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id
-     ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`,
-    [
-      emailId,
-      projectId,
-      found?.id ?? null,
-      campaign.template_id,
-      campaign.type,
-      campaign.from_email,
-      campaign.from_name,
-      campaign.reply_to,
-      email,
-      message.subject,
-      message.html,
-      message.text,
-      JSON.stringify(message.headers),
-      `<${emailId}@${sender.domain}>`,
-    ],
-  );
+  await queueEmail(deps.db.pool, {
+    id: emailId,
+    projectId,
+    contactId: found?.id ?? null,
+    templateId: campaign.template_id,
+    type: campaign.type,
+    source: 'CAMPAIGN_TEST',
+    priority: PRIORITY.transactional,
+    from: { email: campaign.from_email, name: campaign.from_name },
+    replyTo: campaign.reply_to,
+    to: { email, name: null },
+    subject: message.subject,
+    html: message.html,
+    text: message.text,
+    headers: message.headers,
+    tracked: false,
+  });
   return { emailId, email };
 }
 

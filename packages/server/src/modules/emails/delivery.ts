@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { AppDeps } from '../../deps.js';
 import { CampaignComposer } from '../campaigns/delivery-content.js';
 import { dkimKeyObject } from '../domains/dkim.js';
-import { NOTIFY_CHANNEL } from './send.js';
+import { NOTIFY_CHANNEL } from './queue.js';
 
 interface EmailRow {
   id: string;

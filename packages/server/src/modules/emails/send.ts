@@ -10,6 +10,7 @@ import { upsertContact } from '../contacts/repository.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { findTemplate } from '../templates/service.js';
+import { PRIORITY, queueEmail } from './queue.js';
 
 type SendInput = z.output<typeof SendBody>;
 type FieldErrors = NonNullable<AppErrorExtra['errors']>;
@@ -35,8 +36,6 @@ const RESERVED_HEADERS = new Set([
 ]);
 const WHOLE_MESSAGE_LIMIT = 40 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;
-
-export const NOTIFY_CHANNEL = 'pigeon_email_queued';
 
 interface Resolved {
   subject: string;
@@ -141,32 +140,23 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
         unsubscribeMailbox: content.sender.unsubscribeMailbox,
         headers: body.headers,
       });
-      await client.query(
-        `WITH queued AS (
-           INSERT INTO emails (id, project_id, contact_id, template_id, content_type, priority, from_email, from_name,
-             reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked)
-           VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id
-         ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`, // sent on commit; repeats in one transaction fold into one
-        [
-          emailId,
-          projectId,
-          contact.id,
-          content.templateId,
-          content.type,
-          content.from.email,
-          content.from.name,
-          content.replyTo,
-          contact.email,
-          recipient.name,
-          message.subject,
-          message.html,
-          message.text,
-          JSON.stringify(message.headers),
-          JSON.stringify(content.attachments),
-          `<${emailId}@${content.from.email.split('@')[1]}>`,
-          tracked,
-        ],
-      );
+      await queueEmail(client, {
+        id: emailId,
+        projectId,
+        contactId: contact.id,
+        templateId: content.templateId,
+        type: content.type,
+        priority: PRIORITY.transactional,
+        from: content.from,
+        replyTo: content.replyTo,
+        to: { email: contact.email, name: recipient.name },
+        subject: message.subject,
+        html: message.html,
+        text: message.text,
+        headers: message.headers,
+        attachments: content.attachments,
+        tracked,
+      });
       emails.push({ contact: ref, email: emailId });
     }
   });
