@@ -15,6 +15,8 @@ import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { startChangeFeed } from './modules/change-feed/feed.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
+import { startWorkflowRunner } from './modules/workflows/runner.js';
+import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
@@ -79,10 +81,12 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       await scheduler.startWorker();
       const delivery = await startDelivery(deps);
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
-      const feed = await startChangeFeed(deps, [trackedSegmentsConsumer], config.changeFeed);
+      const feed = await startChangeFeed(deps, [trackedSegmentsConsumer, workflowTriggersConsumer], config.changeFeed);
       cleanups.unshift(() => feed.stop());
       const dispatcher = startCampaignDispatcher(deps);
       cleanups.unshift(() => dispatcher.stop());
+      const workflows = await startWorkflowRunner(deps);
+      cleanups.unshift(() => workflows.stop(config.shutdownTimeoutMs));
     }
     if (config.role === 'worker') return { deps, stop: shutdown };
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;

@@ -38,11 +38,17 @@ export const ActivityItem = z.object({
 });
 
 export const UpcomingItem = z.object({
-  type: z.enum(['campaign']),
-  id: z.string().uuid(),
-  name: z.string(),
+  type: z.enum(['campaign', 'workflow']),
+  id: z.string().uuid().describe('The campaign, or the waiting workflow execution'),
+  name: z.string().describe('The campaign’s or the workflow’s name'),
   scheduledFor: Timestamp,
-  audienceType: z.enum(['ALL', 'SEGMENT', 'FILTERED']),
+  audienceType: z.enum(['ALL', 'SEGMENT', 'FILTERED']).optional().describe('Campaigns'),
+  workflowId: z.string().uuid().optional().describe('Workflow executions'),
+  contactId: z.string().uuid().optional().describe('Workflow executions'),
+  step: z
+    .object({ id: z.string().uuid(), name: z.string(), type: z.string() })
+    .optional()
+    .describe('Workflow executions: the step that runs (or times out) then'),
 });
 
 const TypesFilter = z
@@ -121,8 +127,7 @@ export const activityContract = c.router(
     upcoming: {
       method: 'GET',
       path: '/activity/upcoming',
-      summary: 'What Pigeon will send on its own: scheduled campaigns, soonest first',
-      description: 'Workflow steps waiting on a timer join this list when workflows exist.',
+      summary: 'What Pigeon will do on its own: scheduled campaigns and waiting workflow steps, soonest first',
       metadata: dashboard,
       query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) }),
       responses: { 200: z.object({ data: z.array(UpcomingItem) }), ...commonErrors },

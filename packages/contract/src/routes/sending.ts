@@ -168,7 +168,7 @@ export const templatesContract = c.router(
     delete: {
       method: 'DELETE',
       path: '/templates/:id',
-      summary: 'Delete a template (409 while campaigns or workflow steps use it)',
+      summary: 'Delete a template (409 while workflow steps send it; campaigns keep their own copy)',
       metadata: dashboard,
       pathParams: Id,
       body: c.noBody(),

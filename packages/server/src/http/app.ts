@@ -17,6 +17,7 @@ import { createProjectsRouter, createUsersRouter } from '../modules/projects/rou
 import { createSegmentsRouter } from '../modules/segments/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
+import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
@@ -72,6 +73,7 @@ export function createApp(
     activity: createActivityRouter(deps),
     segments: createSegmentsRouter(deps),
     campaigns: createCampaignsRouter(deps),
+    workflows: createWorkflowsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

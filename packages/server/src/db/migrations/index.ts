@@ -9,6 +9,8 @@ import { Migration20261122060000_unlogged_rate_limits } from './Migration2026112
 import { Migration20261123000000_engagement } from './Migration20261123000000_engagement.js';
 import { Migration20261123100000_segments } from './Migration20261123100000_segments.js';
 import { Migration20261123200000_campaigns } from './Migration20261123200000_campaigns.js';
+import { Migration20261125000000_workflows } from './Migration20261125000000_workflows.js';
+import { Migration20261125010000_webhook_secrets } from './Migration20261125010000_webhook_secrets.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -25,4 +27,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000000_engagement', class: Migration20261123000000_engagement },
   { name: 'Migration20261123100000_segments', class: Migration20261123100000_segments },
   { name: 'Migration20261123200000_campaigns', class: Migration20261123200000_campaigns },
+  { name: 'Migration20261125000000_workflows', class: Migration20261125000000_workflows },
+  { name: 'Migration20261125010000_webhook_secrets', class: Migration20261125010000_webhook_secrets },
 ];

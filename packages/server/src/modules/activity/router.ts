@@ -2,8 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
-import { upcomingCampaigns } from '../campaigns/service.js';
-import { activityStats, activityTypes, listActivity, recentActivityCount } from './service.js';
+import { activityStats, activityTypes, listActivity, recentActivityCount, upcomingActivity } from './service.js';
 
 const s = initServer();
 
@@ -19,7 +18,7 @@ export const createActivityRouter = (deps: AppDeps) => {
     }),
     upcoming: async ({ req, query }) => ({
       status: 200,
-      body: { data: await upcomingCampaigns(db, callerProject(req).id, query.limit) },
+      body: { data: await upcomingActivity(db, callerProject(req).id, query.limit) },
     }),
   });
 };

@@ -1,8 +1,10 @@
 import type { ActivityType } from '@pigeon/contract';
 import type { z } from 'zod';
 import type { Queryable } from '../../db/sql.js';
+import { upcomingCampaigns } from '../campaigns/service.js';
 import { countEvents, type EventFilter, eventStats, listEvents } from '../events/queries.js';
 import { isReservedEventName } from '../events/reserved.js';
+import { upcomingSteps } from '../workflows/executions.js';
 
 type Type = z.infer<typeof ActivityType>;
 
@@ -68,4 +70,13 @@ export async function activityStats(db: Queryable, projectId: string, range: { f
 export async function recentActivityCount(db: Queryable, projectId: string, q: { minutes: number; types?: Type[] }) {
   const since = new Date(Date.now() - q.minutes * 60_000).toISOString();
   return { count: await countEvents(db, projectId, { from: since, names: namesFor(q.types) }), since };
+}
+
+/** What Pigeon will do on its own, soonest first: scheduled campaigns and waiting workflow steps. */
+export async function upcomingActivity(db: Queryable, projectId: string, limit: number) {
+  const [campaigns, steps] = await Promise.all([
+    upcomingCampaigns(db, projectId, limit),
+    upcomingSteps(db, projectId, limit),
+  ]);
+  return [...campaigns, ...steps].sort((a, b) => a.scheduledFor.localeCompare(b.scheduledFor)).slice(0, limit);
 }

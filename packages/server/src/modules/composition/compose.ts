@@ -18,6 +18,8 @@ export interface CompositionSettings {
   unsubscribeMailbox: string | null;
   /** The sender's own headers, under Pigeon's (List-Unsubscribe wins). */
   headers?: Record<string, string>;
+  /** More variables over the recipient's (a workflow's `event`, `workflow`, and the workflow's contact). */
+  variables?: Record<string, unknown>;
 }
 
 export interface ComposedMessage {
@@ -42,7 +44,7 @@ export function composeMessage(
   settings: CompositionSettings,
 ): ComposedMessage {
   const links = subscriptionUrls(settings.publicUrl, { c: contact.id, e: emailId }, settings.linkSecret);
-  const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...links };
+  const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...settings.variables, ...links };
   const rendered = renderTemplate(content.html, vars, { html: true });
   const html = settings.tracked
     ? addTracking(rendered, { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId })

@@ -99,10 +99,10 @@ export async function checkCondition(
   db: Queryable,
   projectId: string,
   condition: ConditionTree,
-  opts: { selfId?: string; prefix?: string } = {},
+  opts: { selfId?: string; prefix?: string; workflow?: boolean } = {},
 ): Promise<CheckedCondition> {
   const prefix = opts.prefix ?? 'condition';
-  const { tree, problems, refs } = prepareCondition(condition);
+  const { tree, problems, refs } = prepareCondition(condition, { workflow: opts.workflow });
   if (problems.length > 0) throw invalidCondition(problems, prefix);
   const scope = await loadScope(db, projectId, [tree]);
   for (const [id, path] of refs.segments) {

@@ -5,7 +5,8 @@ export type FieldRef =
   | { kind: 'email' }
   | { kind: 'subscribed' }
   | { kind: 'timestamp'; column: 'created_at' | 'updated_at'; key: 'createdAt' | 'updatedAt' }
-  | { kind: 'data'; path: string[] }
+  /** Contact data; in workflow conditions also the execution's context (`event.*`, `workflow.*`). */
+  | { kind: 'data'; path: string[]; source?: 'context' }
   | { kind: 'event'; name: string }
   | { kind: 'segment'; id: string };
 
@@ -28,8 +29,30 @@ const EMAIL_ACTIVITIES: Record<string, string> = {
 
 const DATA_KEY = /^[^.\s]{1,100}$/;
 
+/**
+ * Where a condition is evaluated. Workflow CONDITION steps (in memory only) may also read the
+ * execution's context: `event.<path>` with a comparison operator is the trigger's (or awaited)
+ * event data, `workflow.<path>` the context given at a manual start, and `contact.<field>` is an
+ * alias of the contact's own fields.
+ */
+export interface FieldOptions {
+  workflow?: { operator: string };
+}
+
+const HISTORY_OPERATORS = new Set([
+  'triggered',
+  'triggeredWithin',
+  'triggeredOlderThan',
+  'notTriggered',
+  'notTriggeredWithin',
+]);
+
 /** Parses a field name, or says in words why it names nothing. */
-export function parseField(field: string): FieldRef | { error: string } {
+export function parseField(field: string, opts: FieldOptions = {}): FieldRef | { error: string } {
+  if (opts.workflow) {
+    const context = workflowField(field, opts.workflow.operator);
+    if (context) return context;
+  }
   switch (field) {
     case 'email':
       return { kind: 'email' };
@@ -67,6 +90,17 @@ export function parseField(field: string): FieldRef | { error: string } {
   return {
     error: `Unknown field "${field}": use email, subscribed, createdAt, updatedAt, data.<key>, event.<name>, email.<activity> or segment.<id>`,
   };
+}
+
+function workflowField(field: string, operator: string): FieldRef | { error: string } | undefined {
+  if (field.startsWith('contact.')) return parseField(field.slice('contact.'.length));
+  const isEvent = field.startsWith('event.') && !HISTORY_OPERATORS.has(operator);
+  if (!isEvent && !field.startsWith('workflow.')) return undefined;
+  const parsed = parseField(`data.${field.slice(field.indexOf('.') + 1)}`);
+  if ('error' in parsed) return { error: `"${field}" is not a context path` };
+  return parsed.kind === 'data'
+    ? { kind: 'data', source: 'context', path: [isEvent ? 'event' : 'workflow', ...parsed.path] }
+    : parsed;
 }
 
 /** Reads a nested data value through objects only (never into arrays), as the SQL `#>` path does here. */

@@ -16,6 +16,8 @@ export interface ContactFacts {
   events: Map<string, { first: number; last: number }>;
   /** STATIC segments (among those asked about) the contact belongs to. */
   staticSegments: Set<string>;
+  /** A workflow execution's context (`event`, `workflow`), read by context fields. */
+  context?: Record<string, unknown>;
 }
 
 /** A filter's value after validation: the raw JSON value, plus its instant or window when it has one. */
@@ -165,7 +167,8 @@ const TIMESTAMP: Table<'timestamp'> = {
 // ── Custom data (`data.<path>`): type-aware, a value of another type never matches ──────────────
 
 const at = (f: FieldOf<'data'>) => sql`(c.data #> ${f.path}::text[])`;
-const storedValue = (f: FieldOf<'data'>, facts: ContactFacts) => dataAt(facts.data, f.path);
+const storedValue = (f: FieldOf<'data'>, facts: ContactFacts) =>
+  dataAt(f.source === 'context' ? facts.context : facts.data, f.path);
 const nested = (path: readonly string[], value: unknown): unknown =>
   path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
 const isText = (v: unknown): v is string => typeof v === 'string';

@@ -1,6 +1,6 @@
 import type { ConditionFilter, ConditionTree } from '@pigeon/contract';
 import { and, or, type Sql } from '../../db/query.js';
-import { type FieldRef, parseField } from './fields.js';
+import { type FieldOptions, type FieldRef, parseField } from './fields.js';
 import {
   type ContactFacts,
   type Evaluation,
@@ -40,8 +40,11 @@ export interface Prepared {
   refs: ConditionRefs;
 }
 
-/** Validates a condition tree and turns it into what both evaluators run. */
-export function prepareCondition(tree: ConditionTree): Prepared {
+/**
+ * Validates a condition tree and turns it into what both evaluators run. `workflow` admits the
+ * execution-context fields of workflow CONDITION steps, which only the in-memory evaluator reads.
+ */
+export function prepareCondition(tree: ConditionTree, opts: { workflow?: boolean } = {}): Prepared {
   const problems: ConditionProblem[] = [];
   const refs: ConditionRefs = { fields: new Set(), events: new Set(), segments: new Map() };
   const walk = (node: ConditionTree, path: string): PreparedTree => ({
@@ -49,7 +52,8 @@ export function prepareCondition(tree: ConditionTree): Prepared {
     groups: node.groups.map((group, g) => {
       const groupPath = `${path}groups.${g}`;
       const filters = group.filters.flatMap((filter, f) => {
-        const prepared = prepareFilter(filter, `${groupPath}.filters.${f}`, problems, refs);
+        const fieldOpts = opts.workflow ? { workflow: { operator: filter.operator } } : {};
+        const prepared = prepareFilter(filter, `${groupPath}.filters.${f}`, problems, refs, fieldOpts);
         return prepared ? [prepared] : [];
       });
       return group.conditions
@@ -65,8 +69,9 @@ function prepareFilter(
   path: string,
   problems: ConditionProblem[],
   refs: ConditionRefs,
+  fieldOpts: FieldOptions,
 ): PreparedFilter | undefined {
-  const field = parseField(filter.field);
+  const field = parseField(filter.field, fieldOpts);
   if ('error' in field) {
     problems.push({ path: `${path}.field`, message: field.error });
     return undefined;
@@ -83,7 +88,9 @@ function prepareFilter(
   if (!value) return undefined;
   if (field.kind === 'event') refs.events.add(field.name);
   else if (field.kind === 'segment') refs.segments.set(field.id, `${path}.field`);
-  else refs.fields.add(filter.field);
+  else if (field.kind === 'data') {
+    if (field.source !== 'context') refs.fields.add(`data.${field.path.join('.')}`);
+  } else refs.fields.add(filter.field.replace(/^contact\./, ''));
   return { field, value, op };
 }
 
@@ -135,7 +142,12 @@ function checkValue(
 export function compileTree(tree: PreparedTree, ev: Evaluation): Sql {
   const groups = tree.groups.map((group) =>
     and([
-      ...group.filters.map((f) => f.op.sql(f.field, f.value, ev)),
+      ...group.filters.map((f) => {
+        if (f.field.kind === 'data' && f.field.source === 'context') {
+          throw new Error('workflow context fields are evaluated in memory only');
+        }
+        return f.op.sql(f.field, f.value, ev);
+      }),
       ...(group.conditions ? [compileTree(group.conditions, ev)] : []),
     ]),
   );

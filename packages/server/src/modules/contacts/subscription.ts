@@ -1,5 +1,5 @@
 /** Where a subscription change came from; stored in the event's data. */
-export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 'link';
+export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 'link' | 'workflow';
 
 /**
  * SQL fragment shared by every write path that may flip `subscribed`: it inserts the matching

@@ -6,7 +6,7 @@ import type { Queryable } from '../../db/sql.js';
  * field, event name, segment or template". Owners write their references when they are saved;
  * every `/usage` endpoint and every "409: still in use" check reads them here.
  */
-export type OwnerType = 'segment' | 'template' | 'campaign';
+export type OwnerType = 'segment' | 'template' | 'campaign' | 'workflow';
 export type RefType = 'field' | 'event' | 'segment' | 'template';
 
 export interface Ref {
@@ -24,6 +24,7 @@ const OWNER_NAMES: Record<OwnerType, Sql> = {
   segment: sql`(SELECT name FROM segments WHERE id = r.owner_id)`,
   template: sql`(SELECT name FROM templates WHERE id = r.owner_id)`,
   campaign: sql`(SELECT name FROM campaigns WHERE id = r.owner_id)`,
+  workflow: sql`(SELECT name FROM workflows WHERE id = r.owner_id)`,
 };
 
 /** Owners that still act on what they reference (a SENT campaign no longer needs its segment). */
@@ -89,5 +90,5 @@ export async function findUsages(
 /** Usages grouped the way the `/usage` endpoints answer. */
 export function groupUsages(usages: Usage[]) {
   const of = (type: OwnerType) => usages.filter((u) => u.ownerType === type).map(({ id, name }) => ({ id, name }));
-  return { segments: of('segment'), campaigns: of('campaign'), workflows: [], templates: of('template') };
+  return { segments: of('segment'), campaigns: of('campaign'), workflows: of('workflow'), templates: of('template') };
 }

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
+import { conflict } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/index.js';
 import { dataFieldsUsed } from '../rendering/render.js';
@@ -103,15 +104,26 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
   return saved(db, rows[0] as TemplateRow);
 }
 
-/** Campaigns (and, as they arrive, workflow steps) made from the template, from the reference index. */
+/** Campaigns made from the template and workflow steps that send it, from the reference index. */
 export async function templateUsage(db: Queryable, projectId: string, id: string) {
   await findTemplate(db, projectId, id);
-  const { campaigns } = groupUsages(await findUsages(db, projectId, { type: 'template', key: id }));
-  return { campaigns, workflowSteps: [] };
+  const { campaigns, workflows } = groupUsages(await findUsages(db, projectId, { type: 'template', key: id }));
+  const { rows: workflowSteps } = await db.query<{ id: string; workflowId: string; name: string }>(
+    `SELECT id, workflow_id AS "workflowId", name FROM workflow_steps
+     WHERE workflow_id = ANY($1::uuid[]) AND template_id = $2 ORDER BY created_at`,
+    [workflows.map((w) => w.id), id],
+  );
+  return { campaigns, workflowSteps };
 }
 
+/** A template a workflow step sends cannot go (409); campaigns keep their own copy of the content. */
 export async function deleteTemplate(db: Queryable, projectId: string, id: string): Promise<void> {
-  await templateUsage(db, projectId, id); // 409 here once campaigns and workflows can use templates
+  const { workflowSteps } = await templateUsage(db, projectId, id);
+  if (workflowSteps.length > 0) {
+    throw conflict(`The template is sent by ${workflowSteps.length} workflow step(s); change or delete them first`, {
+      details: { workflowSteps },
+    });
+  }
   await db.query('DELETE FROM templates WHERE project_id = $1 AND id = $2', [projectId, id]);
   await dropRefs(db, { type: 'template', id });
 }

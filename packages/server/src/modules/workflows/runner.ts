@@ -1,0 +1,296 @@
+import type { TransitionBranch } from '@pigeon/contract';
+import pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { type ExecutionRow, WORKFLOW_CHANNEL } from './executions.js';
+import { type Graph, loadGraph, nextStep, type StepRow } from './graph.js';
+import { runStep, type StepContext } from './steps.js';
+import { prepareWebhook, recordWebhookResult, sendPreparedWebhook, type WebhookCall } from './webhook-step.js';
+
+/** Steps one claim may run before it lets other executions go first (cycles always pause, so this only bounds work). */
+const MAX_STEPS_PER_CLAIM = 100;
+
+interface Claimed extends ExecutionRow {
+  version: number;
+  workflow_name: string;
+}
+
+/** A step record written with the claim's commit. */
+interface NewRun {
+  id: string;
+  step: StepRow;
+  status: 'COMPLETED' | 'SKIPPED' | 'FAILED' | 'WAITING';
+  output: Record<string, unknown> | null;
+  error: string | null;
+  startedAt: Date;
+  finished: boolean;
+}
+
+/**
+ * The workflow runner: loops that claim one due execution at a time (`wake_at <= now()`, FOR
+ * UPDATE SKIP LOCKED, so any number of worker processes share the work) and advance it through
+ * its steps inside that transaction. What a step does (an email queued, a contact updated) and the
+ * record of it commit together: a crash anywhere rolls both back and the claim is redone. A
+ * WEBHOOK is the one side effect outside the database: its attempt is committed first (with a
+ * lease on the execution), the call made, and the result recorded in a second transaction.
+ */
+export async function startWorkflowRunner(deps: AppDeps): Promise<{ stop(graceMs: number): Promise<void> }> {
+  const logger = deps.logger.child({ component: 'workflows' });
+  const graphs = new GraphCache();
+  let running = true;
+  const wakers = new Set<() => void>();
+
+  const listener = new pg.Client({ connectionString: deps.db.url });
+  listener.on('error', (err) => logger.warn({ err }, 'workflow LISTEN connection error'));
+  listener.on('notification', () => {
+    for (const wake of [...wakers]) wake();
+  });
+  await listener.connect();
+  await listener.query(`LISTEN ${WORKFLOW_CHANNEL}`);
+
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, deps.config.workflows.pollMs);
+      wakers.add(wake);
+    });
+
+  async function loop() {
+    while (running) {
+      try {
+        if (!(await runOne(deps, graphs))) await idle();
+      } catch (err) {
+        logger.error({ err }, 'workflow runner error');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  const loops = Array.from({ length: deps.config.workflows.concurrency }, loop);
+  return {
+    async stop(graceMs) {
+      running = false;
+      for (const wake of [...wakers]) wake();
+      await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, graceMs))]);
+      await listener.end().catch(() => {});
+    },
+  };
+}
+
+/** Graphs by (workflow, version): every edit bumps the version, so a cached graph is never stale. */
+class GraphCache {
+  private readonly graphs = new Map<string, { version: number; graph: Graph }>();
+
+  async get(db: pg.PoolClient, workflowId: string, version: number): Promise<Graph> {
+    const hit = this.graphs.get(workflowId);
+    if (hit?.version === version) return hit.graph;
+    const graph = await loadGraph(db, workflowId);
+    if (this.graphs.size > 1000) this.graphs.clear();
+    this.graphs.set(workflowId, { version, graph });
+    return graph;
+  }
+}
+
+/** Claims and advances one due execution; false when none is due. */
+export async function runOne(deps: AppDeps, graphs = new GraphCache()): Promise<boolean> {
+  let call: WebhookCall | undefined;
+  let claimedId: string | undefined;
+  try {
+    const claimed = await inTransaction(deps.db.pool, async (client) => {
+      const [exec] = await queryRows<Claimed>(
+        client,
+        sql`SELECT x.*, w.version, w.name AS workflow_name FROM workflow_executions x
+            JOIN workflows w ON w.id = x.workflow_id
+            WHERE x.status IN ('RUNNING', 'WAITING') AND x.wake_at <= now()
+            ORDER BY x.wake_at LIMIT 1 FOR UPDATE OF x SKIP LOCKED`,
+      );
+      if (!exec) return false;
+      claimedId = exec.id;
+      const graph = await graphs.get(client, exec.workflow_id, exec.version);
+      const ctx: StepContext = { client, deps, exec, workflowName: exec.workflow_name };
+      call = await advance(ctx, graph);
+      return true;
+    });
+    while (call) call = await finishWebhook(deps, graphs, call);
+    return claimed;
+  } catch (err) {
+    if (claimedId && !isTransient(err)) await failExecution(deps, claimedId, err as Error);
+    throw err;
+  }
+}
+
+/**
+ * Moves a claimed execution on: first out of the step it paused at (a DELAY that ended, a wait
+ * that got its event or timed out), then through steps until one pauses, ends it, or is a webhook.
+ */
+async function advance(ctx: StepContext, graph: Graph): Promise<WebhookCall | undefined> {
+  const { exec } = ctx;
+  const current = exec.current_step_id ? graph.steps.get(exec.current_step_id) : undefined;
+  if (!current) return finish(ctx, [], 'FAILED', 'its current step was deleted');
+  if (exec.status === 'WAITING' || exec.resume_branch) {
+    const branch = await endPause(ctx, current);
+    return walk(ctx, graph, nextStep(graph, current.id, branch));
+  }
+  return walk(ctx, graph, current.id);
+}
+
+/** Closes the open record of the paused step; says which branch leaves it. */
+async function endPause(ctx: StepContext, step: StepRow): Promise<TransitionBranch | null> {
+  const { exec } = ctx;
+  const branch: TransitionBranch | null =
+    step.type === 'WAIT_FOR_EVENT' ? (exec.resume_branch === 'event' ? 'event' : 'timeout') : null;
+  const output =
+    branch === 'event'
+      ? { branch, eventName: exec.context.eventName, eventId: exec.context.eventId, event: exec.context.event }
+      : branch === 'timeout'
+        ? { branch }
+        : { waitedUntil: exec.wake_at?.toISOString() };
+  await queryRows(
+    ctx.client,
+    sql`UPDATE workflow_step_runs SET status = 'COMPLETED', finished_at = now(), output = COALESCE(output, '{}') || ${JSON.stringify(output)}::jsonb
+        WHERE execution_id = ${exec.id}::uuid AND step_id = ${step.id}::uuid AND status = 'WAITING'`,
+  );
+  return branch;
+}
+
+/** Runs steps from `stepId` on, recording each, until the execution pauses, ends or calls a webhook. */
+export async function walk(ctx: StepContext, graph: Graph, from: string | undefined): Promise<WebhookCall | undefined> {
+  const runs: NewRun[] = [];
+  let stepId = from;
+  for (let i = 0; i < MAX_STEPS_PER_CLAIM; i++) {
+    const step = stepId ? graph.steps.get(stepId) : undefined;
+    if (!step) return finish(ctx, runs, 'COMPLETED', null);
+    const startedAt = new Date();
+    const outcome = await runStep(ctx, step);
+    const run = (
+      status: NewRun['status'],
+      output: Record<string, unknown> | null = null,
+      error: string | null = null,
+    ) => runs.push({ id: uuidv7(), step, status, output, error, startedAt, finished: status !== 'WAITING' });
+    switch (outcome.kind) {
+      case 'next':
+        run(outcome.skipped ? 'SKIPPED' : 'COMPLETED', outcome.output);
+        stepId = nextStep(graph, step.id, outcome.branch);
+        continue;
+      case 'exit':
+        run('COMPLETED', { reason: outcome.reason });
+        return finish(ctx, runs, 'EXITED', outcome.reason, step.id);
+      case 'fail':
+        run('FAILED', outcome.output, outcome.error);
+        return finish(ctx, runs, 'FAILED', outcome.error, step.id);
+      case 'pause':
+        run('WAITING', outcome.output);
+        await writeRuns(ctx, runs);
+        await queryRows(
+          ctx.client,
+          sql`UPDATE workflow_executions SET status = 'WAITING', current_step_id = ${step.id}::uuid,
+                wake_at = ${outcome.until}::timestamptz, wait_event = ${outcome.event ?? null}, waiting_since = now(),
+                resume_branch = NULL, updated_at = now()
+              WHERE id = ${ctx.exec.id}::uuid`,
+        );
+        return undefined;
+      case 'webhook':
+        await writeRuns(ctx, runs);
+        return prepareWebhook(ctx, step);
+    }
+  }
+  // Long chains give way to other executions: due again at once, from where they stopped.
+  await writeRuns(ctx, runs);
+  await queryRows(
+    ctx.client,
+    sql`UPDATE workflow_executions SET status = 'RUNNING', current_step_id = ${stepId}::uuid, wake_at = now(),
+          resume_branch = NULL, updated_at = now() WHERE id = ${ctx.exec.id}::uuid`,
+  );
+  return undefined;
+}
+
+async function writeRuns(ctx: StepContext, runs: NewRun[]) {
+  if (runs.length === 0) return;
+  await queryRows(
+    ctx.client,
+    sql`INSERT INTO workflow_step_runs (id, execution_id, step_id, step_type, step_name, status, output, error, attempts, started_at, finished_at)
+        SELECT r.id, ${ctx.exec.id}::uuid, r.step_id, r.step_type, r.step_name, r.status, r.output, r.error, 1, r.started_at,
+               CASE WHEN r.finished THEN clock_timestamp() END
+        FROM jsonb_to_recordset(${JSON.stringify(
+          runs.map((r) => ({
+            id: r.id,
+            step_id: r.step.id,
+            step_type: r.step.type,
+            step_name: r.step.name,
+            status: r.status,
+            output: r.output,
+            error: r.error,
+            started_at: r.startedAt.toISOString(),
+            finished: r.finished,
+          })),
+        )}::jsonb) AS r(id uuid, step_id uuid, step_type text, step_name text, status text, output jsonb, error text,
+                        started_at timestamptz, finished boolean)`,
+  );
+  runs.length = 0;
+}
+
+/** Ends the execution: COMPLETED (no step follows), EXITED (an EXIT step) or FAILED. */
+async function finish(
+  ctx: StepContext,
+  runs: NewRun[],
+  status: 'COMPLETED' | 'EXITED' | 'FAILED',
+  reason: string | null,
+  stepId: string | null = ctx.exec.current_step_id,
+): Promise<undefined> {
+  await writeRuns(ctx, runs);
+  await queryRows(
+    ctx.client,
+    sql`UPDATE workflow_executions SET status = ${status}, current_step_id = ${stepId}::uuid, wake_at = NULL,
+          wait_event = NULL, resume_branch = NULL, exit_reason = ${reason}, completed_at = now(), updated_at = now()
+        WHERE id = ${ctx.exec.id}::uuid`,
+  );
+  return undefined;
+}
+
+/**
+ * After the webhook call: record its result and, on success, go on with the execution (in the
+ * same transaction); returns the next webhook to call when the walk reaches another one.
+ */
+async function finishWebhook(deps: AppDeps, graphs: GraphCache, call: WebhookCall): Promise<WebhookCall | undefined> {
+  const result = await sendPreparedWebhook(deps, call);
+  return inTransaction(deps.db.pool, async (client) => {
+    const [exec] = await queryRows<Claimed>(
+      client,
+      sql`SELECT x.*, w.version, w.name AS workflow_name FROM workflow_executions x
+          JOIN workflows w ON w.id = x.workflow_id WHERE x.id = ${call.executionId}::uuid FOR UPDATE OF x`,
+    );
+    // Cancelled (or taken over after the lease ran out) meanwhile: that owner decides.
+    if (exec?.status !== 'RUNNING' || exec.current_step_id !== call.stepId) return undefined;
+    const ctx: StepContext = { client, deps, exec, workflowName: exec.workflow_name };
+    if ((await recordWebhookResult(ctx, call, result)) !== 'continue') return undefined;
+    const graph = await graphs.get(client, exec.workflow_id, exec.version);
+    return walk(ctx, graph, nextStep(graph, call.stepId, null));
+  });
+}
+
+/** Errors after which the same claim may well succeed: lost connections, deadlocks, serialisation, shutdown. */
+function isTransient(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return /^(08|40|57P)/.test(code) || code === 'ECONNRESET' || code === 'ECONNREFUSED';
+}
+
+/**
+ * An unexpected error rolled the claim back: record it so the execution does not come back at
+ * once forever. If even this fails (the database is gone), the claim is simply redone later.
+ */
+async function failExecution(deps: AppDeps, executionId: string, err: Error) {
+  deps.logger.error({ err, executionId }, 'workflow execution failed');
+  await deps.db.pool
+    .query(
+      `UPDATE workflow_executions SET status = 'FAILED', wake_at = NULL, exit_reason = $2, completed_at = now(), updated_at = now()
+       WHERE id = $1 AND status IN ('RUNNING', 'WAITING')`,
+      [executionId, `internal error: ${err.message}`.slice(0, 500)],
+    )
+    .catch(() => {});
+}

@@ -1,0 +1,206 @@
+import type { StepConfig, TransitionBranch } from '@pigeon/contract';
+import type pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import { queryRows, sql } from '../../db/query.js';
+import type { AppDeps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { composeMessage } from '../composition/compose.js';
+import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
+import { evaluateTree, prepareCondition } from '../conditions/tree.js';
+import { UNIT_MS } from '../conditions/values.js';
+import { applyDataRules } from '../contacts/data-rules.js';
+import { type ContactRow, toContactDto, updateContact, upsertContact } from '../contacts/repository.js';
+import { requireVerifiedSender } from '../domains/service.js';
+import { PRIORITY, queueEmail } from '../emails/queue.js';
+import { shouldTrack } from '../engagement/tracking.js';
+import { renderTemplate } from '../rendering/render.js';
+import type { TemplateRow } from '../templates/service.js';
+import type { ExecutionRow } from './executions.js';
+import { conditionOf, type StepRow } from './graph.js';
+
+/** What one step did: go on (by a branch), pause, end the execution, or call a webhook outside the transaction. */
+export type Outcome =
+  | { kind: 'next'; branch: TransitionBranch | null; output?: Record<string, unknown>; skipped?: boolean }
+  | { kind: 'pause'; until: Date | null; event?: string; output?: Record<string, unknown> }
+  | { kind: 'exit'; reason: string }
+  | { kind: 'fail'; error: string; output?: Record<string, unknown> }
+  | { kind: 'webhook' };
+
+/** One execution being advanced inside its claim transaction. */
+export interface StepContext {
+  client: pg.PoolClient;
+  deps: AppDeps;
+  exec: ExecutionRow;
+  workflowName: string;
+  /** Loaded on first use; reloaded after UPDATE_CONTACT. */
+  contact?: ContactRow;
+}
+
+export async function contactOf(ctx: StepContext): Promise<ContactRow> {
+  if (!ctx.contact) {
+    const [row] = await queryRows<ContactRow>(
+      ctx.client,
+      sql`SELECT * FROM contacts WHERE id = ${ctx.exec.contact_id}::uuid`,
+    );
+    if (!row) throw new AppError(404, 'NOT_FOUND', 'The contact no longer exists');
+    ctx.contact = row;
+  }
+  return ctx.contact;
+}
+
+/** Variables of everything a step renders: the contact's data, `event`, `workflow`, `contact`, `execution`. */
+export function variablesOf(ctx: StepContext, contact: ContactRow): Record<string, unknown> {
+  return {
+    ...contact.data,
+    data: contact.data,
+    email: contact.email,
+    contact: toContactDto(contact),
+    event: ctx.exec.context.event ?? {},
+    workflow: ctx.exec.context.workflow ?? {},
+    execution: { id: ctx.exec.id, workflowId: ctx.exec.workflow_id, workflowName: ctx.workflowName },
+  };
+}
+
+const config = <T extends keyof typeof RUNNERS>(step: StepRow) => step.config as StepConfig<T>;
+
+async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> {
+  const cfg = config<'SEND_EMAIL'>(step);
+  const [template] = await queryRows<TemplateRow>(
+    ctx.client,
+    sql`SELECT * FROM templates WHERE project_id = ${ctx.exec.project_id}::uuid AND id = ${cfg.templateId}::uuid`,
+  );
+  if (!template) return { kind: 'fail', error: `Template ${cfg.templateId} no longer exists` };
+  const contact = await contactOf(ctx);
+  const custom = cfg.recipient?.type === 'CUSTOM' ? cfg.recipient.customEmail : undefined;
+  if (!custom && template.type === 'MARKETING' && !contact.subscribed) {
+    return { kind: 'next', branch: null, skipped: true, output: { reason: 'unsubscribed', templateId: template.id } };
+  }
+  const sender = await requireVerifiedSender(ctx.client, ctx.exec.project_id, template.from_email);
+  // A fixed address gets the contact's data but is a recipient (a contact) of its own, as on /v1/send.
+  const recipient = custom
+    ? (
+        await upsertContact(ctx.client, {
+          projectId: ctx.exec.project_id,
+          email: custom,
+          subscribed: undefined,
+          subscribedIfNew: false,
+          changes: applyDataRules(undefined, { storeObjects: false }),
+          source: 'workflow',
+        })
+      ).contact
+    : contact;
+  const emailId = uuidv7();
+  const tracked = shouldTrack(sender.trackingMode, template.type, undefined);
+  const message = composeMessage(
+    { subject: template.subject, html: template.body, type: template.type },
+    recipient,
+    contact.data,
+    emailId,
+    {
+      publicUrl: ctx.deps.config.http.publicUrl,
+      linkSecret: ctx.deps.config.secrets.linkSigning,
+      tracked,
+      unsubscribeMailbox: sender.unsubscribeMailbox,
+      variables: variablesOf(ctx, contact),
+    },
+  );
+  await queueEmail(ctx.client, {
+    id: emailId,
+    projectId: ctx.exec.project_id,
+    contactId: recipient.id,
+    templateId: template.id,
+    workflowExecutionId: ctx.exec.id,
+    type: template.type,
+    source: 'WORKFLOW',
+    priority: PRIORITY.workflow,
+    from: { email: template.from_email, name: template.from_name },
+    replyTo: template.reply_to,
+    to: { email: recipient.email, name: null },
+    subject: message.subject,
+    html: message.html,
+    text: message.text,
+    headers: message.headers,
+    tracked,
+  });
+  return { kind: 'next', branch: null, output: { emailId, to: recipient.email, templateId: template.id } };
+}
+
+async function conditionStep(ctx: StepContext, step: StepRow): Promise<Outcome> {
+  const { tree } = prepareCondition(conditionOf(step.config), { workflow: true });
+  const scope = await loadScope(ctx.client, ctx.exec.project_id, [tree]);
+  const facts = await loadFacts(ctx.client, ctx.exec.project_id, [ctx.exec.contact_id], [tree], scope);
+  const contact = facts.get(ctx.exec.contact_id);
+  if (!contact) return { kind: 'fail', error: 'The contact no longer exists' };
+  contact.context = ctx.exec.context as Record<string, unknown>;
+  const matched = evaluateTree(tree, contact, evaluation(scope));
+  return { kind: 'next', branch: matched ? 'yes' : 'no', output: { result: matched } };
+}
+
+function delayStep(_ctx: StepContext, step: StepRow): Outcome {
+  const { amount, unit } = config<'DELAY'>(step);
+  const until = new Date(Date.now() + amount * UNIT_MS[unit]);
+  return { kind: 'pause', until, output: { until: until.toISOString() } };
+}
+
+function waitStep(_ctx: StepContext, step: StepRow): Outcome {
+  const { eventName, timeout } = config<'WAIT_FOR_EVENT'>(step);
+  const until = timeout ? new Date(Date.now() + timeout * 1000) : null;
+  return { kind: 'pause', until, event: eventName, output: { eventName, timeoutAt: until?.toISOString() ?? null } };
+}
+
+/** Renders every string inside a JSON value (webhook bodies, contact updates). */
+export function renderDeep(value: unknown, vars: Record<string, unknown>): unknown {
+  if (typeof value === 'string') return renderTemplate(value, vars, { html: false });
+  if (Array.isArray(value)) return value.map((v) => renderDeep(v, vars));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v, vars)]));
+  }
+  return value;
+}
+
+async function updateContactStep(ctx: StepContext, step: StepRow): Promise<Outcome> {
+  const cfg = config<'UPDATE_CONTACT'>(step);
+  const contact = await contactOf(ctx);
+  const updates = renderDeep(cfg.updates ?? {}, variablesOf(ctx, contact)) as Record<string, unknown>;
+  const changes = applyDataRules(updates, { storeObjects: true });
+  const subscribed = { none: undefined, subscribe: true, unsubscribe: false }[cfg.subscriptionAction];
+  const updated = await updateContact(ctx.client, ctx.exec.project_id, contact.id, {
+    subscribed,
+    changes,
+    source: 'workflow',
+  });
+  if (!updated) return { kind: 'fail', error: 'The contact no longer exists' };
+  ctx.contact = updated;
+  return {
+    kind: 'next',
+    branch: null,
+    output: { set: Object.keys(changes.set), removed: changes.unset, subscribed: updated.subscribed },
+  };
+}
+
+const RUNNERS = {
+  SEND_EMAIL: sendEmailStep,
+  CONDITION: conditionStep,
+  DELAY: delayStep,
+  WAIT_FOR_EVENT: waitStep,
+  UPDATE_CONTACT: updateContactStep,
+  EXIT: (_ctx: StepContext, step: StepRow): Outcome => ({
+    kind: 'exit',
+    reason: config<'EXIT'>(step).reason ?? 'exit step',
+  }),
+  // The call happens outside the claim transaction (runner.ts): nothing to do in it.
+  WEBHOOK: (): Outcome => ({ kind: 'webhook' }),
+};
+
+/**
+ * Runs one step inside the execution's transaction. Errors a user can fix (an unverified sender,
+ * a missing template) fail the step with their message; anything else propagates and rolls back.
+ */
+export async function runStep(ctx: StepContext, step: StepRow): Promise<Outcome> {
+  try {
+    return await RUNNERS[step.type](ctx, step);
+  } catch (err) {
+    if (err instanceof AppError) return { kind: 'fail', error: err.message };
+    throw err;
+  }
+}
