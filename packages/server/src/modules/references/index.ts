@@ -32,12 +32,16 @@ const OWNER_ACTIVE: Partial<Record<OwnerType, Sql>> = {
   campaign: sql`EXISTS (SELECT 1 FROM campaigns WHERE id = r.owner_id AND status IN ('DRAFT', 'SCHEDULED', 'SENDING'))`,
 };
 
-/** Replaces an owner's references with `refs` (call in the transaction that saves the owner). */
+/**
+ * Replaces an owner's references with `refs` (call in the transaction that saves the owner). Two
+ * statements: in one, an INSERT … ON CONFLICT still sees the rows its sibling DELETE removes, so
+ * re-saving an unchanged reference would lose it.
+ */
 export async function saveRefs(db: Queryable, projectId: string, owner: Owner, refs: Ref[]): Promise<void> {
+  await dropRefs(db, owner);
   await queryRows(
     db,
-    sql`WITH dropped AS (DELETE FROM resource_refs WHERE owner_type = ${owner.type} AND owner_id = ${owner.id}::uuid)
-        INSERT INTO resource_refs (project_id, owner_type, owner_id, ref_type, ref_key)
+    sql`INSERT INTO resource_refs (project_id, owner_type, owner_id, ref_type, ref_key)
         SELECT ${projectId}::uuid, ${owner.type}, ${owner.id}::uuid, t, k
         FROM unnest(${refs.map((r) => r.type)}::text[], ${refs.map((r) => r.key)}::text[]) AS x(t, k)
         ON CONFLICT DO NOTHING`,
