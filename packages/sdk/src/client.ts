@@ -48,6 +48,7 @@ import type {
   TrackResult,
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
+import { Workflows } from './workflows.js';
 
 export interface PigeonOptions {
   /** A secret key (`sk_…`, server-side only) or a public key (`pk_…`, `events.track` only). */
@@ -298,6 +299,13 @@ export class Pigeon {
   /** Campaigns: one email to every contact, a segment or a condition, sent now or scheduled (secret key). */
   readonly campaigns: Campaigns;
 
+  /**
+   * Workflows: an event starts an execution per contact that walks a graph of steps (send an email,
+   * wait, branch on a condition, call a webhook, update the contact), with their `steps`,
+   * `transitions` and `executions` (secret key).
+   */
+  readonly workflows: Workflows;
+
   constructor(options: PigeonOptions) {
     if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
     this.transport = new Transport({
@@ -311,6 +319,7 @@ export class Pigeon {
     });
     this.segments = new Segments(this.transport);
     this.campaigns = new Campaigns(this.transport);
+    this.workflows = new Workflows(this.transport);
   }
 }
 

@@ -1,5 +1,11 @@
 import type { Campaigns as CampaignsResource } from './campaigns.js';
+import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
+import type {
+  WorkflowSteps as WorkflowStepsResource,
+  Workflows as WorkflowsResource,
+  WorkflowTransitions as WorkflowTransitionsResource,
+} from './workflows.js';
 
 export type { CampaignSendOptions } from './campaigns.js';
 export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
@@ -31,6 +37,7 @@ export type {
   ConditionGroup,
   ConditionGroupInput,
   ConditionOperator,
+  ConditionStepConfig,
   ConditionTree,
   ConditionTreeInput,
   ConditionUnit,
@@ -42,8 +49,10 @@ export type {
   ContactUpdateBody,
   ContactWithMeta,
   Contract,
+  DelayStepConfig,
   DnsRecord,
   Domain,
+  DurationUnit,
   ErrorEnvelope,
   Event,
   EventListQuery,
@@ -52,6 +61,14 @@ export type {
   EventStats,
   EventStatsQuery,
   EventUsage,
+  Execution,
+  ExecutionCancelAllResult,
+  ExecutionDetail,
+  ExecutionListQuery,
+  ExecutionPage,
+  ExecutionStartBody,
+  ExecutionStatus,
+  ExitStepConfig,
   FieldError,
   FieldInfo,
   FieldUsage,
@@ -74,7 +91,13 @@ export type {
   SegmentType,
   SegmentUpdateBody,
   SendBody,
+  SendEmailStepConfig,
   SendResult,
+  StepConfig,
+  StepConfigs,
+  StepPosition,
+  StepRun,
+  StepRunStatus,
   Template,
   TemplateCreateBody,
   TemplateListQuery,
@@ -83,8 +106,25 @@ export type {
   TemplateUsage,
   TrackBody,
   TrackResult,
+  TransitionBranch,
+  UpdateContactStepConfig,
+  WaitForEventStepConfig,
+  WebhookStepConfig,
+  Workflow,
+  WorkflowCreateBody,
+  WorkflowDetail,
+  WorkflowField,
+  WorkflowFieldsQuery,
+  WorkflowStep,
+  WorkflowStepInput,
+  WorkflowStepType,
+  WorkflowStepUpdate,
+  WorkflowTransition,
+  WorkflowTransitionInput,
+  WorkflowUpdateBody,
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
+export type { RemoveStepOptions } from './workflows.js';
 
 /**
  * The type of `pigeon.segments`. An alias rather than a re-export of the class, so the bundled
@@ -94,3 +134,15 @@ export type Segments = SegmentsResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;
+
+/** The type of `pigeon.workflows` (an alias for the same reason as {@link Segments}). */
+export type Workflows = WorkflowsResource;
+
+/** The type of `pigeon.workflows.steps`. */
+export type WorkflowSteps = WorkflowStepsResource;
+
+/** The type of `pigeon.workflows.transitions`. */
+export type WorkflowTransitions = WorkflowTransitionsResource;
+
+/** The type of `pigeon.workflows.executions`. */
+export type WorkflowExecutions = WorkflowExecutionsResource;

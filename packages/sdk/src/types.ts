@@ -159,3 +159,90 @@ export type CampaignSendResult = CampaignSendResponse['data'] & Pick<CampaignSen
 type CampaignCancelResponse = SuccessBody<CampaignRoutes['cancel']>;
 /** The answer of `campaigns.cancel`: messages already `sent`, messages `cancelled`, and the server's message. */
 export type CampaignCancelResult = CampaignCancelResponse['data'] & Pick<CampaignCancelResponse, 'message'>;
+
+// Workflows: an event starts an execution per contact, which walks a graph of steps
+type WorkflowRoutes = Contract['workflows'];
+export type WorkflowStepType = z.infer<typeof wire.WorkflowStepType>;
+export type ExecutionStatus = z.infer<typeof wire.ExecutionStatus>;
+export type StepRunStatus = z.infer<typeof wire.StepRunStatus>;
+/** `branch` of a transition: `yes`/`no` out of a CONDITION step, `event`/`timeout` out of a WAIT_FOR_EVENT step. */
+export type TransitionBranch = z.infer<typeof wire.TransitionBranch>;
+export type DurationUnit = z.infer<typeof wire.DurationUnit>;
+/** A workflow with its counts of `active` (RUNNING + WAITING) and `total` executions. */
+export type Workflow = z.infer<typeof wire.Workflow>;
+/** A workflow with its steps and transitions, as `create`, `get`, `update`, `enable` and `disable` return it. */
+export type WorkflowDetail = z.infer<typeof wire.WorkflowDetail>;
+/** A step as the server returns it; `config` is the step type's config (see {@link StepConfig}). */
+export type WorkflowStep = z.infer<typeof wire.WorkflowStep>;
+/** Where a step's `position` is drawn in the editor. */
+export type StepPosition = WorkflowStep['position'];
+export type WorkflowTransition = z.infer<typeof wire.WorkflowTransition>;
+/** One contact's run through a workflow. */
+export type Execution = z.infer<typeof wire.Execution>;
+/** What an execution did at one step. */
+export type StepRun = z.infer<typeof wire.StepRun>;
+/** An execution with its step records, oldest first. */
+export type ExecutionDetail = z.infer<typeof wire.ExecutionDetail>;
+/** A field usable in a CONDITION step's filters, with its source, type and operators. */
+export type WorkflowField = z.infer<typeof wire.WorkflowField>;
+
+// Step configs, as requests send them (fields with a server default are optional)
+/** SEND_EMAIL: the template to send, to the contact (default) or to a fixed `customEmail`. */
+export type SendEmailStepConfig = z.input<typeof wire.SendEmailConfig>;
+/** DELAY: wait `amount` `unit`s (at most one year). */
+export type DelayStepConfig = z.input<typeof wire.DelayConfig>;
+/** WAIT_FOR_EVENT: wait for the contact's `eventName`, at most `timeout` seconds when given. */
+export type WaitForEventStepConfig = z.input<typeof wire.WaitForEventConfig>;
+/** CONDITION: a condition tree, or one filter standing for a one-filter tree; branches `yes` and `no`. */
+export type ConditionStepConfig = { condition: ConditionTreeInput } | ConditionFilter;
+/** WEBHOOK: an http(s) call (`method` default POST); strings in `url` and `body` are rendered. */
+export type WebhookStepConfig = z.input<typeof wire.WebhookConfig>;
+/** UPDATE_CONTACT: data keys to set (null removes; strings are rendered), and a subscription change. */
+export type UpdateContactStepConfig = z.input<typeof wire.UpdateContactConfig>;
+/** EXIT: end the execution (status EXITED) with an optional `reason`. */
+export type ExitStepConfig = z.input<typeof wire.ExitConfig>;
+/** The config of each step type. */
+export interface StepConfigs {
+  SEND_EMAIL: SendEmailStepConfig;
+  DELAY: DelayStepConfig;
+  WAIT_FOR_EVENT: WaitForEventStepConfig;
+  CONDITION: ConditionStepConfig;
+  WEBHOOK: WebhookStepConfig;
+  UPDATE_CONTACT: UpdateContactStepConfig;
+  EXIT: ExitStepConfig;
+}
+/** The config of step type `T`; of any step type by default. */
+export type StepConfig<T extends WorkflowStepType = WorkflowStepType> = StepConfigs[T];
+
+// Workflows: inputs
+/** What `workflows.create` takes; workflows are created disabled (add steps, then `enable`). */
+export type WorkflowCreateBody = Omit<RouteInput<WorkflowRoutes['create']>['body'], 'enabled'>;
+/** What `workflows.update` takes; enabling checks the graph (422 `VALIDATION_ERROR` naming each problem). */
+export type WorkflowUpdateBody = RouteInput<WorkflowRoutes['update']>['body'];
+/**
+ * What `workflows.steps.add` takes, typed by step `type`: `config` is that type's config, required
+ * when it has required fields. `name` defaults to the type's name, `position` to `{ x: 0, y: 0 }`.
+ */
+export type WorkflowStepInput<T extends WorkflowStepType = WorkflowStepType> = {
+  [K in T]: { type: K; name?: string; position?: StepPosition } & (Partial<StepConfig<K>> extends StepConfig<K>
+    ? { config?: StepConfig<K> }
+    : { config: StepConfig<K> });
+}[T];
+/** What `workflows.steps.update` takes; a `config` replaces the step's whole config. */
+export interface WorkflowStepUpdate<T extends WorkflowStepType = WorkflowStepType> {
+  name?: string;
+  position?: StepPosition;
+  config?: StepConfig<T>;
+}
+/** What `workflows.transitions.add` takes; `branch` is needed out of CONDITION steps (`yes`/`no`). */
+export type WorkflowTransitionInput = RouteInput<WorkflowRoutes['addTransition']>['body'];
+/** What `workflows.executions.start` takes; `context` is available to steps as `workflow.*`. */
+export type ExecutionStartBody = RouteInput<WorkflowRoutes['startExecution']>['body'];
+/** Filters of `workflows.executions.list`: `status`, `contactId`, and the page's `limit` (default 20, at most 100) and `cursor`. */
+export type ExecutionListQuery = RouteInput<WorkflowRoutes['listExecutions']>['query'];
+/** One page of executions, newest first: follow `cursor` while `hasMore`. `total` is real only on the first page. */
+export type ExecutionPage = SuccessBody<WorkflowRoutes['listExecutions']>;
+/** The answer of `workflows.executions.cancelAll`: how many executions were cancelled. */
+export type ExecutionCancelAllResult = SuccessBody<WorkflowRoutes['cancelAll']>;
+/** The trigger event whose recorded data keys `workflows.fields` lists as `event.*`. */
+export type WorkflowFieldsQuery = RouteInput<WorkflowRoutes['fields']>['query'];

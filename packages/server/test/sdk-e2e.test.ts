@@ -69,6 +69,48 @@ describe('the SDK against a real server', () => {
     expect(new Set(emails).size).toBe(45);
   });
 
+  it('builds a workflow, enables it, runs it by hand for a contact and sees the contact updated', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    const contact = await api.contacts.create({ email: 'flow@example.com', data: { plan: 'free' } });
+    const workflow = await api.workflows.create({ name: 'Upgrade', triggerConfig: { eventName: 'sdk-upgraded' } });
+    expect(workflow).toMatchObject({ enabled: false, steps: [], transitions: [] });
+    const step = await api.workflows.steps.add(workflow.id, {
+      type: 'UPDATE_CONTACT',
+      name: 'Mark upgraded',
+      config: { updates: { plan: '{{workflow.plan}}', upgraded: true } },
+    });
+    const enabled = await api.workflows.enable(workflow.id);
+    expect(enabled).toMatchObject({ enabled: true, steps: [{ id: step.id, type: 'UPDATE_CONTACT' }] });
+
+    const started = await api.workflows.executions.start(workflow.id, {
+      contactId: contact.id,
+      context: { plan: 'pro' },
+    });
+    expect(started).toMatchObject({
+      workflowId: workflow.id,
+      contactId: contact.id,
+      context: { workflow: { plan: 'pro' } },
+    });
+    let execution = await api.workflows.executions.get(workflow.id, started.id);
+    for (let i = 0; i < 400 && (execution.status === 'RUNNING' || execution.status === 'WAITING'); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      execution = await api.workflows.executions.get(workflow.id, started.id);
+    }
+    expect(execution).toMatchObject({
+      status: 'COMPLETED',
+      completedAt: expect.any(String),
+      steps: [{ stepId: step.id, stepType: 'UPDATE_CONTACT', status: 'COMPLETED', error: null }],
+    });
+    expect((await api.contacts.get(contact.id)).data).toEqual({ plan: 'pro', upgraded: true });
+
+    const page = await api.workflows.executions.list(workflow.id, { status: 'COMPLETED', contactId: contact.id });
+    expect(page).toMatchObject({ data: [{ id: started.id }], hasMore: false });
+    const error = await api.workflows.executions.start(workflow.id, { contactId: contact.id }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PigeonError);
+    expect(error).toMatchObject({ status: 409, code: 'CONFLICT' }); // no re-entry by default
+    expect((await api.workflows.list()).find((w) => w.id === workflow.id)?.executions).toEqual({ active: 0, total: 1 });
+  });
+
   it('a reused Idempotency-Key surfaces as a typed 409 with the original request', async () => {
     const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
     await api.events.track({ email: 'k@example.com', event: 'order' }, { idempotencyKey: 'sdk-order-1' });
