@@ -328,6 +328,14 @@ describe('segments API', () => {
       campaigns: [],
       workflows: [],
     });
+    // Saving the same condition again keeps its references.
+    const same = await pigeon.request('PATCH', `/segments/${seg.id}`, {
+      headers: auth,
+      body: { name: 'Buyers in Oslo', condition: seg.condition },
+    });
+    expect(same.status).toBe(200);
+    const kept = await pigeon.request('GET', '/events/purchase/usage', { headers: auth });
+    expect(kept.body.segments).toEqual([{ id: seg.id, name: 'Buyers in Oslo' }]);
     await pigeon.request('DELETE', `/segments/${seg.id}`, { headers: auth });
     const after = await pigeon.request('GET', '/events/purchase/usage', { headers: auth });
     expect(after.body.segments).toEqual([]);
