@@ -42,7 +42,7 @@ export const EnvSchema = z.object({
   CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(4),
   CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-  WORKFLOW_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  WORKFLOW_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SEGMENT_QUERY_WORK_MEM_MB: z.coerce.number().int().min(4).max(4096).default(64),
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
@@ -85,7 +85,7 @@ export interface Config {
   workflows: {
     /** Execution loops per worker process. */
     concurrency: number;
-    /** Pause of an idle loop; new work (a trigger, a resumed wait) wakes the loops at once. */
+    /** Longest sleep of an idle loop: it wakes at its next timer, or at once on a NOTIFY (new or resumed work). */
     pollMs: number;
   };
   campaigns: {

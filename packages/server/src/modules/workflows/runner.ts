@@ -50,21 +50,22 @@ export async function startWorkflowRunner(deps: AppDeps): Promise<{ stop(graceMs
   await listener.connect();
   await listener.query(`LISTEN ${WORKFLOW_CHANNEL}`);
 
-  const idle = () =>
+  /** Sleeps until the next timer is due (never longer than `pollMs`), or until a NOTIFY. */
+  const idle = (ms: number) =>
     new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
         wakers.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, deps.config.workflows.pollMs);
+      const timer = setTimeout(wake, ms);
       wakers.add(wake);
     });
 
   async function loop() {
     while (running) {
       try {
-        if (!(await runOne(deps, graphs))) await idle();
+        if (!(await runOne(deps, graphs))) await idle(await untilNextTimer(deps));
       } catch (err) {
         logger.error({ err }, 'workflow runner error');
         await new Promise((r) => setTimeout(r, 500));
@@ -81,6 +82,20 @@ export async function startWorkflowRunner(deps: AppDeps): Promise<{ stop(graceMs
       await listener.end().catch(() => {});
     },
   };
+}
+
+/**
+ * How long an idle loop may sleep: until the earliest timer (a DELAY ending, a wait timing out, a
+ * webhook retry), at most `pollMs`. Executions that become due at once (started, resumed) NOTIFY,
+ * so waiting executions cost one indexed read per idle loop and timer, not a poll per interval.
+ */
+async function untilNextTimer(deps: AppDeps): Promise<number> {
+  const { rows } = await deps.db.pool.query<{ ms: number | null }>(
+    `SELECT (extract(epoch FROM min(wake_at) - now()) * 1000)::float8 AS ms FROM workflow_executions
+     WHERE status IN ('RUNNING', 'WAITING') AND wake_at IS NOT NULL`,
+  );
+  const ms = rows[0]?.ms ?? Number.POSITIVE_INFINITY;
+  return Math.max(10, Math.min(deps.config.workflows.pollMs, ms + 5));
 }
 
 /** Graphs by (workflow, version): every edit bumps the version, so a cached graph is never stale. */
