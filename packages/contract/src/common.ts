@@ -20,6 +20,7 @@ export const ErrorEnvelope = z.object({
     details: z.record(z.unknown()).optional(),
     suggestion: z.string().optional(),
   }),
+  message: z.string().describe('A copy of `error.message`, for clients written for Plunk that read it here'),
   timestamp: z.string().datetime(),
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;

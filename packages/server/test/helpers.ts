@@ -108,6 +108,7 @@ export function expectEnvelope(res: TestResponse, status: number, code: string) 
   if (!UUID.test(body?.error?.requestId ?? '')) problems.push('requestId is not a uuid');
   if (body?.error?.requestId !== res.headers.get('x-request-id')) problems.push('requestId != X-Request-ID');
   if (Number.isNaN(Date.parse(body?.timestamp ?? ''))) problems.push('timestamp is not a date');
+  if (body?.message !== body?.error?.message) problems.push('top-level message is not error.message');
   if (problems.length) throw new Error(`Bad error envelope (${problems.join('; ')}): ${res.text}`);
   return body.error as {
     code: string;

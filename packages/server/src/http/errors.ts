@@ -45,6 +45,7 @@ export function toEnvelope(err: AppError, requestId: string): ErrorEnvelope {
       ...(err.extra.details ? { details: err.extra.details } : {}),
       ...(err.extra.suggestion ? { suggestion: err.extra.suggestion } : {}),
     },
+    message: err.message,
     timestamp: new Date().toISOString(),
   };
 }
