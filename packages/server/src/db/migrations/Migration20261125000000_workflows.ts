@@ -34,7 +34,9 @@ export class Migration20261125000000_workflows extends Migration {
         name text NOT NULL,
         position jsonb NOT NULL DEFAULT '{"x":0,"y":0}',
         config jsonb NOT NULL DEFAULT '{}',
-        template_id uuid REFERENCES templates (id) ON DELETE RESTRICT,
+        -- DELETE /templates/:id refuses (409) while a step sends the template; SET NULL lets a
+        -- project's deletion cascade to both (RESTRICT and NO ACTION fail between its cascades).
+        template_id uuid REFERENCES templates (id) ON DELETE SET NULL,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       );

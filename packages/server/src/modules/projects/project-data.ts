@@ -6,6 +6,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  */
 export const PROJECT_DATA_TABLES: string[] = [
   'emails',
+  'workflows',
+  'campaigns',
+  'segments',
+  'resource_refs',
   'templates',
   'idempotency_keys',
   'background_jobs',

@@ -335,3 +335,63 @@ describe('workflow graph API', () => {
     expect((await pigeon.request('DELETE', `/templates/${template}`, { headers: s.auth })).status).toBe(204);
   });
 });
+
+describe('project reset and delete', () => {
+  it('reset wipes workflows, campaigns, segments and the templates they use; delete removes the project', async () => {
+    const s = await verifiedSender(pigeon, dns);
+    const template = await createTemplate(pigeon, s.auth, { subject: 'Hi', body: '<p>hi</p>', from: s.from });
+    const wf = await buildWorkflow(pigeon, s.auth, {
+      trigger: 'reset.me',
+      steps: [
+        { key: 'mail', type: 'SEND_EMAIL', config: { templateId: template } },
+        { key: 'wait', type: 'DELAY', config: { amount: 1, unit: 'hours' } },
+      ],
+      transitions: [['mail', 'wait']],
+    });
+    await track(pigeon, s.auth, `reset-${Date.now()}@example.com`, 'reset.me');
+    await until(
+      () => executionsOf(pigeon, s.auth, wf.id),
+      (l) => l.some((e) => e.status === 'WAITING'),
+    );
+    const segment = await pigeon.request('POST', '/segments', {
+      headers: s.auth,
+      body: {
+        name: 'All',
+        condition: { logic: 'AND', groups: [{ filters: [{ field: 'email', operator: 'exists' }] }] },
+      },
+    });
+    expect(segment.status).toBe(201);
+    const campaign = await pigeon.request('POST', '/campaigns', {
+      headers: s.auth,
+      body: {
+        name: 'c',
+        subject: 's',
+        body: '<p>b</p>',
+        from: s.from,
+        audienceType: 'SEGMENT',
+        segmentId: segment.body.id,
+        templateId: template,
+      },
+    });
+    expect(campaign.status).toBe(201);
+
+    const cookie = { cookie: s.owner.cookie };
+    const reset = await pigeon.request('POST', `/users/@me/projects/${s.project.id}/reset`, { headers: cookie });
+    expect(reset.status, reset.text).toBe(200);
+    for (const path of ['/workflows', '/segments']) {
+      const res = await pigeon.request('GET', path, { headers: s.auth });
+      expect(Array.isArray(res.body) ? res.body : res.body.data, path).toEqual([]);
+    }
+    expect((await pigeon.request('GET', '/campaigns', { headers: s.auth })).body.total).toBe(0);
+    expect((await pigeon.request('GET', '/templates', { headers: s.auth })).body.total).toBe(0);
+
+    const again = await createTemplate(pigeon, s.auth, { subject: 'Hi', body: '<p>hi</p>', from: s.from });
+    await buildWorkflow(pigeon, s.auth, {
+      trigger: 'delete.me',
+      steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId: again } }],
+      transitions: [],
+    });
+    const deleted = await pigeon.request('DELETE', `/users/@me/projects/${s.project.id}`, { headers: cookie });
+    expect(deleted.status, deleted.text).toBeLessThan(300);
+  });
+});
