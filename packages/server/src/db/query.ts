@@ -60,3 +60,17 @@ export async function queryRows<R extends pg.QueryResultRow>(db: Queryable, frag
   const result = await db.query<R>(text, values);
   return result.rows;
 }
+
+/**
+ * Runs a built query as a named prepared statement (planned once per connection, DESIGN.md §7),
+ * for fixed-shape queries on hot paths: one name must always build the same SQL text.
+ */
+export async function preparedRows<R extends pg.QueryResultRow>(
+  db: Queryable,
+  name: string,
+  fragment: Sql,
+): Promise<R[]> {
+  const { text, values } = toQuery(fragment);
+  const result = await db.query<R>({ name, text, values });
+  return result.rows;
+}

@@ -1,7 +1,7 @@
 import type { TransitionBranch } from '@pigeon/contract';
 import pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { queryRows, sql } from '../../db/query.js';
+import { preparedRows, queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { type ExecutionRow, WORKFLOW_CHANNEL } from './executions.js';
@@ -112,30 +112,43 @@ class GraphCache {
   }
 }
 
-/** Claims and advances one due execution; false when none is due. */
+/** Executions one claim takes: their transaction's begin, claim and commit are shared. */
+const CLAIM_BATCH = 8;
+
+/**
+ * Claims up to CLAIM_BATCH due executions and advances each; false when none was due. An
+ * unexpected error rolls the whole claim back: the execution that caused it is marked FAILED
+ * (unless the error is transient) and the others are simply claimed again.
+ */
 export async function runOne(deps: AppDeps, graphs = new GraphCache()): Promise<boolean> {
-  let call: WebhookCall | undefined;
-  let claimedId: string | undefined;
+  const calls: WebhookCall[] = [];
+  let current: string | undefined;
   try {
     const claimed = await inTransaction(deps.db.pool, async (client) => {
-      const [exec] = await queryRows<Claimed>(
+      const executions = await preparedRows<Claimed>(
         client,
+        'workflows.claim',
         sql`SELECT x.*, w.version, w.name AS workflow_name FROM workflow_executions x
             JOIN workflows w ON w.id = x.workflow_id
             WHERE x.status IN ('RUNNING', 'WAITING') AND x.wake_at <= now()
-            ORDER BY x.wake_at LIMIT 1 FOR UPDATE OF x SKIP LOCKED`,
+            ORDER BY x.wake_at LIMIT ${CLAIM_BATCH} FOR UPDATE OF x SKIP LOCKED`,
       );
-      if (!exec) return false;
-      claimedId = exec.id;
-      const graph = await graphs.get(client, exec.workflow_id, exec.version);
-      const ctx: StepContext = { client, deps, exec, workflowName: exec.workflow_name };
-      call = await advance(ctx, graph);
-      return true;
+      for (const exec of executions) {
+        current = exec.id;
+        const graph = await graphs.get(client, exec.workflow_id, exec.version);
+        const call = await advance({ client, deps, exec, workflowName: exec.workflow_name }, graph);
+        if (call) calls.push(call);
+      }
+      current = undefined;
+      return executions.length > 0;
     });
-    while (call) call = await finishWebhook(deps, graphs, call);
+    for (let call = calls.shift(); call; call = calls.shift()) {
+      const next = await finishWebhook(deps, graphs, call);
+      if (next) calls.push(next);
+    }
     return claimed;
   } catch (err) {
-    if (claimedId && !isTransient(err)) await failExecution(deps, claimedId, err as Error);
+    if (current && !isTransient(err)) await failExecution(deps, current, err as Error);
     throw err;
   }
 }
@@ -166,8 +179,9 @@ async function endPause(ctx: StepContext, step: StepRow): Promise<TransitionBran
       : branch === 'timeout'
         ? { branch }
         : { waitedUntil: exec.wake_at?.toISOString() };
-  await queryRows(
+  await preparedRows(
     ctx.client,
+    'workflows.end-pause',
     sql`UPDATE workflow_step_runs SET status = 'COMPLETED', finished_at = now(), output = COALESCE(output, '{}') || ${JSON.stringify(output)}::jsonb
         WHERE execution_id = ${exec.id}::uuid AND step_id = ${step.id}::uuid AND status = 'WAITING'`,
   );
@@ -202,8 +216,9 @@ export async function walk(ctx: StepContext, graph: Graph, from: string | undefi
       case 'pause':
         run('WAITING', outcome.output);
         await writeRuns(ctx, runs);
-        await queryRows(
+        await preparedRows(
           ctx.client,
+          'workflows.pause',
           sql`UPDATE workflow_executions SET status = 'WAITING', current_step_id = ${step.id}::uuid,
                 wake_at = ${outcome.until}::timestamptz, wait_event = ${outcome.event ?? null}, waiting_since = now(),
                 resume_branch = NULL, updated_at = now()
@@ -227,8 +242,9 @@ export async function walk(ctx: StepContext, graph: Graph, from: string | undefi
 
 async function writeRuns(ctx: StepContext, runs: NewRun[]) {
   if (runs.length === 0) return;
-  await queryRows(
+  await preparedRows(
     ctx.client,
+    'workflows.step-runs',
     sql`INSERT INTO workflow_step_runs (id, execution_id, step_id, step_type, step_name, status, output, error, attempts, started_at, finished_at)
         SELECT r.id, ${ctx.exec.id}::uuid, r.step_id, r.step_type, r.step_name, r.status, r.output, r.error, 1, r.started_at,
                CASE WHEN r.finished THEN clock_timestamp() END
@@ -259,8 +275,9 @@ async function finish(
   stepId: string | null = ctx.exec.current_step_id,
 ): Promise<undefined> {
   await writeRuns(ctx, runs);
-  await queryRows(
+  await preparedRows(
     ctx.client,
+    'workflows.finish',
     sql`UPDATE workflow_executions SET status = ${status}, current_step_id = ${stepId}::uuid, wake_at = NULL,
           wait_event = NULL, resume_branch = NULL, exit_reason = ${reason}, completed_at = now(), updated_at = now()
         WHERE id = ${ctx.exec.id}::uuid`,

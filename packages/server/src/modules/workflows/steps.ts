@@ -1,7 +1,7 @@
 import type { StepConfig, TransitionBranch } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { queryRows, sql } from '../../db/query.js';
+import { preparedRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { composeMessage } from '../composition/compose.js';
@@ -38,8 +38,9 @@ export interface StepContext {
 
 export async function contactOf(ctx: StepContext): Promise<ContactRow> {
   if (!ctx.contact) {
-    const [row] = await queryRows<ContactRow>(
+    const [row] = await preparedRows<ContactRow>(
       ctx.client,
+      'workflows.contact',
       sql`SELECT * FROM contacts WHERE id = ${ctx.exec.contact_id}::uuid`,
     );
     if (!row) throw new AppError(404, 'NOT_FOUND', 'The contact no longer exists');
@@ -65,8 +66,9 @@ const config = <T extends keyof typeof RUNNERS>(step: StepRow) => step.config as
 
 async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> {
   const cfg = config<'SEND_EMAIL'>(step);
-  const [template] = await queryRows<TemplateRow>(
+  const [template] = await preparedRows<TemplateRow>(
     ctx.client,
+    'workflows.template',
     sql`SELECT * FROM templates WHERE project_id = ${ctx.exec.project_id}::uuid AND id = ${cfg.templateId}::uuid`,
   );
   if (!template) return { kind: 'fail', error: `Template ${cfg.templateId} no longer exists` };
