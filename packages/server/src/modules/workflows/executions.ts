@@ -68,6 +68,14 @@ const mayEnter = (workflowId: Sql, contactId: Sql, allowReentry: Sql) => sql`NOT
       AND (NOT ${allowReentry} OR x.status IN ('RUNNING', 'WAITING')))`;
 
 /**
+ * The feed batch's events, read by primary key first: left to itself the planner may walk the
+ * project's events by name and filter thousands of rows to find a batch of five.
+ */
+const batchEvents = (projectId: string, eventIds: string[]) =>
+  sql`SELECT id, contact_id, name, data, created_at FROM events
+      WHERE id = ANY(${eventIds}::uuid[]) AND project_id = ${projectId}::uuid`;
+
+/**
  * Starts executions of the project's enabled workflows whose trigger is one of `eventIds`
  * (the change feed's batch), at most one per (workflow, contact) per batch, by the re-entry rule.
  * One statement; the trigger event's data becomes the execution's `event` context.
@@ -75,13 +83,13 @@ const mayEnter = (workflowId: Sql, contactId: Sql, allowReentry: Sql) => sql`NOT
 export async function startFromEvents(db: Queryable, projectId: string, eventIds: string[]): Promise<number> {
   const rows = await queryRows<{ id: string }>(
     db,
-    sql`WITH candidates AS (
+    sql`WITH batch AS MATERIALIZED (${batchEvents(projectId, eventIds)}),
+        candidates AS (
           SELECT DISTINCT ON (w.id, e.contact_id) w.id AS workflow_id, w.allow_reentry, e.contact_id, e.id AS event_id,
                  e.name, e.data
-          FROM events e
-          JOIN workflows w ON w.project_id = e.project_id AND w.enabled AND w.trigger_event = e.name
+          FROM batch e
+          JOIN workflows w ON w.project_id = ${projectId}::uuid AND w.enabled AND w.trigger_event = e.name
           JOIN contacts ct ON ct.id = e.contact_id
-          WHERE e.project_id = ${projectId}::uuid AND e.id = ANY(${eventIds}::uuid[])
           ORDER BY w.id, e.contact_id, e.created_at, e.id
         )
         INSERT INTO workflow_executions (id, project_id, workflow_id, contact_id, status, current_step_id, wake_at, context, trigger_event_id)
@@ -102,11 +110,11 @@ export async function startFromEvents(db: Queryable, projectId: string, eventIds
 export async function resumeWaiting(db: Queryable, projectId: string, eventIds: string[]): Promise<number> {
   const rows = await queryRows<{ id: string }>(
     db,
-    sql`UPDATE workflow_executions x
+    sql`WITH batch AS MATERIALIZED (${batchEvents(projectId, eventIds)})
+        UPDATE workflow_executions x
         SET status = 'RUNNING', wake_at = now(), resume_branch = 'event', wait_event = NULL, updated_at = now(),
             context = x.context || jsonb_build_object('event', e.data, 'eventName', e.name, 'eventId', e.id)
-        FROM (SELECT DISTINCT ON (contact_id, name) id, contact_id, name, data, created_at FROM events
-              WHERE project_id = ${projectId}::uuid AND id = ANY(${eventIds}::uuid[])
+        FROM (SELECT DISTINCT ON (contact_id, name) id, contact_id, name, data, created_at FROM batch
               ORDER BY contact_id, name, created_at, id) e
         WHERE x.project_id = ${projectId}::uuid AND x.status = 'WAITING' AND x.wait_event = e.name
           AND x.contact_id = e.contact_id AND e.created_at >= x.waiting_since
