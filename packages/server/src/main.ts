@@ -12,11 +12,14 @@ import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
-import { startChangeFeed } from './modules/change-feed/feed.js';
+import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
+
+/** Every consumer of the contact change feed. */
+const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer];
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
@@ -53,6 +56,9 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
   try {
     const applied = await migrateWithLock(db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    // Cursors exist before any request is served: a consumer starts at its registration, so an
+    // event recorded before the first worker came up would otherwise never reach it.
+    for (const consumer of FEED_CONSUMERS) await registerConsumer(db.pool, consumer.name);
 
     let deps: AppDeps | undefined;
     const scheduler = await createScheduler({
@@ -81,7 +87,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       await scheduler.startWorker();
       const delivery = await startDelivery(deps);
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
-      const feed = await startChangeFeed(deps, [trackedSegmentsConsumer, workflowTriggersConsumer], config.changeFeed);
+      const feed = await startChangeFeed(deps, FEED_CONSUMERS, config.changeFeed);
       cleanups.unshift(() => feed.stop());
       const dispatcher = startCampaignDispatcher(deps);
       cleanups.unshift(() => dispatcher.stop());
