@@ -40,6 +40,12 @@ export const Project = z.object({
     .number()
     .nullable()
     .describe('Campaign messages per second for this project (warming up a new domain); null: as fast as possible'),
+  defaultFrom: z
+    .string()
+    .nullable()
+    .describe(
+      'Sender address `/v1/send` uses when neither the request nor its template names one (on a verified domain); null: `from` is required',
+    ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -151,6 +157,7 @@ export const usersContract = c.router(
           unsubscribedRedirectUrl: RedirectUrl.nullable(),
           unsubscribeMailbox: z.string().trim().toLowerCase().email().max(254).nullable(),
           campaignSendRate: z.number().positive().max(100_000).nullable(),
+          defaultFrom: z.string().trim().toLowerCase().email().max(254).nullable(),
         })
         .partial()
         .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),

@@ -219,6 +219,10 @@ export const Attachment = z.object({
   contentType: z.string().max(255).optional(),
 });
 
+/** The format of a `/v1/send` body (Plunk's `type`): HTML as is, or Markdown rendered to HTML. */
+export const BodyFormat = z.enum(['html', 'markdown']);
+export type BodyFormat = z.infer<typeof BodyFormat>;
+
 export const SendBody = z.object({
   to: z.union([Recipient, z.array(Recipient).min(1).max(100)]).describe('Recipient(s), processed one by one'),
   subject: Subject.optional(),
@@ -238,6 +242,9 @@ export const SendBody = z.object({
     .refine((h) => Object.keys(h).every((k) => HEADER_NAME.test(k)), 'header names must be RFC 5322 field names')
     .optional(),
   reply: Address.optional(),
+  type: BodyFormat.optional().describe(
+    'How `body` is written: `html` (default) or `markdown`, rendered to HTML with raw HTML in it escaped',
+  ),
   attachments: z.array(Attachment).max(10).optional(),
   tracking: z
     .boolean()
