@@ -11,6 +11,9 @@ describe('built package', () => {
     expect(typeof esm.Pigeon).toBe('function');
     expect(typeof esm.PigeonError).toBe('function');
     expect(new esm.PigeonError({ status: 0, code: 'X', message: 'x' })).toBeInstanceOf(Error);
+    // Named as written, not esbuild's `_PigeonError` for a class that refers to itself.
+    expect(esm.PigeonError.name).toBe('PigeonError');
+    expect(new esm.PigeonError({ status: 0, code: 'X', message: 'x' }).constructor.name).toBe('PigeonError');
   });
 
   it('exports Pigeon and PigeonError from the CJS build', () => {
