@@ -130,6 +130,7 @@ export const commonErrors = {
 
 /** Error responses of routes that need no authentication. */
 export const publicErrors = {
+  400: ErrorEnvelope, // a malformed JSON body: every route parses one when Content-Type says JSON
   500: ErrorEnvelope,
 } as const;
 

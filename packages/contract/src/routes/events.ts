@@ -11,7 +11,10 @@ export const EventName = z
   .trim()
   .min(1, 'must not be empty')
   .max(200)
-  .regex(/^\P{Cc}+$/u, 'must not contain control characters')
+  // The C0 and C1 controls (Unicode's Cc) spelled as a range, not `\P{Cc}`: OpenAPI tools compile
+  // patterns without the `u` flag, where `\P{…}` means something else.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters refused
+  .regex(/^[^\u0000-\u001F\u007F-\u009F]+$/, 'must not contain control characters')
   .describe(
     'Custom event name, e.g. `signed-up`. Reserved: contact.subscribed, contact.unsubscribed, email.*, segment.<slug>.entry|exit',
   );
