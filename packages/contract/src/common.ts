@@ -40,8 +40,7 @@ export const ErrorCode = z.enum([
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
-/** The one error envelope every failing endpoint returns (spec §7). */
-export const ErrorEnvelope = z.object({
+const errorEnvelope = z.object({
   success: z.literal(false),
   error: z.object({
     code: ErrorCode.describe('Machine-readable error code, e.g. `VALIDATION_ERROR`'),
@@ -55,6 +54,15 @@ export const ErrorEnvelope = z.object({
   message: z.string().describe('A copy of `error.message`, for clients written for Plunk that read it here'),
   timestamp: z.string().datetime(),
 });
+type ErrorEnvelopeObject = typeof errorEnvelope;
+/**
+ * The schema's type under a name of its own: every route declares the envelope several times, and
+ * declaration files then refer to this interface instead of spelling the whole schema out each time
+ * (which made the SDK's bundled .d.ts megabytes larger).
+ */
+export interface ErrorEnvelopeSchema extends ErrorEnvelopeObject {}
+/** The one error envelope every failing endpoint returns (spec §7). */
+export const ErrorEnvelope: ErrorEnvelopeSchema = errorEnvelope;
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 export type FieldError = z.infer<typeof FieldError>;
 

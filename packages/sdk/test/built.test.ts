@@ -31,6 +31,14 @@ describe('built package', () => {
       expect(types).toMatch(/export \{[^}]*\bPigeon\b/);
     }
   });
+
+  it('keeps its declarations small (≤ 300 KB): schemas are named, not spelled out per route', () => {
+    const bytes = readFileSync(dist('index.d.ts')).length;
+    expect(bytes).toBeLessThanOrEqual(300 * 1024);
+    // The error envelope is declared once and referred to by name from every route.
+    const types = readFileSync(dist('index.d.ts'), 'utf8');
+    expect(types.match(/success: z\.ZodLiteral<false>/g)).toHaveLength(1);
+  });
 });
 
 /** `import('x')` specifiers, skipping comments such as `/* webpackIgnore: true *\/` inside the parentheses. */

@@ -39,7 +39,7 @@ export const TrackResult = z.object({
   timestamp: Timestamp,
 });
 
-export const Event = z.object({
+const eventObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   contactId: z.string().uuid().nullable(),
@@ -47,6 +47,10 @@ export const Event = z.object({
   data: z.record(z.unknown().describe('Event data value')),
   createdAt: Timestamp,
 });
+type EventObject = typeof eventObject;
+/** `Event` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface EventSchema extends EventObject {}
+export const Event: EventSchema = eventObject;
 
 export const TimeRange = z.object({
   from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),

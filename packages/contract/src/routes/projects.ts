@@ -9,7 +9,7 @@ const c = initContract();
 export const Role = z.enum(['OWNER', 'ADMIN', 'MEMBER']);
 export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
 
-export const Project = z.object({
+const projectObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   publicKey: z.string().describe('`pk_…`: may only call POST /v1/track'),
@@ -49,6 +49,10 @@ export const Project = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type ProjectObject = typeof projectObject;
+/** `Project` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface ProjectSchema extends ProjectObject {}
+export const Project: ProjectSchema = projectObject;
 
 const RedirectUrl = z
   .string()

@@ -20,7 +20,7 @@ export const DnsRecord = z.object({
   status: z.enum(['verified', 'missing', 'mismatch', 'unchecked']),
 });
 
-export const Domain = z.object({
+const domainObject = z.object({
   id: z.string().uuid(),
   domain: z.string(),
   status: z.enum(['pending', 'verified']),
@@ -31,6 +31,10 @@ export const Domain = z.object({
   note: z.string().nullable().describe('Why the domain is in its state, e.g. verified at once with the local outbox'),
   createdAt: Timestamp,
 });
+type DomainObject = typeof domainObject;
+/** `Domain` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface DomainSchema extends DomainObject {}
+export const Domain: DomainSchema = domainObject;
 
 export const DomainName = z
   .string()
@@ -91,7 +95,7 @@ export const Subject = z
   .max(998)
   .regex(/^[^\r\n]*$/, 'must not contain line breaks');
 
-export const Template = z.object({
+const templateObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   description: z.string().nullable(),
@@ -105,6 +109,10 @@ export const Template = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type TemplateObject = typeof templateObject;
+/** `Template` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface TemplateSchema extends TemplateObject {}
+export const Template: TemplateSchema = templateObject;
 
 const TemplateFields = z.object({
   name: z.string().trim().min(1).max(200),
