@@ -1,5 +1,5 @@
-// Quickstart: track an event from "the browser" with the public key, then look the contact up,
-// import a few more from CSV and list them with the secret key.
+// Quickstart: send a first email, track an event from "the browser" with the public key, then
+// look the contact up, import a few more from CSV and list them with the secret key.
 //
 //   PIGEON_URL=http://localhost:3000 PIGEON_PUBLIC_KEY=pk_… PIGEON_SECRET_KEY=sk_… node examples/quickstart.mjs
 //
@@ -14,13 +14,33 @@ if (!publicKey || !secretKey) {
   process.exit(2);
 }
 
+// Send a first email. On the local outbox a sender domain is verified as soon as it is added: the first
+// project already has pigeon.local (PIGEON_FROM picks another sender); add it when the project lacks it.
+const server = new Pigeon({ apiKey: secretKey, baseUrl });
+const from = process.env.PIGEON_FROM ?? 'hello@pigeon.local';
+const email = {
+  to: 'you@example.com',
+  from,
+  subject: 'Hello from Pigeon',
+  body: '# It works\n\nSent by the quickstart.',
+  type: 'markdown',
+};
+const sent = await server.emails.send(email).catch(async (err) => {
+  if (!(err instanceof PigeonError) || err.details?.reason !== 'DOMAIN_NOT_VERIFIED') throw err;
+  const domain = await server.domains.create(from.split('@')[1]);
+  console.log(`added sender domain ${domain.domain} (${domain.status})`);
+  return server.emails.send(email);
+});
+console.log(`sent email ${sent.emails[0].email} from ${from}`);
+console.log(`see it at ${baseUrl}/outbox (sign in with the owner login in .pigeon/first-run.txt)`);
+
 // Browser-side code gets a client that can only track.
 const browser = createPigeon({ apiKey: publicKey, baseUrl });
 const { contact } = await browser.events.track({ email: 'ada@example.com', event: 'signed-up', data: { plan: 'pro' } });
 console.log(`tracked signed-up for contact ${contact}`);
 
 // Server-side code uses the secret key.
-const pigeon = new Pigeon({ apiKey: secretKey, baseUrl });
+const pigeon = server;
 const ada = await pigeon.contacts.get(contact);
 console.log(`ada: subscribed=${ada.subscribed} plan=${ada.data.plan}`);
 

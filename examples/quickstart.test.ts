@@ -25,8 +25,13 @@ it('runs the quickstart against a real server', async () => {
       },
     },
   );
+  expect(stdout).toContain('added sender domain pigeon.local (verified)');
+  const emailId = /sent email ([0-9a-f-]{36}) from hello@pigeon\.local/.exec(stdout)?.[1];
+  expect(stdout).toContain(`see it at ${pigeon.url}/outbox`);
+  const { rows } = await pigeon.deps.db.pool.query('SELECT subject, html FROM emails WHERE id = $1', [emailId]);
+  expect(rows[0]).toMatchObject({ subject: 'Hello from Pigeon', html: expect.stringContaining('<h1>It works</h1>') });
   expect(stdout).toContain('ada: subscribed=true plan=pro');
   expect(stdout).toContain('import completed: 2 created, 0 updated, 0 skipped');
-  expect(stdout).toContain('3 contacts');
+  expect(stdout).toContain('4 contacts'); // you@ (the email), ada, grace, linus
   expect(stdout).toContain('reserved names are refused: 422 VALIDATION_ERROR (reserved_event)');
 });

@@ -11,6 +11,9 @@ export default defineConfig({
   // anything imports the package name directly.
   noExternal: ['@pigeon/contract'],
   dts: true,
+  // esbuild renames a class that refers to itself (PigeonError's static factories) to `_PigeonError`;
+  // keep the names users see in stack traces and `err.constructor.name`.
+  keepNames: true,
   // Keep `node:` on the one lazily imported Node module (src/upload.ts), so it cannot be mistaken
   // for an npm package (or polyfilled) by a browser bundler.
   removeNodeProtocol: false,

@@ -1,9 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { contract, namedSchemas } from './index.js';
-import { buildOpenApiDocument, flattenRoutes } from './openapi.js';
+import { buildOpenApiDocument, flattenRoutes, toOpenApi30 } from './openapi.js';
 
 const document = buildOpenApiDocument(contract, namedSchemas, { title: 'Pigeon', version: 'test' });
+const document30 = toOpenApi30(document);
 type Json = Record<string, unknown>;
 
 /** A schema says nothing when it has no type, reference, composition, enum or const. */
@@ -99,6 +100,92 @@ describe('OpenAPI document', () => {
     for (const { id, route } of flattenRoutes(contract)) {
       const errorStatuses = Object.keys(route.responses).filter((s) => Number(s) >= 400);
       expect(errorStatuses.length, `${id} declares error responses`).toBeGreaterThan(0);
+    }
+  });
+});
+
+type Operation = Json & { tags?: string[]; responses: Record<string, Json>; requestBody?: Json };
+const operations = (doc: { paths?: unknown }) =>
+  Object.entries((doc.paths ?? {}) as Record<string, Record<string, Operation>>).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as const),
+  );
+
+const pathItem = (doc: { paths?: unknown }, path: string) =>
+  ((doc.paths ?? {}) as Record<string, Record<string, Operation>>)[path] ?? {};
+
+describe('what each operation tells a reader or a generator', () => {
+  it('has a defined tag, a summary, a description and a 4xx response', () => {
+    const tags = new Set((document.tags ?? []).map((t) => t.name));
+    for (const [at, op] of operations(document)) {
+      expect(op.tags?.length, at).toBe(1);
+      expect(tags, at).toContain(op.tags?.[0]);
+      expect(op.summary, at).toBeTruthy();
+      expect(op.description, at).toMatch(/Authentication|No authentication/);
+      expect(
+        Object.keys(op.responses).some((s) => s.startsWith('4')),
+        `${at} has a 4xx`,
+      ).toBe(true);
+    }
+    expect(document.info.license?.name).toBe('MIT');
+    expect(document.info.contact?.url).toMatch(/^https:\/\//);
+  });
+
+  it('has an example on every JSON request and response body', () => {
+    let count = 0;
+    for (const [at, op] of operations(document)) {
+      const bodies = [op.requestBody, ...Object.values(op.responses)].map(
+        (b) => ((b?.content ?? {}) as Record<string, Json>)['application/json'],
+      );
+      for (const media of bodies.filter(Boolean)) {
+        expect(media, at).toHaveProperty('example');
+        count++;
+      }
+    }
+    expect(count).toBeGreaterThan(200);
+    const sendBody = (pathItem(document, '/v1/send').post?.requestBody?.content ?? {}) as Record<string, Json>;
+    expect(sendBody['application/json']?.example).toMatchObject({
+      to: expect.anything(),
+    });
+  });
+});
+
+describe('OpenAPI 3.0.3 rendering', () => {
+  it('is a valid OpenAPI 3.0 document', async () => {
+    const result = await new Validator().validate(document30 as unknown as Parameters<Validator['validate']>[0]);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(document30.openapi).toBe('3.0.3');
+  });
+
+  it('has no 3.1-only schema constructs left', () => {
+    const text = JSON.stringify(document30.paths) + JSON.stringify(document30.components);
+    expect(text).not.toContain('"const":');
+    expect(text).not.toContain('{"type":"null"}');
+    expect(text).not.toContain('"not":{}');
+    expect(text).not.toMatch(/"type":\[/);
+    expect(text).not.toMatch(/"exclusiveM(in|ax)imum":\d/);
+    expect(text).not.toMatch(/"\$ref":"[^"]+","[a-z]/); // a $ref with siblings
+  });
+
+  it('renders nullable, const and optional header schemas the 3.0 way', () => {
+    const project = document30.components?.schemas?.Project as Json & { properties: Record<string, Json> };
+    expect(project.properties.defaultFrom).toMatchObject({ type: 'string', nullable: true });
+    const envelope = document30.components?.schemas?.ErrorEnvelope as Json & { properties: Record<string, Json> };
+    expect(envelope.properties.success).toMatchObject({ type: 'boolean', enum: [false] });
+    const send = pathItem(document30, '/v1/send').post as Operation & { parameters: Json[] };
+    expect(send.parameters.find((p) => p.name === 'idempotency-key')).toMatchObject({
+      in: 'header',
+      required: false,
+      schema: { type: 'string' },
+    });
+  });
+
+  it('keeps every path, operation and example of the 3.1 document', () => {
+    expect(operations(document30).map(([at]) => at)).toEqual(operations(document).map(([at]) => at));
+    const examples = (op: Operation) => JSON.stringify(op.responses).match(/"example":/g)?.length;
+    const ops31 = operations(document);
+    for (const [i, [at, op30]] of operations(document30).entries()) {
+      expect(examples(op30), at).toBe(examples((ops31[i] as (typeof ops31)[number])[1]));
     }
   });
 });

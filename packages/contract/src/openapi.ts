@@ -1,9 +1,13 @@
 import { type AppRoute, type AppRouter, isAppRoute, isAppRouteNoBody, isAppRouteOtherResponse } from '@ts-rest/core';
+import { sample } from 'openapi-sampler';
 import {
+  type MediaTypeObject,
   type OpenAPIObject,
   OpenApiBuilder,
   type OperationObject,
   type ParameterObject,
+  type RequestBodyObject,
+  type ResponseObject,
   type ResponsesObject,
   type SchemaObject,
 } from 'openapi3-ts/oas31';
@@ -11,12 +15,44 @@ import { z } from 'zod';
 import { ignoreOverride, zodToJsonSchema } from 'zod-to-json-schema';
 import { type RouteAuth, type RouteMeta, SESSION_COOKIE } from './meta.js';
 
+export { toOpenApi30 } from './openapi30.js';
+
 export interface OpenApiInfo {
   title: string;
   version: string;
   description?: string;
   serverUrl?: string;
 }
+
+/** One tag per part of the contract, described in `tags` (generators name their API classes after them). */
+const TAGS: Record<string, string> = {
+  system: 'Health and the deployment configuration (no authentication)',
+  auth: 'Accounts: sign-up, login (the dashboard session cookie), email verification, password reset',
+  users: 'The signed-in user and their projects: settings (tracking, redirects, default sender), keys, webhook secret',
+  projects: 'Onboarding and security state of a project, and its members and invitations',
+  contacts: 'Contacts with custom data: cursor pages, upsert, fields, CSV import and bulk jobs',
+  events: 'Tracked events: POST /v1/track (public or secret key), lists, stats, names and usage',
+  domains: 'Sender domains: DKIM keys and the DNS records to publish, verification',
+  templates: 'Email templates (HTML with {{placeholders}}), offset pages, usage',
+  emails: 'POST /v1/send: transactional email now, to one or more recipients',
+  activity: 'The activity feed of email and contact events, its stats, and upcoming sends',
+  segments: 'DYNAMIC segments (condition trees) and STATIC ones (members by email), live member pages',
+  campaigns: 'One email to all contacts, a segment or a condition; sent now or scheduled; stats',
+  workflows: 'Event-triggered workflows: steps, transitions, executions per contact',
+};
+
+/** How each kind of route authenticates, for operation descriptions. */
+const AUTH_TEXT: Record<RouteAuth, string> = {
+  none: 'No authentication.',
+  session: 'Authentication: the dashboard session cookie from `POST /auth/login`.',
+  secret: 'Authentication: a secret key (`Authorization: Bearer sk_…`).',
+  track: 'Authentication: a public key (`pk_…`, safe in browsers) or a secret key.',
+  dashboard: 'Authentication: a secret key, or the session cookie with `X-Project-Id` naming one of your projects.',
+};
+
+/** `info.license` and `info.contact` of both documents. */
+export const API_LICENSE = { name: 'MIT', url: 'https://opensource.org/license/mit' };
+export const API_CONTACT = { name: 'Pigeon', url: 'https://github.com/pigeon-email/pigeon' };
 
 const SECURITY: Record<RouteAuth, OperationObject['security']> = {
   none: [],
@@ -74,7 +110,14 @@ export function buildOpenApiDocument(
   const converter = new SchemaConverter(named);
   const builder = OpenApiBuilder.create({
     openapi: '3.1.0',
-    info: { title: info.title, version: info.version, description: info.description },
+    info: {
+      title: info.title,
+      version: info.version,
+      description: info.description,
+      license: API_LICENSE,
+      contact: API_CONTACT,
+    },
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths: {},
     components: {
       securitySchemes: {
@@ -105,14 +148,34 @@ export function buildOpenApiDocument(
   }
   for (const [path, ops] of byPath) builder.addPath(path, ops);
   for (const [name, schema] of Object.entries(converter.components())) builder.addSchema(name, schema);
-  return builder.getSpec();
+  return addExamples(builder.getSpec());
+}
+
+/**
+ * A request and response example on every JSON body, sampled from its schema (openapi-sampler:
+ * `default`s, enums, formats and patterns), so generators and Swagger UI show realistic payloads.
+ */
+function addExamples(document: OpenAPIObject): OpenAPIObject {
+  const json = (content: unknown) => (content as Record<string, MediaTypeObject> | undefined)?.['application/json'];
+  for (const ops of Object.values(document.paths ?? {})) {
+    for (const op of Object.values(ops as Record<string, OperationObject>)) {
+      const media = [
+        json((op.requestBody as RequestBodyObject | undefined)?.content),
+        ...Object.values(op.responses ?? {}).map((r) => json((r as ResponseObject).content)),
+      ];
+      for (const m of media) {
+        if (m?.schema) m.example = sample(m.schema as Parameters<typeof sample>[0], { skipReadOnly: true }, document);
+      }
+    }
+  }
+  return document;
 }
 
 function buildOperation(id: string, tags: string[], route: AppRoute, converter: SchemaConverter): OperationObject {
   const op: OperationObject = {
     operationId: id,
     summary: route.summary,
-    description: route.description,
+    description: `${route.description ?? `${route.summary}.`}\n\n${AUTH_TEXT[authOf(route)]}`,
     tags,
     parameters: [
       ...objectParameters(route.pathParams, 'path', converter),
@@ -121,7 +184,7 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
     ],
     responses: buildResponses(route, converter),
   };
-  op.security = SECURITY[((route.metadata ?? {}) as Partial<RouteMeta>).auth ?? 'secret'];
+  op.security = SECURITY[authOf(route)];
   if ('body' in route && !isAppRouteNoBody(route.body) && route.body !== undefined) {
     const contentType = route.contentType ?? 'application/json';
     op.requestBody = {
@@ -131,6 +194,8 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
   }
   return op;
 }
+
+const authOf = (route: AppRoute): RouteAuth => ((route.metadata ?? {}) as Partial<RouteMeta>).auth ?? 'secret';
 
 function objectParameters(
   schema: unknown,
@@ -202,7 +267,10 @@ class SchemaConverter {
     const out: Record<string, SchemaObject> = {};
     let pending = [...this.used];
     while (pending.length > 0) {
-      for (const name of pending) out[name] = this.toJsonSchema(this.named[name] as z.ZodTypeAny, name);
+      for (const name of pending) {
+        const schema = this.toJsonSchema(this.named[name] as z.ZodTypeAny, name);
+        out[name] = name in COMPONENT_EXAMPLES ? { ...schema, examples: [COMPONENT_EXAMPLES[name]] } : schema;
+      }
       pending = [...this.used].filter((n) => !(n in out));
     }
     return out;
@@ -224,6 +292,59 @@ class SchemaConverter {
       },
     }) as Record<string, unknown>;
     const { $schema: _ignored, ...rest } = result;
-    return rest as SchemaObject;
+    return withPatternExamples(numericBounds(rest)) as SchemaObject;
   }
+}
+
+/** Examples of recursive schemas, which a sampler cuts off (a nested tree without its `groups`). */
+const COMPONENT_EXAMPLES: Record<string, unknown> = {
+  ConditionTree: {
+    logic: 'AND',
+    groups: [
+      {
+        filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }],
+        conditions: {
+          logic: 'OR',
+          groups: [{ filters: [{ field: 'event.signed-up', operator: 'triggeredWithin', value: 7, unit: 'days' }] }],
+        },
+      },
+    ],
+  },
+};
+
+/** Examples for string patterns that a sampler cannot fill on its own (keyed by the pattern). */
+const PATTERN_EXAMPLES: Record<string, string> = {
+  '^whsec_': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  '^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,63}$': 'example.com',
+};
+
+function withPatternExamples(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withPatternExamples);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = withPatternExamples(value);
+  const example = typeof out.pattern === 'string' ? PATTERN_EXAMPLES[out.pattern] : undefined;
+  if (example !== undefined && out.examples === undefined) out.examples = [example];
+  return out;
+}
+
+/**
+ * zod-to-json-schema writes draft-4 booleans (`exclusiveMinimum: true` beside `minimum`) even for
+ * 2019-09; JSON Schema 2019-09 and OpenAPI 3.1 want the bound itself in `exclusiveMinimum`.
+ */
+function numericBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(numericBounds);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = numericBounds(value);
+  for (const [flag, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    if (out[flag] === true) {
+      out[flag] = out[bound];
+      delete out[bound];
+    } else if (out[flag] === false) delete out[flag];
+  }
+  return out;
 }

@@ -1,8 +1,22 @@
-import type { ErrorEnvelope, FieldError } from './types.js';
+import type { ErrorCode, ErrorEnvelope, FieldError } from './types.js';
+
+/**
+ * `err.code`: one of the server's codes (the contract's `ErrorCode`), or one the SDK gives when the
+ * server gave none: no response (`NETWORK_ERROR`, `TIMEOUT`), a body that is not Pigeon's envelope
+ * from a proxy (`BAD_GATEWAY`, `SERVICE_UNAVAILABLE`, `GATEWAY_TIMEOUT`, or `HTTP_<status>`).
+ */
+export type PigeonErrorCode =
+  | ErrorCode
+  | 'NETWORK_ERROR'
+  | 'TIMEOUT'
+  | 'BAD_GATEWAY'
+  | 'SERVICE_UNAVAILABLE'
+  | 'GATEWAY_TIMEOUT'
+  | `HTTP_${number}`;
 
 export interface PigeonErrorInit {
   status: number;
-  code: string;
+  code: PigeonErrorCode;
   message: string;
   requestId?: string;
   errors?: FieldError[];
@@ -14,7 +28,7 @@ export interface PigeonErrorInit {
 }
 
 /** Codes for error bodies that carry none (bare `{ error }`, proxies, plain text). */
-const CODE_BY_STATUS: Record<number, string> = {
+const CODE_BY_STATUS: Record<number, PigeonErrorCode> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
@@ -36,7 +50,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 export class PigeonError extends Error {
   override readonly name = 'PigeonError';
   readonly status: number;
-  readonly code: string;
+  readonly code: PigeonErrorCode;
   readonly requestId?: string;
   /** Field-level validation problems (422 `VALIDATION_ERROR`). */
   readonly errors?: FieldError[];
@@ -61,7 +75,8 @@ export class PigeonError extends Error {
 
   static fromResponse(status: number, body: unknown, headers: Headers): PigeonError {
     const requestId = headers.get('x-request-id') ?? undefined;
-    const base = { status, body, headers, requestId, code: CODE_BY_STATUS[status] ?? `HTTP_${status}` };
+    const code: PigeonErrorCode = CODE_BY_STATUS[status] ?? `HTTP_${status}`;
+    const base = { status, body, headers, requestId, code };
     if (isEnvelope(body)) {
       const { code, message, requestId: id, errors, details, suggestion } = body.error;
       return new PigeonError({ ...base, code, message, requestId: id ?? requestId, errors, details, suggestion });

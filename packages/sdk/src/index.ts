@@ -9,7 +9,7 @@ import type {
 
 export type { CampaignSendOptions } from './campaigns.js';
 export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
-export { PigeonError, type PigeonErrorInit } from './errors.js';
+export { PigeonError, type PigeonErrorCode, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
 export type { WaitForJobOptions } from './jobs.js';
 export type { CursorPage, OffsetPage, TotalPage } from './pagination.js';
@@ -53,6 +53,7 @@ export type {
   DnsRecord,
   Domain,
   DurationUnit,
+  ErrorCode,
   ErrorEnvelope,
   Event,
   EventListQuery,
@@ -124,6 +125,7 @@ export type {
   WorkflowUpdateBody,
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
+export { SDK_VERSION } from './version.js';
 export type { RemoveStepOptions } from './workflows.js';
 
 /**

@@ -6,7 +6,9 @@ import {
   type SuccessfulHttpStatusCode,
 } from '@ts-rest/core';
 import { PigeonError } from './errors.js';
+import { originalResponse } from './idempotency.js';
 import { isRetryable, retryDelayMs, sleep } from './retry.js';
+import { SDK_VERSION } from './version.js';
 
 type Inputs<R extends AppRoute> = ClientInferRequest<R>;
 
@@ -53,6 +55,15 @@ interface LooseInput {
   headers?: Record<string, unknown>;
 }
 
+/**
+ * `pigeon-sdk/<version> node/<version>` on Node. Elsewhere the runtime's own User-Agent stands
+ * (browsers set theirs, and a custom one would only add a header to CORS preflights).
+ */
+const nodeVersion = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
+const USER_AGENT: Record<string, string> = nodeVersion
+  ? { 'user-agent': `pigeon-sdk/${SDK_VERSION} node/${nodeVersion}` }
+  : {};
+
 type Attempt = { ok: true; body: unknown } | { ok: false; error: PigeonError };
 
 /** Sends contract routes: builds the request, retries what is safe to retry, returns the 2xx body or throws. */
@@ -64,6 +75,7 @@ export class Transport {
     const url = this.config.baseUrl + buildPath(route.path, params) + convertQueryParamsToUrlString(query);
     const encoded = encodeBody(route, body);
     const headers: Record<string, string> = {
+      ...USER_AGENT,
       accept: 'application/json',
       authorization: `Bearer ${this.config.apiKey}`,
       ...(encoded.contentType ? { 'content-type': encoded.contentType } : {}),
@@ -80,6 +92,9 @@ export class Transport {
       const result = await this.attempt(url, init, options);
       if (result.ok) return result.body as SuccessBody<R>;
       const { error } = result;
+      // A retry of this call met the key the earlier attempt used: that attempt went through.
+      const replayed = attempt > 0 && hasKey ? originalResponse(error, headers['idempotency-key'] ?? '') : undefined;
+      if (replayed) return replayed.body as SuccessBody<R>;
       if (attempt >= maxRetries || !isRetryable(error, route.method, hasKey)) throw error;
       const backoff = { baseDelayMs: this.config.retryBaseDelayMs, maxDelayMs: this.config.retryMaxDelayMs };
       await sleep(retryDelayMs(attempt, backoff, error.headers?.get('retry-after')), options.signal);

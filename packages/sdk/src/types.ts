@@ -6,6 +6,8 @@ import type { RouteInput, SuccessBody } from './transport.js';
 // contract names are both a zod schema and a type, and the bundled .d.ts must export only the type.
 export type Contract = wire.Contract;
 export type ErrorEnvelope = wire.ErrorEnvelope;
+/** Every `error.code` the server answers with (the contract's enum). */
+export type ErrorCode = wire.ErrorCode;
 export type FieldError = wire.FieldError;
 export type Health = z.infer<typeof wire.Health>;
 export type DeploymentConfig = z.infer<typeof wire.DeploymentConfig>;

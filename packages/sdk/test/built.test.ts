@@ -11,6 +11,9 @@ describe('built package', () => {
     expect(typeof esm.Pigeon).toBe('function');
     expect(typeof esm.PigeonError).toBe('function');
     expect(new esm.PigeonError({ status: 0, code: 'X', message: 'x' })).toBeInstanceOf(Error);
+    // Named as written, not esbuild's `_PigeonError` for a class that refers to itself.
+    expect(esm.PigeonError.name).toBe('PigeonError');
+    expect(new esm.PigeonError({ status: 0, code: 'X', message: 'x' }).constructor.name).toBe('PigeonError');
   });
 
   it('exports Pigeon and PigeonError from the CJS build', () => {
@@ -27,6 +30,14 @@ describe('built package', () => {
       expect(types).not.toContain('@pigeon/contract');
       expect(types).toMatch(/export \{[^}]*\bPigeon\b/);
     }
+  });
+
+  it('keeps its declarations small (≤ 300 KB): schemas are named, not spelled out per route', () => {
+    const bytes = readFileSync(dist('index.d.ts')).length;
+    expect(bytes).toBeLessThanOrEqual(300 * 1024);
+    // The error envelope is declared once and referred to by name from every route.
+    const types = readFileSync(dist('index.d.ts'), 'utf8');
+    expect(types.match(/success: z\.ZodLiteral<false>/g)).toHaveLength(1);
   });
 });
 

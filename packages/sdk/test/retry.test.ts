@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PigeonError } from '../src/errors.js';
 import { isRetryable, parseRetryAfter, retryDelayMs } from '../src/retry.js';
 
-const error = (status: number) => new PigeonError({ status, code: 'X', message: 'x' });
+const error = (status: number) => new PigeonError({ status, code: 'INTERNAL_SERVER_ERROR', message: 'x' });
 const backoff = { baseDelayMs: 100, maxDelayMs: 1_000 };
 
 describe('retry policy', () => {

@@ -95,7 +95,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       cleanups.unshift(() => workflows.stop(config.shutdownTimeoutMs));
     }
     if (config.role === 'worker') return { deps, stop: shutdown };
-    const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), config) : undefined;
+    const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), deps) : undefined;
 
     const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
     let companion: { stop: () => Promise<void> } | undefined;

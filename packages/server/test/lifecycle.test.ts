@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killAllCli, runCli, startCli } from './cli.js';
@@ -48,6 +50,11 @@ describe('pigeon start on the embedded defaults', () => {
       /curl -X POST http:\/\/localhost:\d+\/v1\/track -H "Authorization: Bearer pk_[0-9a-f]{64}"/,
     );
     expect(readFileSync(join(dataDir, 'first-run.txt'), 'utf8')).toContain(secretKey);
+    // …and a ready curl for /v1/send: the local outbox verified the first project's domain at once.
+    const sendCurl = welcome.split('\n').find((line) => line.startsWith(`curl -X POST ${url}/v1/send`));
+    expect(welcome).toContain(`see it at ${url}/outbox`);
+    const sent = JSON.parse((await promisify(execFile)('sh', ['-c', `${sendCurl} -s`])).stdout);
+    expect(sent).toMatchObject({ success: true, data: { emails: [{ contact: { email: 'ada@example.com' } }] } });
     const secrets = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'));
     const dbUrl = `postgres://pigeon:${secrets.embeddedPostgresPassword}@127.0.0.1:${env.EMBEDDED_POSTGRES_PORT}/pigeon`;
     await query(dbUrl, "CREATE TABLE restart_probe (v text); INSERT INTO restart_probe VALUES ('kept')");

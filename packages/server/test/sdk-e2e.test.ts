@@ -119,4 +119,33 @@ describe('the SDK against a real server', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 409, code: 'IDEMPOTENCY_KEY_REUSED', details: { originalStatusCode: 200 } });
   });
+
+  it('returns the original result when the first response is lost after the server acted', async () => {
+    let calls = 0;
+    let dropNext = true;
+    // A transport that delivers a request and then drops its response, as a broken connection does.
+    const lossy: typeof fetch = async (input, init) => {
+      calls++;
+      const response = await fetch(input, init);
+      if (dropNext) {
+        dropNext = false;
+        await response.text();
+        throw new TypeError('fetch failed: socket hang up');
+      }
+      return response;
+    };
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url, fetch: lossy, retryBaseDelayMs: 1 });
+    const plain = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    const result = await api.events.track({ email: 'lost@example.com', event: 'paid' });
+    expect(calls).toBe(2);
+    const events = await plain.events.forContact(result.contact);
+    expect(events.data.map((e) => ({ id: e.id, name: e.name }))).toEqual([{ id: result.event, name: 'paid' }]);
+
+    await plain.domains.create('lossy.example');
+    [calls, dropNext] = [0, true];
+    const sent = await api.emails.send({ to: 'lost@example.com', from: 'hi@lossy.example', subject: 'Hi', body: 'Hi' });
+    expect(calls).toBe(2);
+    const { rows } = await pigeon.deps.db.pool.query('SELECT id FROM emails WHERE to_email = $1', ['lost@example.com']);
+    expect(rows.map((r) => r.id)).toEqual([sent.emails[0]?.email]);
+  });
 });

@@ -11,7 +11,7 @@ export const ContactData = z
     'Custom fields. Primitives are stored; null deletes a key; "" is ignored; {value, persistent:false} is used for this request only; reserved keys are dropped.',
   );
 
-export const Contact = z.object({
+const contactObject = z.object({
   id: z.string().uuid(),
   email: z.string().email(),
   subscribed: z.boolean(),
@@ -19,10 +19,18 @@ export const Contact = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type ContactObject = typeof contactObject;
+/** `Contact` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface ContactSchema extends ContactObject {}
+export const Contact: ContactSchema = contactObject;
 
-export const ContactWithMeta = Contact.extend({
+const contactWithMetaObject = Contact.extend({
   _meta: z.object({ isNew: z.boolean(), isUpdate: z.boolean() }),
 });
+type ContactWithMetaObject = typeof contactWithMetaObject;
+/** `ContactWithMeta` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface ContactWithMetaSchema extends ContactWithMetaObject {}
+export const ContactWithMeta: ContactWithMetaSchema = contactWithMetaObject;
 
 export const ContactEmail = z.string().trim().toLowerCase().email().max(254);
 
@@ -53,7 +61,7 @@ export const JobKind = z.enum([
   'delete_events',
 ]);
 
-export const Job = z.object({
+const jobObject = z.object({
   id: z.string().uuid(),
   kind: JobKind,
   status: JobStatus,
@@ -77,6 +85,10 @@ export const Job = z.object({
   startedAt: Timestamp.nullable(),
   finishedAt: Timestamp.nullable(),
 });
+type JobObject = typeof jobObject;
+/** `Job` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface JobSchema extends JobObject {}
+export const Job: JobSchema = jobObject;
 
 export const JobAccepted = z.object({ jobId: z.string().uuid() });
 const ContactIds = z.object({ contactIds: z.array(z.string().uuid()).min(1).max(1000) });

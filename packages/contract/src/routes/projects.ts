@@ -9,7 +9,7 @@ const c = initContract();
 export const Role = z.enum(['OWNER', 'ADMIN', 'MEMBER']);
 export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
 
-export const Project = z.object({
+const projectObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   publicKey: z.string().describe('`pk_…`: may only call POST /v1/track'),
@@ -40,9 +40,19 @@ export const Project = z.object({
     .number()
     .nullable()
     .describe('Campaign messages per second for this project (warming up a new domain); null: as fast as possible'),
+  defaultFrom: z
+    .string()
+    .nullable()
+    .describe(
+      'Sender address `/v1/send` uses when neither the request nor its template names one (on a verified domain); null: `from` is required',
+    ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type ProjectObject = typeof projectObject;
+/** `Project` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface ProjectSchema extends ProjectObject {}
+export const Project: ProjectSchema = projectObject;
 
 const RedirectUrl = z
   .string()
@@ -151,6 +161,7 @@ export const usersContract = c.router(
           unsubscribedRedirectUrl: RedirectUrl.nullable(),
           unsubscribeMailbox: z.string().trim().toLowerCase().email().max(254).nullable(),
           campaignSendRate: z.number().positive().max(100_000).nullable(),
+          defaultFrom: z.string().trim().toLowerCase().email().max(254).nullable(),
         })
         .partial()
         .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),

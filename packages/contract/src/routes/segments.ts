@@ -10,7 +10,7 @@ const c = initContract();
 export const SegmentType = z.enum(['DYNAMIC', 'STATIC']);
 export type SegmentType = z.infer<typeof SegmentType>;
 
-export const Segment = z.object({
+const segmentObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   description: z.string().nullable(),
@@ -26,6 +26,10 @@ export const Segment = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type SegmentObject = typeof segmentObject;
+/** `Segment` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface SegmentSchema extends SegmentObject {}
+export const Segment: SegmentSchema = segmentObject;
 export type Segment = z.infer<typeof Segment>;
 
 const SegmentId = z.object({ id: z.string().uuid() });

@@ -20,7 +20,7 @@ export const DnsRecord = z.object({
   status: z.enum(['verified', 'missing', 'mismatch', 'unchecked']),
 });
 
-export const Domain = z.object({
+const domainObject = z.object({
   id: z.string().uuid(),
   domain: z.string(),
   status: z.enum(['pending', 'verified']),
@@ -31,6 +31,10 @@ export const Domain = z.object({
   note: z.string().nullable().describe('Why the domain is in its state, e.g. verified at once with the local outbox'),
   createdAt: Timestamp,
 });
+type DomainObject = typeof domainObject;
+/** `Domain` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface DomainSchema extends DomainObject {}
+export const Domain: DomainSchema = domainObject;
 
 export const DomainName = z
   .string()
@@ -91,7 +95,7 @@ export const Subject = z
   .max(998)
   .regex(/^[^\r\n]*$/, 'must not contain line breaks');
 
-export const Template = z.object({
+const templateObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   description: z.string().nullable(),
@@ -105,6 +109,10 @@ export const Template = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type TemplateObject = typeof templateObject;
+/** `Template` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface TemplateSchema extends TemplateObject {}
+export const Template: TemplateSchema = templateObject;
 
 const TemplateFields = z.object({
   name: z.string().trim().min(1).max(200),
@@ -219,6 +227,10 @@ export const Attachment = z.object({
   contentType: z.string().max(255).optional(),
 });
 
+/** The format of a `/v1/send` body (Plunk's `type`): HTML as is, or Markdown rendered to HTML. */
+export const BodyFormat = z.enum(['html', 'markdown']);
+export type BodyFormat = z.infer<typeof BodyFormat>;
+
 export const SendBody = z.object({
   to: z.union([Recipient, z.array(Recipient).min(1).max(100)]).describe('Recipient(s), processed one by one'),
   subject: Subject.optional(),
@@ -238,6 +250,9 @@ export const SendBody = z.object({
     .refine((h) => Object.keys(h).every((k) => HEADER_NAME.test(k)), 'header names must be RFC 5322 field names')
     .optional(),
   reply: Address.optional(),
+  type: BodyFormat.optional().describe(
+    'How `body` is written: `html` (default) or `markdown`, rendered to HTML with raw HTML in it escaped',
+  ),
   attachments: z.array(Attachment).max(10).optional(),
   tracking: z
     .boolean()

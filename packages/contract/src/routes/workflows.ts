@@ -111,7 +111,7 @@ export type StepConfig<T extends WorkflowStepType> = z.output<(typeof STEP_CONFI
 const Position = z.object({ x: z.number(), y: z.number() });
 const StepName = z.string().trim().min(1).max(200);
 
-export const WorkflowStep = z.object({
+const workflowStepObject = z.object({
   id: z.string().uuid(),
   workflowId: z.string().uuid(),
   type: WorkflowStepType,
@@ -122,6 +122,10 @@ export const WorkflowStep = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
+type WorkflowStepObject = typeof workflowStepObject;
+/** `WorkflowStep` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface WorkflowStepSchema extends WorkflowStepObject {}
+export const WorkflowStep: WorkflowStepSchema = workflowStepObject;
 export type WorkflowStep = z.infer<typeof WorkflowStep>;
 
 export const WorkflowTransition = z.object({
@@ -151,10 +155,14 @@ export const Workflow = z.object({
 });
 export type Workflow = z.infer<typeof Workflow>;
 
-export const WorkflowDetail = Workflow.extend({
+const workflowDetailObject = Workflow.extend({
   steps: z.array(WorkflowStep),
   transitions: z.array(WorkflowTransition),
 });
+type WorkflowDetailObject = typeof workflowDetailObject;
+/** `WorkflowDetail` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface WorkflowDetailSchema extends WorkflowDetailObject {}
+export const WorkflowDetail: WorkflowDetailSchema = workflowDetailObject;
 
 export const WorkflowCreate = z.object({
   name: z.string().trim().min(1).max(200),
@@ -206,7 +214,7 @@ export const StepRun = z.object({
   finishedAt: Timestamp.nullable(),
 });
 
-export const Execution = z.object({
+const executionObject = z.object({
   id: z.string().uuid(),
   workflowId: z.string().uuid(),
   contactId: z.string().uuid(),
@@ -220,9 +228,17 @@ export const Execution = z.object({
   completedAt: Timestamp.nullable(),
   updatedAt: Timestamp,
 });
+type ExecutionObject = typeof executionObject;
+/** `Execution` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface ExecutionSchema extends ExecutionObject {}
+export const Execution: ExecutionSchema = executionObject;
 export type Execution = z.infer<typeof Execution>;
 
-export const ExecutionDetail = Execution.extend({ steps: z.array(StepRun) });
+const executionDetailObject = Execution.extend({ steps: z.array(StepRun) });
+type ExecutionDetailObject = typeof executionDetailObject;
+/** `ExecutionDetail` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface ExecutionDetailSchema extends ExecutionDetailObject {}
+export const ExecutionDetail: ExecutionDetailSchema = executionDetailObject;
 
 export const ExecutionListQuery = CursorQuery.extend({
   status: ExecutionStatus.optional(),

@@ -1,5 +1,5 @@
 import { contract, namedSchemas } from '@pigeon/contract';
-import { buildOpenApiDocument } from '@pigeon/contract/openapi';
+import { buildOpenApiDocument, toOpenApi30 } from '@pigeon/contract/openapi';
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-dist';
 import { VERSION } from '../version.js';
@@ -21,21 +21,43 @@ const PAGE = `<!doctype html>
 
 const INIT = `window.ui = SwaggerUIBundle({ url: '../openapi.json', dom_id: '#api', deepLinking: true });`;
 
+/** What the document covers: the built parts only, one per tag. */
+const DESCRIPTION = [
+  'Pigeon, a self-hostable email platform. This reference lists every endpoint this server runs:',
+  'transactional sending (`POST /v1/send`, templates, sender domains with DKIM), event tracking',
+  '(`POST /v1/track`), contacts with custom data (CSV import, bulk jobs), segments, campaigns, workflows',
+  'with signed webhooks, the activity feed, accounts, projects and members.',
+  '',
+  'Authenticate with `Authorization: Bearer <key>`: the secret key (`sk_…`) everywhere, the public key',
+  '(`pk_…`) on `POST /v1/track` only. Errors share one envelope (`ErrorEnvelope`, codes in `ErrorCode`).',
+  '`POST /v1/send` and `POST /v1/track` take an `Idempotency-Key`.',
+  '',
+  'This document is OpenAPI 3.1 (`/openapi.json`); `/openapi-3.0.json` is the same API as OpenAPI 3.0.3',
+  'for generators that read only 3.0.',
+].join('\n');
+
 export function openApiDocument(publicUrl: string) {
   return buildOpenApiDocument(contract, namedSchemas, {
     title: 'Pigeon API',
     version: VERSION,
-    description: 'Self-hostable email platform: transactional sending, events, contacts, campaigns and workflows.',
+    description: DESCRIPTION,
     serverUrl: publicUrl,
   });
 }
 
-/** `GET /openapi.json` and the API reference page at `/docs/`, served from local assets only. */
+/**
+ * `GET /openapi.json` (3.1), `GET /openapi-3.0.json` (the 3.0.3 rendering) and the API reference page
+ * at `/docs/`, served from local assets only.
+ */
 export function docsRouter(publicUrl: string): Router {
   const document = openApiDocument(publicUrl);
+  const document30 = toOpenApi30(document);
   const router = express.Router();
   router.get('/openapi.json', (_req, res) => {
     res.json(document);
+  });
+  router.get('/openapi-3.0.json', (_req, res) => {
+    res.json(document30);
   });
   router.get('/docs', (req, res, next) => (req.path === '/docs' ? res.redirect(301, '/docs/') : next()));
   router.get('/docs/', (_req, res) => {

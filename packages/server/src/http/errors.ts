@@ -1,4 +1,4 @@
-import type { ErrorEnvelope, FieldError } from '@pigeon/contract';
+import type { ErrorCode, ErrorEnvelope, FieldError } from '@pigeon/contract';
 
 export interface AppErrorExtra {
   errors?: FieldError[];
@@ -10,7 +10,7 @@ export interface AppErrorExtra {
 export class AppError extends Error {
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly extra: AppErrorExtra = {},
   ) {
@@ -27,9 +27,9 @@ export class BareBadRequest extends Error {
 export const notFound = (what = 'Resource') => new AppError(404, 'NOT_FOUND', `${what} not found`);
 export const badRequest = (message: string, extra?: AppErrorExtra) => new AppError(400, 'BAD_REQUEST', message, extra);
 export const conflict = (message: string, extra?: AppErrorExtra) => new AppError(409, 'CONFLICT', message, extra);
-export const forbidden = (message: string, code = 'FORBIDDEN', extra?: AppErrorExtra) =>
+export const forbidden = (message: string, code: ErrorCode = 'FORBIDDEN', extra?: AppErrorExtra) =>
   new AppError(403, code, message, extra);
-export const unauthorized = (message: string, code = 'UNAUTHORIZED') => new AppError(401, code, message);
+export const unauthorized = (message: string, code: ErrorCode = 'UNAUTHORIZED') => new AppError(401, code, message);
 export const validationFailed = (errors: FieldError[], message = 'Request validation failed') =>
   new AppError(422, 'VALIDATION_ERROR', message, { errors });
 

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { initContract } from '@ts-rest/core';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +129,21 @@ describe('system routes', () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
     expect(doc.body.paths['/health'].get.operationId).toBe('system.health');
+    const doc30 = await pigeon.request('GET', '/openapi-3.0.json');
+    expect(doc30.body.openapi).toBe('3.0.3');
+    expect(Object.keys(doc30.body.paths)).toEqual(Object.keys(doc.body.paths));
+    expect(doc30.body.servers).toEqual(doc.body.servers);
+    // Every route parses a JSON body, so even /health can answer 400 (declared in the document).
+    const malformed = await new Promise<number | undefined>((resolve, reject) => {
+      const req = httpRequest(`${pigeon.url}/health`, {
+        method: 'GET',
+        headers: { 'content-type': 'application/json' },
+      });
+      req.on('response', (res) => resolve(res.resume().statusCode)).on('error', reject);
+      req.end('{'); // fetch refuses a GET with a body; node:http sends one
+    });
+    expect(malformed).toBe(400);
+    expect(doc.body.paths['/health'].get.responses['400']).toBeDefined();
     const page = await pigeon.request('GET', '/docs/');
     expect(page.status).toBe(200);
     expect(page.text).toContain('swagger-ui-bundle.js');

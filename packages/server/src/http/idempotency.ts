@@ -10,12 +10,16 @@ interface Claim {
   request: string;
   status_code: number | null;
   created_at: Date;
+  /** The body of a 2xx first response (null otherwise). */
+  response: unknown;
 }
 
 /**
  * Idempotency-Key (spec §4, DESIGN §3): the first request with a key claims it atomically;
- * later ones within its lifetime get 409 IDEMPOTENCY_KEY_REUSED and are not performed. A claim
- * whose request ended 4xx is released so the client can fix the request and retry.
+ * later ones within its lifetime get 409 IDEMPOTENCY_KEY_REUSED and are not performed, with the
+ * stored body of a 2xx first response as `details.originalResponse` (DESIGN §3), so a client's
+ * retry can return the original result. A claim whose request ended 4xx is released so the client
+ * can fix the request and retry.
  */
 export function idempotency(deps: AppDeps) {
   const db = deps.db.pool;
@@ -34,7 +38,7 @@ export function idempotency(deps: AppDeps) {
     claim(deps, projectId, key, `${req.method} ${req.path}`)
       .then((existing) => {
         if (existing) throw reused(key, existing);
-        settleOnResponse(res, (status) =>
+        settleOnResponse(res, (status, body) =>
           status >= 400 && status < 500
             ? prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [
                 projectId,
@@ -43,8 +47,8 @@ export function idempotency(deps: AppDeps) {
             : prepared(
                 db,
                 'idem.settle',
-                'UPDATE idempotency_keys SET status_code = $3 WHERE project_id = $1 AND key = $2',
-                [projectId, key, status],
+                'UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE project_id = $1 AND key = $2',
+                [projectId, key, status, status < 300 ? JSON.stringify(body) : null],
               ),
         );
         next();
@@ -63,19 +67,21 @@ async function claim(deps: AppDeps, projectId: string, key: string, request: str
      ON CONFLICT (project_id, key) DO UPDATE
        SET request = EXCLUDED.request, status_code = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
        WHERE k.expires_at <= now()
-     RETURNING true AS claimed, request, status_code, created_at`,
+     RETURNING true AS claimed, request, status_code, created_at, NULL::jsonb AS response`,
     [projectId, key, request, deps.config.idempotencyTtlHours],
   );
   if (rows[0]?.claimed) return undefined;
   const existing = await prepared<Claim>(
     deps.db.pool,
     'idem.get',
-    'SELECT request, status_code, created_at FROM idempotency_keys WHERE project_id = $1 AND key = $2',
+    'SELECT request, status_code, created_at, response FROM idempotency_keys WHERE project_id = $1 AND key = $2',
     [projectId, key],
   );
   // Released between our insert and this read: the caller may simply retry.
-  return existing[0] ?? { request, status_code: null, created_at: new Date() };
+  return existing[0] ?? { request, status_code: null, created_at: new Date(), response: null };
 }
+
+const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
 
 function reused(key: string, existing: Claim): AppError {
   return new AppError(
@@ -88,8 +94,10 @@ function reused(key: string, existing: Claim): AppError {
         originalRequest: existing.request,
         originalRequestAt: existing.created_at.toISOString(),
         originalStatusCode: existing.status_code,
+        ...(isSuccess(existing.status_code) ? { originalResponse: existing.response } : {}),
       },
-      suggestion: 'Use a new key for a new request. A retry of the same request can rely on the first result.',
+      suggestion:
+        'Use a new key for a new request. A retry of the same request can rely on the first result (details.originalResponse when it succeeded).',
     },
   );
 }
@@ -98,13 +106,13 @@ function reused(key: string, existing: Claim): AppError {
  * Runs `settle` with the final status before the response goes out, so a client that sees the
  * response and retries at once already finds the claim released (4xx) or settled.
  */
-function settleOnResponse(res: Response, settle: (status: number) => Promise<unknown>): void {
+function settleOnResponse(res: Response, settle: (status: number, body: unknown) => Promise<unknown>): void {
   const json = res.json.bind(res);
   let settled = false;
   res.json = (body: unknown) => {
     if (settled) return json(body);
     settled = true;
-    settle(res.statusCode)
+    settle(res.statusCode, body)
       .catch(() => {}) // a failed settle leaves the claim in flight until it expires; never lose the response
       .finally(() => json(body));
     return res;

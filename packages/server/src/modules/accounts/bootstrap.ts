@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Config } from '../../config/index.js';
+import type { AppDeps } from '../../deps.js';
+import { createDomain } from '../domains/service.js';
+import { ProjectSchema } from '../projects/project.entity.js';
 import { createProject } from '../projects/service.js';
 import { createUser } from './service.js';
 import { UserSchema } from './user.entity.js';
@@ -37,7 +39,28 @@ export async function createUserWithProject(
   };
 }
 
-export function describeCredentials(c: Credentials, publicUrl: string): string {
+/**
+ * The sign-in details, keys and curls to paste. `sender` is a verified sender address of the
+ * project (the local outbox verifies a domain at once), for a ready `/v1/send`; without one the text
+ * gives the command that adds a domain.
+ */
+export function describeCredentials(c: Credentials, publicUrl: string, sender?: string): string {
+  const curl = (path: string, key: string, body: unknown) =>
+    `curl -X POST ${publicUrl}${path} -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '${JSON.stringify(body)}'`;
+  const send = sender
+    ? [
+        `Send a first email (from ${sender}, a domain the local outbox verified at once), then see it at ${publicUrl}/outbox:`,
+        curl('/v1/send', c.secretKey, {
+          to: 'ada@example.com',
+          from: sender,
+          subject: 'Hello from Pigeon',
+          body: '<p>It works.</p>',
+        }),
+      ]
+    : [
+        'To send, add your sender domain, publish the DNS records it returns, then POST /v1/send:',
+        curl('/domains', c.secretKey, { domain: 'example.com' }),
+      ];
   return [
     `Sign in:  ${publicUrl}/login  as  ${c.email}  /  ${c.password}`,
     `Sent mail (local outbox):  ${publicUrl}/outbox`,
@@ -46,15 +69,29 @@ export function describeCredentials(c: Credentials, publicUrl: string): string {
     `Secret key (every endpoint):       ${c.secretKey}`,
     '',
     'Track a first event:',
-    `curl -X POST ${publicUrl}/v1/track -H "Authorization: Bearer ${c.publicKey}" -H "Content-Type: application/json" -d '{"email":"ada@example.com","event":"signed-up"}'`,
+    curl('/v1/track', c.publicKey, { email: 'ada@example.com', event: 'signed-up' }),
+    '',
+    ...send,
   ].join('\n');
+}
+
+/** The first project's sender on the local outbox: a domain verified at once, also its default sender. */
+const FIRST_RUN_DOMAIN = 'pigeon.local';
+
+async function firstRunSender(deps: AppDeps, em: EntityManager, projectId: string): Promise<string | undefined> {
+  if (deps.mailer.kind !== 'outbox') return undefined;
+  await createDomain(deps, projectId, FIRST_RUN_DOMAIN);
+  const sender = `hello@${FIRST_RUN_DOMAIN}`;
+  await em.nativeUpdate(ProjectSchema, { id: projectId }, { defaultFrom: sender });
+  return sender;
 }
 
 /**
  * On the embedded defaults, an empty database gets a local owner and a default project so a new
  * user can call the API at once. The details are printed and kept in the data dir (mode 600).
  */
-export async function bootstrapFirstRun(em: EntityManager, config: Config): Promise<string> {
+export async function bootstrapFirstRun(em: EntityManager, deps: AppDeps): Promise<string> {
+  const { config } = deps;
   const file = join(config.dataDir, 'first-run.txt');
   if ((await em.count(UserSchema, {})) > 0) {
     return existsSync(file)
@@ -63,7 +100,8 @@ export async function bootstrapFirstRun(em: EntityManager, config: Config): Prom
   }
   const password = randomBytes(12).toString('base64url');
   const credentials = await createUserWithProject(em, FIRST_RUN_EMAIL, password, 'My project');
-  const text = describeCredentials(credentials, config.http.publicUrl);
+  const sender = await firstRunSender(deps, em, credentials.projectId);
+  const text = describeCredentials(credentials, config.http.publicUrl, sender);
   writeFileSync(file, `${text}\n`, { mode: 0o600 });
   return `First start: created a local owner and a project (also saved to ${file}).\n\n${text}`;
 }

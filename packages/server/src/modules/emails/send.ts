@@ -1,7 +1,8 @@
-import type { ContentType, SendBody } from '@pigeon/contract';
+import type { BodyFormat, ContentType, SendBody } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
-import { inTransaction } from '../../db/sql.js';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { composeMessage } from '../composition/compose.js';
@@ -9,6 +10,7 @@ import { applyDataRules } from '../contacts/data-rules.js';
 import { upsertContact } from '../contacts/repository.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
 import { shouldTrack } from '../engagement/tracking.js';
+import { markdownToHtml } from '../rendering/markdown.js';
 import { findTemplate } from '../templates/service.js';
 import { PRIORITY, queueEmail } from './queue.js';
 
@@ -34,6 +36,13 @@ const RESERVED_HEADERS = new Set([
   'list-unsubscribe',
   'list-unsubscribe-post',
 ]);
+/** No `from`, none in the template, and no project default: say how to fix it either way. */
+const MISSING_FROM = {
+  field: 'from',
+  message:
+    'Required unless the template has a sender or the project has a default sender: send `from`, or set `defaultFrom` (an address on a verified domain) with PATCH /users/@me/projects/:id',
+  code: 'invalid_type',
+};
 const WHOLE_MESSAGE_LIMIT = 40 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;
 
@@ -53,12 +62,14 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   const template = body.template ? await findTemplate(deps.db.pool, projectId, body.template) : undefined;
   const errors: FieldErrors = [];
   const subject = body.subject ?? template?.subject;
-  const html = body.body ?? template?.body;
+  const html = body.body === undefined ? template?.body : bodyHtml(body.body, body.type);
   if (!subject) errors.push({ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' });
   if (!html) errors.push({ field: 'body', message: 'Required unless a template gives it', code: 'invalid_type' });
-  const fromEmail = typeof body.from === 'object' ? body.from.email : (body.from ?? template?.from_email);
-  if (!fromEmail)
-    errors.push({ field: 'from', message: 'Required unless the template has a sender', code: 'invalid_type' });
+  const fromEmail =
+    (typeof body.from === 'object' ? body.from.email : body.from) ??
+    template?.from_email ??
+    (await projectDefaultFrom(deps.db.pool, projectId));
+  if (!fromEmail) errors.push(MISSING_FROM);
   for (const name of Object.keys(body.headers ?? {})) {
     if (RESERVED_HEADERS.has(name.toLowerCase())) {
       errors.push({
@@ -85,7 +96,10 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   if ((html?.length ?? 0) * 2 + (attachmentBytes * 4) / 3 > WHOLE_MESSAGE_LIMIT) {
     errors.push({ field: '(body)', message: 'the whole message would exceed 40 MB', code: 'too_big' });
   }
-  if (errors.length > 0 || !subject || !html || !fromEmail) throw validationFailed(errors);
+  if (errors.length > 0 || !subject || !html || !fromEmail) {
+    // Clients written for Plunk show only the top-level message: make it say how to fix a missing sender.
+    throw validationFailed(errors, fromEmail ? undefined : `No sender: ${MISSING_FROM.message}`);
+  }
   const sender = await requireVerifiedSender(deps.db.pool, projectId, fromEmail);
   const fromName =
     typeof body.from === 'object' ? (body.from.name ?? null) : (body.name ?? template?.from_name ?? null);
@@ -99,6 +113,18 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
     attachments,
     sender,
   };
+}
+
+const bodyHtml = (body: string, format: BodyFormat | undefined) =>
+  format === 'markdown' ? markdownToHtml(body) : body;
+
+/** The project's `defaultFrom` (checked to be on a verified domain when it was set, and again at send). */
+async function projectDefaultFrom(db: Queryable, projectId: string): Promise<string | undefined> {
+  const rows = await queryRows<{ default_from: string | null }>(
+    db,
+    sql`SELECT default_from FROM projects WHERE id = ${projectId}`,
+  );
+  return rows[0]?.default_from ?? undefined;
 }
 
 const recipientsOf = (to: SendInput['to']) =>

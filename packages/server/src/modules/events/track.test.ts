@@ -151,7 +151,8 @@ describe('Idempotency-Key', () => {
 
   it('answers a reused key with 409 and the original request, and does not perform it again', async () => {
     const { project, auth } = await newProject(pigeon);
-    expect((await track(project, 'order-1')).status).toBe(200);
+    const first = await track(project, 'order-1');
+    expect(first.status).toBe(200);
     const again = await track(project, 'order-1');
     const error = expectEnvelope(again, 409, 'IDEMPOTENCY_KEY_REUSED');
     expect(error.details).toEqual({
@@ -159,8 +160,28 @@ describe('Idempotency-Key', () => {
       originalRequest: 'POST /v1/track',
       originalRequestAt: expect.any(String),
       originalStatusCode: 200,
+      originalResponse: first.body,
     });
     expect(await eventNames(pigeon, (await contactByEmail(auth, 'i@example.com')).id)).toEqual(['order']);
+  });
+
+  it('carries no originalResponse while the first request is in flight or after a 5xx', async () => {
+    const { project } = await newProject(pigeon);
+    const { rows } = await pigeon.deps.db.pool.query('SELECT id FROM projects WHERE public_key = $1', [
+      project.publicKey,
+    ]);
+    await pigeon.deps.db.pool.query(
+      `INSERT INTO idempotency_keys (project_id, key, request, status_code, response, expires_at)
+       VALUES ($1, 'in-flight', 'POST /v1/track', NULL, NULL, now() + interval '1 hour'),
+              ($1, 'failed', 'POST /v1/track', 500, NULL, now() + interval '1 hour')`,
+      [rows[0].id],
+    );
+    const inFlight = expectEnvelope(await track(project, 'in-flight'), 409, 'IDEMPOTENCY_KEY_REUSED');
+    expect(inFlight.details).toMatchObject({ originalStatusCode: null });
+    expect(inFlight.details).not.toHaveProperty('originalResponse');
+    const failed = expectEnvelope(await track(project, 'failed'), 409, 'IDEMPOTENCY_KEY_REUSED');
+    expect(failed.details).toMatchObject({ originalStatusCode: 500 });
+    expect(failed.details).not.toHaveProperty('originalResponse');
   });
 
   it('performs exactly one of many concurrent requests with one key', async () => {

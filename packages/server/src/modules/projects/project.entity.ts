@@ -20,6 +20,7 @@ export const ProjectSchema = defineEntity({
     unsubscribedRedirectUrl: p.text().nullable(),
     unsubscribeMailbox: p.text().nullable(),
     campaignSendRate: p.float().nullable(),
+    defaultFrom: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -25,7 +25,7 @@ export const createUsersRouter = (deps: AppDeps) => {
     },
     updateProject: async ({ req, params, body }) => ({
       status: 200,
-      body: await projects.updateProject(requestEm(deps, req), callerUser(req).id, params.id, body),
+      body: await projects.updateProject(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id, body),
     }),
     deleteProject: async ({ req, params }) => {
       await projects.deleteProject(requestEm(deps, req), callerUser(req).id, params.id);

@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import { isUuid } from '../../db/scoped.js';
+import type { Queryable } from '../../db/sql.js';
 import { forbidden, notFound } from '../../http/errors.js';
+import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
 import {
   type Membership,
@@ -21,6 +23,7 @@ export interface ProjectSettings {
   unsubscribedRedirectUrl?: string | null;
   unsubscribeMailbox?: string | null;
   campaignSendRate?: number | null;
+  defaultFrom?: string | null;
 }
 
 export const toProjectDto = (project: Project, role: Role) => ({
@@ -36,6 +39,7 @@ export const toProjectDto = (project: Project, role: Role) => ({
   unsubscribedRedirectUrl: project.unsubscribedRedirectUrl ?? null,
   unsubscribeMailbox: project.unsubscribeMailbox ?? null,
   campaignSendRate: project.campaignSendRate ?? null,
+  defaultFrom: project.defaultFrom ?? null,
   createdAt: project.createdAt.toISOString(),
   updatedAt: project.updatedAt.toISOString(),
 });
@@ -87,9 +91,17 @@ export function refuseIfDisabled(project: Project): void {
   }
 }
 
-export async function updateProject(em: EntityManager, userId: string, projectId: string, changes: ProjectSettings) {
+export async function updateProject(
+  em: EntityManager,
+  db: Queryable,
+  userId: string,
+  projectId: string,
+  changes: ProjectSettings,
+) {
   const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
   refuseIfDisabled(project);
+  // The same 403 as a template's sender: a default sender must be on a domain verified for the project.
+  if (changes.defaultFrom) await requireVerifiedSender(db, projectId, changes.defaultFrom);
   em.assign(project, changes);
   await em.flush();
   return toProjectDto(project, membership.role);

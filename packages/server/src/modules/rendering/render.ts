@@ -5,7 +5,7 @@ import { escapeHtml } from '../../mail/system-mail.js';
  * `{{ name }}`, `{{ data.plan }}` and `{{ firstName ?? "there" }}`. Nothing else: no code, no
  * loops, no helpers, so user templates can never run anything.
  */
-const PLACEHOLDER = /\{\{\s*([A-Za-z_$][\w$-]*(?:\.[\w$-]+)*)\s*(?:\?\?\s*"((?:[^"\\]|\\.)*)"\s*)?\}\}/g;
+export const PLACEHOLDER = /\{\{\s*([A-Za-z_$][\w$-]*(?:\.[\w$-]+)*)\s*(?:\?\?\s*"((?:[^"\\]|\\.)*)"\s*)?\}\}/g;
 
 function lookup(vars: Record<string, unknown>, path: string): unknown {
   let value: unknown = vars;

@@ -1,0 +1,121 @@
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from './accounts.js';
+import { startTestPigeon, type TestPigeon } from './helpers.js';
+
+// The official Plunk Node client, installed from the registry at the pinned version (a
+// devDependency of this package) and used exactly as a Plunk user's code does, unchanged.
+interface PlunkClient {
+  emails: { send(body: Record<string, unknown>): Promise<{ success: boolean; data: { emails: unknown[] } }> };
+  events: { track(body: Record<string, unknown>): Promise<{ success: boolean; data: { contact: string } }> };
+}
+const Plunk = createRequire(import.meta.url)('@plunk/node').default as new (
+  key: string,
+  options?: { baseUrl?: string },
+) => PlunkClient;
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon(); // the local outbox: a domain is verified as soon as it is added
+});
+afterAll(() => pigeon?.stop());
+
+let projects = 0;
+/** A project with its own verified domain `plunkN.example.com` (a domain is verified by one project at a time). */
+async function plunkProject(sender?: string) {
+  const setup = await newProject(pigeon);
+  const domainName = `plunk${++projects}.example.com`;
+  const at = (local: string) => `${local}@${domainName}`;
+  const defaultFrom = sender && at(sender);
+  const domain = await pigeon.request('POST', '/domains', { headers: setup.auth, body: { domain: domainName } });
+  expect(domain.body.status).toBe('verified');
+  if (defaultFrom) {
+    const patched = await pigeon.request('PATCH', `/users/@me/projects/${setup.project.id}`, {
+      headers: { cookie: setup.owner.cookie },
+      body: { defaultFrom },
+    });
+    expect(patched.body.defaultFrom).toBe(defaultFrom);
+  }
+  const plunk = new Plunk(setup.project.secretKey, { baseUrl: `${pigeon.url}/v1/` });
+  return { ...setup, plunk, at };
+}
+
+const storedEmail = async (id: string) =>
+  (await pigeon.deps.db.pool.query('SELECT from_email, from_name, subject, html FROM emails WHERE id = $1', [id]))
+    .rows[0];
+
+describe('@plunk/node 3.0.3 against Pigeon', () => {
+  it('sends without `from` through the project default sender, Markdown rendered', async () => {
+    const { plunk, at } = await plunkProject('hello');
+    const res = await plunk.emails.send({
+      to: 'ada@example.com',
+      subject: 'Welcome',
+      body: '# Welcome\n\nThanks for **signing up**. <img src=x onerror=alert(1)>',
+      type: 'markdown',
+      name: 'Plunk user',
+    });
+    expect(res.success).toBe(true);
+    expect(res.data.emails).toHaveLength(1);
+    const sent = res.data.emails[0] as { email: string; contact: { email: string } };
+    expect(sent.contact.email).toBe('ada@example.com');
+    const stored = await storedEmail(sent.email);
+    expect(stored).toMatchObject({ from_email: at('hello'), from_name: 'Plunk user', subject: 'Welcome' });
+    expect(stored.html).toContain('<h1>Welcome</h1>');
+    expect(stored.html).toContain('<strong>signing up</strong>');
+    expect(stored.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+  });
+
+  it('sends to several recipients with an explicit from', async () => {
+    const { plunk, at } = await plunkProject();
+    const res = await plunk.emails.send({
+      to: ['a@example.com', 'b@example.com'],
+      subject: 'Hi',
+      body: '<p>Hi</p>',
+      from: at('team'),
+    });
+    expect(res.data.emails).toHaveLength(2);
+  });
+
+  it('tracks an event with the secret key, as the Plunk client does', async () => {
+    const { plunk, auth } = await plunkProject();
+    const res = await plunk.events.track({
+      event: 'signed-up',
+      email: 'grace@example.com',
+      data: { plan: 'pro', coupon: { value: 'WELCOME', persistent: false } },
+    });
+    expect(res.success).toBe(true);
+    const contact = await pigeon.request('GET', `/contacts/${res.data.contact}`, { headers: auth });
+    expect(contact.body).toMatchObject({ email: 'grace@example.com', subscribed: true, data: { plan: 'pro' } });
+    expect(contact.body.data.coupon).toBeUndefined();
+  });
+
+  it("surfaces Pigeon's messages in its errors instead of `Unknown API Error`", async () => {
+    const { plunk, project, at } = await plunkProject();
+    const noSender = plunk.emails.send({ to: 'ada@example.com', subject: 'Hi', body: 'Hi' });
+    await expect(noSender).rejects.toThrow(/defaultFrom.*PATCH \/users\/@me\/projects\/:id/);
+
+    const badType = plunk.emails.send({
+      to: 'ada@example.com',
+      subject: 'Hi',
+      body: 'Hi',
+      from: at('team'),
+      type: 'text',
+    });
+    await expect(badType).rejects.toThrow('Request validation failed');
+
+    const unverified = plunk.emails.send({ to: 'ada@example.com', subject: 'Hi', body: 'Hi', from: 'x@other.example' });
+    await expect(unverified).rejects.toThrow('The sender domain other.example is not verified for this project');
+
+    const wrongKey = new Plunk('sk_0000', { baseUrl: `${pigeon.url}/v1/` });
+    const denied = await wrongKey.events.track({ event: 'x', email: 'ada@example.com' }).catch((e: Error) => e);
+    expect(denied).toBeInstanceOf(Error);
+    expect(denied.constructor.name).toBe('TokenError');
+    expect((denied as Error).message).not.toBe('Invalid API Credentials Provided');
+    expect((denied as Error).message.length).toBeGreaterThan(0);
+
+    const publicKey = new Plunk(project.publicKey, { baseUrl: `${pigeon.url}/v1/` });
+    await expect(publicKey.emails.send({ to: 'ada@example.com', subject: 'Hi', body: 'Hi' })).rejects.toThrow(
+      /secret key/,
+    );
+  });
+});
