@@ -11,6 +11,7 @@ import { Migration20261123100000_segments } from './Migration20261123100000_segm
 import { Migration20261123200000_campaigns } from './Migration20261123200000_campaigns.js';
 import { Migration20261125000000_workflows } from './Migration20261125000000_workflows.js';
 import { Migration20261125010000_webhook_secrets } from './Migration20261125010000_webhook_secrets.js';
+import { Migration20261126000000_member_key_exposure } from './Migration20261126000000_member_key_exposure.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -29,4 +30,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123200000_campaigns', class: Migration20261123200000_campaigns },
   { name: 'Migration20261125000000_workflows', class: Migration20261125000000_workflows },
   { name: 'Migration20261125010000_webhook_secrets', class: Migration20261125010000_webhook_secrets },
+  { name: 'Migration20261126000000_member_key_exposure', class: Migration20261126000000_member_key_exposure },
 ];
