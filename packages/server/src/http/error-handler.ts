@@ -1,11 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
-import { AppError, BareBadRequest, notFound, toEnvelope } from './errors.js';
+import { AppError, BareBadRequest, badRequest, notFound, toEnvelope } from './errors.js';
 
 interface BodyParserError extends Error {
   type?: string;
   status?: number;
   limit?: number;
+  code?: string;
 }
 
 /** Unknown routes: 404 in the envelope. */
@@ -21,7 +22,7 @@ export function errorHandler(logger: Logger) {
       res.status(400).json({ error: err.message });
       return;
     }
-    const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError);
+    const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError, req);
     if (appError?.statusCode === 400 && wantsBareErrors(req)) {
       res.status(400).json({ error: appError.message });
       return;
@@ -46,7 +47,19 @@ const wantsBareErrors = (req: Request) =>
   (req as { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute?.metadata?.errorStyle === 'bare';
 
 /** Errors from body parsing and the database that have a clear answer for the client. */
-function fromKnownError(err: BodyParserError): AppError | undefined {
+function fromKnownError(err: BodyParserError, req: Request): AppError | undefined {
+  if (err instanceof URIError) {
+    // express decodes path parameters; `/contacts/%E0%A4%A` is not percent-encoded UTF-8
+    return badRequest('The URL path is not valid percent-encoded UTF-8', {
+      suggestion: 'Percent-encode path segments with encodeURIComponent.',
+    });
+  }
+  if (err?.status === 400 && err.type === undefined && req.header('content-encoding')) {
+    // body-parser passes decompression errors (zlib, brotli) on as a bare 400
+    return badRequest(`The request body is not valid ${req.header('content-encoding')} data`, {
+      suggestion: 'Send Content-Encoding only when the body really is compressed that way.',
+    });
+  }
   switch (err?.type) {
     case 'entity.parse.failed':
       return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON', {
