@@ -63,7 +63,11 @@ async function verified(auth: Record<string, string>, projectId: string) {
 it('SEND_EMAIL: a worker killed after queueing the email but before recording the step sends it once', async () => {
   const { auth, project } = await newProject(api);
   await verified(auth, project.id);
-  const template = await createTemplate(api, auth, { subject: 'Once', body: '<p>once</p>', from: 'hi@crash-wf.example' });
+  const template = await createTemplate(api, auth, {
+    subject: 'Once',
+    body: '<p>once</p>',
+    from: 'hi@crash-wf.example',
+  });
   const wf = await buildWorkflow(api, auth, {
     trigger: 'crash.mail',
     steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId: template } }],

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import pg from 'pg';
 import type { Logger } from '../logger.js';
 import { AppError, BareBadRequest, badRequest, notFound, toEnvelope } from './errors.js';
 
@@ -32,11 +33,23 @@ export function errorHandler(logger: Logger) {
       return;
     }
     logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
+    res.locals.workRolledBack = workRolledBack(err);
     const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
       suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
     });
     if (!res.headersSent) res.status(500).json(toEnvelope(internal, requestId));
   };
+}
+
+/**
+ * Whether an unexpected error certainly left nothing behind: PostgreSQL refused a statement (an
+ * error with a SQLSTATE), so that statement and its transaction rolled back. A lost connection
+ * (class 08, or terminated by an administrator: 57P) or any other exception leaves the outcome
+ * unknown. Read by the Idempotency-Key middleware, which releases the claim only in the first case.
+ */
+function workRolledBack(err: unknown): boolean {
+  if (!(err instanceof pg.DatabaseError) || typeof err.code !== 'string') return false;
+  return !err.code.startsWith('08') && !err.code.startsWith('57P');
 }
 
 /** PostgreSQL's code for a statement cancelled by statement_timeout. */

@@ -65,7 +65,8 @@ describe('WEBHOOK steps', () => {
     // First attempt: 503, recorded, due again after the backoff.
     const first = await until(
       () => executionsOf(open, auth, wf.id),
-      (l) => l.length === 1 && hits('/signed').length === 1 && Date.parse(String(l[0]?.nextRunAt)) > Date.now() + 10_000,
+      (l) =>
+        l.length === 1 && hits('/signed').length === 1 && Date.parse(String(l[0]?.nextRunAt)) > Date.now() + 10_000,
     );
     const execution = first[0];
     let detail = await executionDetail(open, auth, wf.id, execution?.id as string);
@@ -99,7 +100,11 @@ describe('WEBHOOK steps', () => {
 
   it('a 4xx answer fails the execution at once', async () => {
     const { auth } = await newProject(open);
-    const wf = await webhookFlow(open, auth, 'hook.404', { url: `${target.origin}/missing`, method: 'PUT', body: { a: '{{email}}' } });
+    const wf = await webhookFlow(open, auth, 'hook.404', {
+      url: `${target.origin}/missing`,
+      method: 'PUT',
+      body: { a: '{{email}}' },
+    });
     const email = `hook404-${Date.now()}@example.com`;
     await track(open, auth, email, 'hook.404');
     const [failed] = await until(
