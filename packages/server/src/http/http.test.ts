@@ -173,7 +173,7 @@ describe('text and shapes that used to reach the database (500) are refused once
   });
 
   it('refuses JSON nested deeper than the limit with a field error, however deep', async () => {
-    const { project, auth } = await newProject(pigeon);
+    const { project } = await newProject(pigeon);
     const pk = { authorization: `Bearer ${project.publicKey}` };
     for (const depth of [MAX_INPUT_DEPTH + 1, 5_000, 200_000]) {
       const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;

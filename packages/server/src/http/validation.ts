@@ -49,6 +49,7 @@ function refusal(req: object, errors: FieldError[]): Error {
 /** Deeper JSON than this is refused before any schema (or any recursive code) walks it. */
 export const MAX_INPUT_DEPTH = 64;
 const MAX_REPORTED = 10;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point
 const NUL = /\u0000/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

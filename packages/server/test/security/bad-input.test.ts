@@ -18,7 +18,7 @@ beforeAll(async () => {
   // API role only: no worker changes rows behind the table's back; no rate limit to hide answers.
   pigeon = await startTestPigeon({ role: 'api', env: { RATE_LIMIT_PER_MINUTE: '0' } });
   const { owner, project } = await newProject(pigeon);
-  headersFor = (route) => {
+  headersFor = (route): Record<string, string> => {
     const auth = (route.metadata as { auth?: string } | undefined)?.auth ?? 'secret';
     if (auth === 'none') return {};
     if (auth === 'session') return { cookie: owner.cookie };
