@@ -31,11 +31,17 @@ const IMPORT_BATCH_SQL = `
   ), subscription_events AS (${insertSubscriptionEvents('changed', "'import'")})
   SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated`;
 
+const encodingNote = (encoding: string) =>
+  encoding === 'windows-1252'
+    ? 'The file is not UTF-8: it was read as Windows-1252 (Latin-1), the encoding of spreadsheet exports'
+    : `The file was read as ${encoding.toUpperCase()} (from its byte order mark)`;
+
 export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
   if (!job.file) throw new PermanentJobError('The uploaded file is no longer available');
   const parsed = parseContactsCsv(job.file);
   if ('fatal' in parsed) throw new PermanentJobError(parsed.fatal);
-  const { rows, errors } = parsed;
+  const { rows, encoding } = parsed;
+  const errors = encoding === 'utf-8' ? parsed.errors : [...parsed.errors, { reason: encodingNote(encoding) }];
   if (job.processed === 0) {
     // First run: the total and the parse errors are recorded once, before any batch.
     await inTransaction(pool, async (client) => {
