@@ -12,6 +12,8 @@ import { Migration20261123200000_campaigns } from './Migration20261123200000_cam
 import { Migration20261125000000_workflows } from './Migration20261125000000_workflows.js';
 import { Migration20261125010000_webhook_secrets } from './Migration20261125010000_webhook_secrets.js';
 import { Migration20261126000000_member_key_exposure } from './Migration20261126000000_member_key_exposure.js';
+import { Migration20261126010000_revoked_sessions } from './Migration20261126010000_revoked_sessions.js';
+import { Migration20261126020000_rate_limit_callers } from './Migration20261126020000_rate_limit_callers.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -31,4 +33,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000000_workflows', class: Migration20261125000000_workflows },
   { name: 'Migration20261125010000_webhook_secrets', class: Migration20261125010000_webhook_secrets },
   { name: 'Migration20261126000000_member_key_exposure', class: Migration20261126000000_member_key_exposure },
+  { name: 'Migration20261126010000_revoked_sessions', class: Migration20261126010000_revoked_sessions },
+  { name: 'Migration20261126020000_rate_limit_callers', class: Migration20261126020000_rate_limit_callers },
 ];

@@ -1,4 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
+import { dictionary } from '@zxcvbn-ts/language-common';
+import { validationFailed } from '../../http/errors.js';
 
 export const hashPassword = (password: string) => hash(password);
 
@@ -9,4 +11,25 @@ export async function verifyPassword(passwordHash: string | undefined, password:
   dummyHash ??= hash('pigeon-timing-equaliser');
   const ok = await verify(passwordHash ?? (await dummyHash), password).catch(() => false);
   return ok && passwordHash !== undefined;
+}
+
+/** zxcvbn-ts's list of the ~49,000 most common passwords (offline, shipped in the npm package). */
+let common: Set<string> | undefined;
+const commonPasswords = () => {
+  common ??= new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()));
+  return common;
+};
+
+/**
+ * The rules the contract's length check cannot express: not a common password (any case), not the
+ * account's own email address or its local part. Refused with 422 on the `password` field.
+ */
+export function assertAcceptablePassword(password: string, email: string): void {
+  const lower = password.trim().toLowerCase();
+  const problem = commonPasswords().has(lower)
+    ? 'is one of the most common passwords; choose another'
+    : lower === email.toLowerCase() || lower === email.toLowerCase().split('@')[0]
+      ? 'must not be your email address'
+      : undefined;
+  if (problem) throw validationFailed([{ field: 'password', message: problem, code: 'weak_password' }]);
 }
