@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
+import { secureDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
@@ -46,7 +47,17 @@ export interface RunningPigeon {
  * Wires config → database → migrations → scheduler → mailer → app → listen, according to the
  * process role: `all` (API + workers), `api` (HTTP only) or `worker` (jobs only).
  */
+/** Files 0600, directories 0700: anything wider (an older Pigeon, a copy, a umask) is narrowed and logged. */
+function checkDataDir(config: Config, logger: Logger): void {
+  const traversable = !config.database.url && process.getuid?.() === 0;
+  const { fixed } = secureDataDir(config.dataDir, { traversable });
+  if (fixed.length > 0) {
+    logger.warn({ count: fixed.length, examples: fixed.slice(0, 5) }, 'narrowed permissions in the data dir');
+  }
+}
+
 export async function startPigeon(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningPigeon> {
+  checkDataDir(config, logger);
   const db = await openDatabase(config, logger);
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);

@@ -23,7 +23,7 @@ export function loadOrCreateSecrets(dataDir: string): PersistedSecrets {
     embeddedPostgresPassword: existing.embeddedPostgresPassword ?? generate(),
   };
   if (JSON.stringify(secrets) !== JSON.stringify(existing)) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
   }
   return secrets;
