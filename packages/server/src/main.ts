@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { secureDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
+import { keyringOf } from './db/at-rest.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
@@ -14,6 +15,7 @@ import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { startChangeFeed } from './modules/change-feed/feed.js';
+import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 import { startWorkflowRunner } from './modules/workflows/runner.js';
@@ -64,6 +66,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
   try {
     const applied = await migrateWithLock(db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    const sealed = await sealPlaintextDkimKeys(db.pool, keyringOf(config));
+    if (sealed > 0) logger.info({ sealed }, 'DKIM private keys stored before encryption are now encrypted');
 
     let deps: AppDeps | undefined;
     const scheduler = await createScheduler({

@@ -22,14 +22,18 @@ const commonPasswords = () => {
 
 /**
  * The rules the contract's length check cannot express: not a common password (any case), not the
- * account's own email address or its local part. Refused with 422 on the `password` field.
+ * account's own email address or its local part.
  */
-export function assertAcceptablePassword(password: string, email: string): void {
+export function passwordProblem(password: string, email: string): string | undefined {
   const lower = password.trim().toLowerCase();
-  const problem = commonPasswords().has(lower)
-    ? 'is one of the most common passwords; choose another'
-    : lower === email.toLowerCase() || lower === email.toLowerCase().split('@')[0]
-      ? 'must not be your email address'
-      : undefined;
+  if (commonPasswords().has(lower)) return 'is one of the most common passwords; choose another';
+  const address = email.toLowerCase();
+  if (lower === address || lower === address.split('@')[0]) return 'must not be your email address';
+  return undefined;
+}
+
+/** `passwordProblem` as a 422 on the `password` field. */
+export function assertAcceptablePassword(password: string, email: string): void {
+  const problem = passwordProblem(password, email);
   if (problem) throw validationFailed([{ field: 'password', message: problem, code: 'weak_password' }]);
 }
