@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
-import { AppError, BareBadRequest, badRequest, notFound, toEnvelope } from './errors.js';
+import { AppError, BareBadRequest, badRequest, notFound, toEnvelope, validationFailed } from './errors.js';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -84,6 +84,12 @@ function fromKnownError(err: BodyParserError, req: Request): AppError | undefine
     case 'charset.unsupported':
       return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message);
     default:
+      if ((err as { constraint?: string })?.constraint === 'contacts_data_limits') {
+        return validationFailed(
+          [{ field: 'data', message: "the contact's data would exceed 200 keys or 64 KB", code: 'too_big' }],
+          "The contact's stored data would exceed its limits",
+        );
+      }
       if ((err as { code?: string })?.code === QUERY_CANCELED) {
         return new AppError(503, 'QUERY_TIMEOUT', 'The query took too long and was stopped', {
           suggestion: 'Narrow the condition (fewer event filters or segment references) and try again.',

@@ -14,6 +14,7 @@ import { Migration20261125010000_webhook_secrets } from './Migration202611250100
 import { Migration20261126000000_member_key_exposure } from './Migration20261126000000_member_key_exposure.js';
 import { Migration20261126010000_revoked_sessions } from './Migration20261126010000_revoked_sessions.js';
 import { Migration20261126020000_rate_limit_callers } from './Migration20261126020000_rate_limit_callers.js';
+import { Migration20261126030000_contact_data_limits } from './Migration20261126030000_contact_data_limits.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -35,4 +36,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126000000_member_key_exposure', class: Migration20261126000000_member_key_exposure },
   { name: 'Migration20261126010000_revoked_sessions', class: Migration20261126010000_revoked_sessions },
   { name: 'Migration20261126020000_rate_limit_callers', class: Migration20261126020000_rate_limit_callers },
+  { name: 'Migration20261126030000_contact_data_limits', class: Migration20261126030000_contact_data_limits },
 ];

@@ -18,12 +18,12 @@ const IMPORT_BATCH_SQL = `
     WHERE c.project_id = $1 FOR UPDATE OF c
   ), updated AS (
     UPDATE contacts c SET data = c.data || i.data, subscribed = coalesce(i.subscribed, c.subscribed), updated_at = now()
-    FROM input i, existing e WHERE c.id = e.id AND i.email = e.email
+    FROM input i, existing e WHERE c.id = e.id AND i.email = e.email AND pigeon_contact_data_ok(c.data || i.data)
     RETURNING c.id, c.project_id, c.subscribed, e.old_subscribed
   ), inserted AS (
     INSERT INTO contacts (id, project_id, email, subscribed, data)
     SELECT uuidv7_compat(), $1, i.email, coalesce(i.subscribed, true), i.data FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email)
+    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email) AND pigeon_contact_data_ok(i.data)
     ON CONFLICT (project_id, email) DO NOTHING
     RETURNING id
   ), changed AS (
@@ -66,7 +66,14 @@ export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
         created,
         updated,
         skipped: raced,
-        errors: raced > 0 ? [{ reason: `${raced} rows changed concurrently and were skipped; import them again` }] : [],
+        errors:
+          raced > 0
+            ? [
+                {
+                  reason: `${raced} rows were skipped: their contact's data would exceed 200 keys or 64 KB, or they changed concurrently (import them again)`,
+                },
+              ]
+            : [],
       });
     });
     await heartbeat();
