@@ -1,10 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Config } from './config/index.js';
+import { loadOrCreateSecrets, saveSecrets } from './config/secrets.js';
+import { keyringOf } from './db/at-rest.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { Logger } from './logger.js';
 import { createUserWithProject, describeCredentials } from './modules/accounts/bootstrap.js';
+import { passwordProblem } from './modules/auth/passwords.js';
+import { resealDkimKeys } from './modules/domains/key-storage.js';
 import { ProjectSchema } from './modules/projects/project.entity.js';
 import { setProjectDisabled } from './modules/projects/service.js';
 
@@ -31,7 +36,7 @@ export async function migrateCommand(config: Config, logger: Logger): Promise<st
 
 const CreateUserArgs = z.object({
   email: z.string().trim().toLowerCase().email(),
-  password: z.string().min(8, 'must be at least 8 characters'),
+  password: z.string().min(10, 'must be at least 10 characters'),
   project: z.string().trim().min(1).max(100).default('My project'),
 });
 
@@ -40,6 +45,8 @@ export async function createUserCommand(config: Config, logger: Logger, args: Re
   if (!parsed.success)
     throw new Error(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
   const { email, password, project } = parsed.data;
+  const weak = passwordProblem(password, email);
+  if (weak) throw new Error(`--password: ${weak}`);
   const credentials = await withDatabase(config, logger, (em) => createUserWithProject(em, email, password, project));
   return describeCredentials(credentials, config.http.publicUrl);
 }
@@ -70,4 +77,40 @@ export async function projectCommand(
   const disabledReason = action === 'disable' ? (reason ?? 'Disabled by an operator') : null;
   await withDatabase(config, logger, (em) => setProjectDisabled(em, id, disabledReason));
   return `Project ${id} ${action}d.`;
+}
+
+const HEX_KEY = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * `pigeon rotate-data-key [--new-key HEX]`: re-encrypts every DKIM private key under a new data
+ * encryption key, in one transaction. With the key in the secrets file, the new key (generated
+ * unless given) is written there first, with the old one kept as `dataEncryptionPrevious`, so
+ * every stored key stays readable whatever happens. With DATA_ENCRYPTION_KEY, give the new key
+ * with --new-key, then set it (the old one as DATA_ENCRYPTION_KEY_PREVIOUS until every process
+ * has restarted). Restart Pigeon afterwards: running processes know only the keys they started with.
+ */
+export async function rotateDataKeyCommand(config: Config, logger: Logger, args: { newKey?: string }) {
+  if (args.newKey !== undefined && !HEX_KEY.test(args.newKey))
+    throw new Error('--new-key: must be 64 hexadecimal characters');
+  const { fromEnvironment, current } = config.secrets.dataEncryption;
+  if (fromEnvironment && !args.newKey) {
+    throw new Error('DATA_ENCRYPTION_KEY is set: give the new key with --new-key (e.g. `openssl rand -hex 32`)');
+  }
+  const newKey = args.newKey ?? randomBytes(32).toString('hex');
+  if (!fromEnvironment) {
+    const persisted = loadOrCreateSecrets(config.dataDir);
+    saveSecrets(config.dataDir, { ...persisted, dataEncryption: newKey, dataEncryptionPrevious: current });
+  }
+  const db = await openDatabase(config, logger, { shareRunningEmbedded: true });
+  let resealed: number;
+  try {
+    await migrateWithLock(db);
+    resealed = await resealDkimKeys(db.pool, keyringOf(config), Buffer.from(newKey, 'hex'));
+  } finally {
+    await db.close();
+  }
+  const next = fromEnvironment
+    ? `Now set DATA_ENCRYPTION_KEY=${newKey} (and DATA_ENCRYPTION_KEY_PREVIOUS=${current} until every process has restarted) and restart Pigeon.`
+    : `The new key is in ${config.dataDir}/secrets.json (the previous one is kept there for reading). Restart Pigeon.`;
+  return `Re-encrypted ${resealed} DKIM private key(s) under the new data encryption key.\n${next}`;
 }

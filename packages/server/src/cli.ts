@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { createUserCommand, keysCommand, migrateCommand, projectCommand } from './admin-commands.js';
+import {
+  createUserCommand,
+  keysCommand,
+  migrateCommand,
+  projectCommand,
+  rotateDataKeyCommand,
+} from './admin-commands.js';
 import { type Config, ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { type StartOptions, startPigeon } from './main.js';
@@ -19,6 +25,9 @@ Commands:
   keys                           print every project's keys
   project disable <id> [--reason TEXT] | project enable <id>
                                  stop or restore a project's writes
+  rotate-data-key [--new-key HEX]
+                                 re-encrypt DKIM private keys under a new data encryption key
+                                 (then restart Pigeon)
 
 Configuration comes from environment variables; see the README.`;
 
@@ -33,6 +42,7 @@ async function main(): Promise<void> {
       password: { type: 'string' },
       project: { type: 'string' },
       reason: { type: 'string' },
+      'new-key': { type: 'string' },
       // Internal: a worker forked by `pigeon start`, which reports to and lives with its parent.
       supervised: { type: 'boolean' },
     },
@@ -47,6 +57,7 @@ async function main(): Promise<void> {
     'create-user': (c, l) => createUserCommand(c, l, values),
     keys: keysCommand,
     project: (c, l) => projectCommand(c, l, rest[0], rest[1], values.reason),
+    'rotate-data-key': (c, l) => rotateDataKeyCommand(c, l, { newKey: values['new-key'] }),
   };
   if (!(command in SERVER_ROLES) && !(command in admin)) {
     console.error(`Unknown command "${command}".\n\n${USAGE}`);

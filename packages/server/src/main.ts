@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
+import { secureDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
+import { keyringOf } from './db/at-rest.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
@@ -13,6 +15,7 @@ import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
+import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 import { startWorkflowRunner } from './modules/workflows/runner.js';
@@ -49,7 +52,17 @@ export interface RunningPigeon {
  * Wires config → database → migrations → scheduler → mailer → app → listen, according to the
  * process role: `all` (API + workers), `api` (HTTP only) or `worker` (jobs only).
  */
+/** Files 0600, directories 0700: anything wider (an older Pigeon, a copy, a umask) is narrowed and logged. */
+function checkDataDir(config: Config, logger: Logger): void {
+  const traversable = !config.database.url && process.getuid?.() === 0;
+  const { fixed } = secureDataDir(config.dataDir, { traversable });
+  if (fixed.length > 0) {
+    logger.warn({ count: fixed.length, examples: fixed.slice(0, 5) }, 'narrowed permissions in the data dir');
+  }
+}
+
 export async function startPigeon(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningPigeon> {
+  checkDataDir(config, logger);
   const db = await openDatabase(config, logger);
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);
@@ -59,6 +72,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     // Cursors exist before any request is served: a consumer starts at its registration, so an
     // event recorded before the first worker came up would otherwise never reach it.
     for (const consumer of FEED_CONSUMERS) await registerConsumer(db.pool, consumer.name);
+    const sealed = await sealPlaintextDkimKeys(db.pool, keyringOf(config));
+    if (sealed > 0) logger.info({ sealed }, 'DKIM private keys stored before encryption are now encrypted');
 
     let deps: AppDeps | undefined;
     const scheduler = await createScheduler({

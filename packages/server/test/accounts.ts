@@ -65,12 +65,27 @@ export const decodeQuotedPrintable = (raw: string) =>
     .replace(/=\r?\n/g, '')
     .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
-/** The newest `Token: …` mailed to an address. */
-export function mailedToken(pigeon: TestPigeon, to: string): string {
-  const messages = outboxMessages(pigeon).filter((m) => m.includes(`To: ${to}`));
+/** The newest `Token: …` mailed to an address (in a mail with that subject, when given). */
+export function mailedToken(pigeon: TestPigeon, to: string, subject?: string): string {
+  const messages = outboxMessages(pigeon).filter(
+    (m) => m.includes(`To: ${to}`) && (subject === undefined || m.includes(`Subject: ${subject}`)),
+  );
   const match = /Token: ([A-Za-z0-9_-]{20,})/.exec(messages.at(-1) ?? '');
   if (!match?.[1]) throw new Error(`no token mailed to ${to}`);
   return match[1];
+}
+
+/** Waits for a `Token: …` mailed to an address (mail sent after the response, e.g. password resets). */
+export async function waitForMailedToken(pigeon: TestPigeon, to: string, subject: string): Promise<string> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    try {
+      return mailedToken(pigeon, to, subject);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
 }
 
 /** Polls a job status endpoint until the job completes or fails. */

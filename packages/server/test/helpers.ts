@@ -8,6 +8,8 @@ import { createLogger } from '../src/logger.js';
 import { type RunningPigeon, type StartOptions, startPigeon } from '../src/main.js';
 import { adminQuery, withDatabase } from './global-setup.js';
 
+export const TEST_DATA_ENCRYPTION_KEY = 'a1'.repeat(32);
+
 /** A fresh database cloned from the migrated template: each test file gets its own. */
 export async function createTestDatabase(): Promise<string> {
   const admin = inject('adminDatabaseUrl');
@@ -50,6 +52,8 @@ export async function startTestPigeon(
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       JOB_POLL_INTERVAL_MS: '200',
+      // One key for every test process, as on several machines sharing a database.
+      DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
       ...opts.env,
     },
     opts.role ?? 'all',

@@ -6,7 +6,11 @@ import { meta } from '../meta.js';
 const c = initContract();
 
 export const Email = z.string().trim().toLowerCase().email().max(254);
-export const Password = z.string().min(8, 'must be at least 8 characters').max(256);
+export const Password = z
+  .string()
+  .min(10, 'must be at least 10 characters')
+  .max(256)
+  .describe("At least 10 characters, not one of the most common passwords, not the account's email address");
 
 export const User = z.object({
   id: z.string().uuid(),
@@ -47,8 +51,16 @@ export const authContract = c.router(
     logout: {
       method: 'GET',
       path: '/auth/logout',
-      summary: 'End the session (clears the cookie)',
+      summary: 'End the session: revoked server-side and the cookie cleared (spec path; prefer POST)',
       metadata: meta({ auth: 'none' }),
+      responses: { 200: Ok, ...publicErrors },
+    },
+    logoutPost: {
+      method: 'POST',
+      path: '/auth/logout',
+      summary: 'End the session: revoked server-side, so a copy of the cookie stops working too',
+      metadata: meta({ auth: 'none' }),
+      body: c.noBody(),
       responses: { 200: Ok, ...publicErrors },
     },
     verifyEmail: {

@@ -5,10 +5,44 @@ import { meta } from '../meta.js';
 
 const c = initContract();
 
+/** Limits of a contact's custom data, per request and per stored contact. */
+export const CONTACT_DATA_LIMITS = { keyLength: 100, keys: 200, bytes: 64 * 1024 } as const;
+
 export const ContactData = z
   .record(z.unknown().describe('Any JSON value; see the data rules'))
+  .superRefine((data, ctx) => {
+    const keys = Object.keys(data);
+    if (keys.length > CONTACT_DATA_LIMITS.keys) {
+      ctx.addIssue({
+        code: 'too_big',
+        type: 'array',
+        maximum: CONTACT_DATA_LIMITS.keys,
+        inclusive: true,
+        message: `at most ${CONTACT_DATA_LIMITS.keys} keys`,
+      });
+    }
+    for (const key of keys.filter((k) => k.length > CONTACT_DATA_LIMITS.keyLength).slice(0, 3)) {
+      ctx.addIssue({
+        code: 'too_big',
+        type: 'string',
+        maximum: CONTACT_DATA_LIMITS.keyLength,
+        inclusive: true,
+        path: [key.slice(0, 40)],
+        message: `keys are at most ${CONTACT_DATA_LIMITS.keyLength} characters`,
+      });
+    }
+    if (new TextEncoder().encode(JSON.stringify(data)).length > CONTACT_DATA_LIMITS.bytes) {
+      ctx.addIssue({
+        code: 'too_big',
+        type: 'string',
+        maximum: CONTACT_DATA_LIMITS.bytes,
+        inclusive: true,
+        message: `at most ${CONTACT_DATA_LIMITS.bytes / 1024} KB as JSON`,
+      });
+    }
+  })
   .describe(
-    'Custom fields. Primitives are stored; null deletes a key; "" is ignored; {value, persistent:false} is used for this request only; reserved keys are dropped.',
+    'Custom fields. Primitives are stored; null deletes a key; "" is ignored; {value, persistent:false} is used for this request only; reserved keys are dropped. At most 200 keys of at most 100 characters and 64 KB (as JSON), per request and per stored contact.',
   );
 
 const contactObject = z.object({

@@ -13,7 +13,10 @@ const projectObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
   publicKey: z.string().describe('`pk_…`: may only call POST /v1/track'),
-  secretKey: z.string().describe('`sk_…`: every endpoint; keep it server-side'),
+  secretKey: z
+    .string()
+    .nullable()
+    .describe('`sk_…`: every endpoint; keep it server-side. Shown to OWNER and ADMIN only; null for a MEMBER'),
   role: Role.describe("The caller's role in the project"),
   disabled: z.boolean(),
   disabledReason: z.string().nullable(),
@@ -88,6 +91,16 @@ export const Invitation = z.object({
   role: Role,
   expiresAt: Timestamp,
   createdAt: Timestamp,
+});
+
+export const MemberRemoved = z.object({
+  removed: Member,
+  sawSecretKey: z
+    .boolean()
+    .describe(
+      'Whether the removed member could see the current secret key (an OWNER or ADMIN since the last key rotation). If so, they may still hold it: rotate the keys',
+    ),
+  suggestion: z.string().optional().describe('What to do next, when there is something to do'),
 });
 
 export const Members = z.object({ members: z.array(Member), invitations: z.array(Invitation) });
@@ -271,14 +284,15 @@ export const projectsContract = c.router(
     removeMember: {
       method: 'DELETE',
       path: '/projects/:id/members/:userId',
-      summary: 'Remove a member (OWNER or ADMIN); the last OWNER cannot be removed',
+      summary:
+        'Remove a member (OWNER or ADMIN); the last OWNER cannot be removed. Says whether they could see the secret key',
       metadata: meta({ auth: 'session' }),
       pathParams: MemberPath,
       body: c.noBody(),
-      responses: { 204: c.noBody(), 409: ErrorEnvelope, ...forbidden, ...commonErrors },
+      responses: { 200: MemberRemoved, 409: ErrorEnvelope, ...forbidden, ...commonErrors },
     },
   },
   { strictStatusCodes: true },
 );
 
-export const projectSchemas = { Project, Member, Invitation, SetupState, SecurityState, WebhookSecret };
+export const projectSchemas = { Project, Member, MemberRemoved, Invitation, SetupState, SecurityState, WebhookSecret };

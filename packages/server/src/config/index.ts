@@ -43,6 +43,9 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     secrets: {
       session: e.SESSION_SECRET ?? persisted.session,
       linkSigning: e.LINK_SIGNING_SECRET ?? persisted.linkSigning,
+      dataEncryption: e.DATA_ENCRYPTION_KEY
+        ? { current: e.DATA_ENCRYPTION_KEY, previous: e.DATA_ENCRYPTION_KEY_PREVIOUS, fromEnvironment: true }
+        : { current: persisted.dataEncryption, previous: persisted.dataEncryptionPrevious, fromEnvironment: false },
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     changeFeed: {
@@ -100,6 +103,10 @@ export function workerEnvironment(config: Config, databaseUrl: string): Record<s
     PIGEON_DATA_DIR: config.dataDir,
     SESSION_SECRET: config.secrets.session,
     LINK_SIGNING_SECRET: config.secrets.linkSigning,
+    DATA_ENCRYPTION_KEY: config.secrets.dataEncryption.current,
+    ...(config.secrets.dataEncryption.previous
+      ? { DATA_ENCRYPTION_KEY_PREVIOUS: config.secrets.dataEncryption.previous }
+      : {}),
     PUBLIC_URL: config.http.publicUrl,
   };
 }

@@ -32,6 +32,14 @@ export const EnvSchema = z.object({
     .optional(),
   SESSION_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   LINK_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  DATA_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
+    .optional(),
+  DATA_ENCRYPTION_KEY_PREVIOUS: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
+    .optional(),
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
   /** Unset: one per CPU core but the API's (at least 1); see `defaultWorkerProcesses()`. */
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(256).optional(),
@@ -79,7 +87,12 @@ export interface Config {
   database: { url: string | undefined; poolSize: number; embeddedPort: number };
   mail: { smtpUrl: string | undefined; outboxDir: string };
   dns: { servers: string[] | undefined };
-  secrets: { session: string; linkSigning: string };
+  secrets: {
+    session: string;
+    linkSigning: string;
+    /** AES-256-GCM keys (hex) for secrets stored in the database: DKIM private keys. */
+    dataEncryption: { current: string; previous?: string; fromEnvironment: boolean };
+  };
   jobs: { concurrency: number; pollIntervalMs: number };
   changeFeed: { pollMs: number; batchSize: number; concurrency: number };
   workflows: {

@@ -75,7 +75,7 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
     const detail = recentLog.join('\n') || String(err ?? 'process exited');
     throw new Error(`Embedded PostgreSQL did not start on port ${opts.port} (data dir ${opts.dataDir}):\n${detail}`);
   }
-  writeFileSync(ownerFile, String(process.pid));
+  writeFileSync(ownerFile, String(process.pid), { mode: 0o600 });
   return {
     url,
     createDatabase: async (name) => {

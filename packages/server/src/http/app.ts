@@ -23,7 +23,7 @@ import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { requestId } from './request-id.js';
 import { csvUpload } from './uploads.js';
-import { requestValidationErrorHandler } from './validation.js';
+import { refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
 
 /** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
 const SEND_BODY_LIMIT = '56mb';
@@ -77,7 +77,7 @@ export function createApp(
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
-    globalMiddleware: [authenticate(deps)],
+    globalMiddleware: [authenticate(deps), refuseUnsafeInput],
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });

@@ -7,7 +7,7 @@ import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
 import type { Role } from '../modules/projects/project.entity.js';
 import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
-import { applyRateLimit, countRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
+import { applyRateLimit, countSessionRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
 
 export interface ProjectRef {
   id: string;
@@ -126,7 +126,7 @@ async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType) {
     `WITH p AS (
        SELECT id, name, disabled, disabled_reason AS "disabledReason", ${column}_key AS key
        FROM projects WHERE ${column}_key_hash = $1
-     )${limited ? `, ${rateLimitCtes('p', '$2::bigint')}` : ''}
+     )${limited ? `, ${rateLimitCtes('p', '$2::bigint', 'key')}` : ''}
      SELECT p.*, ${limited ? '(SELECT hits FROM hit)' : 'NULL::int'} AS hits FROM p`,
     limited ? [hashKey(key), currentWindow().window] : [hashKey(key)],
   );
@@ -154,7 +154,7 @@ async function enforceRateLimit(deps: AppDeps, caller: Caller, res: Response): P
   if (limit === 0 || !project) return;
   const { window, resetSeconds } = currentWindow();
   const hits =
-    caller.kind === 'key' && caller.hits !== null ? caller.hits : await countRequest(deps, project.id, window);
+    caller.kind === 'key' && caller.hits !== null ? caller.hits : await countSessionRequest(deps, project.id, window);
   applyRateLimit(res, limit, hits, resetSeconds);
 }
 
@@ -163,8 +163,8 @@ export async function requireSessionUser(deps: AppDeps, req: Request): Promise<S
   if (claims) {
     const rows = await deps.db.orm.em.getConnection().execute<Array<SessionUser & { sessionVersion: number }>>(
       `SELECT id, email, email_verified AS "emailVerified", created_at AS "createdAt", session_version AS "sessionVersion"
-         FROM users WHERE id = ?`,
-      [claims.userId],
+         FROM users WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ?::uuid)`,
+      [claims.userId, claims.id ?? null],
     );
     const row = rows[0];
     if (row && row.sessionVersion === claims.version) {

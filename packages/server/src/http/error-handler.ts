@@ -1,11 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
+import pg from 'pg';
 import type { Logger } from '../logger.js';
-import { AppError, BareBadRequest, notFound, toEnvelope } from './errors.js';
+import { AppError, BareBadRequest, badRequest, notFound, toEnvelope, validationFailed } from './errors.js';
 
 interface BodyParserError extends Error {
   type?: string;
   status?: number;
   limit?: number;
+  code?: string;
 }
 
 /** Unknown routes: 404 in the envelope. */
@@ -21,7 +23,7 @@ export function errorHandler(logger: Logger) {
       res.status(400).json({ error: err.message });
       return;
     }
-    const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError);
+    const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError, req);
     if (appError?.statusCode === 400 && wantsBareErrors(req)) {
       res.status(400).json({ error: appError.message });
       return;
@@ -31,11 +33,23 @@ export function errorHandler(logger: Logger) {
       return;
     }
     logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
+    res.locals.workRolledBack = workRolledBack(err);
     const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
       suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
     });
     if (!res.headersSent) res.status(500).json(toEnvelope(internal, requestId));
   };
+}
+
+/**
+ * Whether an unexpected error certainly left nothing behind: PostgreSQL refused a statement (an
+ * error with a SQLSTATE), so that statement and its transaction rolled back. A lost connection
+ * (class 08, or terminated by an administrator: 57P) or any other exception leaves the outcome
+ * unknown. Read by the Idempotency-Key middleware, which releases the claim only in the first case.
+ */
+function workRolledBack(err: unknown): boolean {
+  if (!(err instanceof pg.DatabaseError) || typeof err.code !== 'string') return false;
+  return !err.code.startsWith('08') && !err.code.startsWith('57P');
 }
 
 /** PostgreSQL's code for a statement cancelled by statement_timeout. */
@@ -46,7 +60,19 @@ const wantsBareErrors = (req: Request) =>
   (req as { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute?.metadata?.errorStyle === 'bare';
 
 /** Errors from body parsing and the database that have a clear answer for the client. */
-function fromKnownError(err: BodyParserError): AppError | undefined {
+function fromKnownError(err: BodyParserError, req: Request): AppError | undefined {
+  if (err instanceof URIError) {
+    // express decodes path parameters; `/contacts/%E0%A4%A` is not percent-encoded UTF-8
+    return badRequest('The URL path is not valid percent-encoded UTF-8', {
+      suggestion: 'Percent-encode path segments with encodeURIComponent.',
+    });
+  }
+  if (err?.status === 400 && err.type === undefined && req.header('content-encoding')) {
+    // body-parser passes decompression errors (zlib, brotli) on as a bare 400
+    return badRequest(`The request body is not valid ${req.header('content-encoding')} data`, {
+      suggestion: 'Send Content-Encoding only when the body really is compressed that way.',
+    });
+  }
   switch (err?.type) {
     case 'entity.parse.failed':
       return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON', {
@@ -58,6 +84,12 @@ function fromKnownError(err: BodyParserError): AppError | undefined {
     case 'charset.unsupported':
       return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message);
     default:
+      if ((err as { constraint?: string })?.constraint === 'contacts_data_limits') {
+        return validationFailed(
+          [{ field: 'data', message: "the contact's data would exceed 200 keys or 64 KB", code: 'too_big' }],
+          "The contact's stored data would exceed its limits",
+        );
+      }
       if ((err as { code?: string })?.code === QUERY_CANCELED) {
         return new AppError(503, 'QUERY_TIMEOUT', 'The query took too long and was stopped', {
           suggestion: 'Narrow the condition (fewer event filters or segment references) and try again.',

@@ -1,10 +1,12 @@
 import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { initContract } from '@ts-rest/core';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { newProject } from '../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
-import { requestValidationErrorHandler } from './validation.js';
+import { MAX_INPUT_DEPTH, requestValidationErrorHandler } from './validation.js';
 
 // A tiny contract mounted next to the real one, to drive validation and failures through
 // the real middleware chain and error handler.
@@ -100,6 +102,96 @@ describe('error envelope', () => {
   it('refuses bodies over the default limit with 413', async () => {
     const res = await pigeon.request('POST', '/__probe/bare', { body: { email: 'x'.repeat(1_100_000) } });
     expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('text and shapes that used to reach the database (500) are refused once, for every route', () => {
+  const json = (auth: Record<string, string>) => ({ ...auth, 'content-type': 'application/json' });
+  const countContacts = async (projectId: string) =>
+    (await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts WHERE project_id = $1', [projectId]))
+      .rows[0].n;
+
+  it('refuses NUL characters and lone surrogates in body values and keys with 422 naming the field', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const pk = { authorization: `Bearer ${project.publicKey}` };
+    const cases: Array<[string, string]> = [
+      ['{"email":"a@example.com","event":"e","data":{"plan":"pro\\u0000"}}', 'data.plan'],
+      ['{"email":"a@example.com","event":"e","data":{"note":"\\ud800"}}', 'data.note'],
+      ['{"email":"a@example.com","event":"e","data":{"x":["ok","\\udc00 trailing"]}}', 'data.x.1'],
+      ['{"email":"a@example.com","event":"e","data":{"k\\u0000ey":1}}', 'data.k\\u0000ey'],
+    ];
+    for (const [rawBody, field] of cases) {
+      const res = await pigeon.request('POST', '/v1/track', { headers: json(pk), rawBody });
+      const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+      expect(error.errors).toContainEqual(expect.objectContaining({ field, code: 'invalid_string' }));
+    }
+    // A valid surrogate pair (an emoji) is text like any other.
+    const emoji = await pigeon.request('POST', '/v1/track', {
+      headers: json(pk),
+      rawBody: '{"email":"a@example.com","event":"e","data":{"mood":"\\ud83d\\ude00"}}',
+    });
+    expect(emoji.status).toBe(200);
+    const send = await pigeon.request('POST', '/v1/send', {
+      headers: auth,
+      body: { to: 'b@example.com', subject: 'Hi\u0000', body: 'x', from: 'a@example.com' },
+    });
+    expect(expectEnvelope(send, 422, 'VALIDATION_ERROR').errors?.[0]?.field).toBe('subject');
+    expect(await countContacts(project.id)).toBe(1); // only the emoji's contact
+  });
+
+  it('refuses NUL in the query and in path parameters with 422, and bad percent-encoding with 400', async () => {
+    const { auth } = await newProject(pigeon);
+    const search = expectEnvelope(
+      await pigeon.request('GET', '/contacts?search=a%00b', { headers: auth }),
+      422,
+      'VALIDATION_ERROR',
+    );
+    expect(search.errors?.[0]).toMatchObject({ field: 'search', code: 'invalid_string' });
+    for (const path of ['/events/a%00b', '/contacts/fields/a%00b/values']) {
+      const res = await pigeon.request(path.startsWith('/events') ? 'DELETE' : 'GET', path, { headers: auth });
+      expectEnvelope(res, 422, 'VALIDATION_ERROR');
+    }
+    const malformed = await pigeon.request('GET', '/contacts/%E0%A4%A', { headers: auth });
+    expect(expectEnvelope(malformed, 400, 'BAD_REQUEST').message).toMatch(/percent-encod/);
+  });
+
+  it('answers a body that is not what its Content-Encoding says with 400, and accepts a real one', async () => {
+    const { project, auth } = await newProject(pigeon);
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      const res = await pigeon.request('POST', '/contacts', {
+        headers: { ...json(auth), 'content-encoding': encoding },
+        rawBody: '{"email":"plain@example.com"}',
+      });
+      expect(expectEnvelope(res, 400, 'BAD_REQUEST').message).toContain(encoding);
+    }
+    expect(await countContacts(project.id)).toBe(0);
+    const res = await fetch(`${pigeon.url}/contacts`, {
+      method: 'POST',
+      headers: { ...json(auth), 'content-encoding': 'gzip' },
+      body: gzipSync('{"email":"zipped@example.com"}'),
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it('refuses JSON nested deeper than the limit with a field error, however deep', async () => {
+    const { project } = await newProject(pigeon);
+    const pk = { authorization: `Bearer ${project.publicKey}` };
+    for (const depth of [MAX_INPUT_DEPTH + 1, 5_000, 200_000]) {
+      const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const res = await pigeon.request('POST', '/v1/track', {
+        headers: json(pk),
+        rawBody: `{"email":"deep@example.com","event":"e","data":{"x":${nested}}}`,
+      });
+      const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+      expect(error.errors?.[0]).toMatchObject({ code: 'too_big', field: expect.stringMatching(/^data\.x\.0/) });
+    }
+    const fine = `${'{"a":'.repeat(20)}1${'}'.repeat(20)}`;
+    const ok = await pigeon.request('POST', '/v1/track', {
+      headers: json(pk),
+      rawBody: `{"email":"deep@example.com","event":"e","data":{"x":${fine}}}`,
+    });
+    expect(ok.status).toBe(200);
+    expect(await countContacts(project.id)).toBe(1);
   });
 });
 

@@ -18,8 +18,10 @@ interface Claim {
  * Idempotency-Key (spec §4, DESIGN §3): the first request with a key claims it atomically;
  * later ones within its lifetime get 409 IDEMPOTENCY_KEY_REUSED and are not performed, with the
  * stored body of a 2xx first response as `details.originalResponse` (DESIGN §3), so a client's
- * retry can return the original result. A claim whose request ended 4xx is released so the client
- * can fix the request and retry.
+ * retry can return the original result. A claim whose request ended 4xx, or 5xx with its work
+ * certainly rolled back (the error handler says so in `res.locals.workRolledBack`), is released so
+ * the client can retry. A 5xx whose outcome is unknown (a lost database connection, an exception)
+ * keeps the claim.
  */
 export function idempotency(deps: AppDeps) {
   const db = deps.db.pool;
@@ -39,7 +41,7 @@ export function idempotency(deps: AppDeps) {
       .then((existing) => {
         if (existing) throw reused(key, existing);
         settleOnResponse(res, (status, body) =>
-          status >= 400 && status < 500
+          performedNothing(status, res)
             ? prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [
                 projectId,
                 key,
@@ -56,6 +58,9 @@ export function idempotency(deps: AppDeps) {
       .catch(next);
   };
 }
+
+const performedNothing = (status: number, res: Response) =>
+  (status >= 400 && status < 500) || (status >= 500 && res.locals.workRolledBack === true);
 
 /** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */
 async function claim(deps: AppDeps, projectId: string, key: string, request: string): Promise<Claim | undefined> {

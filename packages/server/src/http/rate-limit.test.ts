@@ -34,6 +34,22 @@ describe('per-project rate limit', () => {
     expect(stored.rowCount).toBe(0); // the refused track stored nothing
   });
 
+  it('counts dashboard sessions separately from API keys: exhausting one leaves the other', async () => {
+    const { owner, auth, project } = await newProject(pigeon);
+    const asSession = { cookie: owner.cookie, 'x-project-id': project.id };
+    const minute = Math.floor(Date.now() / 60_000);
+    for (let i = 0; i < 5; i++) await list(pigeon, auth);
+    const keyRefused = await list(pigeon, auth);
+    const sessionAnswers = [];
+    for (let i = 0; i < 5; i++) sessionAnswers.push(await list(pigeon, asSession));
+    const sessionRefused = await list(pigeon, asSession);
+    if (Math.floor(Date.now() / 60_000) !== minute) return; // crossed a window edge: nothing to assert
+    expectEnvelope(keyRefused, 429, 'RATE_LIMIT_EXCEEDED');
+    expect(sessionAnswers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(sessionAnswers.map((r) => r.headers.get('ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0']);
+    expectEnvelope(sessionRefused, 429, 'RATE_LIMIT_EXCEEDED');
+  });
+
   it("never lets one project's traffic limit another", async () => {
     const busy = await newProject(pigeon);
     const quiet = await newProject(pigeon);

@@ -12,33 +12,37 @@ export function currentWindow(now = Date.now()) {
   return { window, resetSeconds: Math.max(1, Math.ceil((window + 1) * WINDOW_SECONDS - nowSeconds)) };
 }
 
+/** Each kind of caller has its own counters (and so the project's whole budget). */
+export const CALLER = { key: 0, session: 1 } as const;
+
 /**
- * Two CTEs that count one request of the project in `projectRows` (a CTE yielding `id`) in the
+ * Two CTEs that count one request of `caller` for the project in `projectRows` (a CTE yielding `id`) in the
  * current window (`window`, an SQL parameter) and expose the window's total as `hit.hits`: this
  * backend's own row, updated, plus the committed rows of the others. Requests still in flight on
  * other connections are not seen yet, so under load the count may lag by at most the number of
  * concurrent requests.
  */
-export const rateLimitCtes = (projectRows: string, window: string) => `
+export const rateLimitCtes = (projectRows: string, window: string, caller: keyof typeof CALLER) => `
   hit_own AS (
-    INSERT INTO rate_limit_counters AS r (project_id, window_start, shard, hits)
-    SELECT id, ${window}, pg_backend_pid() % 16, 1 FROM ${projectRows}
-    ON CONFLICT (project_id, window_start, shard) DO UPDATE SET hits = r.hits + 1
+    INSERT INTO rate_limit_counters AS r (project_id, caller, window_start, shard, hits)
+    SELECT id, ${CALLER[caller]}, ${window}, pg_backend_pid() % 16, 1 FROM ${projectRows}
+    ON CONFLICT (project_id, caller, window_start, shard) DO UPDATE SET hits = r.hits + 1
     RETURNING project_id, hits
   ), hit AS (
     SELECT o.hits + coalesce((
       SELECT sum(c.hits) FROM rate_limit_counters c
-      WHERE c.project_id = o.project_id AND c.window_start = ${window} AND c.shard <> pg_backend_pid() % 16
+      WHERE c.project_id = o.project_id AND c.caller = ${CALLER[caller]} AND c.window_start = ${window}
+        AND c.shard <> pg_backend_pid() % 16
     ), 0)::int AS hits
     FROM hit_own o
   )`;
 
-/** Counts a request of a project whose caller was not resolved by key (session + X-Project-Id). */
-export async function countRequest(deps: AppDeps, projectId: string, window: number): Promise<number> {
+/** Counts a dashboard session's request (session + X-Project-Id), on the sessions' own counters. */
+export async function countSessionRequest(deps: AppDeps, projectId: string, window: number): Promise<number> {
   const [row] = await prepared<{ hits: number }>(
     deps.db.pool,
-    'ratelimit.hit',
-    `WITH p AS (SELECT $1::uuid AS id), ${rateLimitCtes('p', '$2::bigint')} SELECT hits FROM hit`,
+    'ratelimit.session',
+    `WITH p AS (SELECT $1::uuid AS id), ${rateLimitCtes('p', '$2::bigint', 'session')} SELECT hits FROM hit`,
     [projectId, window],
   );
   return row?.hits ?? 1;

@@ -1,6 +1,6 @@
 import { defineJob, noPayload } from './registry.js';
 
-/** Removes expired Idempotency-Key claims and finished rate-limit windows. */
+/** Removes expired Idempotency-Key claims, finished rate-limit windows and revocations of expired sessions. */
 export const cleanupJob = defineJob({
   name: 'maintenance.cleanup',
   payload: noPayload,
@@ -8,6 +8,7 @@ export const cleanupJob = defineJob({
   async handler(_payload, { deps }) {
     const pool = deps.db.pool;
     await pool.query('DELETE FROM idempotency_keys WHERE expires_at <= now()');
+    await pool.query('DELETE FROM revoked_sessions WHERE expires_at <= now()');
     await pool.query('DELETE FROM rate_limit_counters WHERE window_start < floor(extract(epoch FROM now()) / 60) - 1');
   },
 });

@@ -41,10 +41,10 @@ function outboxTransport(outboxDir: string): MailTransport {
     kind: 'outbox',
     async send(message) {
       const info = await transporter.sendMail(message);
-      await mkdir(outboxDir, { recursive: true });
+      await mkdir(outboxDir, { recursive: true, mode: 0o700 });
       const safeId = info.messageId.replace(/[^A-Za-z0-9@._-]/g, '');
       const file = join(outboxDir, `${new Date().toISOString().replace(/[:.]/g, '-')}_${safeId}.eml`);
-      await writeFile(file, info.message as Buffer);
+      await writeFile(file, info.message as Buffer, { mode: 0o600 }); // holds reset tokens and signed links
       return { messageId: info.messageId, file };
     },
     close: () => transporter.close(),

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, forbidden } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { AuthTokenSchema, type TokenPurpose } from '../auth/auth-token.entity.js';
-import { hashPassword, verifyPassword } from '../auth/passwords.js';
+import { assertAcceptablePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
 import { clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
 import { hashToken, newToken } from '../auth/tokens.js';
 import { type User, UserSchema } from './user.entity.js';
@@ -27,6 +27,7 @@ export async function signup(deps: AppDeps, em: EntityManager, email: string, pa
       suggestion: 'Ask an owner of a project to invite you.',
     });
   }
+  assertAcceptablePassword(password, email);
   const user = await createUser(em, email, password);
   await mailToken(deps, em, user, 'VERIFY_EMAIL').catch((err) =>
     deps.logger.warn({ err }, 'could not send the verification mail'),
@@ -97,9 +98,28 @@ export async function requestVerification(deps: AppDeps, em: EntityManager, user
   await mailToken(deps, em, user, 'VERIFY_EMAIL');
 }
 
+/** One reset mail per address in this window, however often it is asked for. */
+export const RESET_MAIL_INTERVAL_MS = 5 * 60_000;
+
+/** Mails a reset token unless the address has no account or got one within the last 5 minutes. */
 export async function requestPasswordReset(deps: AppDeps, em: EntityManager, email: string): Promise<void> {
   const user = await em.findOne(UserSchema, { email });
-  if (user) await mailToken(deps, em, user, 'RESET_PASSWORD');
+  if (!user) return;
+  const since = new Date(Date.now() - RESET_MAIL_INTERVAL_MS);
+  if (await em.count(AuthTokenSchema, { userId: user.id, purpose: 'RESET_PASSWORD', createdAt: { $gt: since } })) {
+    return;
+  }
+  await mailToken(deps, em, user, 'RESET_PASSWORD');
+}
+
+/**
+ * The request answers before any of the work: an address with an account costs the same time as
+ * one without (no lookup, no mail on the request's path). A failure is logged, not answered.
+ */
+export function requestPasswordResetInBackground(deps: AppDeps, email: string): void {
+  requestPasswordReset(deps, deps.db.orm.em.fork(), email).catch((err) =>
+    deps.logger.warn({ err }, 'could not send the password reset mail'),
+  );
 }
 
 /** Marks a token used (once, atomically) and returns its user; expired, used or unknown → 400. */
@@ -109,6 +129,8 @@ async function consumeToken(em: EntityManager, token: string, purpose: TokenPurp
        WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > now()
        RETURNING user_id`,
     [hashToken(token), purpose],
+    'all',
+    em.getTransactionContext(), // inside the caller's transaction: a refusal after this rolls the use back
   );
   const userId = rows[0]?.user_id;
   const user = userId ? await em.findOne(UserSchema, { id: userId }) : null;
@@ -129,6 +151,7 @@ export async function resetPassword(em: EntityManager, token: string, password: 
   const passwordHash = await hashPassword(password);
   await em.transactional(async (tx) => {
     const user = await consumeToken(tx, token, 'RESET_PASSWORD');
+    assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
     user.passwordHash = passwordHash;
     user.sessionVersion += 1;
     await clearFailures(tx, 'email', user.email);

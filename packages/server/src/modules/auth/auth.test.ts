@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mailedToken, sessionCookie, signUp, uniqueEmail } from '../../../test/accounts.js';
+import { mailedToken, sessionCookie, signUp, uniqueEmail, waitForMailedToken } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
   pigeon = await startTestPigeon();
 });
 afterAll(() => pigeon?.stop());
+
+const RESET_SUBJECT = 'Reset your Pigeon password';
 
 describe('signup and sessions', () => {
   it('signs up, sets an httpOnly SameSite=Lax cookie with a 7-day lifetime, and knows the user', async () => {
@@ -57,6 +60,51 @@ describe('signup and sessions', () => {
     expect(logout.headers.get('set-cookie')).toMatch(/pigeon_session=;.*Expires=Thu, 01 Jan 1970/);
   });
 
+  it('POST /auth/logout revokes the session server-side: a copy of the cookie stops working, other sessions go on', async () => {
+    const email = uniqueEmail();
+    await signUp(pigeon, email, 'my password 1');
+    const login = async () =>
+      sessionCookie(await pigeon.request('POST', '/auth/login', { body: { email, password: 'my password 1' } }));
+    const laptop = await login();
+    const phone = await login();
+    const logout = await pigeon.request('POST', '/auth/logout', { headers: { cookie: laptop } });
+    expect(logout.status).toBe(200);
+    expect(logout.headers.get('set-cookie')).toMatch(/pigeon_session=;/);
+    expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie: laptop } }), 401, 'UNAUTHORIZED');
+    expect((await pigeon.request('GET', '/users/@me', { headers: { cookie: phone } })).status).toBe(200);
+    // The spec's GET /auth/logout ends the session the same way.
+    await pigeon.request('GET', '/auth/logout', { headers: { cookie: phone } });
+    expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie: phone } }), 401, 'UNAUTHORIZED');
+  });
+
+  it('refuses passwords shorter than 10 characters, common ones and the email address itself', async () => {
+    const email = uniqueEmail('pw');
+    const attempts: Array<[string, string]> = [
+      ['nine char', 'too_small'],
+      ['password123', 'weak_password'],
+      ['QWERTYUIOP', 'weak_password'],
+      [email, 'weak_password'],
+      [email.split('@')[0] ?? '', 'weak_password'],
+    ];
+    for (const [password, code] of attempts) {
+      const res = await pigeon.request('POST', '/auth/signup', { body: { email, password } });
+      const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+      expect(error.errors?.[0], password).toMatchObject({ field: 'password', code });
+    }
+    expect((await pigeon.request('POST', '/auth/signup', { body: { email, password: 'ten chars!' } })).status).toBe(
+      201,
+    );
+    const requested = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    expect(requested.status).toBe(202);
+    const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
+    const weak = await pigeon.request('POST', '/auth/reset-password', { body: { token, password: '1234567890' } });
+    expect(expectEnvelope(weak, 422, 'VALIDATION_ERROR').errors?.[0]?.code).toBe('weak_password');
+    // The refused reset did not use up the token.
+    expect(
+      (await pigeon.request('POST', '/auth/reset-password', { body: { token, password: 'a better one' } })).status,
+    ).toBe(200);
+  });
+
   it('does not say whether the address exists, and locks an address after repeated failures', async () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'the right one');
@@ -95,7 +143,7 @@ describe('mailed tokens', () => {
     const { cookie } = await signUp(pigeon, email, 'old password');
     const requested = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
     expect(requested.status).toBe(202);
-    const token = mailedToken(pigeon, email);
+    const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
     const reset = await pigeon.request('POST', '/auth/reset-password', { body: { token, password: 'new password' } });
     expect(reset.status).toBe(200);
     expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie } }), 401, 'UNAUTHORIZED');
@@ -115,7 +163,47 @@ describe('mailed tokens', () => {
     const email = uniqueEmail();
     const res = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
     expect(res.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 300));
     expect(() => mailedToken(pigeon, email)).toThrow();
+  });
+});
+
+describe('password reset mail', () => {
+  let slow: TestPigeon;
+  let sink: SmtpSink;
+  beforeAll(async () => {
+    sink = await startSmtpSink({ delayMs: 1_500 }); // a slow mail server: mailing on the request's path shows
+    slow = await startTestPigeon({ env: { SMTP_URL: sink.url } });
+  });
+  afterAll(async () => {
+    await slow?.stop();
+    await sink?.close();
+  });
+
+  it('answers as fast for an address with an account as without one (the mail goes out after)', async () => {
+    const { user } = await signUp(slow);
+    await sink.waitFor(1, 10_000); // the signup's verification mail
+    const timed = async (email: string) => {
+      const started = performance.now();
+      const res = await slow.request('POST', '/auth/request-password-reset', { body: { email } });
+      expect(res.status).toBe(202);
+      return performance.now() - started;
+    };
+    expect(await timed(user.email)).toBeLessThan(1_000);
+    expect(await timed(uniqueEmail('nobody'))).toBeLessThan(1_000);
+    await sink.waitFor(2, 10_000);
+  });
+
+  it('mails one reset per address per few minutes, however often it is asked', async () => {
+    const { user } = await signUp(slow);
+    const before = sink.messages.filter((m) => m.to.includes(user.email)).length;
+    for (let i = 0; i < 4; i++) {
+      await slow.request('POST', '/auth/request-password-reset', { body: { email: user.email } });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 2_500));
+    const resets = sink.messages.filter((m) => m.to.includes(user.email)).length - before;
+    expect(resets).toBe(1);
   });
 });
 

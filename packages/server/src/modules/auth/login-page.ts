@@ -2,6 +2,7 @@ import express, { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { definePage, sendPage } from '../../http/pages.js';
+import { unsafeText } from '../../http/validation.js';
 import * as accounts from '../accounts/service.js';
 import { startSession } from './session.js';
 
@@ -25,6 +26,21 @@ export const safeNext = (next: unknown) =>
   typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : '/outbox';
 
 /**
+ * Login CSRF: a form on another site must not sign the visitor in (to the attacker's account).
+ * Browsers say where a POST comes from in `Sec-Fetch-Site`, or at least in `Origin`; only Pigeon's
+ * own origin (or a request typed by the user, `none`) is accepted. Clients that send neither (curl)
+ * are not browsers and cannot be forged into posting.
+ */
+export function crossSite(req: Request, publicUrl: string): boolean {
+  const site = req.header('sec-fetch-site');
+  if (site) return site !== 'same-origin' && site !== 'none';
+  const origin = req.header('origin');
+  if (!origin) return false;
+  const own = new Set([new URL(publicUrl).origin, `${req.protocol}://${req.header('host')}`]);
+  return !own.has(origin);
+}
+
+/**
  * A plain sign-in form for Pigeon's own pages (the outbox viewer). Same rules as POST /auth/login:
  * the same password check, failure throttle and session cookie.
  */
@@ -38,6 +54,20 @@ export function loginPageRouter(deps: AppDeps): Router {
       .trim()
       .toLowerCase();
     const next = safeNext(req.body?.next);
+    const refused = crossSite(req, deps.config.http.publicUrl)
+      ? 'Sign in from Pigeon’s own page: a form on another site cannot sign you in.'
+      : unsafeText(req.body, '').length > 0
+        ? 'The email or password contains characters that cannot be used.'
+        : undefined;
+    if (refused) {
+      sendPage(res, crossSite(req, deps.config.http.publicUrl) ? 403 : 400, 'login', {
+        title: 'Sign in',
+        next,
+        email: '',
+        error: refused,
+      });
+      return;
+    }
     try {
       const user = await accounts.login(
         deps.db.orm.em.fork(),

@@ -21,8 +21,12 @@ export const createAuthRouter = (deps: AppDeps) => {
       await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
       return { status: 200, body: accounts.toUserDto(user) };
     },
-    logout: async ({ res }) => {
-      endSession(res, deps.config);
+    logout: async ({ req, res }) => {
+      await endSession(deps, req, res);
+      return { status: 200, body: { success: true } };
+    },
+    logoutPost: async ({ req, res }) => {
+      await endSession(deps, req, res);
       return { status: 200, body: { success: true } };
     },
     verifyEmail: async ({ body, req }) => {
@@ -33,8 +37,8 @@ export const createAuthRouter = (deps: AppDeps) => {
       await accounts.requestVerification(deps, requestEm(deps, req), callerUser(req).id);
       return { status: 202, body: { success: true, message: 'A verification link was mailed to you' } };
     },
-    requestPasswordReset: async ({ body, req }) => {
-      await accounts.requestPasswordReset(deps, requestEm(deps, req), body.email);
+    requestPasswordReset: async ({ body }) => {
+      accounts.requestPasswordResetInBackground(deps, body.email);
       return {
         status: 202,
         body: { success: true, message: 'If the address has an account, a reset link is on its way' },

@@ -74,6 +74,75 @@ describe('CSV import', () => {
     expect(job).toMatchObject({ status: 'failed', error: 'The CSV header has no "email" column' });
   });
 
+  it('reports a row with a NUL byte by its line and imports the other 100 at once', async () => {
+    const { auth } = await newProject(pigeon);
+    const lines = ['email,name', ...Array.from({ length: 101 }, (_, i) => `row${i}@example.com,Name ${i}`)];
+    lines[51] = 'nul@example.com,Bad\u0000Name';
+    const accepted = await upload(auth, lines.join('\n'));
+    const job = await waitForJob(pigeon, `/contacts/import/${accepted.body.jobId}`, auth, 5_000);
+    expect(job).toMatchObject({ status: 'completed', total: 101, created: 100, skipped: 1 });
+    expect(job.errors).toEqual([{ row: 52, reason: expect.stringContaining('NUL') }]);
+    expect(await byEmail(auth, 'nul@example.com')).toBeUndefined();
+  });
+
+  it('fails a file with a quote never closed at once, saying where, and imports nothing', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const csv = 'email,name\na@example.com,Ada\nb@example.com,"Bob\nc@example.com,Cy\n';
+    const accepted = await upload(auth, csv);
+    const job = await waitForJob(pigeon, `/contacts/import/${accepted.body.jobId}`, auth, 5_000);
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatch(/quoted cell is never closed.*line 3/);
+    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts WHERE project_id = $1', [
+      project.id,
+    ]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('counts lines as the file has them: a quoted cell over two lines and blank lines', async () => {
+    const { auth } = await newProject(pigeon);
+    const csv = 'email,note\na@example.com,"two\nlines"\n\nnot-an-email,x\n';
+    const job = await waitForJob(pigeon, `/contacts/import/${(await upload(auth, csv)).body.jobId}`, auth);
+    expect(job.errors).toEqual([{ row: 5, reason: expect.stringContaining('invalid email') }]);
+    expect((await byEmail(auth, 'a@example.com')).data.note).toBe('two\nlines');
+  });
+
+  it('reads Windows-1252 / Latin-1 exports and UTF-16 with a BOM without corrupting them', async () => {
+    const { auth } = await newProject(pigeon);
+    const latin = Buffer.from([
+      ...Buffer.from('email,name,price\nzoe@example.com,Zo'),
+      0xeb, // ë
+      ...Buffer.from(' M'),
+      0xfc, // ü
+      ...Buffer.from('ller,'),
+      0x80, // € in Windows-1252
+      ...Buffer.from('5\n'),
+    ]);
+    const job = await waitForJob(pigeon, `/contacts/import/${(await upload(auth, latin)).body.jobId}`, auth);
+    expect(job).toMatchObject({ status: 'completed', created: 1 });
+    expect(job.errors).toEqual([{ reason: expect.stringContaining('Windows-1252') }]);
+    expect((await byEmail(auth, 'zoe@example.com')).data).toEqual({ name: 'Zoë Müller', price: '€5' });
+
+    const utf16 = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('email,name\nyu@example.com,Yū 🙂\n', 'utf16le'),
+    ]);
+    await waitForJob(pigeon, `/contacts/import/${(await upload(auth, utf16)).body.jobId}`, auth);
+    expect((await byEmail(auth, 'yu@example.com')).data).toEqual({ name: 'Yū 🙂' });
+
+    const utf8 = await upload(auth, '\ufeffemail,name\nana@example.com,Ana Müller\n');
+    const utf8Job = await waitForJob(pigeon, `/contacts/import/${utf8.body.jobId}`, auth);
+    expect(utf8Job.errors).toEqual([]);
+    expect((await byEmail(auth, 'ana@example.com')).data).toEqual({ name: 'Ana Müller' });
+  });
+
+  it('refuses a file that is neither UTF-8 nor Windows-1252 rather than guessing', async () => {
+    const { auth } = await newProject(pigeon);
+    const file = Buffer.from([...Buffer.from('email,name\nx@example.com,A'), 0x81, 0xc3, ...Buffer.from('\n')]);
+    const job = await waitForJob(pigeon, `/contacts/import/${(await upload(auth, file)).body.jobId}`, auth, 5_000);
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatch(/neither UTF-8 nor Windows-1252.*0x81/);
+  });
+
   it('refuses a file over 5 MB with 413 and a missing file with 422', async () => {
     const { auth } = await newProject(pigeon);
     const big = Buffer.alloc(5 * 1024 * 1024 + 10, 'a');

@@ -303,3 +303,57 @@ describe('maintained totals', () => {
     expect(await totals()).toEqual([3, 3, 0]);
   });
 });
+
+describe('contact data limits', () => {
+  const keys = (n: number, prefix = 'k') =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, i]));
+
+  it('refuses over-long keys, too many keys and over-large data in one request with 422 naming the field', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const { rows: before } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts');
+    const longKey = 'k'.repeat(101);
+    const patchLike = await pigeon.request('POST', '/v1/track', {
+      headers: { authorization: `Bearer ${project.publicKey}` },
+      body: { email: 'limits@example.com', event: 'e', data: { [longKey]: 1 } },
+    });
+    const error = expectEnvelope(patchLike, 422, 'VALIDATION_ERROR');
+    expect(error.errors?.[0]).toMatchObject({ field: `data.${'k'.repeat(40)}`, code: 'too_big' });
+    for (const data of [keys(201), { big: 'x'.repeat(70_000) }]) {
+      const res = await pigeon.request('PATCH', '/contacts/00000000-0000-7000-8000-000000000000', {
+        headers: auth,
+        body: { data },
+      });
+      expect(expectEnvelope(res, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({
+        field: 'data',
+        code: 'too_big',
+      });
+    }
+    const { rows: after } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts');
+    expect(after[0].n).toBe(before[0].n);
+    // At the limit is fine.
+    const ok = await pigeon.request('POST', '/contacts', {
+      headers: auth,
+      body: { email: 'limits@example.com', data: { ...keys(199), ['k'.repeat(100)]: 1 } },
+    });
+    expect(ok.status).toBe(201);
+  });
+
+  it('refuses growing a stored contact past 200 keys over several requests, keeping what it had', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const track = (data: Record<string, unknown>) =>
+      pigeon.request('POST', '/v1/track', {
+        headers: { authorization: `Bearer ${project.publicKey}` },
+        body: { email: 'grows@example.com', event: 'e', data },
+      });
+    expect((await track(keys(150, 'a'))).status).toBe(200);
+    const refused = await track(keys(100, 'b'));
+    expect(expectEnvelope(refused, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'data' });
+    const contact = (await pigeon.request('GET', '/contacts?search=grows', { headers: auth })).body.data[0];
+    expect(Object.keys(contact.data)).toHaveLength(150);
+    const patched = await pigeon.request('PATCH', `/contacts/${contact.id}`, {
+      headers: auth,
+      body: { data: keys(60, 'c') },
+    });
+    expectEnvelope(patched, 422, 'VALIDATION_ERROR');
+  });
+});

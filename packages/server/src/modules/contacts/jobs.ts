@@ -18,12 +18,12 @@ const IMPORT_BATCH_SQL = `
     WHERE c.project_id = $1 FOR UPDATE OF c
   ), updated AS (
     UPDATE contacts c SET data = c.data || i.data, subscribed = coalesce(i.subscribed, c.subscribed), updated_at = now()
-    FROM input i, existing e WHERE c.id = e.id AND i.email = e.email
+    FROM input i, existing e WHERE c.id = e.id AND i.email = e.email AND pigeon_contact_data_ok(c.data || i.data)
     RETURNING c.id, c.project_id, c.subscribed, e.old_subscribed
   ), inserted AS (
     INSERT INTO contacts (id, project_id, email, subscribed, data)
     SELECT uuidv7_compat(), $1, i.email, coalesce(i.subscribed, true), i.data FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email)
+    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email) AND pigeon_contact_data_ok(i.data)
     ON CONFLICT (project_id, email) DO NOTHING
     RETURNING id
   ), changed AS (
@@ -31,11 +31,17 @@ const IMPORT_BATCH_SQL = `
   ), subscription_events AS (${insertSubscriptionEvents('changed', "'import'")})
   SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated`;
 
+const encodingNote = (encoding: string) =>
+  encoding === 'windows-1252'
+    ? 'The file is not UTF-8: it was read as Windows-1252 (Latin-1), the encoding of spreadsheet exports'
+    : `The file was read as ${encoding.toUpperCase()} (from its byte order mark)`;
+
 export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
   if (!job.file) throw new PermanentJobError('The uploaded file is no longer available');
   const parsed = parseContactsCsv(job.file);
   if ('fatal' in parsed) throw new PermanentJobError(parsed.fatal);
-  const { rows, errors } = parsed;
+  const { rows, encoding } = parsed;
+  const errors = encoding === 'utf-8' ? parsed.errors : [...parsed.errors, { reason: encodingNote(encoding) }];
   if (job.processed === 0) {
     // First run: the total and the parse errors are recorded once, before any batch.
     await inTransaction(pool, async (client) => {
@@ -60,7 +66,14 @@ export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
         created,
         updated,
         skipped: raced,
-        errors: raced > 0 ? [{ reason: `${raced} rows changed concurrently and were skipped; import them again` }] : [],
+        errors:
+          raced > 0
+            ? [
+                {
+                  reason: `${raced} rows were skipped: their contact's data would exceed 200 keys or 64 KB, or they changed concurrently (import them again)`,
+                },
+              ]
+            : [],
       });
     });
     await heartbeat();

@@ -1,5 +1,7 @@
 import { createPrivateKey, generateKeyPair, type KeyObject, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { Keyring } from '../../db/at-rest.js';
+import { openDkimKey } from './key-storage.js';
 
 const generate = promisify(generateKeyPair);
 
@@ -21,12 +23,15 @@ export const dkimRecordValue = (publicKey: string) => `v=DKIM1; k=rsa; p=${publi
 
 const parsed = new Map<string, KeyObject>();
 
-/** nodemailer re-parses a PEM key for every message; a parsed KeyObject signs about twice as fast. */
-export function dkimKeyObject(pem: string): KeyObject {
-  let key = parsed.get(pem);
+/**
+ * The signing key of a stored (sealed) DKIM key. Opened and parsed once per process: nodemailer
+ * re-parses a PEM key for every message, and a parsed KeyObject signs about twice as fast.
+ */
+export function dkimKeyObject(stored: string, keyring: Keyring): KeyObject {
+  let key = parsed.get(stored);
   if (!key) {
-    key = createPrivateKey(pem);
-    parsed.set(pem, key);
+    key = createPrivateKey(openDkimKey(stored, keyring));
+    parsed.set(stored, key);
   }
   return key;
 }

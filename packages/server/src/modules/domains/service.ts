@@ -1,5 +1,6 @@
 import type { DatabaseError } from 'pg';
 import { uuidv7 } from 'uuidv7';
+import { keyringOf } from '../../db/at-rest.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
@@ -7,6 +8,7 @@ import { AppError, conflict, notFound } from '../../http/errors.js';
 import type { TrackingMode } from '../projects/project.entity.js';
 import { generateDkimKeys } from './dkim.js';
 import { checkRecords, createResolver, expectedRecords, type RecordStatus } from './dns-check.js';
+import { sealDkimKey } from './key-storage.js';
 
 export interface DomainRow {
   id: string;
@@ -60,7 +62,7 @@ export async function createDomain(deps: AppDeps, projectId: string, domain: str
         projectId,
         domain,
         keys.selector,
-        keys.privateKey,
+        sealDkimKey(keys.privateKey, keyringOf(deps.config)),
         keys.publicKey,
         outbox,
         outbox

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
 import { CampaignComposer } from '../campaigns/delivery-content.js';
 import { dkimKeyObject } from '../domains/dkim.js';
@@ -87,6 +88,7 @@ export interface Delivery {
  */
 export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   const pool = deps.db.pool;
+  const keyring = keyringOf(deps.config);
   const logger = deps.logger.child({ component: 'delivery' });
   let running = true;
   let wake: (() => void) | undefined;
@@ -151,7 +153,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           ? {
               domainName: domain,
               keySelector: key.dkim_selector,
-              privateKey: dkimKeyObject(key.dkim_private_key) as never,
+              privateKey: dkimKeyObject(key.dkim_private_key, keyring) as never,
               headerFieldNames: DKIM_SIGNED_HEADERS,
             }
           : undefined,

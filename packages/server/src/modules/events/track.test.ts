@@ -198,6 +198,44 @@ describe('Idempotency-Key', () => {
     expect((await track(project, 'fix-me')).status).toBe(200);
   });
 
+  /** A real PostgreSQL failure inside the track statement, for events named `name` only. */
+  async function withFailingEvents(name: string, body: string, work: () => Promise<void>) {
+    const db = pigeon.deps.db.pool;
+    await db.query(
+      `CREATE FUNCTION test_fail_event() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body}; RETURN NEW; END $$`,
+    );
+    await db.query(
+      `CREATE TRIGGER test_fail_event BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.name = '${name}') EXECUTE FUNCTION test_fail_event()`,
+    );
+    try {
+      await work();
+    } finally {
+      await db.query('DROP TRIGGER test_fail_event ON events');
+      await db.query('DROP FUNCTION test_fail_event()');
+    }
+  }
+
+  it('releases the key after a 5xx whose work rolled back, so a retry is performed', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const body = { email: 'rolled-back@example.com', event: 'explodes' };
+    await withFailingEvents('explodes', "RAISE EXCEPTION 'refused by the test'", async () => {
+      expectEnvelope(await track(project, 'retry-after-500', body), 500, 'INTERNAL_SERVER_ERROR');
+    });
+    expect((await pigeon.request('GET', '/contacts', { headers: auth })).body.total).toBe(0); // nothing left behind
+    expect((await track(project, 'retry-after-500', body)).status).toBe(200);
+    expect(await eventNames(pigeon, (await contactByEmail(auth, body.email)).id)).toEqual(['explodes']);
+  });
+
+  it('keeps the key after a 5xx whose outcome is unknown (the database connection was lost)', async () => {
+    const { project } = await newProject(pigeon);
+    const body = { email: 'lost@example.com', event: 'loses-connection' };
+    await withFailingEvents('loses-connection', 'PERFORM pg_terminate_backend(pg_backend_pid())', async () => {
+      expectEnvelope(await track(project, 'unknown-outcome', body), 500, 'INTERNAL_SERVER_ERROR');
+    });
+    const again = expectEnvelope(await track(project, 'unknown-outcome', body), 409, 'IDEMPOTENCY_KEY_REUSED');
+    expect(again.details?.originalStatusCode).toBe(500);
+  });
+
   it('keys are per project and expire', async () => {
     const a = await newProject(pigeon);
     const b = await newProject(pigeon);

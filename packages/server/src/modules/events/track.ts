@@ -35,7 +35,7 @@ const TRACK_SQL = `WITH ${upsertCtes()}, ${trackedCte} SELECT contact_id, id AS 
 const trackWithKeySql = (column: 'public' | 'secret', limited: boolean) => `
   WITH key_project AS (
     SELECT id, disabled, disabled_reason FROM projects WHERE ${column}_key_hash = $1
-  )${limited ? `, ${rateLimitCtes('key_project', '$13::bigint')}` : ''}, authorized AS (
+  )${limited ? `, ${rateLimitCtes('key_project', '$13::bigint', 'key')}` : ''}, authorized AS (
     SELECT id FROM key_project WHERE NOT disabled${limited ? ' AND (SELECT hits FROM hit) <= $14::int' : ''}
   ), ${upsertCtes({ project: '(SELECT id FROM authorized)', guard: 'EXISTS (SELECT 1 FROM authorized)' })},
   ${trackedCte}

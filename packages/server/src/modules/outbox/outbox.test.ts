@@ -34,6 +34,39 @@ const login = (email: string, password: string, next = '/outbox') =>
     redirect: 'manual',
   });
 
+describe('sign-in form', () => {
+  const post = (headers: Record<string, string>, body: Record<string, string>) =>
+    fetch(`${pigeon.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams({ next: '/outbox', ...body }).toString(),
+      redirect: 'manual',
+    });
+
+  it('refuses a sign-in posted from another site (login CSRF), and takes one from its own page', async () => {
+    const { owner } = await newProject(pigeon);
+    const credentials = { email: owner.user.email, password: PASSWORD };
+    const forged: Array<Record<string, string>> = [
+      { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'same-site', origin: 'https://evil.pigeon.localhost' },
+      { origin: 'https://evil.example' },
+    ];
+    for (const headers of forged) {
+      const res = await post(headers, credentials);
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    const own = await post({ 'sec-fetch-site': 'same-origin', origin: pigeon.url }, credentials);
+    expect(own.status).toBe(303);
+    expect(own.headers.get('set-cookie')).toMatch(/pigeon_session=/);
+  });
+
+  it('answers a NUL character in the form with 400, not 500', async () => {
+    const res = await post({}, { email: 'a\u0000@example.com', password: 'x' });
+    expect(res.status).toBe(400);
+  });
+});
+
 describe('outbox viewer', () => {
   let owner: Awaited<ReturnType<typeof newProject>>;
   const sent: string[] = [];

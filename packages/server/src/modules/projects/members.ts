@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
 import type { AppDeps } from '../../deps.js';
@@ -5,7 +6,15 @@ import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { UserSchema } from '../accounts/user.entity.js';
 import { hashToken, newToken } from '../auth/tokens.js';
-import { InvitationSchema, type Membership, MembershipSchema, type Role } from './project.entity.js';
+import {
+  InvitationSchema,
+  type Membership,
+  MembershipSchema,
+  type Project,
+  ProjectSchema,
+  type Role,
+  seesSecretKey,
+} from './project.entity.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
 
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
@@ -92,6 +101,39 @@ async function countOwners(em: EntityManager, projectId: string) {
   return em.count(MembershipSchema, { projectId, role: 'OWNER' });
 }
 
+/**
+ * Runs a membership change with the project row locked (`FOR UPDATE`), so changes to one
+ * project's members happen one at a time and each sees the roles the previous one committed:
+ * two OWNERs demoting or removing each other at once cannot leave the project without an OWNER.
+ * The actor's own role is read after the lock too (it may just have been taken away).
+ */
+function withMembersLocked<T>(
+  em: EntityManager,
+  actorId: string,
+  projectId: string,
+  change: (tx: EntityManager, actor: Membership, project: Project) => Promise<T>,
+): Promise<T> {
+  return em.transactional(async (tx) => {
+    await requireMembership(tx, actorId, projectId, MANAGERS); // 404 / 403 before taking the lock
+    const project = await tx.findOneOrFail(
+      ProjectSchema,
+      { id: projectId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+    );
+    const actor = await tx.findOne(MembershipSchema, { projectId, userId: actorId }, { refresh: true });
+    if (!actor || !MANAGERS.includes(actor.role)) {
+      throw forbidden(`This needs the ${MANAGERS.join(' or ')} role in the project`, 'INSUFFICIENT_ROLE');
+    }
+    return change(tx, actor, project);
+  });
+}
+
+async function lockedTarget(tx: EntityManager, projectId: string, userId: string): Promise<Membership> {
+  const target = await tx.findOne(MembershipSchema, { projectId, userId }, { refresh: true });
+  if (!target) throw notFound('Member');
+  return target;
+}
+
 export async function updateMemberRole(
   em: EntityManager,
   actorId: string,
@@ -99,30 +141,43 @@ export async function updateMemberRole(
   userId: string,
   role: Role,
 ) {
-  const { project, membership: actor } = await requireMembership(em, actorId, projectId, MANAGERS);
-  refuseIfDisabled(project);
-  const target = await em.findOne(MembershipSchema, { projectId, userId });
-  if (!target) throw notFound('Member');
-  assertMayGrant(actor.role, role);
-  assertMayGrant(actor.role, target.role);
-  if (target.role === 'OWNER' && role !== 'OWNER' && (await countOwners(em, projectId)) === 1) {
-    throw conflict('The last OWNER cannot be demoted; make someone else an OWNER first');
-  }
-  target.role = role;
-  await em.flush();
-  const user = await em.findOneOrFail(UserSchema, { id: userId });
-  return toMemberDto(target, user.email);
+  return withMembersLocked(em, actorId, projectId, async (tx, actor, project) => {
+    refuseIfDisabled(project);
+    const target = await lockedTarget(tx, projectId, userId);
+    assertMayGrant(actor.role, role);
+    assertMayGrant(actor.role, target.role);
+    if (target.role === 'OWNER' && role !== 'OWNER' && (await countOwners(tx, projectId)) === 1) {
+      throw conflict('The last OWNER cannot be demoted; make someone else an OWNER first');
+    }
+    target.role = role;
+    target.sawSecretKey ||= seesSecretKey(role);
+    await tx.flush();
+    const user = await tx.findOneOrFail(UserSchema, { id: userId });
+    return toMemberDto(target, user.email);
+  });
 }
 
+/** Says whether the removed member could see the current secret key, and if so suggests rotating. */
 export async function removeMember(em: EntityManager, actorId: string, projectId: string, userId: string) {
-  const { membership: actor } = await requireMembership(em, actorId, projectId, MANAGERS);
-  const target = await em.findOne(MembershipSchema, { projectId, userId });
-  if (!target) throw notFound('Member');
-  assertMayGrant(actor.role, target.role);
-  if (target.role === 'OWNER' && (await countOwners(em, projectId)) === 1) {
-    throw conflict('The last OWNER cannot be removed; make someone else an OWNER first');
-  }
-  await em.remove(target).flush();
+  return withMembersLocked(em, actorId, projectId, async (tx, actor) => {
+    const target = await lockedTarget(tx, projectId, userId);
+    assertMayGrant(actor.role, target.role);
+    if (target.role === 'OWNER' && (await countOwners(tx, projectId)) === 1) {
+      throw conflict('The last OWNER cannot be removed; make someone else an OWNER first');
+    }
+    const user = await tx.findOne(UserSchema, { id: userId });
+    const removed = toMemberDto(target, user?.email ?? '');
+    await tx.remove(target).flush();
+    return {
+      removed,
+      sawSecretKey: target.sawSecretKey,
+      ...(target.sawSecretKey
+        ? {
+            suggestion: `This member could see the project's secret key and may still have it. Rotate the keys with POST /users/@me/projects/${projectId}/regenerate-keys.`,
+          }
+        : {}),
+    };
+  });
 }
 
 /** The signed-in user joins with a token mailed to their own address. */

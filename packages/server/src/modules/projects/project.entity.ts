@@ -1,6 +1,9 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
 export type Role = 'OWNER' | 'ADMIN' | 'MEMBER';
+
+/** Secret keys are shown to OWNER and ADMIN only (DESIGN §3); a MEMBER sees the public key. */
+export const seesSecretKey = (role: Role) => role === 'OWNER' || role === 'ADMIN';
 export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
 
 export const ProjectSchema = defineEntity({
@@ -37,6 +40,8 @@ export const MembershipSchema = defineEntity({
     projectId: p.uuid().primary(),
     userId: p.uuid().primary(),
     role: p.text().$type<Role>(),
+    /** Could read the current secret key (OWNER or ADMIN since the last rotation). */
+    sawSecretKey: p.boolean().onCreate((m: { role: Role }) => seesSecretKey(m.role)),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

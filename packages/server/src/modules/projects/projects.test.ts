@@ -243,7 +243,110 @@ describe('members and roles', () => {
     expect(
       (await pigeon.request('PATCH', path, { headers: { cookie: owner.cookie }, body: { role: 'MEMBER' } })).body.role,
     ).toBe('MEMBER');
-    expect((await pigeon.request('DELETE', path, { headers: { cookie: admin.cookie } })).status).toBe(204);
+    expect((await pigeon.request('DELETE', path, { headers: { cookie: admin.cookie } })).status).toBe(200);
+  });
+
+  it('holds the last-OWNER rule when two OWNERs demote or remove each other at the same moment', async () => {
+    const outcomes: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const { owner: a, project } = await newProject(pigeon);
+      const b = await signUp(pigeon);
+      await addMember(project.id, a.cookie, b.user.email, 'OWNER');
+      const change = (actor: { cookie: string }, target: { user: { id: string } }) => {
+        const path = `/projects/${project.id}/members/${target.user.id}`;
+        return round % 2 === 0
+          ? pigeon.request('PATCH', path, { headers: { cookie: actor.cookie }, body: { role: 'ADMIN' } })
+          : pigeon.request('DELETE', path, { headers: { cookie: actor.cookie } });
+      };
+      const answers = await Promise.all([change(a, b), change(b, a)]);
+      outcomes.push(answers.map((r) => r.status).join('+'));
+      const { rows } = await pigeon.deps.db.pool.query(
+        "SELECT count(*)::int AS owners FROM memberships WHERE project_id = $1 AND role = 'OWNER'",
+        [project.id],
+      );
+      expect(rows[0].owners, `round ${round}: ${outcomes.at(-1)}`).toBe(1);
+      // Exactly one of the two changes happened; the other was refused (409, or 403/404 once its actor lost the role).
+      expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+      expect([403, 404, 409]).toContain(answers.find((r) => r.status !== 200)?.status);
+    }
+  });
+});
+
+async function addMember(projectId: string, cookie: string, email: string, role: 'OWNER' | 'ADMIN' | 'MEMBER') {
+  const res = await pigeon.request('POST', `/projects/${projectId}/members`, {
+    headers: { cookie },
+    body: { email, role },
+  });
+  expect(res.status).toBe(201);
+}
+
+describe('who sees the secret key', () => {
+  it('shows the secret key to OWNER and ADMIN only; a MEMBER sees the public key', async () => {
+    const { owner, project } = await newProject(pigeon);
+    const admin = await signUp(pigeon);
+    const member = await signUp(pigeon);
+    await addMember(project.id, owner.cookie, admin.user.email, 'ADMIN');
+    await addMember(project.id, owner.cookie, member.user.email, 'MEMBER');
+    const seen = async (cookie: string) =>
+      (await pigeon.request('GET', '/users/@me/projects', { headers: { cookie } })).body[0];
+    expect(await seen(admin.cookie)).toMatchObject({ role: 'ADMIN', secretKey: project.secretKey });
+    expect(await seen(member.cookie)).toMatchObject({
+      role: 'MEMBER',
+      publicKey: project.publicKey,
+      secretKey: null,
+    });
+    expect(JSON.stringify(await seen(member.cookie))).not.toContain('sk_');
+    // A MEMBER's own session is refused a manager's action, and has no key to do it with instead.
+    expectEnvelope(
+      await pigeon.request('POST', '/domains', {
+        headers: { cookie: member.cookie, 'x-project-id': project.id },
+        body: { domain: 'member.example' },
+      }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    // Promoted, the same user sees it.
+    await pigeon.request('PATCH', `/projects/${project.id}/members/${member.user.id}`, {
+      headers: { cookie: owner.cookie },
+      body: { role: 'ADMIN' },
+    });
+    expect((await seen(member.cookie)).secretKey).toBe(project.secretKey);
+  });
+
+  it('says when a removed member could see the secret key and suggests rotating; not after a rotation', async () => {
+    const { owner, project } = await newProject(pigeon);
+    const admin = await signUp(pigeon);
+    const member = await signUp(pigeon);
+    const demoted = await signUp(pigeon);
+    await addMember(project.id, owner.cookie, admin.user.email, 'ADMIN');
+    await addMember(project.id, owner.cookie, member.user.email, 'MEMBER');
+    await addMember(project.id, owner.cookie, demoted.user.email, 'ADMIN');
+    const remove = (userId: string) =>
+      pigeon.request('DELETE', `/projects/${project.id}/members/${userId}`, { headers: { cookie: owner.cookie } });
+
+    const adminGone = await remove(admin.user.id);
+    expect(adminGone.status).toBe(200);
+    expect(adminGone.body).toMatchObject({ removed: { userId: admin.user.id, role: 'ADMIN' }, sawSecretKey: true });
+    expect(adminGone.body.suggestion).toContain(`/users/@me/projects/${project.id}/regenerate-keys`);
+
+    const memberGone = await remove(member.user.id);
+    expect(memberGone.body).toEqual({
+      removed: expect.objectContaining({ userId: member.user.id, role: 'MEMBER' }),
+      sawSecretKey: false,
+    });
+
+    // An ADMIN demoted to MEMBER still saw the current key, until the keys are rotated.
+    await pigeon.request('PATCH', `/projects/${project.id}/members/${demoted.user.id}`, {
+      headers: { cookie: owner.cookie },
+      body: { role: 'MEMBER' },
+    });
+    expect(
+      (await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: demoted.cookie } })).body[0],
+    ).toMatchObject({ secretKey: null });
+    await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
+      headers: { cookie: owner.cookie },
+    });
+    expect((await remove(demoted.user.id)).body.sawSecretKey).toBe(false);
   });
 });
 

@@ -91,9 +91,9 @@ export const createProjectsRouter = (deps: AppDeps) => {
         body.role,
       ),
     }),
-    removeMember: async ({ req, params }) => {
-      await members.removeMember(requestEm(deps, req), callerUser(req).id, params.id, params.userId);
-      return { status: 204, body: undefined };
-    },
+    removeMember: async ({ req, params }) => ({
+      status: 200,
+      body: await members.removeMember(requestEm(deps, req), callerUser(req).id, params.id, params.userId),
+    }),
   });
 };

@@ -11,6 +11,7 @@ import {
   type Project,
   ProjectSchema,
   type Role,
+  seesSecretKey,
   type TrackingMode,
 } from './project.entity.js';
 
@@ -30,7 +31,7 @@ export const toProjectDto = (project: Project, role: Role) => ({
   id: project.id,
   name: project.name,
   publicKey: project.publicKey,
-  secretKey: project.secretKey,
+  secretKey: seesSecretKey(role) ? project.secretKey : null,
   role,
   disabled: project.disabled,
   disabledReason: project.disabledReason ?? null,
@@ -112,13 +113,19 @@ export async function deleteProject(em: EntityManager, userId: string, projectId
   await em.remove(project).flush();
 }
 
-/** Both keys change in one UPDATE: every process looks keys up per request, so the old ones die at once. */
+/**
+ * Both keys change in one UPDATE: every process looks keys up per request, so the old ones die at
+ * once. Members who are not OWNER or ADMIN have not seen the new secret key.
+ */
 export async function regenerateKeys(em: EntityManager, userId: string, projectId: string) {
-  const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
-  refuseIfDisabled(project);
-  em.assign(project, generateKeyPair());
-  await em.flush();
-  return toProjectDto(project, membership.role);
+  return em.transactional(async (tx) => {
+    const { project, membership } = await requireMembership(tx, userId, projectId, MANAGERS);
+    refuseIfDisabled(project);
+    tx.assign(project, generateKeyPair());
+    await tx.flush();
+    await tx.nativeUpdate(MembershipSchema, { projectId, role: 'MEMBER' }, { sawSecretKey: false });
+    return toProjectDto(project, membership.role);
+  });
 }
 
 /** Disabling is an operator action (`pigeon project disable`), recorded as a suspension. */

@@ -97,7 +97,16 @@ describe('segments API', () => {
       rawBody: `{"name":"deep","condition":${deep}}`,
     });
     expect(tooDeep.status).toBe(400);
-    expect(tooDeep.body.error).toMatch(/^condition: Conditions nest at most 5 levels deep/);
+    // Refused by the request-wide depth limit (64 JSON levels) before any schema walks it.
+    expect(tooDeep.body.error).toMatch(/^condition\.groups\.0\.conditions[.\w]*: nests deeper than 64 levels/);
+    // A tree too deep for conditions but within that limit gets the condition engine's own message.
+    const seven = `${'{"logic":"AND","groups":[{"filters":[],"conditions":'.repeat(7)}${JSON.stringify(plan('pro'))}${'}]}'.repeat(7)}`;
+    const tooDeepForConditions = await pigeon.request('POST', '/segments', {
+      headers: { ...auth, 'content-type': 'application/json' },
+      rawBody: `{"name":"seven","condition":${seven}}`,
+    });
+    expect(tooDeepForConditions.status).toBe(400);
+    expect(tooDeepForConditions.body.error).toMatch(/^condition: Conditions nest at most 5 levels deep/);
     const filters = Array.from({ length: 10_000 }, () => ({ field: 'data.plan', operator: 'equals', value: 'x' }));
     const tooWide = await createSegment(auth, { name: 'wide', condition: { groups: [{ filters }] } });
     expect(tooWide.body.error).toMatch(/^condition: A condition holds at most 100 filters/);

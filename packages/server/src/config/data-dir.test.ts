@@ -1,0 +1,38 @@
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { signUp } from '../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('data dir permissions', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pigeon-perms-'));
+  let pigeon: TestPigeon | undefined;
+  afterAll(async () => {
+    await pigeon?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('narrows what an older Pigeon left readable at start, and writes new outbox mail 0600 in a 0700 dir', async () => {
+    chmodSync(dataDir, 0o755);
+    const outbox = join(dataDir, 'outbox');
+    mkdirSync(outbox, { mode: 0o755 });
+    chmodSync(outbox, 0o755);
+    writeFileSync(join(outbox, 'old.eml'), 'Token: secret', { mode: 0o644 });
+    writeFileSync(join(dataDir, 'secrets.json'), '{}', { mode: 0o644 });
+    chmodSync(join(dataDir, 'secrets.json'), 0o644);
+
+    pigeon = await startTestPigeon({ env: { PIGEON_DATA_DIR: dataDir } });
+    expect(mode(dataDir)).toBe(0o700);
+    expect(mode(outbox)).toBe(0o700);
+    expect(mode(join(outbox, 'old.eml'))).toBe(0o600);
+    expect(mode(join(dataDir, 'secrets.json'))).toBe(0o600);
+
+    await signUp(pigeon); // mails a verification token through the outbox
+    const written = readdirSync(outbox).filter((f) => f !== 'old.eml');
+    expect(written.length).toBeGreaterThan(0);
+    for (const file of written) expect(mode(join(outbox, file)), file).toBe(0o600);
+  });
+});

@@ -1,0 +1,124 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from '../../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { rotateDataKeyCommand } from '../../admin-commands.js';
+import { keyId, open } from '../../db/at-rest.js';
+
+// No DATA_ENCRYPTION_KEY: the key comes from (and rotates in) the secrets file of `api`'s data dir.
+const FROM_SECRETS_FILE = { DATA_ENCRYPTION_KEY: '' };
+
+let api: TestPigeon;
+beforeAll(async () => {
+  api = await startTestPigeon({ role: 'api', env: FROM_SECRETS_FILE });
+});
+afterAll(() => api?.stop());
+
+const secretsOf = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'));
+const storedKey = async (domain: string) =>
+  (
+    await api.deps.db.pool.query<{ dkim_private_key: string; dkim_public_key: string; dkim_selector: string }>(
+      'SELECT dkim_private_key, dkim_public_key, dkim_selector FROM domains WHERE domain = $1',
+      [domain],
+    )
+  ).rows[0] as { dkim_private_key: string; dkim_public_key: string; dkim_selector: string };
+
+/** Sends one message through a delivering Pigeon on `dataDir` and returns the .eml it wrote. */
+async function deliveredMail(dataDir: string, auth: Record<string, string>, from: string): Promise<string> {
+  const worker = await startTestPigeon({
+    databaseUrl: api.deps.db.url,
+    env: { ...FROM_SECRETS_FILE, PIGEON_DATA_DIR: dataDir },
+  });
+  try {
+    const outbox = join(dataDir, 'outbox');
+    const before = new Set(safeList(outbox));
+    const sent = await worker.request('POST', '/v1/send', {
+      headers: auth,
+      body: { to: 'reader@example.com', from, subject: 'Signed', body: '<p>hello</p>' },
+    });
+    expect(sent.status).toBe(200);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const file = safeList(outbox).find((f) => !before.has(f));
+      if (file) return readFileSync(join(outbox, file), 'utf8');
+      if (Date.now() > deadline) throw new Error('no mail delivered');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await worker.stop();
+  }
+}
+
+const safeList = (dir: string) => {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+};
+
+describe('DKIM private keys at rest', () => {
+  it('stores them sealed with AES-256-GCM: the row alone holds no key, and mail is still signed', async () => {
+    const { auth } = await newProject(api);
+    const domain = `sealed-${Date.now()}.example`;
+    expect((await api.request('POST', '/domains', { headers: auth, body: { domain } })).status).toBe(201);
+    const row = await storedKey(domain);
+    const key = Buffer.from(secretsOf(api.deps.config.dataDir).dataEncryption, 'hex');
+    expect(row.dkim_private_key).toMatch(new RegExp(`^enc:v1:${keyId(key)}:`));
+    expect(row.dkim_private_key).not.toContain('PRIVATE KEY');
+    const pem = open(row.dkim_private_key, { current: key });
+    const publicDer = createPublicKey(createPrivateKey(pem)).export({ type: 'spki', format: 'der' });
+    expect(publicDer.toString('base64')).toBe(row.dkim_public_key);
+    // Tampering is detected (GCM tag), not decrypted into garbage.
+    const tampered = `${row.dkim_private_key.slice(0, -6)}AAAAAA`;
+    expect(() => open(tampered, { current: key })).toThrow();
+
+    const mail = await deliveredMail(api.deps.config.dataDir, auth, `hello@${domain}`);
+    expect(mail).toMatch(new RegExp(`DKIM-Signature:[^]*d=${domain.replace(/\./g, '\\.')};[^]*s=${row.dkim_selector}`));
+  });
+
+  it('seals keys stored before encryption at the next start', async () => {
+    const { auth } = await newProject(api);
+    const domain = `legacy-${Date.now()}.example`;
+    await api.request('POST', '/domains', { headers: auth, body: { domain } });
+    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' });
+    await api.deps.db.pool.query('UPDATE domains SET dkim_private_key = $1 WHERE domain = $2', [pem, domain]);
+    const restarted = await startTestPigeon({
+      databaseUrl: api.deps.db.url,
+      role: 'api',
+      env: { ...FROM_SECRETS_FILE, PIGEON_DATA_DIR: api.deps.config.dataDir },
+    });
+    await restarted.stop();
+    const stored = (await storedKey(domain)).dkim_private_key;
+    expect(stored).toMatch(/^enc:v1:/);
+    const key = Buffer.from(secretsOf(api.deps.config.dataDir).dataEncryption, 'hex');
+    expect(open(stored, { current: key })).toBe(pem);
+  });
+
+  it('pigeon rotate-data-key re-encrypts every key under a new key kept in the secrets file', async () => {
+    const { auth } = await newProject(api);
+    const domain = `rotated-${Date.now()}.example`;
+    await api.request('POST', '/domains', { headers: auth, body: { domain } });
+    const dataDir = api.deps.config.dataDir;
+    const old = secretsOf(dataDir).dataEncryption;
+    const output = await rotateDataKeyCommand(api.deps.config, api.deps.logger, {});
+    expect(output).toMatch(/Re-encrypted \d+ DKIM private key/);
+    const secrets = secretsOf(dataDir);
+    expect(secrets.dataEncryption).not.toBe(old);
+    expect(secrets.dataEncryptionPrevious).toBe(old);
+    const newKey = Buffer.from(secrets.dataEncryption, 'hex');
+    const { rows } = await api.deps.db.pool.query<{ dkim_private_key: string }>('SELECT dkim_private_key FROM domains');
+    for (const row of rows) expect(row.dkim_private_key.startsWith(`enc:v1:${keyId(newKey)}:`)).toBe(true);
+    // A Pigeon started after the rotation signs with the re-encrypted key.
+    const mail = await deliveredMail(dataDir, auth, `hello@${domain}`);
+    expect(mail).toContain(`d=${domain};`);
+  });
+
+  it('refuses to rotate a key given by DATA_ENCRYPTION_KEY without the new one', async () => {
+    const config = { ...api.deps.config, secrets: { ...api.deps.config.secrets } };
+    config.secrets.dataEncryption = { current: 'b2'.repeat(32), fromEnvironment: true };
+    await expect(rotateDataKeyCommand(config, api.deps.logger, {})).rejects.toThrow(/--new-key/);
+  });
+});
