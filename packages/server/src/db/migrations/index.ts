@@ -11,12 +11,12 @@ import { Migration20261123100000_segments } from './Migration20261123100000_segm
 import { Migration20261123200000_campaigns } from './Migration20261123200000_campaigns.js';
 import { Migration20261125000000_workflows } from './Migration20261125000000_workflows.js';
 import { Migration20261125010000_webhook_secrets } from './Migration20261125010000_webhook_secrets.js';
-import { Migration20261126000000_default_from } from './Migration20261126000000_default_from.js';
-import { Migration20261126010000_idempotency_response } from './Migration20261126010000_idempotency_response.js';
 import { Migration20261126000000_member_key_exposure } from './Migration20261126000000_member_key_exposure.js';
 import { Migration20261126010000_revoked_sessions } from './Migration20261126010000_revoked_sessions.js';
 import { Migration20261126020000_rate_limit_callers } from './Migration20261126020000_rate_limit_callers.js';
 import { Migration20261126030000_contact_data_limits } from './Migration20261126030000_contact_data_limits.js';
+import { Migration20261126040000_default_from } from './Migration20261126040000_default_from.js';
+import { Migration20261126050000_idempotency_response } from './Migration20261126050000_idempotency_response.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -35,10 +35,10 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123200000_campaigns', class: Migration20261123200000_campaigns },
   { name: 'Migration20261125000000_workflows', class: Migration20261125000000_workflows },
   { name: 'Migration20261125010000_webhook_secrets', class: Migration20261125010000_webhook_secrets },
-  { name: 'Migration20261126000000_default_from', class: Migration20261126000000_default_from },
-  { name: 'Migration20261126010000_idempotency_response', class: Migration20261126010000_idempotency_response },
   { name: 'Migration20261126000000_member_key_exposure', class: Migration20261126000000_member_key_exposure },
   { name: 'Migration20261126010000_revoked_sessions', class: Migration20261126010000_revoked_sessions },
   { name: 'Migration20261126020000_rate_limit_callers', class: Migration20261126020000_rate_limit_callers },
   { name: 'Migration20261126030000_contact_data_limits', class: Migration20261126030000_contact_data_limits },
+  { name: 'Migration20261126040000_default_from', class: Migration20261126040000_default_from },
+  { name: 'Migration20261126050000_idempotency_response', class: Migration20261126050000_idempotency_response },
 ];
