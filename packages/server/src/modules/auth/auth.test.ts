@@ -78,7 +78,8 @@ describe('signup and sessions', () => {
   });
 
   it('refuses passwords shorter than 10 characters, common ones and the email address itself', async () => {
-    const email = uniqueEmail('pw');
+    // A local part of at least 10 characters whatever the pid, so it is refused as the address, not as too short.
+    const email = uniqueEmail('password-owner');
     const attempts: Array<[string, string]> = [
       ['nine char', 'too_small'],
       ['password123', 'weak_password'],
