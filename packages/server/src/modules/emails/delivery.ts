@@ -175,7 +175,8 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
     return email;
   }
 
-  async function deliver(email: EmailRow, batch: Batch): Promise<void> {
+  /** One message; `handedOver` is called once the transport has answered (or it never got there). */
+  async function deliver(email: EmailRow, batch: Batch, handedOver: () => void): Promise<void> {
     inFlight.add(email.id);
     try {
       const message = await messageOf(email, batch);
@@ -187,35 +188,38 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         return;
       }
       const domain = email.from_email.split('@')[1] ?? '';
-      const sent = await deps.mailer.send({
-        messageId: email.message_id,
-        from: { name: email.from_name ?? '', address: email.from_email },
-        to: { name: email.to_name ?? '', address: email.to_email },
-        replyTo: email.reply_to ?? undefined,
-        subject: message.subject,
-        html: message.html,
-        text: message.text,
-        headers: message.headers,
-        attachments: email.attachments.map((a) => ({
-          filename: a.filename,
-          content: a.content,
-          encoding: 'base64',
-          contentType: a.contentType,
-        })),
-        dkim:
-          email.dkim_selector && email.dkim_private_key
-            ? {
-                domainName: domain,
-                keySelector: email.dkim_selector,
-                privateKey: dkimKeyObject(email.dkim_private_key) as never,
-                headerFieldNames: DKIM_SIGNED_HEADERS,
-              }
-            : undefined,
-      });
+      const sent = await deps.mailer
+        .send({
+          messageId: email.message_id,
+          from: { name: email.from_name ?? '', address: email.from_email },
+          to: { name: email.to_name ?? '', address: email.to_email },
+          replyTo: email.reply_to ?? undefined,
+          subject: message.subject,
+          html: message.html,
+          text: message.text,
+          headers: message.headers,
+          attachments: email.attachments.map((a) => ({
+            filename: a.filename,
+            content: a.content,
+            encoding: 'base64',
+            contentType: a.contentType,
+          })),
+          dkim:
+            email.dkim_selector && email.dkim_private_key
+              ? {
+                  domainName: domain,
+                  keySelector: email.dkim_selector,
+                  privateKey: dkimKeyObject(email.dkim_private_key) as never,
+                  headerFieldNames: DKIM_SIGNED_HEADERS,
+                }
+              : undefined,
+        })
+        .finally(handedOver);
       await recordSent(email.id, null, sent.file ?? null);
     } catch (err) {
       await recordFailure(email, err as Error & { responseCode?: number; code?: string });
     } finally {
+      handedOver();
       inFlight.delete(email.id);
     }
   }
@@ -263,10 +267,18 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           for (const email of rows) await recordFailure(email, err as Error);
           continue;
         }
+        // The next message goes as soon as the transport has answered this one; the outcomes are
+        // written meanwhile (group commit) and awaited before the next claim.
+        const outcomes: Array<Promise<void>> = [];
         for (const email of rows) {
           if (!running) break;
-          await deliver(email, batch);
+          await new Promise<void>((handedOver) =>
+            outcomes.push(
+              deliver(email, batch, handedOver).catch((err) => logger.error({ err }, 'delivery outcome not recorded')),
+            ),
+          );
         }
+        await Promise.all(outcomes);
         // Claimed but not started because we are stopping: back to the queue at once.
         const left = rows.filter((r) => !inFlight.has(r.id)).map((r) => r.id);
         if (!running && left.length) {
