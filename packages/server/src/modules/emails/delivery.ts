@@ -95,34 +95,29 @@ export interface Delivery {
 }
 
 /**
- * Records outcomes by group commit: an outcome waits for no timer. When no statement of this
- * recorder is running, it goes out at once, alone; otherwise it joins the next statement, which
- * leaves as soon as the running one returns, with every outcome that arrived meanwhile. So a
- * message is recorded within about two round trips of its SMTP reply (the window a crash can
- * turn into a duplicate stays that short), while a busy worker writes one statement for several.
+ * Records outcomes in groups: the outcomes that arrive in the same turn of the event loop (SMTP
+ * replies read together) share one statement, which leaves at the end of that turn. No outcome
+ * waits for another statement or a timer, so a message is recorded within one round trip of its
+ * reply, as when each had its own statement: the window a crash can turn into a duplicate (accepted,
+ * not yet recorded) stays that short, while a busy worker writes fewer statements.
  */
 function groupCommit(pool: pg.Pool, name: string, text: string) {
   let waiting: Array<{ values: [string, string | null, string | null]; done: (err?: unknown) => void }> = [];
-  let running = false;
-  const run = async () => {
-    running = true;
-    while (waiting.length) {
-      const batch = waiting;
-      waiting = [];
-      const column = (i: 0 | 1 | 2) => batch.map((w) => w.values[i]);
-      try {
-        await pool.query({ name, text, values: [column(0), column(1), column(2)] });
-        for (const w of batch) w.done();
-      } catch (err) {
-        for (const w of batch) w.done(err);
-      }
+  const flush = async () => {
+    const batch = waiting;
+    waiting = [];
+    const column = (i: 0 | 1 | 2) => batch.map((w) => w.values[i]);
+    try {
+      await pool.query({ name, text, values: [column(0), column(1), column(2)] });
+      for (const w of batch) w.done();
+    } catch (err) {
+      for (const w of batch) w.done(err);
     }
-    running = false;
   };
   return (id: string, reason: string | null, file: string | null) =>
     new Promise<void>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(() => void flush());
       waiting.push({ values: [id, reason, file], done: (err) => (err ? reject(err) : resolve()) });
-      if (!running) void run();
     });
 }
 
@@ -130,7 +125,7 @@ function groupCommit(pool: pg.Pool, name: string, text: string) {
  * The delivery workers: claim queued emails in batches (FOR UPDATE SKIP LOCKED, transactional
  * first, with their DKIM keys), read what the batch's composition needs in one query per source
  * (campaign mail: its contacts), then per message compose, DKIM-sign, hand it to the transport and
- * record the outcome (group commit). A claim whose worker died times out and is retried; SMTP only
+ * record the outcome (grouped per event-loop turn). A claim whose worker died times out and is retried; SMTP only
  * accepts a message on its final reply, so a worker killed before that reply leaves nothing delivered.
  */
 export async function startDelivery(deps: AppDeps): Promise<Delivery> {
