@@ -6,7 +6,6 @@ import { keyringOf } from './db/at-rest.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
-import { createApp } from './http/app.js';
 import { buildJobRegistry } from './jobs/index.js';
 import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
@@ -112,6 +111,9 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     if (config.role === 'worker') return { deps, stop: shutdown };
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), deps) : undefined;
 
+    // Loaded here, not at the top: a worker process never needs the HTTP stack (express, the
+    // routers, the OpenAPI document), so it never loads it (tens of MB of RSS per worker).
+    const { createApp } = await import('./http/app.js');
     const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
     let companion: { stop: () => Promise<void> } | undefined;
     // The HTTP server and what runs alongside it (worker processes) drain at the same time.

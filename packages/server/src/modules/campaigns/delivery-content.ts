@@ -4,22 +4,43 @@ import type { Config } from '../../config/index.js';
 import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 
+/** `NOTIFY`ed (payload: the campaign id) when a campaign is cancelled; delivery listens for it. */
+export const CAMPAIGN_CANCELLED_CHANNEL = 'pigeon_campaign_cancelled';
+
 interface CampaignContent extends MessageContent {
   unsubscribeMailbox: string | null;
 }
 
+/** The contact of one campaign email as it is now (its columns null when it is gone) and its campaign's status. */
 interface RecipientRow extends ContactRow {
+  email_id: string;
   campaign_status: string;
+}
+
+export interface CampaignEmail {
+  id: string;
+  campaign_id: string;
+  contact_id: string | null;
+  tracked: boolean;
+  headers: Record<string, string>;
+}
+
+/** The recipients of a claimed batch's campaign mail, read in one query; composes each of them. */
+export interface CampaignBatch {
+  compose(email: CampaignEmail): Promise<ComposedMessage | undefined>;
 }
 
 /**
  * Renders campaign mail at delivery: the campaign's content (read once per worker: it cannot
- * change after sending starts) composed with the contact as it is now. Undefined means the
- * message must not go out: the campaign was cancelled, the contact is gone, or a MARKETING or
- * HEADLESS recipient unsubscribed since the audience was frozen.
+ * change after sending starts) composed with the contact as it is now. `load` reads the contacts
+ * of a claimed batch and their campaigns' status in one query, at claim time; `compose` then
+ * answers undefined when the message must not go out: the campaign was cancelled (at claim time,
+ * or since, as told by `cancelled()`), the contact is gone, or a MARKETING or HEADLESS recipient
+ * unsubscribed since the audience was frozen.
  */
 export class CampaignComposer {
   private readonly contents = new Map<string, CampaignContent>();
+  private readonly cancelledIds = new Set<string>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -27,24 +48,33 @@ export class CampaignComposer {
     private readonly config: Pick<Config, 'http' | 'secrets'>,
   ) {}
 
-  async compose(email: {
-    id: string;
-    campaign_id: string;
-    contact_id: string | null;
-    tracked: boolean;
-    headers: Record<string, string>;
-  }): Promise<ComposedMessage | undefined> {
-    const { rows } = await this.pool.query<RecipientRow>({
-      name: 'campaigns.recipient',
-      text: `SELECT c.*, k.status AS campaign_status FROM campaigns k
-             LEFT JOIN contacts c ON c.id = $2 WHERE k.id = $1`,
-      values: [email.campaign_id, email.contact_id],
-    });
-    const row = rows[0];
-    if (!row || row.campaign_status === 'CANCELLED' || !row.id) return undefined;
+  /** A campaign was cancelled (a notification): nothing of it is composed from now on. */
+  cancelled(campaignId: string): void {
+    if (this.cancelledIds.size >= 1000) this.cancelledIds.clear();
+    this.cancelledIds.add(campaignId);
+  }
+
+  async load(emails: CampaignEmail[]): Promise<CampaignBatch> {
+    const recipients = new Map<string, RecipientRow>();
+    if (emails.length) {
+      const { rows } = await this.pool.query<RecipientRow>({
+        name: 'campaigns.recipients',
+        text: `SELECT v.email_id, k.status AS campaign_status, c.*
+               FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS v(email_id, campaign_id, contact_id)
+               JOIN campaigns k ON k.id = v.campaign_id LEFT JOIN contacts c ON c.id = v.contact_id`,
+        values: [emails.map((e) => e.id), emails.map((e) => e.campaign_id), emails.map((e) => e.contact_id)],
+      });
+      for (const row of rows) recipients.set(row.email_id, row);
+    }
+    return { compose: (email) => this.compose(email, recipients.get(email.id)) };
+  }
+
+  private async compose(email: CampaignEmail, row: RecipientRow | undefined): Promise<ComposedMessage | undefined> {
+    if (!row || row.campaign_status === 'CANCELLED' || this.cancelledIds.has(email.campaign_id)) return undefined;
+    if (!row.id) return undefined;
+    const { email_id: _email, campaign_status: _status, ...contact } = row;
     const content = await this.content(email.campaign_id);
-    if (content.type !== 'TRANSACTIONAL' && !row.subscribed) return undefined;
-    const { campaign_status: _status, ...contact } = row;
+    if (content.type !== 'TRANSACTIONAL' && !contact.subscribed) return undefined;
     return composeMessage(content, contact, contact.data, email.id, {
       publicUrl: this.config.http.publicUrl,
       linkSecret: this.config.secrets.linkSigning,

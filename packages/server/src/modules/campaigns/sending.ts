@@ -10,6 +10,7 @@ import { requireVerifiedSender } from '../domains/service.js';
 import { NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../emails/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { audienceSql } from './audience.js';
+import { CAMPAIGN_CANCELLED_CHANNEL } from './delivery-content.js';
 import { type CampaignRow, findCampaign } from './service.js';
 
 /** Campaign mail waits behind transactional (0) and workflow (1) mail in the delivery queue. */
@@ -138,6 +139,8 @@ export async function cancelCampaign(pool: pg.Pool, projectId: string, id: strin
       `UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = $1`,
       [id],
     );
+    // Delivered on commit: workers stop composing this campaign's mail they claimed before the cancel.
+    await client.query('SELECT pg_notify($1, $2)', [CAMPAIGN_CANCELLED_CHANNEL, id]);
     const { cancelled = 0, sent = 0, in_flight = 0 } = counts ?? {};
     const message =
       `Cancelled: ${sent} sent, ${cancelled} never will be` +

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
-import { CampaignComposer } from '../campaigns/delivery-content.js';
+import { CAMPAIGN_CANCELLED_CHANNEL, type CampaignBatch, CampaignComposer } from '../campaigns/delivery-content.js';
 import { dkimKeyObject } from '../domains/dkim.js';
 import { NOTIFY_CHANNEL } from './queue.js';
 
@@ -23,31 +23,46 @@ interface EmailRow {
   campaign_id: string | null;
   contact_id: string | null;
   tracked: boolean;
+  /** The sender domain's DKIM key, read with the claim (null: no such domain, the mail goes unsigned). */
+  dkim_selector: string | null;
+  dkim_private_key: string | null;
 }
 
 const BATCH = 10;
 const MAX_ATTEMPTS = 8;
 const IDLE_POLL_MS = 1000;
+/** How often a process looks for claims of dead workers (on top of the claim timeout). */
+const RECLAIM_EVERY_MS = 1000;
 
+/** The claim, with each email's DKIM key (the domain row as it is now), in one statement. */
 const CLAIM_SQL = `
-  UPDATE emails SET status = 'SENDING', claimed_at = now(), attempts = attempts + 1, updated_at = now()
-  WHERE id IN (
-    SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= now()
-    ORDER BY priority, next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
-  ) RETURNING *`;
+  WITH claimed AS (
+    UPDATE emails SET status = 'SENDING', claimed_at = now(), attempts = attempts + 1, updated_at = now()
+    WHERE id IN (
+      SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= now()
+      ORDER BY priority, next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
+    ) RETURNING *
+  )
+  SELECT e.*, d.dkim_selector, d.dkim_private_key
+  FROM claimed e LEFT JOIN domains d ON d.project_id = e.project_id AND d.domain = split_part(e.from_email, '@', 2)
+  ORDER BY e.priority, e.next_attempt_at`;
 
-/** One statement: the state change and its event on the contact commit together. */
+/**
+ * One statement for any number of emails: the state changes and their events on the contacts
+ * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls).
+ */
 const finishSql = (status: 'SENT' | 'BOUNCED', event: string, set: string) => `
   WITH done AS (
-    UPDATE emails SET status = '${status}', ${set}, claimed_at = NULL, last_error = $2, updated_at = now()
-    WHERE id = $1 AND status = 'SENDING' RETURNING *
+    UPDATE emails e SET status = '${status}', ${set}, claimed_at = NULL, last_error = v.reason, updated_at = now()
+    FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, reason, file)
+    WHERE e.id = v.id AND e.status = 'SENDING' RETURNING e.*
   )
   INSERT INTO events (id, project_id, contact_id, name, data)
   SELECT uuidv7_compat(), project_id, contact_id, '${event}',
-         jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', $2::text))
+         jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', last_error))
   FROM done WHERE contact_id IS NOT NULL`;
 
-const SENT_SQL = finishSql('SENT', 'email.sent', 'sent_at = now(), outbox_file = $3');
+const SENT_SQL = finishSql('SENT', 'email.sent', 'sent_at = now(), outbox_file = v.file');
 const BOUNCED_SQL = finishSql('BOUNCED', 'email.bounce', 'bounced_at = now()');
 
 /** nodemailer's default list plus List-Unsubscribe-Post (RFC 8058 wants it signed) and Feedback-ID. */
@@ -81,46 +96,93 @@ export interface Delivery {
 }
 
 /**
+ * Records outcomes in groups: the outcomes that arrive in the same turn of the event loop (SMTP
+ * replies read together) share one statement, which leaves at the end of that turn. No outcome
+ * waits for another statement or a timer, so a message is recorded within one round trip of its
+ * reply, as when each had its own statement: the window a crash can turn into a duplicate (accepted,
+ * not yet recorded) stays that short, while a busy worker writes fewer statements.
+ */
+function groupCommit(pool: pg.Pool, name: string, text: string) {
+  let waiting: Array<{ values: [string, string | null, string | null]; done: (err?: unknown) => void }> = [];
+  const flush = async () => {
+    const batch = waiting;
+    waiting = [];
+    const column = (i: 0 | 1 | 2) => batch.map((w) => w.values[i]);
+    try {
+      await pool.query({ name, text, values: [column(0), column(1), column(2)] });
+      for (const w of batch) w.done();
+    } catch (err) {
+      for (const w of batch) w.done(err);
+    }
+  };
+  return (id: string, reason: string | null, file: string | null) =>
+    new Promise<void>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(() => void flush());
+      waiting.push({ values: [id, reason, file], done: (err) => (err ? reject(err) : resolve()) });
+    });
+}
+
+/**
  * The delivery workers: claim queued emails in batches (FOR UPDATE SKIP LOCKED, transactional
- * first), DKIM-sign and hand each to the transport, and record the outcome per message. A claim
- * whose worker died times out and is retried; SMTP only accepts a message on its final reply, so
- * a worker killed before that reply leaves nothing delivered.
+ * first, with their DKIM keys), read what the batch's composition needs in one query per source
+ * (campaign mail: its contacts), then per message compose, DKIM-sign, hand it to the transport and
+ * record the outcome (grouped per event-loop turn). A claim whose worker died times out and is retried; SMTP only
+ * accepts a message on its final reply, so a worker killed before that reply leaves nothing delivered.
  */
 export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   const pool = deps.db.pool;
   const keyring = keyringOf(deps.config);
   const logger = deps.logger.child({ component: 'delivery' });
   let running = true;
-  let wake: (() => void) | undefined;
+  /** Every idle loop's wake-up: a NOTIFY wakes them all (one queued email may be a batch's first of many). */
+  const wakers = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of [...wakers]) wake();
+  };
   const inFlight = new Set<string>();
+  const composer = new CampaignComposer(pool, deps.config);
 
   const listener = new pg.Client({ connectionString: deps.db.url });
   listener.on('error', (err) => logger.warn({ err }, 'delivery LISTEN connection error'));
-  listener.on('notification', () => wake?.());
+  listener.on('notification', (n) => {
+    if (n.channel === CAMPAIGN_CANCELLED_CHANNEL) {
+      if (n.payload) composer.cancelled(n.payload);
+    } else wakeAll();
+  });
   await listener.connect();
-  await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+  await listener.query(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${CAMPAIGN_CANCELLED_CHANNEL}`);
 
   const idle = () =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, IDLE_POLL_MS);
-      wake = () => {
+      const wake = () => {
         clearTimeout(timer);
+        wakers.delete(wake);
         resolve();
       };
+      const timer = setTimeout(wake, IDLE_POLL_MS);
+      wakers.add(wake);
     });
 
-  const composer = new CampaignComposer(pool, deps.config);
+  const recordSent = groupCommit(pool, 'emails.sent', SENT_SQL);
+  const recordBounce = groupCommit(pool, 'emails.bounced', BOUNCED_SQL);
+
+  /** What the composition of a claimed batch needs, read once for the batch (one query per source). */
+  type Batch = { campaigns: CampaignBatch };
+  const prepare = async (rows: EmailRow[]): Promise<Batch> => ({
+    campaigns: await composer.load(rows.flatMap((r) => (r.campaign_id ? [{ ...r, campaign_id: r.campaign_id }] : []))),
+  });
 
   /** Campaign mail is composed here, per contact; other mail was composed when it was accepted. */
-  async function messageOf(email: EmailRow) {
-    if (!email.campaign_id) return email;
-    return composer.compose({ ...email, campaign_id: email.campaign_id });
+  async function messageOf(email: EmailRow, batch: Batch) {
+    if (email.campaign_id) return batch.campaigns.compose({ ...email, campaign_id: email.campaign_id });
+    return email;
   }
 
-  async function deliver(email: EmailRow): Promise<void> {
+  /** One message; `handedOver` is called once the transport has answered (or it never got there). */
+  async function deliver(email: EmailRow, batch: Batch, handedOver: () => void): Promise<void> {
     inFlight.add(email.id);
     try {
-      const message = await messageOf(email);
+      const message = await messageOf(email, batch);
       if (!message) {
         await pool.query(
           `UPDATE emails SET status = 'CANCELLED', claimed_at = NULL, updated_at = now() WHERE id = $1 AND status = 'SENDING'`,
@@ -129,39 +191,38 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         return;
       }
       const domain = email.from_email.split('@')[1] ?? '';
-      const { rows } = await pool.query<{ dkim_selector: string; dkim_private_key: string }>(
-        'SELECT dkim_selector, dkim_private_key FROM domains WHERE project_id = $1 AND domain = $2',
-        [email.project_id, domain],
-      );
-      const key = rows[0];
-      const sent = await deps.mailer.send({
-        messageId: email.message_id,
-        from: { name: email.from_name ?? '', address: email.from_email },
-        to: { name: email.to_name ?? '', address: email.to_email },
-        replyTo: email.reply_to ?? undefined,
-        subject: message.subject,
-        html: message.html,
-        text: message.text,
-        headers: message.headers,
-        attachments: email.attachments.map((a) => ({
-          filename: a.filename,
-          content: a.content,
-          encoding: 'base64',
-          contentType: a.contentType,
-        })),
-        dkim: key
-          ? {
-              domainName: domain,
-              keySelector: key.dkim_selector,
-              privateKey: dkimKeyObject(key.dkim_private_key, keyring) as never,
-              headerFieldNames: DKIM_SIGNED_HEADERS,
-            }
-          : undefined,
-      });
-      await pool.query({ name: 'emails.sent', text: SENT_SQL, values: [email.id, null, sent.file ?? null] });
+      const sent = await deps.mailer
+        .send({
+          messageId: email.message_id,
+          from: { name: email.from_name ?? '', address: email.from_email },
+          to: { name: email.to_name ?? '', address: email.to_email },
+          replyTo: email.reply_to ?? undefined,
+          subject: message.subject,
+          html: message.html,
+          text: message.text,
+          headers: message.headers,
+          attachments: email.attachments.map((a) => ({
+            filename: a.filename,
+            content: a.content,
+            encoding: 'base64',
+            contentType: a.contentType,
+          })),
+          dkim:
+            email.dkim_selector && email.dkim_private_key
+              ? {
+                  domainName: domain,
+                  keySelector: email.dkim_selector,
+                  privateKey: dkimKeyObject(email.dkim_private_key, keyring) as never,
+                  headerFieldNames: DKIM_SIGNED_HEADERS,
+                }
+              : undefined,
+        })
+        .finally(handedOver);
+      await recordSent(email.id, null, sent.file ?? null);
     } catch (err) {
       await recordFailure(email, err as Error & { responseCode?: number; code?: string });
     } finally {
+      handedOver();
       inFlight.delete(email.id);
     }
   }
@@ -170,7 +231,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   async function recordFailure(email: EmailRow, err: Error & { responseCode?: number }) {
     const reason = err.message.slice(0, 500);
     if (err.responseCode && err.responseCode >= 500) {
-      await pool.query({ name: 'emails.bounced', text: BOUNCED_SQL, values: [email.id, reason] });
+      await recordBounce(email.id, reason, null);
       return;
     }
     const final = email.attempts >= MAX_ATTEMPTS;
@@ -184,24 +245,43 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
     logger.warn({ emailId: email.id, attempt: email.attempts, final, err: reason }, 'delivery attempt failed');
   }
 
+  let lastReclaim = 0;
   async function loop(): Promise<void> {
     while (running) {
       try {
         // A claim older than the timeout belongs to a worker that died: back to the queue.
-        await pool.query(
-          `UPDATE emails SET status = 'QUEUED', claimed_at = NULL WHERE status = 'SENDING'
-           AND claimed_at < now() - make_interval(secs => $1)`,
-          [deps.config.delivery.claimTimeoutSeconds],
-        );
+        if (Date.now() - lastReclaim >= RECLAIM_EVERY_MS) {
+          lastReclaim = Date.now();
+          await pool.query(
+            `UPDATE emails SET status = 'QUEUED', claimed_at = NULL WHERE status = 'SENDING'
+             AND claimed_at < now() - make_interval(secs => $1)`,
+            [deps.config.delivery.claimTimeoutSeconds],
+          );
+        }
         const { rows } = await pool.query<EmailRow>({ name: 'emails.claim', text: CLAIM_SQL, values: [BATCH] });
         if (rows.length === 0) {
           await idle();
           continue;
         }
+        let batch: Batch;
+        try {
+          batch = await prepare(rows);
+        } catch (err) {
+          for (const email of rows) await recordFailure(email, err as Error);
+          continue;
+        }
+        // The next message goes as soon as the transport has answered this one; the outcomes are
+        // written meanwhile (group commit) and awaited before the next claim.
+        const outcomes: Array<Promise<void>> = [];
         for (const email of rows) {
           if (!running) break;
-          await deliver(email);
+          await new Promise<void>((handedOver) =>
+            outcomes.push(
+              deliver(email, batch, handedOver).catch((err) => logger.error({ err }, 'delivery outcome not recorded')),
+            ),
+          );
         }
+        await Promise.all(outcomes);
         // Claimed but not started because we are stopping: back to the queue at once.
         const left = rows.filter((r) => !inFlight.has(r.id)).map((r) => r.id);
         if (!running && left.length) {
@@ -222,7 +302,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   return {
     async stop(graceMs) {
       running = false;
-      wake?.();
+      wakeAll();
       await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, graceMs))]);
       await listener.end().catch(() => {});
     },
