@@ -45,8 +45,9 @@ const feedDrained = () =>
     async () =>
       (
         await db().query<{ n: number }>(
+          // Every consumer's cursor (segments and workflows read the same feed).
           `SELECT count(*)::int AS n FROM contact_changes ch
-           JOIN change_feed_cursors cur ON cur.part = ch.part AND cur.consumer = 'segments.membership'
+           JOIN change_feed_cursors cur ON cur.part = ch.part
            WHERE (ch.txid, ch.seq) > (cur.txid, cur.seq)`,
         )
       ).rows[0]?.n,
