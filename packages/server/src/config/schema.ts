@@ -45,7 +45,7 @@ export const EnvSchema = z.object({
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(256).optional(),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
-  CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(200),
+  CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(400),
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(4),
   CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),

@@ -161,7 +161,7 @@ export async function startChangeFeed(
   };
 
   // Without a backlog the loop pauses, so changes gather into batches (a round of tiny batches
-  // costs the database more per change than the writes it follows): a quarter of `pollMs` while
+  // costs the database more per change than the writes it follows): half of `pollMs` while
   // changes keep coming, all of it when a round found none.
   const loop = async (consumer: FeedConsumer) => {
     while (running) {
@@ -172,7 +172,7 @@ export async function startChangeFeed(
         return false;
       });
       const { backlog, handled } = pending ? await round(consumer) : { backlog: false, handled: 0 };
-      if (!backlog && running) await sleep(handled > 0 ? opts.pollMs / 4 : opts.pollMs);
+      if (!backlog && running) await sleep(handled > 0 ? opts.pollMs / 2 : opts.pollMs);
     }
   };
 

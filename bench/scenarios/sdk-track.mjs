@@ -1,0 +1,72 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createPigeon } from '../../packages/sdk/dist/index.js';
+import { fmt, median, r1 } from '../lib/segments.mjs';
+
+/**
+ * What the SDK adds to a track: the same requests (POST /v1/track with the public key, data, and an
+ * Idempotency-Key, which the SDK always sends) made by 50 concurrent loops in this process, once
+ * through `pigeon.events.track` and once through plain `fetch`, 3 rounds each, interleaved. Both
+ * sides do the same server work, so the ratio is the SDK's own cost (building the request,
+ * validation, retry bookkeeping, parsing). Target: SDK req/s ≥ 95% of fetch's (medians).
+ */
+const ROUNDS = 3;
+const LOOPS = 50;
+
+export default {
+  name: 'sdk-track',
+  description: `POST /v1/track through the SDK vs plain fetch, ${LOOPS} loops, ${ROUNDS} interleaved rounds each`,
+  pigeonEnv: {},
+  target: {
+    metric: 'sdkRatioPercent',
+    min: 95,
+    unit: '%',
+    digits: 1,
+    label: 'SDK track req/s ≥ 95% of plain fetch (medians)',
+  },
+  async run(ctx) {
+    const tag = randomBytes(4).toString('hex');
+    let n = 0;
+    const body = () => ({ email: `sdk-${tag}-${++n % 20_000}@sdk.example`, event: 'page-view', data: { step: n % 7 } });
+    const pigeon = createPigeon({ apiKey: ctx.publicAuth.authorization.slice('Bearer '.length), baseUrl: ctx.baseUrl });
+    const url = new URL('/v1/track', ctx.baseUrl);
+    const viaSdk = () => pigeon.events.track(body());
+    const viaFetch = async () => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { ...ctx.publicAuth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify(body()),
+      });
+      if (res.status !== 200) throw new Error(`track answered ${res.status}`);
+      await res.json();
+    };
+    const phase = async (call) => {
+      const until = performance.now() + ctx.duration * 1000;
+      let done = 0;
+      await Promise.all(
+        Array.from({ length: LOOPS }, async () => {
+          while (performance.now() < until) {
+            await call();
+            done++;
+          }
+        }),
+      );
+      return done / ctx.duration;
+    };
+    await phase(viaSdk); // warm-up, both paths share the server's
+    const runs = { sdk: [], fetch: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      runs.fetch.push(r1(await phase(viaFetch)));
+      runs.sdk.push(r1(await phase(viaSdk)));
+    }
+    const sdk = median(runs.sdk);
+    const plain = median(runs.fetch);
+    const ratio = (100 * sdk) / plain;
+    return {
+      sdkRatioPercent: r1(ratio),
+      sdkReqPerSec: sdk,
+      fetchReqPerSec: plain,
+      rounds: runs,
+      summary: `SDK ${fmt(sdk)} req/s vs fetch ${fmt(plain)} req/s (medians of ${ROUNDS}): ${fmt(ratio, 1)}%`,
+    };
+  },
+};
