@@ -2,7 +2,16 @@
 // Pigeon benchmark harness. `pnpm bench` builds first; see bench/README.md.
 //   node bench/run.mjs [--scenario health[,other]]... [--duration 10] [--connections 50] [--explain]
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -198,7 +207,7 @@ async function startPigeon(extraEnv = {}, services = {}, forScenario = undefined
   if (cleaning) throw new Error('interrupted');
   const dataDir = mkdtempSync(join(os.tmpdir(), 'pigeon-bench-'));
   // The instance (data dir, harness connection) is registered before anything else can fail.
-  const instance = { dataDir, handle: undefined, db: undefined, stopped: undefined };
+  const instance = { dataDir, handle: undefined, db: undefined, stopped: undefined, baselines: [] };
   servers.pigeons.add(instance);
   // As root, embedded PostgreSQL runs as the `postgres` user, which must be able to enter the dir.
   chmodSync(dataDir, 0o711);
@@ -271,6 +280,8 @@ async function startPigeon(extraEnv = {}, services = {}, forScenario = undefined
 function stopPigeon(instance) {
   instance.stopped ??= (async () => {
     await instance.db?.then((d) => d.close()).catch(() => {});
+    // Its baselines first: they hold connections to this Pigeon's PostgreSQL.
+    await Promise.all(instance.baselines.map((b) => b.stop()));
     await instance.handle?.stop();
     await stopLeftoverPostgres(instance.dataDir);
     rmSync(instance.dataDir, { recursive: true, force: true });
@@ -310,14 +321,32 @@ async function startSmtpSink() {
   return sink;
 }
 
-async function startBaseline(name) {
-  if (!servers.baselines.has(name)) {
+/**
+ * A baseline server (baselines/<name>.mjs), one per Pigeon instance: the same-work baselines
+ * (bare-track, bare-send, bare-express) get that Pigeon's PostgreSQL in `BASELINE_PG` and use its
+ * database, so both sides of a ratio write to the same tables in the same run. Stopped with it.
+ */
+async function startBaseline(name, pigeon) {
+  const key = `${name}@${pigeon.pgPort}`;
+  if (!servers.baselines.has(key)) {
     if (cleaning) throw new Error('interrupted');
     const script = join(BENCH_DIR, 'baselines', `${name}.mjs`);
-    const handle = startNode({ name, args: [script], env: { ...process.env, PORT: '0' }, ready: /listening on/ });
-    servers.baselines.set(name, handle);
+    const { embeddedPostgresPassword: password } = JSON.parse(
+      readFileSync(join(pigeon.dataDir, 'secrets.json'), 'utf8'),
+    );
+    const pg = { host: '127.0.0.1', port: pigeon.pgPort, user: 'pigeon', password, database: 'pigeon' };
+    const env = {
+      ...process.env,
+      PORT: '0',
+      BASELINE_PG: JSON.stringify(pg),
+      RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+      ...(pigeon.env.DATABASE_POOL_SIZE && { BASELINE_POOL_SIZE: pigeon.env.DATABASE_POOL_SIZE }),
+    };
+    const handle = startNode({ name, args: [script], env, ready: /listening on/ });
+    servers.baselines.set(key, handle);
+    pigeon.instance.baselines.push(handle);
   }
-  const handle = await servers.baselines.get(name).ready;
+  const handle = await servers.baselines.get(key).ready;
   handle.baseUrl ??= /listening on (http:\/\/\S+)/.exec(handle.output())[1];
   return handle;
 }
@@ -380,12 +409,15 @@ async function runScenario(scenario, pigeon) {
       ratio: null,
     });
     if (scenario.baseline) {
-      const base = await startBaseline(scenario.baseline);
+      const base = await startBaseline(scenario.baseline, pigeon);
       result.baseline = {
         name: scenario.baseline,
         ...(await measure(`${scenario.name} on ${scenario.baseline}`, base, request, conns)),
       };
       result.ratio = result.pigeon.reqPerSec / result.baseline.reqPerSec;
+      // For targets: throughput as % of the baseline's, CPU per request as a multiple of its.
+      result.pigeon.ratioPercent = round(result.ratio * 100, 1);
+      result.pigeon.cpuRatio = round(result.pigeon.cpuMicrosPerRequest / result.baseline.cpuMicrosPerRequest, 2);
     }
     const codes = Object.entries(result.pigeon.statusCodes);
     if (codes.length > 1)

@@ -112,7 +112,10 @@ export function toMarkdown(results) {
     lines.push('', '## Load runs (autocannon)', '');
     const rows = [];
     for (const s of loads) {
-      const ratio = s.ratio === null ? '–' : `${num(s.ratio * 100, 1)}% of ${s.baseline.name}`;
+      const ratio =
+        s.ratio === null
+          ? '–'
+          : `${num(s.ratio * 100, 1)}% of ${s.baseline.name}, CPU/req ×${num(s.pigeon.cpuRatio, 2)}`;
       rows.push(row(s.name, 'Pigeon', s.connections ?? settings.connections, s.pigeon, ratio));
       if (s.baseline) rows.push(row(s.name, s.baseline.name, s.connections ?? settings.connections, s.baseline, ''));
     }

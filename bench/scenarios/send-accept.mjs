@@ -5,7 +5,9 @@ import { emailCounts, send, sleep, smallMessage, verifiedSenderDomain } from '..
  * HTML with a {{name}} variable: each request upserts the contact, renders and queues the email
  * in one transaction. Pigeon has its own instance with SMTP_URL on the harness's sink, so the
  * delivery workers (same process, DELIVERY_CONCURRENCY default 4) DKIM-sign and deliver what is
- * accepted while the load runs, as they would in production.
+ * accepted while the load runs, as they would in production. Baseline: bare-send, node:http + a
+ * `pg` pool + the key lookup and Pigeon's own send service (same statements, same composition),
+ * on the same database, so its queued mail is delivered by the same workers meanwhile.
  */
 const body = smallMessage;
 
@@ -14,7 +16,15 @@ export default {
   description: 'POST /v1/send, one new recipient per request, small HTML; delivery to the SMTP sink meanwhile',
   smtpSink: true,
   pigeonEnv: ({ smtpSink }) => ({ SMTP_URL: smtpSink.url }),
-  target: { metric: 'reqPerSec', min: 500, unit: 'req/s', label: '≥ 500 req/s accepted' },
+  baseline: 'bare-send',
+  // Issue 17: ≥ 1,000 req/s or ≥ 60% of the same-work baseline, whichever is lower — met when
+  // either is: the score is the better of req/s ÷ 1,000 and ratio ÷ 60%, as a percentage.
+  target: {
+    metric: 'sendScorePercent',
+    min: 100,
+    unit: '%',
+    label: 'max(req/s ÷ 1,000, % of bare-send ÷ 60%) ≥ 100%',
+  },
   async setup(ctx) {
     await verifiedSenderDomain(ctx);
     // One email end to end first: accepted, then received by the sink, DKIM-signed.
@@ -44,7 +54,11 @@ export default {
       },
     ],
   }),
-  async after(ctx) {
+  async after(ctx, result) {
+    if (result.pigeon.ratioPercent !== undefined)
+      result.pigeon.sendScorePercent = Math.round(
+        100 * Math.max(result.pigeon.reqPerSec / 1000, result.pigeon.ratioPercent / 60),
+      );
     const c = await emailCounts(ctx);
     ctx.note(
       `emails after warm-up + measured run: ${c.total.toLocaleString('en-US')} accepted, ` +

@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { cli: 'src/cli.ts', index: 'src/index.ts' },
+  entry: { cli: 'src/cli.ts', index: 'src/index.ts', bench: 'src/bench-exports.ts' },
   format: ['esm'],
   target: 'node20',
   platform: 'node',

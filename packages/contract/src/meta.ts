@@ -14,7 +14,7 @@ export interface RouteMeta {
   errorStyle?: 'bare';
   /**
    * The handler checks a key itself, in the same statement as its work (one round trip on the
-   * hottest route). Requests carrying an Idempotency-Key are still checked before the handler.
+   * hottest route), and claims an Idempotency-Key in that statement too.
    */
   checkKeyInHandler?: boolean;
 }

@@ -69,6 +69,11 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     webhooks: { allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
+    track: {
+      idempotencyTtlMinutes: e.IDEMPOTENCY_TRACK_TTL_MINUTES,
+      batchMaxRows: e.TRACK_BATCH_MAX_ROWS,
+      batchStatements: e.TRACK_BATCH_STATEMENTS,
+    },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),
     auth: {

@@ -67,6 +67,14 @@ export const EnvSchema = z.object({
     .min(1)
     .max(24 * 30)
     .default(24),
+  IDEMPOTENCY_TRACK_TTL_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60 * 24 * 30)
+    .default(60),
+  TRACK_BATCH_MAX_ROWS: z.coerce.number().int().min(1).max(500).default(64),
+  TRACK_BATCH_STATEMENTS: z.coerce.number().int().min(1).max(64).default(4),
   SESSION_TTL_HOURS: z.coerce
     .number()
     .int()
@@ -121,6 +129,14 @@ export interface Config {
     allowPrivateNetworks: boolean;
   };
   idempotencyTtlHours: number;
+  track: {
+    /** Lifetime of a track's Idempotency-Key (an SDK retries within seconds; track keys are many). */
+    idempotencyTtlMinutes: number;
+    /** Rows in one grouped track statement at most (1: every track is its own statement). */
+    batchMaxRows: number;
+    /** Grouped track statements in flight at once per process; tracks arriving meanwhile form the next. */
+    batchStatements: number;
+  };
   shutdownTimeoutMs: number;
   /**
    * Worker processes `pigeon start` forks next to the API process; 0 runs the workers in the API

@@ -1,7 +1,6 @@
 import { contract } from '@pigeon/contract';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { loginPageRouter } from '../modules/auth/login-page.js';
@@ -22,6 +21,7 @@ import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { requestId } from './request-id.js';
+import { requestLog } from './request-log.js';
 import { csvUpload } from './uploads.js';
 import { refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
 
@@ -37,27 +37,16 @@ export function createApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
+  // API answers are per request; hashing every body for an ETag nobody revalidates costs CPU on
+  // every response. Static assets (/docs/assets) keep theirs (serve-static sets its own).
+  app.set('etag', false);
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req) => (req as express.Request).requestId,
-      autoLogging: { ignore: (req) => req.url === '/health' },
-      // One small line per request: full header dumps cost real CPU at thousands of requests/s.
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(deps.logger));
   app.use('/v1/send', express.json({ limit: SEND_BODY_LIMIT }));
   app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
   app.post('/contacts/import', csvUpload);
-  app.use(docsRouter(deps.config.http.publicUrl));
-  // Pigeon's own pages: reached from emails and browsers, outside the API contract.
+  // Open pixel and click redirects first: the hottest of Pigeon's own pages (outside the contract).
   app.use(engagementRouter(deps));
-  app.use(loginPageRouter(deps));
-  if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));
 
   const s = initServer();
   const router = s.router(contract, {
@@ -82,6 +71,10 @@ export function createApp(
     logInitialization: false,
   });
 
+  // After the API: a request for /v1/track does not walk the docs' and pages' routes first.
+  app.use(docsRouter(deps.config.http.publicUrl));
+  app.use(loginPageRouter(deps));
+  if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));
   options.mountExtraRoutes?.(app, deps);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

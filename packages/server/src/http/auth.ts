@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
-import { prepared } from '../db/sql.js';
+import { preparedRows, raw, sql } from '../db/query.js';
 import type { AppDeps } from '../deps.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
@@ -80,8 +80,7 @@ async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth)
   if (auth === 'session') return { kind: 'session', user: await requireSessionUser(deps, req) };
   const key = bearerKey(req);
   const keyType = key ? keyTypeOf(key) : undefined;
-  // An Idempotency-Key needs the project before the handler runs, so such requests look it up here.
-  if (key && keyType && req.tsRestRoute?.metadata?.checkKeyInHandler && !req.header('idempotency-key')) {
+  if (key && keyType && req.tsRestRoute?.metadata?.checkKeyInHandler) {
     return { kind: 'deferred-key', keyType, keyHash: hashKey(key) };
   }
   if (key !== undefined || auth !== 'dashboard') return keyCaller(deps, key, auth);
@@ -120,15 +119,14 @@ async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth
 async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType) {
   const column = keyType === 'public' ? 'public' : 'secret';
   const limited = deps.config.rateLimitPerMinute > 0;
-  const rows = await prepared<ProjectRef & { key: string; hits: number | null }>(
+  const rows = await preparedRows<ProjectRef & { key: string; hits: number | null }>(
     deps.db.pool,
     `auth.${column}.${limited ? 'counted' : 'plain'}`,
-    `WITH p AS (
-       SELECT id, name, disabled, disabled_reason AS "disabledReason", ${column}_key AS key
-       FROM projects WHERE ${column}_key_hash = $1
-     )${limited ? `, ${rateLimitCtes('p', '$2::bigint', 'key')}` : ''}
-     SELECT p.*, ${limited ? '(SELECT hits FROM hit)' : 'NULL::int'} AS hits FROM p`,
-    limited ? [hashKey(key), currentWindow().window] : [hashKey(key)],
+    sql`WITH p AS (
+       SELECT id, name, disabled, disabled_reason AS "disabledReason", ${raw(column)}_key AS key
+       FROM projects WHERE ${raw(column)}_key_hash = ${hashKey(key)}
+     )${limited ? sql`, ${rateLimitCtes('p', currentWindow().window, 'key')}` : raw('')}
+     SELECT p.*, ${raw(limited ? '(SELECT hits FROM hit)' : 'NULL::int')} AS hits FROM p`,
   );
   const row = rows[0];
   if (!row) return undefined;

@@ -33,7 +33,7 @@ export function errorHandler(logger: Logger) {
       return;
     }
     logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
-    res.locals.workRolledBack = workRolledBack(err);
+    res.locals.workRolledBack = certainlyRolledBack(err);
     const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
       suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
     });
@@ -47,7 +47,7 @@ export function errorHandler(logger: Logger) {
  * (class 08, or terminated by an administrator: 57P) or any other exception leaves the outcome
  * unknown. Read by the Idempotency-Key middleware, which releases the claim only in the first case.
  */
-function workRolledBack(err: unknown): boolean {
+export function certainlyRolledBack(err: unknown): boolean {
   if (!(err instanceof pg.DatabaseError) || typeof err.code !== 'string') return false;
   return !err.code.startsWith('08') && !err.code.startsWith('57P');
 }

@@ -1,10 +1,23 @@
 import type { NextFunction, Request, Response } from 'express';
-import { prepared } from '../db/sql.js';
+import { prepared, type Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { callerProject } from './auth.js';
 import { AppError, validationFailed } from './errors.js';
 
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** The request's Idempotency-Key, checked (422 when malformed), or null without one. */
+export function idempotencyKeyOf(req: Request): string | null {
+  const key = req.header('idempotency-key');
+  if (key === undefined) return null;
+  if (!VALID_KEY.test(key)) throw badKey();
+  return key;
+}
+
+const badKey = () =>
+  validationFailed([
+    { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', code: 'invalid_string' },
+  ]);
 
 interface Claim {
   request: string;
@@ -29,13 +42,7 @@ export function idempotency(deps: AppDeps) {
     const req = tsRestReq as unknown as Request;
     const key = req.header('idempotency-key');
     if (key === undefined) return next();
-    if (!VALID_KEY.test(key)) {
-      return next(
-        validationFailed([
-          { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', code: 'invalid_string' },
-        ]),
-      );
-    }
+    if (!VALID_KEY.test(key)) return next(badKey());
     const projectId = callerProject(req).id;
     claim(deps, projectId, key, `${req.method} ${req.path}`)
       .then((existing) => {
@@ -76,14 +83,40 @@ async function claim(deps: AppDeps, projectId: string, key: string, request: str
     [projectId, key, request, deps.config.idempotencyTtlHours],
   );
   if (rows[0]?.claimed) return undefined;
-  const existing = await prepared<Claim>(
-    deps.db.pool,
+  // Released between our insert and this read: the caller may simply retry.
+  return (
+    (await findClaim(deps.db.pool, projectId, key)) ?? {
+      request,
+      status_code: null,
+      created_at: new Date(),
+      response: null,
+    }
+  );
+}
+
+/**
+ * The live claim of a key. A track's claim keeps the id of the event it recorded (it was claimed in
+ * the track statement, see `events/track-statement.ts`), and its response is rebuilt from that event.
+ */
+async function findClaim(db: Queryable, projectId: string, key: string): Promise<Claim | undefined> {
+  const [claim] = await prepared<Claim>(
+    db,
     'idem.get',
-    'SELECT request, status_code, created_at, response FROM idempotency_keys WHERE project_id = $1 AND key = $2',
+    `SELECT k.request, k.status_code, k.created_at,
+            COALESCE(k.response, CASE WHEN e.id IS NOT NULL THEN jsonb_build_object('success', true, 'data',
+              jsonb_build_object('contact', e.contact_id, 'event', e.id,
+                'timestamp', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) END) AS response
+       FROM idempotency_keys k LEFT JOIN events e ON e.id = k.event_id
+      WHERE k.project_id = $1 AND k.key = $2`,
     [projectId, key],
   );
-  // Released between our insert and this read: the caller may simply retry.
-  return existing[0] ?? { request, status_code: null, created_at: new Date(), response: null };
+  return claim;
+}
+
+/** The 409 for a request whose key another request holds (or, if it was released meanwhile, a retryable one). */
+export async function reusedKeyError(db: Queryable, projectId: string, key: string, request: string) {
+  const claim = await findClaim(db, projectId, key);
+  return reused(key, claim ?? { request, status_code: null, created_at: new Date(), response: null });
 }
 
 const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;

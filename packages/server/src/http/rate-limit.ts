@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { prepared } from '../db/sql.js';
+import { preparedRows, raw, type Sql, sql } from '../db/query.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from './errors.js';
 
@@ -16,22 +16,27 @@ export function currentWindow(now = Date.now()) {
 export const CALLER = { key: 0, session: 1 } as const;
 
 /**
- * Two CTEs that count one request of `caller` for the project in `projectRows` (a CTE yielding `id`) in the
- * current window (`window`, an SQL parameter) and expose the window's total as `hit.hits`: this
- * backend's own row, updated, plus the committed rows of the others. Requests still in flight on
- * other connections are not seen yet, so under load the count may lag by at most the number of
+ * Two CTEs that count `requests` requests of `caller` for the project in `projectRows` (a CTE
+ * yielding `id`) in the current window and expose the window's total as `hit.hits`: this backend's
+ * own row, updated, plus the committed rows of the others. Requests still in flight on other
+ * connections are not seen yet, so under load the count may lag by at most the number of
  * concurrent requests.
  */
-export const rateLimitCtes = (projectRows: string, window: string, caller: keyof typeof CALLER) => `
+export const rateLimitCtes = (
+  projectRows: string,
+  window: number,
+  caller: keyof typeof CALLER,
+  requests = 1,
+): Sql => sql`
   hit_own AS (
     INSERT INTO rate_limit_counters AS r (project_id, caller, window_start, shard, hits)
-    SELECT id, ${CALLER[caller]}, ${window}, pg_backend_pid() % 16, 1 FROM ${projectRows}
-    ON CONFLICT (project_id, caller, window_start, shard) DO UPDATE SET hits = r.hits + 1
+    SELECT id, ${raw(String(CALLER[caller]))}, ${window}::bigint, pg_backend_pid() % 16, ${requests}::int FROM ${raw(projectRows)}
+    ON CONFLICT (project_id, caller, window_start, shard) DO UPDATE SET hits = r.hits + EXCLUDED.hits
     RETURNING project_id, hits
   ), hit AS (
     SELECT o.hits + coalesce((
       SELECT sum(c.hits) FROM rate_limit_counters c
-      WHERE c.project_id = o.project_id AND c.caller = ${CALLER[caller]} AND c.window_start = ${window}
+      WHERE c.project_id = o.project_id AND c.caller = ${raw(String(CALLER[caller]))} AND c.window_start = ${window}::bigint
         AND c.shard <> pg_backend_pid() % 16
     ), 0)::int AS hits
     FROM hit_own o
@@ -39,11 +44,10 @@ export const rateLimitCtes = (projectRows: string, window: string, caller: keyof
 
 /** Counts a dashboard session's request (session + X-Project-Id), on the sessions' own counters. */
 export async function countSessionRequest(deps: AppDeps, projectId: string, window: number): Promise<number> {
-  const [row] = await prepared<{ hits: number }>(
+  const [row] = await preparedRows<{ hits: number }>(
     deps.db.pool,
     'ratelimit.session',
-    `WITH p AS (SELECT $1::uuid AS id), ${rateLimitCtes('p', '$2::bigint', 'session')} SELECT hits FROM hit`,
-    [projectId, window],
+    sql`WITH p AS (SELECT ${projectId}::uuid AS id), ${rateLimitCtes('p', window, 'session')} SELECT hits FROM hit`,
   );
   return row?.hits ?? 1;
 }

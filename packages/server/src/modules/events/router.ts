@@ -1,33 +1,41 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { type Caller, callerProject, settleKeyCheck } from '../../http/auth.js';
-import { idempotency } from '../../http/idempotency.js';
+import { callerProject, settleKeyCheck } from '../../http/auth.js';
+import { idempotencyKeyOf, reusedKeyError } from '../../http/idempotency.js';
 import { backgroundJob } from '../background-jobs/registry.js';
 import { getJob, insertJob } from '../background-jobs/repository.js';
 import { eventNames, eventStats, eventUsage, listContactEvents, listEvents } from './queries.js';
-import { type TrackInput, trackEvent, trackWithKey } from './track.js';
+import { keyCheckOf, type TrackInput, toTrackRow, trackResult } from './track.js';
+import { TrackBatcher } from './track-batcher.js';
+import type { TrackOwner } from './track-statement.js';
 
 const s = initServer();
 
 export const createEventsRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
-  const track = {
-    middleware: [idempotency(deps)],
-    handler: async ({ req, res, body }: { req: { caller: Caller }; res: Response; body: TrackInput }) => {
-      const { caller } = req;
-      let data: Awaited<ReturnType<typeof trackEvent>> | undefined;
-      if (caller.kind === 'deferred-key') {
-        const tracked = await trackWithKey(db, caller, deps.config.rateLimitPerMinute, body);
-        settleKeyCheck(deps, res, tracked.check);
-        data = tracked.result;
-      } else {
-        data = await trackEvent(db, callerProject(req).id, body);
-      }
-      if (!data) throw new Error('track stored no event');
-      return { status: 200 as const, body: { success: true as const, data } };
-    },
+  const batcher = new TrackBatcher(db, {
+    rateLimitPerMinute: deps.config.rateLimitPerMinute,
+    idempotencyTtlMinutes: deps.config.track.idempotencyTtlMinutes,
+    maxRows: deps.config.track.batchMaxRows,
+    maxStatements: deps.config.track.batchStatements,
+  });
+  // The key check, rate-limit count and Idempotency-Key claim happen in the track statement itself.
+  const track = async ({ req, res, body }: { req: Request; res: Response; body: TrackInput }) => {
+    const { caller } = req;
+    const key = idempotencyKeyOf(req);
+    const owner: TrackOwner =
+      caller.kind === 'deferred-key'
+        ? { by: caller.keyType, keyHash: caller.keyHash }
+        : { by: 'project', projectId: callerProject(req).id };
+    const outcome = await batcher.track(owner, toTrackRow(body, key));
+    settleKeyCheck(deps, res, keyCheckOf(outcome));
+    if (!outcome.tracked) {
+      if (key !== null && outcome.projectId) throw await reusedKeyError(db, outcome.projectId, key, 'POST /v1/track');
+      throw new Error('track stored no event');
+    }
+    return { status: 200 as const, body: { success: true as const, data: trackResult(outcome.tracked) } };
   };
   return s.router(contract.events, {
     track,

@@ -226,14 +226,18 @@ describe('Idempotency-Key', () => {
     expect(await eventNames(pigeon, (await contactByEmail(auth, body.email)).id)).toEqual(['explodes']);
   });
 
-  it('keeps the key after a 5xx whose outcome is unknown (the database connection was lost)', async () => {
-    const { project } = await newProject(pigeon);
+  it('claims the key in the track statement itself: after a lost connection the retry is performed, once', async () => {
+    const { project, auth } = await newProject(pigeon);
     const body = { email: 'lost@example.com', event: 'loses-connection' };
     await withFailingEvents('loses-connection', 'PERFORM pg_terminate_backend(pg_backend_pid())', async () => {
       expectEnvelope(await track(project, 'unknown-outcome', body), 500, 'INTERNAL_SERVER_ERROR');
     });
+    // The claim and the event commit together or not at all, so nothing was claimed.
+    const retried = await track(project, 'unknown-outcome', body);
+    expect(retried.status).toBe(200);
     const again = expectEnvelope(await track(project, 'unknown-outcome', body), 409, 'IDEMPOTENCY_KEY_REUSED');
-    expect(again.details?.originalStatusCode).toBe(500);
+    expect(again.details?.originalResponse).toEqual(retried.body);
+    expect(await eventNames(pigeon, (await contactByEmail(auth, body.email)).id)).toEqual(['loses-connection']);
   });
 
   it('keys are per project and expire', async () => {

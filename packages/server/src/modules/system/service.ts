@@ -2,9 +2,8 @@ import type { AppDeps } from '../../deps.js';
 import { VERSION } from '../../version.js';
 
 export async function checkHealth(deps: AppDeps) {
-  const database = await deps.db.orm.em
-    .getConnection()
-    .execute('SELECT 1')
+  const database = await deps.db.pool
+    .query('SELECT 1')
     .then(() => 'up' as const)
     .catch(() => 'down' as const);
   return {

@@ -1,0 +1,9 @@
+/**
+ * What `bench/baselines` reuse to do the same database work as Pigeon without its HTTP stack
+ * (express, ts-rest, zod, logging, middleware): the track statement and the send service.
+ * Not part of the server's API.
+ */
+
+export { sendEmail } from './modules/emails/send.js';
+export { trackWithKey } from './modules/events/track.js';
+export { hashKey, keyTypeOf } from './modules/projects/keys.js';

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { hashKey } from '../projects/keys.js';
+import { toTrackRow } from './track.js';
+import { TrackBatcher } from './track-batcher.js';
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  // One statement at a time: every track arriving while it runs joins the next group.
+  pigeon = await startTestPigeon({ env: { TRACK_BATCH_STATEMENTS: '1', RATE_LIMIT_PER_MINUTE: '25' } });
+});
+afterAll(() => pigeon?.stop());
+
+const track = (publicKey: string, body: unknown) =>
+  pigeon.request('POST', '/v1/track', { headers: { authorization: `Bearer ${publicKey}` }, body });
+
+const eventsOf = async (projectId: string) =>
+  (
+    await pigeon.deps.db.pool.query(
+      `SELECT c.email, e.name, e.data FROM events e JOIN contacts c ON c.id = e.contact_id
+       WHERE e.project_id = $1 AND e.name NOT LIKE 'contact.%' ORDER BY e.id`,
+      [projectId],
+    )
+  ).rows;
+
+describe('grouped track statements', () => {
+  it('records concurrent tracks in fewer statements than tracks, each once, in order per contact', async () => {
+    const { project } = await newProject(pigeon);
+    const batcher = new TrackBatcher(pigeon.deps.db.pool, {
+      rateLimitPerMinute: 0,
+      idempotencyTtlMinutes: 60,
+      maxRows: 64,
+      maxStatements: 1,
+    });
+    const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
+    // 10 contacts × 4 tracks each, all at once; a contact's tracks must land in request order.
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      batcher.track(owner, toTrackRow({ email: `c${i % 10}@group.example`, event: 'step', data: { n: i } })),
+    );
+    const outcomes = await Promise.all(calls);
+    expect(outcomes.every((o) => o.tracked)).toBe(true);
+    expect(batcher.statements).toBeLessThan(40);
+    expect(batcher.statements).toBeGreaterThanOrEqual(4); // one email at most once per statement
+    const stored = await eventsOf(project.id);
+    expect(stored).toHaveLength(40);
+    for (let c = 0; c < 10; c++) {
+      const mine = stored.filter((e) => e.email === `c${c}@group.example`).map((e) => e.data.n);
+      expect(mine).toEqual([c, c + 10, c + 20, c + 30]);
+    }
+    const { rows } = await pigeon.deps.db.pool.query(
+      `SELECT data->>'n' AS n FROM contacts WHERE project_id = $1 AND email = 'c3@group.example'`,
+      [project.id],
+    );
+    expect(rows[0].n).toBe('33'); // the last write wins, as with one statement per track
+  });
+
+  it('a row that breaks a constraint fails alone; the rest of its group is recorded', async () => {
+    const { project } = await newProject(pigeon);
+    const wide = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, i]));
+    expect((await track(project.publicKey, { email: 'full@group.example', event: 'seed', data: wide })).status).toBe(
+      200,
+    );
+    const more = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`extra${i}`, i]));
+    const answers = await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) =>
+        track(project.publicKey, { email: `ok${i}@group.example`, event: 'fine' }),
+      ),
+      track(project.publicKey, { email: 'full@group.example', event: 'too-much', data: more }),
+    ]);
+    expect(answers.slice(0, 8).map((a) => a.status)).toEqual(Array(8).fill(200));
+    expectEnvelope(answers[8] as (typeof answers)[number], 422, 'VALIDATION_ERROR');
+    const names = (await eventsOf(project.id)).map((e) => e.name);
+    expect(names.filter((n) => n === 'fine')).toHaveLength(8);
+    expect(names).not.toContain('too-much');
+  });
+
+  it('counts the rate limit per request inside a group: exactly the limit is recorded', async () => {
+    const { project } = await newProject(pigeon);
+    const minute = Math.floor(Date.now() / 60_000);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => track(project.publicKey, { email: `r${i}@group.example`, event: 'hit' })),
+    );
+    if (Math.floor(Date.now() / 60_000) !== minute) return; // crossed a window edge: the counts restart
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(25);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(15);
+    expect(await eventsOf(project.id)).toHaveLength(25);
+    const remaining = answers.filter((a) => a.status === 200).map((a) => Number(a.headers.get('ratelimit-remaining')));
+    expect(new Set(remaining).size).toBe(25); // each request got its own count
+  });
+
+  it('claims Idempotency-Keys per row: one of many concurrent requests with a key is performed', async () => {
+    const { project } = await newProject(pigeon);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        pigeon.request('POST', '/v1/track', {
+          headers: { authorization: `Bearer ${project.publicKey}`, 'idempotency-key': i < 6 ? 'same' : `own-${i}` },
+          body: { email: `k${i}@group.example`, event: 'keyed' },
+        }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(5); // one "same" + four own keys
+    const reused = answers.filter((a) => a.status === 409);
+    expect(reused).toHaveLength(5);
+    const winner = answers.slice(0, 6).find((a) => a.status === 200);
+    for (const r of reused) expect(r.body.error.details.originalResponse).toEqual(winner?.body);
+    expect(await eventsOf(project.id)).toHaveLength(5);
+  });
+});
