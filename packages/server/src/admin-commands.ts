@@ -45,7 +45,7 @@ export async function createUserCommand(config: Config, logger: Logger, args: Re
   if (!parsed.success)
     throw new Error(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
   const { email, password, project } = parsed.data;
-  const weak = passwordProblem(password, email);
+  const weak = await passwordProblem(password, email);
   if (weak) throw new Error(`--password: ${weak}`);
   const credentials = await withDatabase(config, logger, (em) => createUserWithProject(em, email, password, project));
   return describeCredentials(credentials, config.http.publicUrl);

@@ -1,5 +1,4 @@
 import { contract, namedSchemas } from '@pigeon/contract';
-import { buildOpenApiDocument, toOpenApi30 } from '@pigeon/contract/openapi';
 import express, { type Router } from 'express';
 // Only the assets' directory: the package's main module loads the 1.4 MB browser bundle (~40 MB of
 // RSS in every process, workers included) for nothing.
@@ -38,13 +37,19 @@ const DESCRIPTION = [
   'for generators that read only 3.0.',
 ].join('\n');
 
-export function openApiDocument(publicUrl: string) {
-  return buildOpenApiDocument(contract, namedSchemas, {
+/**
+ * Both documents, built on the first request for either: the generator (zod-to-json-schema,
+ * openapi3-ts) and the documents themselves stay out of every process that is never asked.
+ */
+async function openApiDocuments(publicUrl: string) {
+  const { buildOpenApiDocument, toOpenApi30 } = await import('@pigeon/contract/openapi');
+  const v31 = buildOpenApiDocument(contract, namedSchemas, {
     title: 'Pigeon API',
     version: VERSION,
     description: DESCRIPTION,
     serverUrl: publicUrl,
   });
+  return { v31: JSON.stringify(v31), v30: JSON.stringify(toOpenApi30(v31)) };
 }
 
 /**
@@ -52,15 +57,14 @@ export function openApiDocument(publicUrl: string) {
  * at `/docs/`, served from local assets only.
  */
 export function docsRouter(publicUrl: string): Router {
-  const document = openApiDocument(publicUrl);
-  const document30 = toOpenApi30(document);
+  let documents: ReturnType<typeof openApiDocuments> | undefined;
+  const send = (version: 'v31' | 'v30') => async (_req: express.Request, res: express.Response) => {
+    documents ??= openApiDocuments(publicUrl);
+    res.type('json').send((await documents)[version]);
+  };
   const router = express.Router();
-  router.get('/openapi.json', (_req, res) => {
-    res.json(document);
-  });
-  router.get('/openapi-3.0.json', (_req, res) => {
-    res.json(document30);
-  });
+  router.get('/openapi.json', send('v31'));
+  router.get('/openapi-3.0.json', send('v30'));
   router.get('/docs', (req, res, next) => (req.path === '/docs' ? res.redirect(301, '/docs/') : next()));
   router.get('/docs/', (_req, res) => {
     res.type('html').send(PAGE);

@@ -1,16 +1,32 @@
-import type { NextFunction, Request, Response } from 'express';
-import multer from 'multer';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type multerType from 'multer';
 import { AppError } from './errors.js';
 
 /** Spec §8: CSV import files are at most 5 MB. */
 export const CSV_LIMIT_BYTES = 5 * 1024 * 1024;
 
-const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: CSV_LIMIT_BYTES, files: 1 } }).single(
-  'file',
-);
+// multer is loaded with the first upload, not in every process at start.
+let loaded: Promise<{ multer: typeof multerType; upload: RequestHandler }> | undefined;
+const loadUpload = () => {
+  loaded ??= import('multer').then(({ default: multer }) => ({
+    multer,
+    upload: multer({ storage: multer.memoryStorage(), limits: { fileSize: CSV_LIMIT_BYTES, files: 1 } }).single('file'),
+  }));
+  return loaded;
+};
 
 /** Parses a multipart upload with one file field `file` into `req.file`, in memory. */
 export function csvUpload(req: Request, res: Response, next: NextFunction): void {
+  loadUpload().then(({ multer, upload }) => parseUpload(multer, upload, req, res, next), next);
+}
+
+function parseUpload(
+  multer: typeof multerType,
+  upload: RequestHandler,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): void {
   upload(req, res, (err: unknown) => {
     if (!err) return next();
     if (err instanceof multer.MulterError) {

@@ -27,7 +27,7 @@ export async function signup(deps: AppDeps, em: EntityManager, email: string, pa
       suggestion: 'Ask an owner of a project to invite you.',
     });
   }
-  assertAcceptablePassword(password, email);
+  await assertAcceptablePassword(password, email);
   const user = await createUser(em, email, password);
   await mailToken(deps, em, user, 'VERIFY_EMAIL').catch((err) =>
     deps.logger.warn({ err }, 'could not send the verification mail'),
@@ -151,7 +151,7 @@ export async function resetPassword(em: EntityManager, token: string, password: 
   const passwordHash = await hashPassword(password);
   await em.transactional(async (tx) => {
     const user = await consumeToken(tx, token, 'RESET_PASSWORD');
-    assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
+    await assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
     user.passwordHash = passwordHash;
     user.sessionVersion += 1;
     await clearFailures(tx, 'email', user.email);

@@ -1,22 +1,27 @@
-import { hash, verify } from '@node-rs/argon2';
-import { dictionary } from '@zxcvbn-ts/language-common';
 import { validationFailed } from '../../http/errors.js';
 
-export const hashPassword = (password: string) => hash(password);
+// Loaded on first use (sign-up, sign-in, password change), not in every process at start: the
+// argon2 addon and the 49,000-password list cost memory that the hot paths never use.
+const argon2 = () => import('@node-rs/argon2');
+
+export const hashPassword = async (password: string) => (await argon2()).hash(password);
 
 // Verified against when the email is unknown, so a miss costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined;
 
 export async function verifyPassword(passwordHash: string | undefined, password: string): Promise<boolean> {
+  const { hash, verify } = await argon2();
   dummyHash ??= hash('pigeon-timing-equaliser');
   const ok = await verify(passwordHash ?? (await dummyHash), password).catch(() => false);
   return ok && passwordHash !== undefined;
 }
 
 /** zxcvbn-ts's list of the ~49,000 most common passwords (offline, shipped in the npm package). */
-let common: Set<string> | undefined;
+let common: Promise<Set<string>> | undefined;
 const commonPasswords = () => {
-  common ??= new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()));
+  common ??= import('@zxcvbn-ts/language-common').then(
+    ({ dictionary }) => new Set(dictionary['passwords-common'].map((p) => p.toLowerCase())),
+  );
   return common;
 };
 
@@ -24,16 +29,16 @@ const commonPasswords = () => {
  * The rules the contract's length check cannot express: not a common password (any case), not the
  * account's own email address or its local part.
  */
-export function passwordProblem(password: string, email: string): string | undefined {
+export async function passwordProblem(password: string, email: string): Promise<string | undefined> {
   const lower = password.trim().toLowerCase();
-  if (commonPasswords().has(lower)) return 'is one of the most common passwords; choose another';
+  if ((await commonPasswords()).has(lower)) return 'is one of the most common passwords; choose another';
   const address = email.toLowerCase();
   if (lower === address || lower === address.split('@')[0]) return 'must not be your email address';
   return undefined;
 }
 
 /** `passwordProblem` as a 422 on the `password` field. */
-export function assertAcceptablePassword(password: string, email: string): void {
-  const problem = passwordProblem(password, email);
+export async function assertAcceptablePassword(password: string, email: string): Promise<void> {
+  const problem = await passwordProblem(password, email);
   if (problem) throw validationFailed([{ field: 'password', message: problem, code: 'weak_password' }]);
 }

@@ -1,7 +1,6 @@
 import { inTransaction } from '../../db/sql.js';
 import { type JobError, recordBatch } from '../background-jobs/repository.js';
 import { changeInBatches, type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
-import { parseContactsCsv } from './csv.js';
 import { insertSubscriptionEvents } from './subscription.js';
 
 const IMPORT_BATCH = 2000;
@@ -38,7 +37,7 @@ const encodingNote = (encoding: string) =>
 
 export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
   if (!job.file) throw new PermanentJobError('The uploaded file is no longer available');
-  const parsed = parseContactsCsv(job.file);
+  const parsed = (await import('./csv.js')).parseContactsCsv(job.file);
   if ('fatal' in parsed) throw new PermanentJobError(parsed.fatal);
   const { rows, encoding } = parsed;
   const errors = encoding === 'utf-8' ? parsed.errors : [...parsed.errors, { reason: encodingNote(encoding) }];

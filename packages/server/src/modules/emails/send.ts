@@ -62,7 +62,7 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   const template = body.template ? await findTemplate(deps.db.pool, projectId, body.template) : undefined;
   const errors: FieldErrors = [];
   const subject = body.subject ?? template?.subject;
-  const html = body.body === undefined ? template?.body : bodyHtml(body.body, body.type);
+  const html = body.body === undefined ? template?.body : await bodyHtml(body.body, body.type);
   if (!subject) errors.push({ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' });
   if (!html) errors.push({ field: 'body', message: 'Required unless a template gives it', code: 'invalid_type' });
   const fromEmail =
@@ -115,8 +115,8 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   };
 }
 
-const bodyHtml = (body: string, format: BodyFormat | undefined) =>
-  format === 'markdown' ? markdownToHtml(body) : body;
+const bodyHtml = async (body: string, format: BodyFormat | undefined) =>
+  format === 'markdown' ? await markdownToHtml(body) : body;
 
 /** The project's `defaultFrom` (checked to be on a verified domain when it was set, and again at send). */
 async function projectDefaultFrom(db: Queryable, projectId: string): Promise<string | undefined> {

@@ -1,5 +1,4 @@
-import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import multer from 'multer';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { sendPage } from '../../http/pages.js';
 import { type LinkClaims, verifyLinkToken, verifyTrackingToken } from '../rendering/links.js';
@@ -121,11 +120,18 @@ export function engagementRouter(deps: AppDeps): Router {
  */
 function formBody() {
   const urlencoded = express.urlencoded({ extended: false, limit: '4kb' });
-  const multipart = multer({ limits: { files: 0, fields: 10, fieldSize: 1024 } }).none();
-  return (req: Request, res: Response, next: NextFunction) =>
-    req.is('multipart/form-data')
-      ? multipart(req, res, (err?: unknown) => (err ? badForm(res) : next()))
-      : urlencoded(req, res, next);
+  // multer is loaded with the first multipart form (RFC 8058 one-click POSTs), not at start.
+  let multipart: Promise<RequestHandler> | undefined;
+  const parseMultipart = () => {
+    multipart ??= import('multer').then(({ default: multer }) =>
+      multer({ limits: { files: 0, fields: 10, fieldSize: 1024 } }).none(),
+    );
+    return multipart;
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!req.is('multipart/form-data')) return urlencoded(req, res, next);
+    parseMultipart().then((parse) => parse(req, res, (err?: unknown) => (err ? badForm(res) : next())), next);
+  };
 }
 
 function linkError(res: Response, status: number, title: string, message: string): void {
