@@ -130,6 +130,22 @@ export const SecurityState = z.object({
   disabled: z.boolean(),
   disabledReason: z.string().nullable(),
   recentSuspensions: z.array(z.object({ at: Timestamp, reason: z.string() })),
+  health: z
+    .object({
+      sample: z.number().int().describe('Messages in the rolling window: the last `windowSize` sent'),
+      windowSize: z.number().int(),
+      bounceRate: z.number().describe('Hard and soft bounces / sample'),
+      complaintRate: z.number(),
+      bounceThreshold: z.number().describe('Campaigns pause above this bounce rate'),
+      complaintThreshold: z.number().describe('Campaigns pause above this complaint rate'),
+      minimumSample: z.number().int().describe('Rates are judged only once the window holds this many messages'),
+      campaignsPaused: z.boolean().describe('Campaign sending is paused; transactional mail keeps flowing'),
+      pausedAt: Timestamp.nullable(),
+      pausedReason: z.string().nullable(),
+    })
+    .describe(
+      'Deliverability health over the last messages; above a threshold campaigns pause and the owners are told',
+    ),
 });
 
 const ProjectId = z.object({ id: z.string().uuid() });
@@ -253,6 +269,16 @@ export const projectsContract = c.router(
       summary: 'Bounce and complaint rates and recent suspensions',
       metadata: meta({ auth: 'session' }),
       pathParams: ProjectId,
+      responses: { 200: SecurityState, ...forbidden, ...commonErrors },
+    },
+    resumeCampaigns: {
+      method: 'POST',
+      path: '/projects/:id/security/resume-campaigns',
+      summary:
+        'Lift a campaign pause set by the deliverability thresholds (OWNER or ADMIN): held campaign mail goes out again',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: c.noBody(),
       responses: { 200: SecurityState, ...forbidden, ...commonErrors },
     },
     listMembers: {
