@@ -261,10 +261,19 @@ describe('the inbound receiver', () => {
     const malformed = raw.replace(/Action: failed/, 'Action failed').replace(/Status: 5\.1\.1/, 'Status: five');
     expect(await smtpRefusal(sent.message.from, malformed)).toMatchObject({ responseCode: 550, command: 'DATA' });
 
+    const notSpam = fixture('arf-complaint.eml', {
+      returnPath: sent.message.from,
+      recipient: sent.to,
+      from: s.from,
+      messageId: sent.messageId,
+    }).replace('Feedback-Type: abuse', 'Feedback-Type: not-spam');
+    expect(await smtpRefusal(sent.message.from, notSpam)).toMatchObject({ responseCode: 550, command: 'DATA' });
+
     const huge = `${raw}\n${'x'.repeat(76)}\n`.repeat(Math.ceil(MAX_BYTES / raw.length) + 1);
     expect(await smtpRefusal(sent.message.from, huge)).toMatchObject({ responseCode: 552 });
 
     expect(await eventsOf(sent.contactId, 'email.bounce')).toEqual([]);
+    expect(await eventsOf(sent.contactId, 'email.complaint')).toEqual([]);
     expect((await emailRow(sent.emailId)).bounced_at).toBeNull();
     expect((await pigeon.request('GET', '/suppressions', { headers: s.auth })).body.total).toBe(0);
 
@@ -330,6 +339,38 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
     expect((await eventsOf(sent.contactId, 'email.bounce')).map((e) => e.bounceType)).toEqual(['soft', 'hard']);
     expect(await eventsOf(sent.contactId, 'email.complaint')).toHaveLength(1);
     expect(await eventsOf(sent.contactId, 'contact.unsubscribed')).toHaveLength(1);
+  });
+
+  it('cancels at delivery mail queued for an address suppressed meanwhile (a campaign test send)', async () => {
+    const s = await verifiedSender(pigeon, dns);
+    const sent = await sendOne(s);
+    await recordDeliveryFeedback(pigeon.deps, sent.emailId, {
+      kind: 'complaint',
+      feedbackType: 'abuse',
+      source: 'arf',
+    });
+    const created = await pigeon.request('POST', '/campaigns', {
+      headers: s.auth,
+      body: { name: 'c', subject: 's', body: '<p>b</p>', from: s.from, audienceType: 'ALL' },
+    });
+    const before = sink.messages.filter((m) => m.to.includes(sent.to)).length;
+    const test = await pigeon.request('POST', `/campaigns/${created.body.data.id}/test`, {
+      headers: s.auth,
+      body: { email: sent.to },
+    });
+    expect(test.status).toBe(200);
+    const row = await until(
+      async () =>
+        (
+          await pigeon.deps.db.pool.query(
+            "SELECT status, last_error FROM emails WHERE project_id = $1 AND to_email = $2 AND source <> 'TRANSACTIONAL'",
+            [s.project.id, sent.to],
+          )
+        ).rows[0],
+      (r) => r?.status === 'CANCELLED',
+    );
+    expect(row).toEqual({ status: 'CANCELLED', last_error: 'suppressed: complaint' });
+    expect(sink.messages.filter((m) => m.to.includes(sent.to))).toHaveLength(before);
   });
 
   it('leaves suppressed contacts out of a campaign audience', async () => {

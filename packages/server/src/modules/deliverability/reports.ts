@@ -1,6 +1,9 @@
 import { simpleParser } from 'mailparser';
 import type { DeliveryFeedback } from './feedback.js';
 
+/** ARF feedback types that are complaints about the mail (`not-spam` and `auth-failure` are not). */
+const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
+
 /**
  * Reads a report mailed to a VERP address: a DSN (RFC 3464, `multipart/report;
  * report-type=delivery-status`) or an ARF complaint (RFC 5965, `report-type=feedback-report`),
@@ -21,8 +24,9 @@ export async function feedbackOfReport(raw: Buffer): Promise<DeliveryFeedback | 
     const report = part('message/feedback-report');
     if (report === undefined) return undefined;
     const [fields] = fieldGroups(report);
-    if (!fields?.has('version')) return undefined;
-    return { kind: 'complaint', feedbackType: fields.get('feedback-type')?.toLowerCase() ?? null, source: 'arf' };
+    const feedbackType = fields?.get('feedback-type')?.toLowerCase();
+    if (!fields?.has('version') || !feedbackType || !COMPLAINT_TYPES.has(feedbackType)) return undefined;
+    return { kind: 'complaint', feedbackType, source: 'arf' };
   }
   return undefined;
 }
