@@ -59,7 +59,7 @@ export const verifyContract = c.router(
 export const SuppressionReason = z.enum(['hard_bounce', 'complaint']);
 export type SuppressionReason = z.infer<typeof SuppressionReason>;
 
-export const Suppression = z.object({
+const suppressionObject = z.object({
   id: z.string().uuid(),
   email: z.string(),
   reason: SuppressionReason,
@@ -67,6 +67,10 @@ export const Suppression = z.object({
   emailId: z.string().uuid().nullable().describe('The email whose bounce or complaint caused it'),
   createdAt: Timestamp,
 });
+type SuppressionObject = typeof suppressionObject;
+/** `Suppression` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface SuppressionSchema extends SuppressionObject {}
+export const Suppression: SuppressionSchema = suppressionObject;
 
 export const SuppressionListQuery = CursorQuery.extend({
   email: z.string().trim().toLowerCase().max(254).optional().describe('Only this address'),

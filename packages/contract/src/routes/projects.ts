@@ -120,7 +120,7 @@ export const SetupState = z.object({
   completed: z.boolean(),
 });
 
-export const SecurityState = z.object({
+const securityStateObject = z.object({
   windowDays: z.number().int(),
   emailsSent: z.number().int(),
   bounces: z.number().int(),
@@ -147,6 +147,10 @@ export const SecurityState = z.object({
       'Deliverability health over the last messages; above a threshold campaigns pause and the owners are told',
     ),
 });
+type SecurityStateObject = typeof securityStateObject;
+/** `SecurityState` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface SecurityStateSchema extends SecurityStateObject {}
+export const SecurityState: SecurityStateSchema = securityStateObject;
 
 const ProjectId = z.object({ id: z.string().uuid() });
 const MemberPath = z.object({ id: z.string().uuid(), userId: z.string().uuid() });

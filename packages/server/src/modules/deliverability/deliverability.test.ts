@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventNames } from '../../../test/accounts.js';
+import { eventNames, signUp } from '../../../test/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -201,6 +201,25 @@ describe('the inbound receiver', () => {
       body: { to: sent.to, from: s.from, subject: 'Back', body: 'b' },
     });
     expect(afterLift.body.data).toMatchObject({ skipped: [], emails: [{ contact: { email: sent.to } }] });
+  });
+
+  it('records a delivered DSN as email.delivery once', async () => {
+    const s = await verifiedSender(pigeon, dns);
+    const sent = await sendOne(s);
+    // The relay's 250 recorded the delivery already: the DSN is accepted and adds nothing.
+    expect((await reportFor(sent, s, 'dsn-delivered.eml')).response).toMatch(/^250/);
+    expect(await eventsOf(sent.contactId, 'email.delivery')).toHaveLength(1);
+    // Mail whose delivery was not known yet (as with a relay that reports it later) gets it from the DSN.
+    const later = await sendOne(s);
+    await pigeon.deps.db.pool.query("DELETE FROM events WHERE contact_id = $1 AND name = 'email.delivery'", [
+      later.contactId,
+    ]);
+    await pigeon.deps.db.pool.query('UPDATE emails SET delivered_at = NULL WHERE id = $1', [later.emailId]);
+    await reportFor(later, s, 'dsn-delivered.eml');
+    expect(await eventsOf(later.contactId, 'email.delivery')).toEqual([
+      expect.objectContaining({ emailId: later.emailId, source: 'dsn', detail: expect.stringMatching(/^smtp; 250/) }),
+    ]);
+    expect((await emailRow(later.emailId)).delivered_at).not.toBeNull();
   });
 
   it('records a delayed DSN as a soft bounce without suppressing', async () => {
@@ -455,6 +474,21 @@ describe('project health', () => {
     const waiting = await pigeon.request('GET', `/campaigns/${draft.body.data.id}`, { headers: s.auth });
     expect(waiting.body.status).toBe('SCHEDULED');
     await sendOne(s);
+
+    // Only an OWNER or ADMIN lifts the pause.
+    const memberUser = await signUp(pigeon);
+    await pigeon.request('POST', `/projects/${s.project.id}/members`, {
+      headers: { cookie: s.owner.cookie },
+      body: { email: memberUser.user.email, role: 'MEMBER' },
+    });
+    expectEnvelope(
+      await pigeon.request('POST', `/projects/${s.project.id}/security/resume-campaigns`, {
+        headers: { cookie: memberUser.cookie },
+      }),
+      403,
+      'INSUFFICIENT_ROLE',
+    );
+    expect((await security()).body.health.campaignsPaused).toBe(true);
 
     const member = await pigeon.request('POST', `/projects/${s.project.id}/security/resume-campaigns`, {
       headers: { cookie: s.owner.cookie },

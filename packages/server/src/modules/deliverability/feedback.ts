@@ -47,7 +47,7 @@ const EVENT_NAME = { bounce: 'email.bounce', complaint: 'email.complaint', deliv
 
 /**
  * Records one piece of delivery feedback for an email and applies what follows from it, in one
- * transaction: the email's state and timestamp, the `email.bounce` / `email.complaint` /
+ * transaction: the email's state and timestamp (BOUNCED, COMPLAINED; a delivery only sets `delivered_at`), the `email.bounce` / `email.complaint` /
  * `email.delivery` event on the contact, and for a hard bounce or a complaint the suppression of
  * the address for the project and the unsubscription of the contact (`contact.unsubscribed` with
  * its `reason`). Then the project's health is checked (campaigns pause above a threshold).
@@ -102,12 +102,8 @@ async function changeState(db: Queryable, email: EmailState, feedback: DeliveryF
     return true;
   }
   if (email.delivered_at || email.bounced_at) return false;
-  await db.query(
-    `UPDATE emails SET delivered_at = now(), updated_at = now(),
-       status = CASE WHEN status IN ('SENDING', 'SENT') THEN 'DELIVERED' ELSE status END
-     WHERE id = $1`,
-    [email.id],
-  );
+  // The status stays what delivery made it (SENT); `delivered_at` carries the fact.
+  await db.query('UPDATE emails SET delivered_at = now(), updated_at = now() WHERE id = $1', [email.id]);
   return true;
 }
 

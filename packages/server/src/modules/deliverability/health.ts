@@ -77,6 +77,12 @@ function breach(rates: { sample: number; bounceRate: number; complaintRate: numb
  */
 export async function checkProjectHealth(deps: AppDeps, projectId: string): Promise<boolean> {
   const config = deps.config.deliverability.health;
+  // Already paused (a bounce storm keeps calling this): no window to count.
+  const [state] = await queryRows<{ paused: boolean }>(
+    deps.db.pool,
+    sql`SELECT campaigns_paused_at IS NOT NULL AS paused FROM projects WHERE id = ${projectId}::uuid`,
+  );
+  if (!state || state.paused) return false;
   const reason = breach(await windowRates(deps.db.pool, projectId, config.window), config);
   if (!reason) return false;
   const paused = await inTransaction(deps.db.pool, async (client) => {
