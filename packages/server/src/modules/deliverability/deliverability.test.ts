@@ -144,6 +144,14 @@ describe('outgoing mail', () => {
     const row = await emailRow(sent.emailId);
     expect(row.sent_at).not.toBeNull();
     expect(row.delivered_at).not.toBeNull();
+
+    const custom = await pigeon.request('POST', '/v1/send', {
+      headers: s.auth,
+      body: { to: recipient(), from: s.from, subject: 's', body: 'b', headers: { 'feedback-id': 'mine' } },
+    });
+    expect(expectEnvelope(custom, 422, 'VALIDATION_ERROR').errors).toEqual([
+      expect.objectContaining({ field: 'headers.feedback-id', code: 'reserved_header' }),
+    ]);
   });
 });
 

@@ -36,6 +36,7 @@ const RESERVED_HEADERS = new Set([
   'return-path',
   'list-unsubscribe',
   'list-unsubscribe-post',
+  'feedback-id',
 ]);
 /** No `from`, none in the template, and no project default: say how to fix it either way. */
 const MISSING_FROM = {
