@@ -147,15 +147,17 @@ try {
     try {
       await attempt(scenario, async () => {
         if (scenario.smtpSink) services.smtpSink = await startSmtpSink();
+        if (scenario.dnsServer) services.dnsServer = await startDnsServer();
         const env = resolveEnv(scenario.pigeonEnv, services);
         pigeon = await startPigeon(env, services, scenario.name);
         return runScenario(scenario, pigeon);
       });
     } finally {
       if (pigeon) await stopPigeon(pigeon.instance);
-      if (services.smtpSink) {
-        await services.smtpSink.stop();
-        servers.services.delete(services.smtpSink);
+      for (const service of [services.smtpSink, services.dnsServer]) {
+        if (!service) continue;
+        await service.stop();
+        servers.services.delete(service);
       }
     }
   }
@@ -173,10 +175,10 @@ process.exitCode = failed ? 1 : 0;
 // ---- steps ------------------------------------------------------------------------------------
 
 function ownPigeon(scenario) {
-  return Boolean(scenario.pigeonEnv || scenario.smtpSink);
+  return Boolean(scenario.pigeonEnv || scenario.smtpSink || scenario.dnsServer);
 }
 
-/** `pigeonEnv` is an object or a function of the scenario's services (`{ smtpSink }`); values become strings. */
+/** `pigeonEnv` is an object or a function of the scenario's services (`{ smtpSink, dnsServer }`); values become strings. */
 function resolveEnv(pigeonEnv, services) {
   const env = typeof pigeonEnv === 'function' ? pigeonEnv(services) : (pigeonEnv ?? {});
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
@@ -319,6 +321,23 @@ async function startSmtpSink() {
   const sink = smtpSinkClient(handle);
   console.log(`SMTP sink at ${sink.url} (pid ${sink.pid})`);
   return sink;
+}
+
+/** services/dns-server.mjs in its own process (`dnsServer: true`): `address` for DNS_SERVERS. */
+async function startDnsServer() {
+  if (cleaning) throw new Error('interrupted');
+  const handle = startNode({
+    name: 'dns-server',
+    args: [join(BENCH_DIR, 'services', 'dns-server.mjs')],
+    env: { ...process.env },
+    ready: /dns-server listening on \S+/,
+    timeoutMs: 15_000,
+  });
+  servers.services.add(handle);
+  await handle.ready;
+  handle.address = /dns-server listening on (\S+)/.exec(handle.output())[1];
+  console.log(`DNS server at ${handle.address} (pid ${handle.pid})`);
+  return handle;
 }
 
 /**

@@ -1,10 +1,12 @@
-// Same-work baseline for POST /v1/send: bare node:http + a `pg` pool + the key lookup and Pigeon's
-// send service (`sendEmail` from the server's build: sender check, contact upsert, composition and
-// the queued email in one transaction). No express, ts-rest, zod, logging or middleware.
+// Same-work baseline for POST /v1/send: bare node:http + a `pg` pool + Pigeon's key lookup (with its
+// rate-limit count, as every keyed request has) and Pigeon's send service (`sendEmail` from the
+// server's build: sender check, contact upsert, composition and the queued email in one
+// transaction). No express, ts-rest, zod, logging or middleware.
 import { bearer, pool, serveJson, serverModules } from './_db.mjs';
 
-const { sendEmail, hashKey, keyTypeOf } = await serverModules();
+const { sendEmail, findProjectByKey, keyTypeOf } = await serverModules();
 const db = pool();
+const limit = Number(process.env.RATE_LIMIT_PER_MINUTE ?? 0);
 const deps = {
   db: { pool: db },
   config: {
@@ -17,11 +19,7 @@ const deps = {
 serveJson('bare-send', async (req, body) => {
   const key = bearer(req);
   if (keyTypeOf(key ?? '') !== 'secret') return [401, { error: 'bad key' }];
-  const { rows } = await db.query({
-    name: 'baseline.key',
-    text: 'SELECT id FROM projects WHERE secret_key_hash = $1',
-    values: [hashKey(key)],
-  });
-  if (!rows[0]) return [401, { error: 'bad key' }];
-  return [200, { success: true, data: await sendEmail(deps, rows[0].id, body) }];
+  const found = await findProjectByKey(db, key, 'secret', limit);
+  if (!found) return [401, { error: 'bad key' }];
+  return [200, { success: true, data: await sendEmail(deps, found.project.id, body) }];
 });

@@ -4,6 +4,7 @@ import { authContract, authSchemas } from './routes/auth.js';
 import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
+import { deliverabilitySchemas, suppressionsContract, verifyContract } from './routes/deliverability.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
@@ -18,6 +19,7 @@ export * from './routes/auth.js';
 export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
+export * from './routes/deliverability.js';
 export * from './routes/events.js';
 export * from './routes/projects.js';
 export * from './routes/segments.js';
@@ -45,6 +47,8 @@ export type Contract = {
   segments: typeof segmentsContract;
   campaigns: typeof campaignsContract;
   workflows: typeof workflowsContract;
+  verify: typeof verifyContract;
+  suppressions: typeof suppressionsContract;
 };
 
 export const contract: Contract = {
@@ -61,6 +65,8 @@ export const contract: Contract = {
   segments: segmentsContract,
   campaigns: campaignsContract,
   workflows: workflowsContract,
+  verify: verifyContract,
+  suppressions: suppressionsContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -77,4 +83,5 @@ export const namedSchemas = {
   ...segmentSchemas,
   ...campaignSchemas,
   ...workflowSchemas,
+  ...deliverabilitySchemas,
 };

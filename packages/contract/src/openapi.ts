@@ -39,6 +39,8 @@ const TAGS: Record<string, string> = {
   segments: 'DYNAMIC segments (condition trees) and STATIC ones (members by email), live member pages',
   campaigns: 'One email to all contacts, a segment or a condition; sent now or scheduled; stats',
   workflows: 'Event-triggered workflows: steps, transitions, executions per contact',
+  verify: 'POST /v1/verify: address checks from offline lists and DNS',
+  suppressions: 'Addresses no longer sent to after a hard bounce or a complaint; lift them here',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */

@@ -1,5 +1,6 @@
 import { Campaigns } from './campaigns.js';
 import { contract } from './contract.js';
+import { Suppressions } from './deliverability.js';
 import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
@@ -46,6 +47,7 @@ import type {
   TemplateUsage,
   TrackBody,
   TrackResult,
+  Verification,
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
 import { Workflows } from './workflows.js';
@@ -293,6 +295,17 @@ export class Pigeon {
     },
   };
 
+  /**
+   * Check an address before sending to it (secret key): format, MX and A/AAAA records, disposable,
+   * alias and free-provider domains, typos (`suggestedEmail`), plus addressing and random input.
+   * `valid` is false only when the domain does not exist or cannot receive mail.
+   */
+  readonly verify = async (email: string, options?: RequestOptions): Promise<Verification> =>
+    (await this.transport.call(contract.verify.verify, { body: { email } }, options)).data;
+
+  /** Addresses no longer sent to after a hard bounce or a complaint; list them and lift them (secret key). */
+  readonly suppressions: Suppressions;
+
   /** Segments: DYNAMIC (a condition tree) or STATIC (members by email), with their members (secret key). */
   readonly segments: Segments;
 
@@ -317,6 +330,7 @@ export class Pigeon {
       retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
+    this.suppressions = new Suppressions(this.transport);
     this.segments = new Segments(this.transport);
     this.campaigns = new Campaigns(this.transport);
     this.workflows = new Workflows(this.transport);

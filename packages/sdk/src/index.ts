@@ -1,4 +1,5 @@
 import type { Campaigns as CampaignsResource } from './campaigns.js';
+import type { Suppressions as SuppressionsResource } from './deliverability.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
 import type {
@@ -99,6 +100,10 @@ export type {
   StepPosition,
   StepRun,
   StepRunStatus,
+  Suppression,
+  SuppressionListQuery,
+  SuppressionPage,
+  SuppressionReason,
   Template,
   TemplateCreateBody,
   TemplateListQuery,
@@ -109,6 +114,7 @@ export type {
   TrackResult,
   TransitionBranch,
   UpdateContactStepConfig,
+  Verification,
   WaitForEventStepConfig,
   WebhookStepConfig,
   Workflow,
@@ -133,6 +139,9 @@ export type { RemoveStepOptions } from './workflows.js';
  * declarations do not offer a `Segments` value that the JavaScript build does not export.
  */
 export type Segments = SegmentsResource;
+
+/** The type of `pigeon.suppressions` (an alias for the same reason as {@link Segments}). */
+export type Suppressions = SuppressionsResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;

@@ -248,3 +248,13 @@ export type ExecutionPage = SuccessBody<WorkflowRoutes['listExecutions']>;
 export type ExecutionCancelAllResult = SuccessBody<WorkflowRoutes['cancelAll']>;
 /** The trigger event whose recorded data keys `workflows.fields` lists as `event.*`. */
 export type WorkflowFieldsQuery = RouteInput<WorkflowRoutes['fields']>['query'];
+
+// Deliverability: address verification and suppressions
+type SuppressionRoutes = wire.Contract['suppressions'];
+/** The result of `pigeon.verify`: flags, DNS facts (null when DNS did not answer in time) and reasons in words. */
+export type Verification = z.infer<typeof wire.Verification>;
+export type Suppression = z.infer<typeof wire.Suppression>;
+export type SuppressionReason = z.infer<typeof wire.SuppressionReason>;
+/** One page of `suppressions.list`: follow `cursor` while `hasMore`. */
+export type SuppressionPage = SuccessBody<SuppressionRoutes['list']>;
+export type SuppressionListQuery = RouteInput<SuppressionRoutes['list']>['query'];

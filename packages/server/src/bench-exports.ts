@@ -1,9 +1,11 @@
 /**
  * What `bench/baselines` reuse to do the same database work as Pigeon without its HTTP stack
- * (express, ts-rest, zod, logging, middleware): the track statement and the send service.
+ * (express, ts-rest, zod, logging, middleware): the key lookup with its rate-limit count, the track
+ * statement and the send service.
  * Not part of the server's API.
  */
 
+export { findProjectByKey } from './http/auth.js';
 export { sendEmail } from './modules/emails/send.js';
 export { trackWithKey } from './modules/events/track.js';
 export { hashKey, keyTypeOf } from './modules/projects/keys.js';

@@ -14,6 +14,7 @@ import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
+import { startInboundReceiver } from './modules/deliverability/inbound.js';
 import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
@@ -44,6 +45,8 @@ export interface RunningPigeon {
   welcome?: string;
   server?: Server;
   url?: string;
+  /** The port the inbound SMTP receiver (bounces and complaints) listens on, when it runs. */
+  inboundSmtpPort?: number;
   stop: () => Promise<void>;
 }
 
@@ -113,6 +116,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
 
     // Loaded here, not at the top: a worker process never needs the HTTP stack (express, the
     // routers, the OpenAPI document), so it never loads it (tens of MB of RSS per worker).
+    const inbound = await startInboundReceiver(deps);
+    if (inbound) cleanups.unshift(inbound.stop);
     const { createApp } = await import('./http/app.js');
     const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
     let companion: { stop: () => Promise<void> } | undefined;
@@ -125,7 +130,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     // PORT=0 (tests) without PUBLIC_URL: links in mail must name the port actually bound.
     if (config.http.port === 0 && !config.http.publicUrlGiven) config.http.publicUrl = `http://localhost:${port}`;
     companion = await options.alongside?.(deps);
-    return { deps, server, url: `http://localhost:${port}`, welcome, stop: shutdown };
+    return { deps, server, url: `http://localhost:${port}`, welcome, inboundSmtpPort: inbound?.port, stop: shutdown };
   } catch (err) {
     await shutdown();
     throw err;

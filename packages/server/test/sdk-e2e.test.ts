@@ -1,16 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The built SDK, exactly as customers install it (the test command builds before running).
 import { createPigeon, Pigeon, PigeonError } from '../../sdk/dist/index.js';
+import { recordDeliveryFeedback } from '../src/modules/deliverability/feedback.js';
 import { newProject } from './accounts.js';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 
 let pigeon: TestPigeon;
+let dns: TestDnsServer;
 let keys: { publicKey: string; secretKey: string };
 beforeAll(async () => {
-  pigeon = await startTestPigeon();
+  dns = await startDnsServer();
+  pigeon = await startTestPigeon({ env: { DNS_SERVERS: dns.address } });
   keys = (await newProject(pigeon)).project;
 });
-afterAll(() => pigeon?.stop());
+afterAll(async () => {
+  await pigeon?.stop();
+  await dns?.close();
+});
 
 describe('the SDK against a real server', () => {
   it('tracks with a public key and reads back with the secret key', async () => {
@@ -42,6 +49,36 @@ describe('the SDK against a real server', () => {
     expect(feed.data).toMatchObject([{ type: 'email.sent', emailId, subject: 'Hello' }]);
     const { rows } = await pigeon.deps.db.pool.query('SELECT tracked, html FROM emails WHERE id = $1', [emailId]);
     expect(rows[0]).toMatchObject({ tracked: false, html: '<a href="https://example.com">x</a>' });
+  });
+
+  it('verifies an address and lists and lifts a suppression', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    dns.setMx('sdk-verify.example', '10 mx.sdk-verify.example');
+    const checked = await api.verify('Jane+news@sdk-verify.example');
+    expect(checked).toMatchObject({ email: 'jane+news@sdk-verify.example', valid: true, isPlusAddressed: true });
+
+    await api.domains.create('sdk-suppress.example');
+    const sent = await api.emails.send({
+      to: 'gone@example.com',
+      from: 'hi@sdk-suppress.example',
+      subject: 's',
+      body: 'b',
+    });
+    const emailId = sent.emails[0]?.email ?? '';
+    const feedback = { kind: 'bounce', bounceType: 'hard', diagnostic: '550 5.1.1 unknown', source: 'sns' } as const;
+    await recordDeliveryFeedback(pigeon.deps, emailId, feedback);
+    const seen = [];
+    for await (const s of api.suppressions.all()) seen.push(s);
+    expect(seen).toMatchObject([{ email: 'gone@example.com', reason: 'hard_bounce', emailId }]);
+    const skipped = await api.emails.send({
+      to: 'gone@example.com',
+      from: 'hi@sdk-suppress.example',
+      subject: 's',
+      body: 'b',
+    });
+    expect(skipped.skipped).toMatchObject([{ reason: 'suppressed', suppression: 'hard_bounce' }]);
+    await api.suppressions.delete(seen[0]?.id ?? '');
+    expect((await api.suppressions.list()).total).toBe(0);
   });
 
   it('a public key cannot read contacts: typed error from the server', async () => {

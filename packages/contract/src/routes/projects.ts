@@ -120,7 +120,7 @@ export const SetupState = z.object({
   completed: z.boolean(),
 });
 
-export const SecurityState = z.object({
+const securityStateObject = z.object({
   windowDays: z.number().int(),
   emailsSent: z.number().int(),
   bounces: z.number().int(),
@@ -130,7 +130,27 @@ export const SecurityState = z.object({
   disabled: z.boolean(),
   disabledReason: z.string().nullable(),
   recentSuspensions: z.array(z.object({ at: Timestamp, reason: z.string() })),
+  health: z
+    .object({
+      sample: z.number().int().describe('Messages in the rolling window: the last `windowSize` sent'),
+      windowSize: z.number().int(),
+      bounceRate: z.number().describe('Hard and soft bounces / sample'),
+      complaintRate: z.number(),
+      bounceThreshold: z.number().describe('Campaigns pause above this bounce rate'),
+      complaintThreshold: z.number().describe('Campaigns pause above this complaint rate'),
+      minimumSample: z.number().int().describe('Rates are judged only once the window holds this many messages'),
+      campaignsPaused: z.boolean().describe('Campaign sending is paused; transactional mail keeps flowing'),
+      pausedAt: Timestamp.nullable(),
+      pausedReason: z.string().nullable(),
+    })
+    .describe(
+      'Deliverability health over the last messages; above a threshold campaigns pause and the owners are told',
+    ),
 });
+type SecurityStateObject = typeof securityStateObject;
+/** `SecurityState` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface SecurityStateSchema extends SecurityStateObject {}
+export const SecurityState: SecurityStateSchema = securityStateObject;
 
 const ProjectId = z.object({ id: z.string().uuid() });
 const MemberPath = z.object({ id: z.string().uuid(), userId: z.string().uuid() });
@@ -253,6 +273,16 @@ export const projectsContract = c.router(
       summary: 'Bounce and complaint rates and recent suspensions',
       metadata: meta({ auth: 'session' }),
       pathParams: ProjectId,
+      responses: { 200: SecurityState, ...forbidden, ...commonErrors },
+    },
+    resumeCampaigns: {
+      method: 'POST',
+      path: '/projects/:id/security/resume-campaigns',
+      summary:
+        'Lift a campaign pause set by the deliverability thresholds (OWNER or ADMIN): held campaign mail goes out again',
+      metadata: meta({ auth: 'session' }),
+      pathParams: ProjectId,
+      body: c.noBody(),
       responses: { 200: SecurityState, ...forbidden, ...commonErrors },
     },
     listMembers: {

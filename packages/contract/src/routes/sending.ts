@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BareError, commonErrors, ErrorEnvelope, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ContactData } from './contacts.js';
+import { SuppressionReason } from './deliverability.js';
 import { IdempotencyHeaders } from './events.js';
 
 const c = initContract();
@@ -269,9 +270,19 @@ export const SendResult = z.object({
   ),
   skipped: z
     .array(
-      z.object({ contact: z.object({ id: z.string().uuid(), email: z.string() }), reason: z.literal('unsubscribed') }),
+      z.object({
+        contact: z.object({ id: z.string().uuid(), email: z.string() }),
+        reason: z
+          .enum(['unsubscribed', 'suppressed'])
+          .describe(
+            '`unsubscribed`: MARKETING content to an unsubscribed contact; `suppressed`: the address hard-bounced or complained (see GET /suppressions)',
+          ),
+        suppression: SuppressionReason.optional().describe(
+          'Why the address is suppressed, when `reason` is `suppressed`',
+        ),
+      }),
     )
-    .describe('Recipients of MARKETING content who are unsubscribed: skipped silently, listed here'),
+    .describe('Recipients not sent to, with the reason: nothing is dropped silently'),
   timestamp: Timestamp,
 });
 

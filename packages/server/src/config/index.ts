@@ -81,6 +81,23 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       sessionTtlHours: e.SESSION_TTL_HOURS,
       systemMailFrom: e.SYSTEM_MAIL_FROM,
     },
+    verify: { dnsTimeoutMs: e.VERIFY_DNS_TIMEOUT_MS, dnsCacheSize: e.VERIFY_DNS_CACHE_SIZE },
+    deliverability: {
+      bounceDomain: e.BOUNCE_DOMAIN ?? new URL(e.PUBLIC_URL ?? 'http://localhost').hostname,
+      inbound: {
+        port: e.INBOUND_SMTP_PORT,
+        host: e.INBOUND_SMTP_HOST,
+        maxBytes: e.INBOUND_SMTP_MAX_BYTES,
+        maxClients: e.INBOUND_SMTP_MAX_CLIENTS,
+        messagesPerMinute: e.INBOUND_SMTP_MESSAGES_PER_MINUTE,
+      },
+      health: {
+        window: e.HEALTH_WINDOW,
+        minSample: e.HEALTH_MIN_SAMPLE,
+        bounceThreshold: e.HEALTH_BOUNCE_THRESHOLD,
+        complaintThreshold: e.HEALTH_COMPLAINT_THRESHOLD,
+      },
+    },
   };
 }
 
@@ -113,6 +130,7 @@ export function workerEnvironment(config: Config, databaseUrl: string): Record<s
       ? { DATA_ENCRYPTION_KEY_PREVIOUS: config.secrets.dataEncryption.previous }
       : {}),
     PUBLIC_URL: config.http.publicUrl,
+    BOUNCE_DOMAIN: config.deliverability.bounceDomain,
   };
 }
 

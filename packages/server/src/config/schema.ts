@@ -82,6 +82,29 @@ export const EnvSchema = z.object({
     .max(24 * 365)
     .default(24 * 7),
   SYSTEM_MAIL_FROM: z.string().min(3).default('Pigeon <pigeon@localhost>'),
+  VERIFY_DNS_TIMEOUT_MS: z.coerce.number().int().min(50).max(30_000).default(2000),
+  VERIFY_DNS_CACHE_SIZE: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+  BOUNCE_DOMAIN: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'must be a domain name')
+    .optional(),
+  /** Unset: no inbound SMTP receiver (bounces then come back only as SMTP replies or SNS notifications). */
+  INBOUND_SMTP_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  INBOUND_SMTP_HOST: z.string().min(1).default('0.0.0.0'),
+  INBOUND_SMTP_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(2 * 1024 * 1024),
+  INBOUND_SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(50),
+  INBOUND_SMTP_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  HEALTH_WINDOW: z.coerce.number().int().min(10).max(1_000_000).default(1000),
+  HEALTH_MIN_SAMPLE: z.coerce.number().int().min(1).max(1_000_000).default(200),
+  HEALTH_BOUNCE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.05),
+  HEALTH_COMPLAINT_THRESHOLD: z.coerce.number().min(0).max(1).default(0.001),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -144,4 +167,17 @@ export interface Config {
    */
   workerProcesses: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
+  verify: { dnsTimeoutMs: number; dnsCacheSize: number };
+  deliverability: {
+    /** The domain of the VERP return path `bounces+<token>@<bounceDomain>` (default: PUBLIC_URL's host). */
+    bounceDomain: string;
+    inbound: {
+      port: number | undefined;
+      host: string;
+      maxBytes: number;
+      maxClients: number;
+      messagesPerMinute: number;
+    };
+    health: { window: number; minSample: number; bounceThreshold: number; complaintThreshold: number };
+  };
 }

@@ -7,6 +7,7 @@ import { loginPageRouter } from '../modules/auth/login-page.js';
 import { createAuthRouter } from '../modules/auth/router.js';
 import { createCampaignsRouter } from '../modules/campaigns/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
+import { createSuppressionsRouter } from '../modules/deliverability/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
 import { engagementRouter } from '../modules/engagement/router.js';
@@ -16,6 +17,7 @@ import { createProjectsRouter, createUsersRouter } from '../modules/projects/rou
 import { createSegmentsRouter } from '../modules/segments/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
+import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
@@ -65,6 +67,8 @@ export function createApp(
     segments: createSegmentsRouter(deps),
     campaigns: createCampaignsRouter(deps),
     workflows: createWorkflowsRouter(deps),
+    verify: createVerifyRouter(deps),
+    suppressions: createSuppressionsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

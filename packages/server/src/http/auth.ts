@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
 import { preparedRows, raw, sql } from '../db/query.js';
+import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
@@ -107,7 +108,7 @@ async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth
       suggestion: 'Use the secret key (sk_…) from your server. Public keys (pk_…) may only call POST /v1/track.',
     });
   }
-  const found = await findProjectByKey(deps, key, keyType);
+  const found = await findProjectByKey(deps.db.pool, key, keyType, deps.config.rateLimitPerMinute);
   if (!found) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
   return { kind: 'key', keyType, project: found.project, hits: found.hits };
 }
@@ -116,11 +117,11 @@ async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth
  * Indexed lookup by the key's hash, then a constant-time comparison of the key itself. The
  * same statement counts the request against the project's rate limit: one round trip.
  */
-async function findProjectByKey(deps: AppDeps, key: string, keyType: KeyType) {
+export async function findProjectByKey(db: Queryable, key: string, keyType: KeyType, rateLimitPerMinute: number) {
   const column = keyType === 'public' ? 'public' : 'secret';
-  const limited = deps.config.rateLimitPerMinute > 0;
+  const limited = rateLimitPerMinute > 0;
   const rows = await preparedRows<ProjectRef & { key: string; hits: number | null }>(
-    deps.db.pool,
+    db,
     `auth.${column}.${limited ? 'counted' : 'plain'}`,
     sql`WITH p AS (
        SELECT id, name, disabled, disabled_reason AS "disabledReason", ${raw(column)}_key AS key

@@ -17,6 +17,7 @@ import { Migration20261126020000_rate_limit_callers } from './Migration202611260
 import { Migration20261126030000_contact_data_limits } from './Migration20261126030000_contact_data_limits.js';
 import { Migration20261126040000_default_from } from './Migration20261126040000_default_from.js';
 import { Migration20261126050000_idempotency_response } from './Migration20261126050000_idempotency_response.js';
+import { Migration20261127010000_deliverability } from './Migration20261127010000_deliverability.js';
 import { Migration20261127040000_track_idempotency } from './Migration20261127040000_track_idempotency.js';
 import { Migration20261127041000_feed_statement_trigger } from './Migration20261127041000_feed_statement_trigger.js';
 
@@ -43,6 +44,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126030000_contact_data_limits', class: Migration20261126030000_contact_data_limits },
   { name: 'Migration20261126040000_default_from', class: Migration20261126040000_default_from },
   { name: 'Migration20261126050000_idempotency_response', class: Migration20261126050000_idempotency_response },
+  { name: 'Migration20261127010000_deliverability', class: Migration20261127010000_deliverability },
   { name: 'Migration20261127040000_track_idempotency', class: Migration20261127040000_track_idempotency },
   { name: 'Migration20261127041000_feed_statement_trigger', class: Migration20261127041000_feed_statement_trigger },
 ];

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
-import { inTransaction, withQueryLimits } from '../../db/sql.js';
+import { inTransaction, type Queryable, withQueryLimits } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { badRequest, conflict } from '../../http/errors.js';
+import { badRequest, conflict, forbidden } from '../../http/errors.js';
 import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
@@ -40,6 +40,7 @@ export async function sendCampaign(
   }
   await requireVerifiedSender(deps.db.pool, projectId, campaign.from_email);
   const at = parseSchedule(scheduledFor);
+  if (!(at && at.getTime() > Date.now())) await refuseIfCampaignsPaused(deps.db.pool, projectId);
   if (at && at.getTime() > Date.now()) {
     const [row] = await queryRows<CampaignRow>(
       deps.db.pool,
@@ -52,6 +53,21 @@ export async function sendCampaign(
   const row = await startCampaign(deps, id);
   if (!row) throw conflict('The campaign started sending meanwhile');
   return { row, message: `Campaign is sending to ${row.total_recipients} recipients` };
+}
+
+/** 403 CAMPAIGNS_PAUSED while the project's deliverability pause holds (scheduling still works: it waits). */
+async function refuseIfCampaignsPaused(db: Queryable, projectId: string) {
+  const [row] = await queryRows<{ campaigns_paused_reason: string | null; campaigns_paused_at: Date | null }>(
+    db,
+    sql`SELECT campaigns_paused_at, campaigns_paused_reason FROM projects WHERE id = ${projectId}::uuid`,
+  );
+  if (row?.campaigns_paused_at) {
+    throw forbidden(`Campaign sending is paused for this project: ${row.campaigns_paused_reason}`, 'CAMPAIGNS_PAUSED', {
+      details: { pausedAt: new Date(row.campaigns_paused_at).toISOString() },
+      suggestion:
+        'Check GET /projects/:id/security, clean the list, then resume with POST /projects/:id/security/resume-campaigns',
+    });
+  }
 }
 
 /**
@@ -70,7 +86,8 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
       const [campaign] = await queryRows<CampaignRow & { send_rate: number | null }>(
         client,
         sql`SELECT k.*, p.campaign_send_rate AS send_rate FROM campaigns k JOIN projects p ON p.id = k.project_id
-          WHERE k.id = ${id}::uuid AND k.status IN ('DRAFT', 'SCHEDULED') FOR UPDATE OF k SKIP LOCKED`,
+          WHERE k.id = ${id}::uuid AND k.status IN ('DRAFT', 'SCHEDULED') AND p.campaigns_paused_at IS NULL
+          FOR UPDATE OF k SKIP LOCKED FOR SHARE OF p`,
       );
       if (!campaign) return undefined;
       const sender = await requireVerifiedSender(client, campaign.project_id, campaign.from_email);
@@ -88,6 +105,7 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
         sql`WITH audience AS (
             SELECT uuidv7_compat() AS email_id, c.id, c.email, ${spread} AS due
             FROM contacts c WHERE c.project_id = ${campaign.project_id}::uuid AND ${subscribedOnly} AND ${audience}
+              AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = c.project_id AND s.email = c.email)
           ), queued AS (
             INSERT INTO emails (id, project_id, contact_id, template_id, campaign_id, source, content_type, priority,
               from_email, from_name, reply_to, to_email, subject, html, text, message_id, tracked, next_attempt_at)
@@ -212,7 +230,9 @@ export function startCampaignDispatcher(deps: AppDeps): CampaignDispatcher {
   const tick = async () => {
     const due = await queryRows<{ id: string }>(
       deps.db.pool,
-      sql`SELECT id FROM campaigns WHERE status = 'SCHEDULED' AND scheduled_for <= now() ORDER BY scheduled_for LIMIT 10`,
+      sql`SELECT k.id FROM campaigns k JOIN projects p ON p.id = k.project_id
+          WHERE k.status = 'SCHEDULED' AND k.scheduled_for <= now() AND p.campaigns_paused_at IS NULL
+          ORDER BY k.scheduled_for LIMIT 10`,
     );
     for (const { id } of due) {
       const started = await startCampaign(deps, id);

@@ -2,6 +2,8 @@ import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
 import { CAMPAIGN_CANCELLED_CHANNEL, type CampaignBatch, CampaignComposer } from '../campaigns/delivery-content.js';
+import { recordDeliveryFeedback } from '../deliverability/feedback.js';
+import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
 import { dkimKeyObject } from '../domains/dkim.js';
 import { NOTIFY_CHANNEL } from './queue.js';
 
@@ -23,6 +25,10 @@ interface EmailRow {
   campaign_id: string | null;
   contact_id: string | null;
   tracked: boolean;
+  template_id: string | null;
+  source: string;
+  /** The suppression reason when the address was suppressed after the email was queued. */
+  suppressed: string | null;
   /** The sender domain's DKIM key, read with the claim (null: no such domain, the mail goes unsigned). */
   dkim_selector: string | null;
   dkim_private_key: string | null;
@@ -43,27 +49,37 @@ const CLAIM_SQL = `
       ORDER BY priority, next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
     ) RETURNING *
   )
-  SELECT e.*, d.dkim_selector, d.dkim_private_key
+  SELECT e.*, d.dkim_selector, d.dkim_private_key, s.reason AS suppressed
   FROM claimed e LEFT JOIN domains d ON d.project_id = e.project_id AND d.domain = split_part(e.from_email, '@', 2)
+  LEFT JOIN suppressions s ON s.project_id = e.project_id AND s.email = e.to_email
   ORDER BY e.priority, e.next_attempt_at`;
 
 /**
  * One statement for any number of emails: the state changes and their events on the contacts
  * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls).
  */
-const finishSql = (status: 'SENT' | 'BOUNCED', event: string, set: string) => `
+const finishSql = (status: 'SENT', events: string[], set: string) => `
   WITH done AS (
     UPDATE emails e SET status = '${status}', ${set}, claimed_at = NULL, last_error = v.reason, updated_at = now()
     FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, reason, file)
     WHERE e.id = v.id AND e.status = 'SENDING' RETURNING e.*
   )
   INSERT INTO events (id, project_id, contact_id, name, data)
-  SELECT uuidv7_compat(), project_id, contact_id, '${event}',
+  SELECT uuidv7_compat(), project_id, contact_id, n.name,
          jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', last_error))
-  FROM done WHERE contact_id IS NOT NULL`;
+  FROM done CROSS JOIN (VALUES ${events.map((e) => `('${e}')`).join(', ')}) AS n(name) WHERE contact_id IS NOT NULL`;
 
-const SENT_SQL = finishSql('SENT', 'email.sent', 'sent_at = now(), outbox_file = v.file');
-const BOUNCED_SQL = finishSql('BOUNCED', 'email.bounce', 'bounced_at = now()');
+/** The local outbox: the message was handed to the transport (written as a file); no server received it. */
+const SENT_SQL = finishSql('SENT', ['email.sent'], 'sent_at = now(), outbox_file = v.file');
+/**
+ * SMTP: the relay's final 250 is both the hand-over (`email.sent`) and the receiving server's
+ * acceptance (`email.delivery`, `delivered_at`); the status stays SENT (feedback may change it later).
+ */
+const SENT_AND_DELIVERED_SQL = finishSql(
+  'SENT',
+  ['email.sent', 'email.delivery'],
+  'sent_at = now(), delivered_at = now()',
+);
 
 /** nodemailer's default list plus List-Unsubscribe-Post (RFC 8058 wants it signed) and Feedback-ID. */
 const DKIM_SIGNED_HEADERS = [
@@ -163,8 +179,12 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
       wakers.add(wake);
     });
 
-  const recordSent = groupCommit(pool, 'emails.sent', SENT_SQL);
-  const recordBounce = groupCommit(pool, 'emails.bounced', BOUNCED_SQL);
+  const recordSent =
+    deps.mailer.kind === 'smtp'
+      ? groupCommit(pool, 'emails.sent-delivered', SENT_AND_DELIVERED_SQL)
+      : groupCommit(pool, 'emails.sent', SENT_SQL);
+  const returnPath = (emailId: string) =>
+    returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
   /** What the composition of a claimed batch needs, read once for the batch (one query per source). */
   type Batch = { campaigns: CampaignBatch };
@@ -182,6 +202,15 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   async function deliver(email: EmailRow, batch: Batch, handedOver: () => void): Promise<void> {
     inFlight.add(email.id);
     try {
+      // Suppressed after it was queued (a hard bounce or complaint since): not sent, and said why.
+      if (email.suppressed) {
+        await pool.query(
+          `UPDATE emails SET status = 'CANCELLED', claimed_at = NULL, last_error = $2, updated_at = now()
+           WHERE id = $1 AND status = 'SENDING'`,
+          [email.id, `suppressed: ${email.suppressed}`],
+        );
+        return;
+      }
       const message = await messageOf(email, batch);
       if (!message) {
         await pool.query(
@@ -196,11 +225,13 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           messageId: email.message_id,
           from: { name: email.from_name ?? '', address: email.from_email },
           to: { name: email.to_name ?? '', address: email.to_email },
+          // VERP: asynchronous bounces come back to an address that names this email.
+          envelope: { from: returnPath(email.id), to: [email.to_email] },
           replyTo: email.reply_to ?? undefined,
           subject: message.subject,
           html: message.html,
           text: message.text,
-          headers: message.headers,
+          headers: { ...message.headers, 'Feedback-ID': feedbackIdFor(email) },
           attachments: email.attachments.map((a) => ({
             filename: a.filename,
             content: a.content,
@@ -227,11 +258,19 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
     }
   }
 
-  /** 5xx SMTP replies are permanent (bounce); everything else is retried with backoff. */
+  /**
+   * A 5xx SMTP reply is a hard bounce, recorded like any other feedback (event, suppression of the
+   * address, health check); everything else is retried with backoff.
+   */
   async function recordFailure(email: EmailRow, err: Error & { responseCode?: number }) {
     const reason = err.message.slice(0, 500);
     if (err.responseCode && err.responseCode >= 500) {
-      await recordBounce(email.id, reason, null);
+      await recordDeliveryFeedback(deps, email.id, {
+        kind: 'bounce',
+        bounceType: 'hard',
+        diagnostic: reason,
+        source: 'smtp',
+      });
       return;
     }
     const final = email.attempts >= MAX_ATTEMPTS;

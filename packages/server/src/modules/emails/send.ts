@@ -1,4 +1,4 @@
-import type { BodyFormat, ContentType, SendBody } from '@pigeon/contract';
+import type { BodyFormat, ContentType, SendBody, SendResult } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
@@ -8,6 +8,7 @@ import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { upsertContact } from '../contacts/repository.js';
+import { suppressedAmong } from '../deliverability/suppressions.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { markdownToHtml } from '../rendering/markdown.js';
@@ -35,6 +36,7 @@ const RESERVED_HEADERS = new Set([
   'return-path',
   'list-unsubscribe',
   'list-unsubscribe-post',
+  'feedback-id',
 ]);
 /** No `from`, none in the template, and no project default: say how to fix it either way. */
 const MISSING_FROM = {
@@ -134,7 +136,7 @@ const recipientsOf = (to: SendInput['to']) =>
 
 /**
  * POST /v1/send: for each recipient in turn, upsert the contact (new ones unsubscribed unless
- * told), render, and store a QUEUED email — all in one transaction, so either every recipient is
+ * told), skip (and list) suppressed addresses and MARKETING mail to unsubscribed contacts, render, and store a QUEUED email — all in one transaction, so either every recipient is
  * queued or none is. Delivery happens in the workers, woken by NOTIFY on commit.
  */
 export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
@@ -142,9 +144,15 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
   const tracked = shouldTrack(content.sender.trackingMode, content.type, body.tracking);
   const changes = applyDataRules(body.data, { storeObjects: false });
   const emails: Array<{ contact: { id: string; email: string }; email: string }> = [];
-  const skipped: Array<{ contact: { id: string; email: string }; reason: 'unsubscribed' }> = [];
+  const skipped: z.output<typeof SendResult>['skipped'] = [];
+  const recipients = recipientsOf(body.to);
+  const suppressed = await suppressedAmong(
+    deps.db.pool,
+    projectId,
+    recipients.map((r) => r.email),
+  );
   await inTransaction(deps.db.pool, async (client) => {
-    for (const recipient of recipientsOf(body.to)) {
+    for (const recipient of recipients) {
       const { contact } = await upsertContact(client, {
         projectId,
         email: recipient.email,
@@ -154,6 +162,11 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
         source: 'send',
       });
       const ref = { id: contact.id, email: contact.email };
+      const suppression = suppressed.get(contact.email);
+      if (suppression) {
+        skipped.push({ contact: ref, reason: 'suppressed', suppression });
+        continue;
+      }
       if (content.type === 'MARKETING' && !contact.subscribed) {
         skipped.push({ contact: ref, reason: 'unsubscribed' });
         continue;

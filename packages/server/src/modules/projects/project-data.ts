@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * Each module that stores project data adds its tables here; `reset` wipes exactly these.
  */
 export const PROJECT_DATA_TABLES: string[] = [
+  'suppressions',
   'emails',
   'workflows',
   'campaigns',

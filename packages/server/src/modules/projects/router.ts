@@ -4,6 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
+import { resumeCampaigns } from '../deliverability/health.js';
 import { regenerateWebhookSecret } from '../webhooks/secrets.js';
 import { securityState, setupState } from './insights.js';
 import * as members from './members.js';
@@ -51,7 +52,7 @@ export const createUsersRouter = (deps: AppDeps) => {
     },
     security: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(requestEm(deps, req), project) };
+      return { status: 200, body: await securityState(requestEm(deps, req), project, deps) };
     },
   });
 };
@@ -64,7 +65,15 @@ export const createProjectsRouter = (deps: AppDeps) => {
     },
     security: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(requestEm(deps, req), project) };
+      return { status: 200, body: await securityState(requestEm(deps, req), project, deps) };
+    },
+    resumeCampaigns: async ({ req, params }) => {
+      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id, [
+        'OWNER',
+        'ADMIN',
+      ]);
+      await resumeCampaigns(deps.db.pool, project.id);
+      return { status: 200, body: await securityState(requestEm(deps, req), project, deps) };
     },
     listMembers: async ({ req, params }) => ({
       status: 200,

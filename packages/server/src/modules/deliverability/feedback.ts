@@ -1,0 +1,176 @@
+import type { SuppressionReason } from '@pigeon/contract';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { checkProjectHealth } from './health.js';
+
+/** Where a piece of feedback came from. */
+export type FeedbackSource = 'smtp' | 'dsn' | 'arf' | 'sns';
+
+/**
+ * One piece of delivery feedback about one email:
+ * - `bounce` hard (permanent: the address does not exist, the domain refuses it) or soft
+ *   (temporary: mailbox full, delayed), with the receiving server's diagnostic code;
+ * - `complaint`: the recipient marked it as spam (`feedbackType` as the report names it, e.g. `abuse`);
+ * - `delivery`: the receiving server accepted it into the mailbox.
+ */
+export type DeliveryFeedback =
+  | { kind: 'bounce'; bounceType: 'hard' | 'soft'; diagnostic: string | null; source: FeedbackSource }
+  | { kind: 'complaint'; feedbackType: string | null; source: FeedbackSource }
+  | { kind: 'delivery'; detail?: string | null; source: FeedbackSource };
+
+export interface FeedbackOutcome {
+  emailId: string;
+  projectId: string;
+  /** False when the same feedback was already recorded (a retried SNS notification, a second DSN). */
+  recorded: boolean;
+  /** The address was suppressed for the project by this feedback. */
+  suppressed: boolean;
+  /** This feedback pushed the project over a health threshold: campaigns are now paused. */
+  campaignsPaused: boolean;
+}
+
+interface EmailState {
+  id: string;
+  project_id: string;
+  contact_id: string | null;
+  to_email: string;
+  subject: string;
+  template_id: string | null;
+  campaign_id: string | null;
+  bounced_at: Date | null;
+  complained_at: Date | null;
+  delivered_at: Date | null;
+}
+
+const EVENT_NAME = { bounce: 'email.bounce', complaint: 'email.complaint', delivery: 'email.delivery' } as const;
+
+/**
+ * Records one piece of delivery feedback for an email and applies what follows from it, in one
+ * transaction: the email's state and timestamp (BOUNCED, COMPLAINED; a delivery only sets `delivered_at`), the `email.bounce` / `email.complaint` /
+ * `email.delivery` event on the contact, and for a hard bounce or a complaint the suppression of
+ * the address for the project and the unsubscription of the contact (`contact.unsubscribed` with
+ * its `reason`). Then the project's health is checked (campaigns pause above a threshold).
+ *
+ * Idempotent per email and kind (except soft bounces, which are events only): feedback already
+ * recorded changes nothing and says `recorded: false`. Returns undefined for an unknown email.
+ * Every feedback path calls this: SMTP replies at delivery, DSNs and ARF reports received over
+ * SMTP, and (later) Amazon SNS notifications.
+ */
+export async function recordDeliveryFeedback(
+  deps: AppDeps,
+  emailId: string,
+  feedback: DeliveryFeedback,
+): Promise<FeedbackOutcome | undefined> {
+  const outcome = await inTransaction(deps.db.pool, async (client) => {
+    const [email] = await queryRows<EmailState>(
+      client,
+      sql`SELECT id, project_id, contact_id, to_email, subject, template_id, campaign_id, bounced_at, complained_at, delivered_at
+          FROM emails WHERE id = ${emailId}::uuid FOR UPDATE`,
+    );
+    if (!email) return undefined;
+    const recorded = await changeState(client, email, feedback);
+    const suppression = suppressionReasonOf(feedback);
+    let suppressed = false;
+    if (recorded) {
+      await recordEvent(client, email, feedback);
+      if (suppression) suppressed = await suppress(client, email, suppression, detailOf(feedback));
+    }
+    return { emailId: email.id, projectId: email.project_id, recorded, suppressed, campaignsPaused: false };
+  });
+  if (!outcome?.recorded || !suppressionReasonOf(feedback)) return outcome;
+  return { ...outcome, campaignsPaused: await checkProjectHealth(deps, outcome.projectId) };
+}
+
+/** Moves the email's state; false when this feedback was already recorded for it. */
+async function changeState(db: Queryable, email: EmailState, feedback: DeliveryFeedback): Promise<boolean> {
+  if (feedback.kind === 'bounce') {
+    if (feedback.bounceType === 'soft') return true;
+    if (email.bounced_at) return false;
+    await db.query(
+      `UPDATE emails SET status = 'BOUNCED', bounced_at = now(), claimed_at = NULL, last_error = $2, updated_at = now()
+       WHERE id = $1`,
+      [email.id, feedback.diagnostic?.slice(0, 500) ?? null],
+    );
+    return true;
+  }
+  if (feedback.kind === 'complaint') {
+    if (email.complained_at) return false;
+    await db.query(`UPDATE emails SET status = 'COMPLAINED', complained_at = now(), updated_at = now() WHERE id = $1`, [
+      email.id,
+    ]);
+    return true;
+  }
+  if (email.delivered_at || email.bounced_at) return false;
+  // The status stays what delivery made it (SENT); `delivered_at` carries the fact.
+  await db.query('UPDATE emails SET delivered_at = now(), updated_at = now() WHERE id = $1', [email.id]);
+  return true;
+}
+
+const detailOf = (feedback: DeliveryFeedback): string | null =>
+  feedback.kind === 'bounce'
+    ? feedback.diagnostic
+    : feedback.kind === 'complaint'
+      ? feedback.feedbackType
+      : (feedback.detail ?? null);
+
+function suppressionReasonOf(feedback: DeliveryFeedback): SuppressionReason | undefined {
+  if (feedback.kind === 'complaint') return 'complaint';
+  if (feedback.kind === 'bounce' && feedback.bounceType === 'hard') return 'hard_bounce';
+  return undefined;
+}
+
+async function recordEvent(db: Queryable, email: EmailState, feedback: DeliveryFeedback): Promise<void> {
+  if (!email.contact_id) return;
+  const data = {
+    emailId: email.id,
+    subject: email.subject,
+    templateId: email.template_id ?? undefined,
+    campaignId: email.campaign_id ?? undefined,
+    source: feedback.source,
+    ...(feedback.kind === 'bounce'
+      ? {
+          bounceType: feedback.bounceType,
+          diagnosticCode: feedback.diagnostic ?? undefined,
+          reason: feedback.diagnostic,
+        }
+      : feedback.kind === 'complaint'
+        ? { feedbackType: feedback.feedbackType ?? undefined }
+        : { detail: feedback.detail ?? undefined }),
+  };
+  await db.query(
+    `INSERT INTO events (id, project_id, contact_id, name, data)
+     VALUES (uuidv7_compat(), $1, $2, $3, jsonb_strip_nulls($4::jsonb))`,
+    [email.project_id, email.contact_id, EVENT_NAME[feedback.kind], JSON.stringify(data)],
+  );
+}
+
+/**
+ * Suppresses the address for the project (first reason wins) and unsubscribes the contact, with
+ * its `contact.unsubscribed` event carrying the reason. True when the address was not yet suppressed.
+ */
+async function suppress(
+  db: Queryable,
+  email: EmailState,
+  reason: SuppressionReason,
+  detail: string | null,
+): Promise<boolean> {
+  const inserted = await db.query(
+    `INSERT INTO suppressions (id, project_id, email, reason, detail, email_id)
+     VALUES (uuidv7_compat(), $1, $2, $3, $4, $5)
+     ON CONFLICT (project_id, email) DO NOTHING`,
+    [email.project_id, email.to_email.toLowerCase(), reason, detail?.slice(0, 500) ?? null, email.id],
+  );
+  await db.query(
+    `WITH changed AS (
+       UPDATE contacts SET subscribed = false, updated_at = now()
+       WHERE project_id = $1 AND email = $2 AND subscribed RETURNING id, project_id
+     )
+     INSERT INTO events (id, project_id, contact_id, name, data)
+     SELECT uuidv7_compat(), project_id, id, 'contact.unsubscribed',
+            jsonb_build_object('source', $3::text, 'reason', $3::text, 'emailId', $4::uuid)
+     FROM changed`,
+    [email.project_id, email.to_email.toLowerCase(), reason, email.id],
+  );
+  return (inserted.rowCount ?? 0) > 0;
+}

@@ -1,0 +1,114 @@
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { AppDeps } from '../../deps.js';
+import { recordDeliveryFeedback } from './feedback.js';
+import { feedbackOfReport } from './reports.js';
+import { emailIdOfReturnPath } from './verp.js';
+
+export interface InboundReceiver {
+  port: number;
+  stop(): Promise<void>;
+}
+
+const smtpError = (responseCode: number, message: string) => Object.assign(new Error(message), { responseCode });
+
+/** Messages per remote address per minute (fixed windows, in memory: a flood is per connection source). */
+function floodGuard(perMinute: number) {
+  let windowStart = Date.now();
+  let counts = new Map<string, number>();
+  return (address: string): boolean => {
+    if (Date.now() - windowStart >= 60_000) {
+      windowStart = Date.now();
+      counts = new Map();
+    }
+    const n = (counts.get(address) ?? 0) + 1;
+    counts.set(address, n);
+    return n <= perMinute;
+  };
+}
+
+/**
+ * The inbound SMTP receiver for the bounce domain (`INBOUND_SMTP_PORT`, off by default). It
+ * accepts mail only for signed VERP addresses (anything else is refused at RCPT), reads each
+ * message up to `INBOUND_SMTP_MAX_BYTES` (552 beyond), and records the DSN or ARF report it
+ * carries through `recordDeliveryFeedback`. A message that is neither gets 550 and records
+ * nothing; a failure on Pigeon's side gets 451 so the sender retries. Every refusal is logged.
+ */
+export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiver | undefined> {
+  const settings = deps.config.deliverability.inbound;
+  if (settings.port === undefined) return undefined;
+  const logger = deps.logger.child({ component: 'inbound-smtp' });
+  const allow = floodGuard(settings.messagesPerMinute);
+  const { linkSigning } = deps.config.secrets;
+  const { bounceDomain } = deps.config.deliverability;
+  const emailIdOf = (address: string) => emailIdOfReturnPath(address, linkSigning, bounceDomain);
+
+  const refuse = (session: SMTPServerSession, code: number, message: string, extra: Record<string, unknown> = {}) => {
+    logger.warn({ remoteAddress: session.remoteAddress, code, ...extra }, `inbound mail refused: ${message}`);
+    return smtpError(code, message);
+  };
+
+  async function handle(raw: Buffer, session: SMTPServerSession): Promise<void> {
+    const feedback = await feedbackOfReport(raw).catch(() => undefined);
+    if (!feedback) throw refuse(session, 550, '5.6.0 Not a delivery status notification or feedback report');
+    for (const rcpt of session.envelope.rcptTo) {
+      const emailId = emailIdOf(rcpt.address);
+      if (!emailId) continue;
+      const outcome = await recordDeliveryFeedback(deps, emailId, feedback);
+      if (!outcome) throw refuse(session, 550, '5.1.1 No such message', { emailId });
+      logger.info({ emailId, kind: feedback.kind, recorded: outcome.recorded }, 'feedback received');
+    }
+  }
+
+  const server = new SMTPServer({
+    name: bounceDomain,
+    banner: 'Pigeon bounce receiver',
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    size: settings.maxBytes,
+    maxClients: settings.maxClients,
+    socketTimeout: 60_000,
+    onMailFrom(_address, session, callback) {
+      if (!allow(session.remoteAddress)) return callback(refuse(session, 421, '4.7.0 Too many messages, slow down'));
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      if (!emailIdOf(address.address)) {
+        return callback(refuse(session, 550, '5.1.1 No such recipient here', { rcpt: address.address }));
+      }
+      callback();
+    },
+    onData(stream: SMTPServerDataStream, session, callback) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= settings.maxBytes) chunks.push(chunk);
+      });
+      stream.on('end', () => {
+        if (stream.sizeExceeded || size > settings.maxBytes) {
+          return callback(refuse(session, 552, '5.3.4 Message too big'));
+        }
+        handle(Buffer.concat(chunks), session).then(
+          () => callback(),
+          (err: Error & { responseCode?: number }) => {
+            if (err.responseCode) return callback(err);
+            logger.error({ err }, 'inbound feedback not recorded');
+            callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+          },
+        );
+      });
+    },
+  });
+  server.on('error', (err) => logger.warn({ err }, 'inbound SMTP error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.server.address() as { port: number }).port;
+  logger.info({ port, bounceDomain }, 'inbound SMTP receiver listening');
+  return { port, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
