@@ -1,6 +1,7 @@
 import { commonSchemas } from './common.js';
 import { activityContract, activitySchemas } from './routes/activity.js';
 import { authContract, authSchemas } from './routes/auth.js';
+import { billingContract, billingSchemas, inboundWebhooksContract } from './routes/billing.js';
 import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
@@ -15,6 +16,7 @@ export * from './common.js';
 export * from './meta.js';
 export * from './routes/activity.js';
 export * from './routes/auth.js';
+export * from './routes/billing.js';
 export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
@@ -45,6 +47,8 @@ export type Contract = {
   segments: typeof segmentsContract;
   campaigns: typeof campaignsContract;
   workflows: typeof workflowsContract;
+  billing: typeof billingContract;
+  inboundWebhooks: typeof inboundWebhooksContract;
 };
 
 export const contract: Contract = {
@@ -61,6 +65,8 @@ export const contract: Contract = {
   segments: segmentsContract,
   campaigns: campaignsContract,
   workflows: workflowsContract,
+  billing: billingContract,
+  inboundWebhooks: inboundWebhooksContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -77,4 +83,5 @@ export const namedSchemas = {
   ...segmentSchemas,
   ...campaignSchemas,
   ...workflowSchemas,
+  ...billingSchemas,
 };

@@ -39,6 +39,8 @@ const TAGS: Record<string, string> = {
   segments: 'DYNAMIC segments (condition trees) and STATIC ones (members by email), live member pages',
   campaigns: 'One email to all contacts, a segment or a condition; sent now or scheduled; stats',
   workflows: 'Event-triggered workflows: steps, transitions, executions per contact',
+  billing: 'Monthly caps per category and consumption; Stripe checkout, portal and invoices when billing is on',
+  inboundWebhooks: 'Inbound webhooks from infrastructure (Stripe, Amazon SNS); not called by applications',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */
@@ -48,6 +50,7 @@ const AUTH_TEXT: Record<RouteAuth, string> = {
   secret: 'Authentication: a secret key (`Authorization: Bearer sk_…`).',
   track: 'Authentication: a public key (`pk_…`, safe in browsers) or a secret key.',
   dashboard: 'Authentication: a secret key, or the session cookie with `X-Project-Id` naming one of your projects.',
+  project: 'Authentication: the secret key of project `:id`, or the session cookie of one of its members.',
 };
 
 /** `info.license` and `info.contact` of both documents. */
@@ -60,6 +63,7 @@ const SECURITY: Record<RouteAuth, OperationObject['security']> = {
   secret: [{ apiKey: [] }],
   track: [{ apiKey: [] }],
   dashboard: [{ apiKey: [] }, { session: [] }],
+  project: [{ apiKey: [] }, { session: [] }],
 };
 
 interface FlatRoute {

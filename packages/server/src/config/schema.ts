@@ -74,6 +74,26 @@ export const EnvSchema = z.object({
     .max(24 * 365)
     .default(24 * 7),
   SYSTEM_MAIL_FROM: z.string().min(3).default('Pigeon <pigeon@localhost>'),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_/, 'must be a Stripe secret or restricted key (sk_… or rk_…)')
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_/, 'must be a Stripe webhook signing secret (whsec_…)')
+    .optional(),
+  STRIPE_PRICE_ID: z
+    .string()
+    .regex(/^price_/, 'must be a Stripe price id (price_…)')
+    .optional(),
+  SES_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region, e.g. eu-west-1')
+    .optional(),
+  SES_CONFIGURATION_SET: z.string().min(1).max(64).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(16).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -85,7 +105,7 @@ export interface Config {
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;
   database: { url: string | undefined; poolSize: number; embeddedPort: number };
-  mail: { smtpUrl: string | undefined; outboxDir: string };
+  mail: { smtpUrl: string | undefined; outboxDir: string; ses: SesConfig | undefined };
   dns: { servers: string[] | undefined };
   secrets: {
     session: string;
@@ -128,4 +148,20 @@ export interface Config {
    */
   workerProcesses: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
+  /** Stripe is on only when its keys are set; the monthly caps work without it. */
+  billing: { stripe: StripeConfig | undefined };
+}
+
+export interface StripeConfig {
+  secretKey: string;
+  webhookSecret: string;
+  /** The price a checkout subscribes the project to. */
+  priceId: string;
+}
+
+/** Amazon SES (v2 API, raw MIME). Credentials: the AWS_* variables, else the AWS SDK's default chain. */
+export interface SesConfig {
+  region: string;
+  configurationSet: string | undefined;
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }

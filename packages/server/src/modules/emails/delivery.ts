@@ -49,12 +49,13 @@ const CLAIM_SQL = `
 
 /**
  * One statement for any number of emails: the state changes and their events on the contacts
- * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls).
+ * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls),
+ * `$4` the provider's message ids (SES; or nulls).
  */
 const finishSql = (status: 'SENT' | 'BOUNCED', event: string, set: string) => `
   WITH done AS (
     UPDATE emails e SET status = '${status}', ${set}, claimed_at = NULL, last_error = v.reason, updated_at = now()
-    FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, reason, file)
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS v(id, reason, file, provider_id)
     WHERE e.id = v.id AND e.status = 'SENDING' RETURNING e.*
   )
   INSERT INTO events (id, project_id, contact_id, name, data)
@@ -62,7 +63,11 @@ const finishSql = (status: 'SENT' | 'BOUNCED', event: string, set: string) => `
          jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', last_error))
   FROM done WHERE contact_id IS NOT NULL`;
 
-const SENT_SQL = finishSql('SENT', 'email.sent', 'sent_at = now(), outbox_file = v.file');
+const SENT_SQL = finishSql(
+  'SENT',
+  'email.sent',
+  'sent_at = now(), outbox_file = v.file, provider_message_id = v.provider_id',
+);
 const BOUNCED_SQL = finishSql('BOUNCED', 'email.bounce', 'bounced_at = now()');
 
 /** nodemailer's default list plus List-Unsubscribe-Post (RFC 8058 wants it signed) and Feedback-ID. */
@@ -103,22 +108,23 @@ export interface Delivery {
  * not yet recorded) stays that short, while a busy worker writes fewer statements.
  */
 function groupCommit(pool: pg.Pool, name: string, text: string) {
-  let waiting: Array<{ values: [string, string | null, string | null]; done: (err?: unknown) => void }> = [];
+  type Values = [string, string | null, string | null, string | null];
+  let waiting: Array<{ values: Values; done: (err?: unknown) => void }> = [];
   const flush = async () => {
     const batch = waiting;
     waiting = [];
-    const column = (i: 0 | 1 | 2) => batch.map((w) => w.values[i]);
+    const column = (i: 0 | 1 | 2 | 3) => batch.map((w) => w.values[i]);
     try {
-      await pool.query({ name, text, values: [column(0), column(1), column(2)] });
+      await pool.query({ name, text, values: [column(0), column(1), column(2), column(3)] });
       for (const w of batch) w.done();
     } catch (err) {
       for (const w of batch) w.done(err);
     }
   };
-  return (id: string, reason: string | null, file: string | null) =>
+  return (id: string, reason: string | null, file: string | null, providerId: string | null = null) =>
     new Promise<void>((resolve, reject) => {
       if (waiting.length === 0) setImmediate(() => void flush());
-      waiting.push({ values: [id, reason, file], done: (err) => (err ? reject(err) : resolve()) });
+      waiting.push({ values: [id, reason, file, providerId], done: (err) => (err ? reject(err) : resolve()) });
     });
 }
 
@@ -218,7 +224,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
               : undefined,
         })
         .finally(handedOver);
-      await recordSent(email.id, null, sent.file ?? null);
+      await recordSent(email.id, null, sent.file ?? null, sent.providerMessageId ?? null);
     } catch (err) {
       await recordFailure(email, err as Error & { responseCode?: number; code?: string });
     } finally {

@@ -4,6 +4,7 @@ import { uuidv7 } from 'uuidv7';
 import { preparedRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import { billingLimitExceeded, chargeEmails } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
 import { evaluateTree, prepareCondition } from '../conditions/tree.js';
@@ -106,6 +107,11 @@ async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> 
       variables: variablesOf(ctx, contact),
     },
   );
+  // Over the monthly workflows cap the step fails (the execution says why); nothing was counted or queued.
+  const refusal = await chargeEmails(ctx.client, ctx.exec.project_id, 'workflows', 1);
+  if (refusal) {
+    return { kind: 'fail', error: billingLimitExceeded(refusal).message, output: { reason: 'BILLING_LIMIT_EXCEEDED' } };
+  }
   await queueEmail(ctx.client, {
     id: emailId,
     projectId: ctx.exec.project_id,
