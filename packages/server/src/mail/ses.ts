@@ -15,7 +15,8 @@ const PERMANENT = new Set(['MessageRejected', 'MailFromDomainNotVerifiedExceptio
  * email, to match SNS feedback.
  */
 export function sesTransport(ses: SesConfig): MailTransport {
-  const sesClient = new SESv2Client({ region: ses.region, credentials: ses.credentials, maxAttempts: 2 });
+  // One attempt per call: the delivery worker retries with its own backoff (and records the attempts).
+  const sesClient = new SESv2Client({ region: ses.region, credentials: ses.credentials, maxAttempts: 1 });
   const transporter = nodemailer.createTransport({ SES: { sesClient, SendEmailCommand } });
   const extra = ses.configurationSet ? { ConfigurationSetName: ses.configurationSet } : {};
   return {
