@@ -1,3 +1,4 @@
+import type { Billing as BillingResource } from './billing.js';
 import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
@@ -24,6 +25,11 @@ export type {
   ActivityType,
   ActivityTypeCount,
   AudienceType,
+  BillingCategory,
+  BillingConsumption,
+  BillingLimits,
+  BillingLimitsUpdate,
+  BillingRedirect,
   Campaign,
   CampaignCancelResult,
   CampaignInput,
@@ -33,6 +39,7 @@ export type {
   CampaignStats,
   CampaignStatus,
   CampaignTestResult,
+  CheckoutBody,
   ConditionFilter,
   ConditionGroup,
   ConditionGroupInput,
@@ -76,6 +83,8 @@ export type {
   FieldValues,
   FieldValuesQuery,
   Health,
+  Invoice,
+  InvoiceList,
   Job,
   JobAccepted,
   JobKind,
@@ -133,6 +142,9 @@ export type { RemoveStepOptions } from './workflows.js';
  * declarations do not offer a `Segments` value that the JavaScript build does not export.
  */
 export type Segments = SegmentsResource;
+
+/** The type of `pigeon.billing` (an alias for the same reason as {@link Segments}). */
+export type Billing = BillingResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;
