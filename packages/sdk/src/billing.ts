@@ -12,7 +12,7 @@ import type {
 /**
  * Billing of a project, as `pigeon.billing`: monthly caps per category (transactional, campaigns,
  * workflows) and this month's consumption, and, when the server has Stripe configured, checkout,
- * the billing portal and invoices (otherwise these answer 501 `BILLING_DISABLED`). `projectId` is
+ * the billing portal and invoices (otherwise these answer 404 `BILLING_DISABLED`). `projectId` is
  * the id of the key's own project; another project's id is 404. Mail over a cap is refused with
  * 403 `BILLING_LIMIT_EXCEEDED`, whose `details` say the category, the cap and `resetsAt`.
  */

@@ -65,7 +65,7 @@ describe('the SDK against a real server', () => {
     const usage = await api.billing.consumption(own.id);
     expect(usage.transactional).toEqual({ used: 1, limit: 1, remaining: 0 });
     const off = await api.billing.invoices(own.id).catch((e: unknown) => e);
-    expect(off).toMatchObject({ status: 501, code: 'BILLING_DISABLED' });
+    expect(off).toMatchObject({ status: 404, code: 'BILLING_DISABLED' });
   });
 
   it('a public key cannot read contacts: typed error from the server', async () => {

@@ -17,24 +17,34 @@ const Cap = z
   .nullable()
   .describe('Emails per calendar month (UTC); null: no cap');
 
-export const BillingLimits = z.object({
+// Each schema that routes repeat has a named interface, so the SDK's declaration files refer to it
+// instead of spelling it out per route (see ErrorEnvelopeSchema).
+const billingLimits = z.object({
   transactional: Cap,
   campaigns: Cap,
   workflows: Cap,
 });
+type BillingLimitsObject = typeof billingLimits;
+export interface BillingLimitsSchema extends BillingLimitsObject {}
+export const BillingLimits: BillingLimitsSchema = billingLimits;
 
-export const BillingLimitsUpdate = BillingLimits.partial().refine(
-  (b) => Object.keys(b).length > 0,
-  'give at least one category: transactional, campaigns or workflows',
-);
+const billingLimitsUpdate = billingLimits
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, 'give at least one category: transactional, campaigns or workflows');
+type BillingLimitsUpdateObject = typeof billingLimitsUpdate;
+export interface BillingLimitsUpdateSchema extends BillingLimitsUpdateObject {}
+export const BillingLimitsUpdate: BillingLimitsUpdateSchema = billingLimitsUpdate;
 
-const CategoryUsage = z.object({
+const categoryUsage = z.object({
   used: z.number().int().describe('Emails queued this month in the category'),
   limit: z.number().int().nullable().describe('The monthly cap; null: none'),
   remaining: z.number().int().nullable().describe('limit − used (never below 0); null without a cap'),
 });
+type CategoryUsageObject = typeof categoryUsage;
+interface CategoryUsageSchema extends CategoryUsageObject {}
+const CategoryUsage: CategoryUsageSchema = categoryUsage;
 
-export const BillingConsumption = z.object({
+const billingConsumption = z.object({
   periodStart: Timestamp.describe('First instant of the current month (UTC)'),
   resetsAt: Timestamp.describe('When the counters start again from 0: the first instant of next month (UTC)'),
   transactional: CategoryUsage,
@@ -45,8 +55,11 @@ export const BillingConsumption = z.object({
     .nullable()
     .describe('The Stripe subscription of the project, when billing is on and there is one'),
 });
+type BillingConsumptionObject = typeof billingConsumption;
+export interface BillingConsumptionSchema extends BillingConsumptionObject {}
+export const BillingConsumption: BillingConsumptionSchema = billingConsumption;
 
-export const CheckoutBody = z.object({
+const checkoutBody = z.object({
   successUrl: z
     .string()
     .url()
@@ -60,10 +73,16 @@ export const CheckoutBody = z.object({
     .regex(/^https?:\/\//i, 'must be an http(s) URL')
     .optional(),
 });
-export const RedirectSession = z.object({
+type CheckoutBodyObject = typeof checkoutBody;
+export interface CheckoutBodySchema extends CheckoutBodyObject {}
+export const CheckoutBody: CheckoutBodySchema = checkoutBody;
+const redirectSession = z.object({
   id: z.string(),
   url: z.string().url().describe('Send the browser here (Stripe)'),
 });
+type RedirectSessionObject = typeof redirectSession;
+export interface RedirectSessionSchema extends RedirectSessionObject {}
+export const RedirectSession: RedirectSessionSchema = redirectSession;
 
 export const Invoice = z.object({
   id: z.string(),
@@ -76,16 +95,29 @@ export const Invoice = z.object({
   hostedInvoiceUrl: z.string().nullable(),
   pdfUrl: z.string().nullable(),
 });
-export const Invoices = z.object({ data: z.array(Invoice) });
+const invoices = z.object({ data: z.array(Invoice) });
+type InvoicesObject = typeof invoices;
+export interface InvoicesSchema extends InvoicesObject {}
+export const Invoices: InvoicesSchema = invoices;
 
-export const WebhookReceived = z.object({
+const webhookReceived = z.object({
   received: z.literal(true),
   type: z.string().describe('The kind of message that was processed'),
 });
+type WebhookReceivedObject = typeof webhookReceived;
+export interface WebhookReceivedSchema extends WebhookReceivedObject {}
+export const WebhookReceived: WebhookReceivedSchema = webhookReceived;
 
-const ProjectId = z.object({ id: z.string().uuid() });
+const projectId = z.object({ id: z.string().uuid() });
+type ProjectIdObject = typeof projectId;
+interface ProjectIdSchema extends ProjectIdObject {}
+const ProjectId: ProjectIdSchema = projectId;
+const inboundBody = z.record(z.unknown());
+type InboundBodyObject = typeof inboundBody;
+interface InboundBodySchema extends InboundBodyObject {}
+const InboundBody: InboundBodySchema = inboundBody;
 const billingErrors = { 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors };
-const stripeErrors = { ...billingErrors, 409: ErrorEnvelope, 501: ErrorEnvelope, 502: ErrorEnvelope };
+const stripeErrors = { ...billingErrors, 409: ErrorEnvelope, 502: ErrorEnvelope };
 
 export const billingContract = c.router(
   {
@@ -118,7 +150,8 @@ export const billingContract = c.router(
     checkout: {
       method: 'POST',
       path: '/users/@me/projects/:id/checkout',
-      summary: 'A Stripe Checkout session for the subscription (OWNER or ADMIN); 501 when billing is off',
+      summary:
+        'A Stripe Checkout session for the subscription (OWNER or ADMIN); 404 BILLING_DISABLED when billing is off',
       metadata: meta({ auth: 'project' }),
       pathParams: ProjectId,
       body: CheckoutBody,
@@ -128,7 +161,7 @@ export const billingContract = c.router(
       method: 'POST',
       path: '/users/@me/projects/:id/billing-portal',
       summary:
-        'A Stripe billing portal session (OWNER or ADMIN); 409 before the first checkout, 501 when billing is off',
+        'A Stripe billing portal session (OWNER or ADMIN); 409 before the first checkout, 404 BILLING_DISABLED when billing is off',
       metadata: meta({ auth: 'project' }),
       pathParams: ProjectId,
       body: c.noBody(),
@@ -137,7 +170,8 @@ export const billingContract = c.router(
     invoices: {
       method: 'GET',
       path: '/users/@me/projects/:id/billing-invoices',
-      summary: "The project's Stripe invoices, newest first (empty before the first checkout); 501 when billing is off",
+      summary:
+        "The project's Stripe invoices, newest first (empty before the first checkout); 404 BILLING_DISABLED when billing is off",
       metadata: meta({ auth: 'project' }),
       pathParams: ProjectId,
       responses: { 200: Invoices, ...stripeErrors },
@@ -153,14 +187,14 @@ export const inboundWebhooksContract = c.router(
       path: '/webhooks/incoming/stripe',
       summary: 'Stripe events (signed with STRIPE_WEBHOOK_SECRET); not called by applications',
       description:
-        'The `Stripe-Signature` header is checked against the raw body: a forged or stale (older than 5 minutes) payload is 400 INVALID_SIGNATURE, an event already processed is 409. 501 when billing is off.',
+        'The `Stripe-Signature` header is checked against the raw body: a forged or stale (older than 5 minutes) payload is 400 INVALID_SIGNATURE, an event already processed is 409. 404 BILLING_DISABLED when billing is off.',
       metadata: meta({ auth: 'none' }),
-      body: z.record(z.unknown()),
+      body: InboundBody,
       responses: {
         200: WebhookReceived,
+        404: ErrorEnvelope,
         409: ErrorEnvelope,
         422: ErrorEnvelope,
-        501: ErrorEnvelope,
         ...publicErrors,
       },
     },
@@ -171,7 +205,7 @@ export const inboundWebhooksContract = c.router(
       description:
         'The SNS signature is verified against the signing certificate (fetched only from sns.<region>.amazonaws.com, cached). A bad signature, a certificate elsewhere or a message older than an hour is 400 INVALID_SIGNATURE.',
       metadata: meta({ auth: 'none' }),
-      body: z.record(z.unknown()),
+      body: InboundBody,
       responses: { 200: WebhookReceived, 422: ErrorEnvelope, 502: ErrorEnvelope, ...publicErrors },
     },
   },

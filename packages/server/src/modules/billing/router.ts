@@ -21,7 +21,7 @@ export const createBillingRouter = (deps: AppDeps) =>
       body: await consumption(deps, await billingProject(deps, req, params.id)),
     }),
     checkout: async ({ req, params, body }) => {
-      stripeOf(deps); // 501 before anything else when billing is off
+      stripeOf(deps); // 404 BILLING_DISABLED before anything else when billing is off
       return {
         status: 200,
         body: await createCheckout(deps, await billingProject(deps, req, params.id, managers), body),

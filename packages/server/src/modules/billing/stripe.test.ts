@@ -307,7 +307,7 @@ describe('POST /webhooks/incoming/stripe', () => {
 });
 
 describe('without Stripe', () => {
-  it('billing endpoints answer 501 BILLING_DISABLED and GET /config says billing is off; caps still work', async () => {
+  it('billing endpoints answer 404 BILLING_DISABLED and GET /config says billing is off; caps still work', async () => {
     const plain = await startTestPigeon({ databaseUrl: pigeon.deps.db.url });
     try {
       expect((await plain.request('GET', '/config')).body.billingEnabled).toBe(false);
@@ -321,10 +321,10 @@ describe('without Stripe', () => {
           headers: s.auth,
           ...(what === 'checkout' ? { body: {} } : {}),
         });
-        expect(expectEnvelope(res, 501, 'BILLING_DISABLED').suggestion).toContain('STRIPE_SECRET_KEY');
+        expect(expectEnvelope(res, 404, 'BILLING_DISABLED').suggestion).toContain('STRIPE_SECRET_KEY');
       }
       const payload = stripeEvent('checkout.session.completed', { id: 'cs_x', object: 'checkout.session' });
-      expectEnvelope(await deliver(payload, stripeSignature(payload), plain), 501, 'BILLING_DISABLED');
+      expectEnvelope(await deliver(payload, stripeSignature(payload), plain), 404, 'BILLING_DISABLED');
       const usage = await plain.request('GET', billingPath(s.project.id, 'billing-consumption'), { headers: s.auth });
       expect(usage.status).toBe(200);
       expect(usage.body.subscription).toBeNull();

@@ -16,7 +16,7 @@ const clients = new WeakMap<StripeConfig, Stripe>();
 export function stripeOf(deps: AppDeps): { stripe: Stripe; config: StripeConfig } {
   const config = deps.config.billing.stripe;
   if (!config) {
-    throw new AppError(501, 'BILLING_DISABLED', 'Billing is not enabled on this Pigeon deployment', {
+    throw new AppError(404, 'BILLING_DISABLED', 'Billing is not enabled on this Pigeon deployment', {
       suggestion:
         'Set STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID to turn Stripe billing on; GET /config says whether it is.',
     });
