@@ -1,6 +1,16 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, newProject, signUp, uniqueEmail } from '../../../test/accounts.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { startCli } from '../../../test/cli.js';
+import {
+  expectEnvelope,
+  type RequestOptions,
+  request,
+  startTestPigeon,
+  type TestPigeon,
+} from '../../../test/helpers.js';
 import { buildWorkflow, createTemplate, executionDetail, executionsOf, track, until } from '../../../test/workflows.js';
 
 let pigeon: TestPigeon;
@@ -34,13 +44,16 @@ async function setLimits(s: Sender, body: Record<string, number | null>) {
   return res.body;
 }
 
-async function consumption(s: Sender, p: TestPigeon = pigeon) {
+/** Anything that sends requests to a Pigeon: the in-process one, or another process by its URL. */
+type Requester = Pick<TestPigeon, 'request'>;
+
+async function consumption(s: Sender, p: Requester = pigeon) {
   const res = await p.request('GET', consumptionPath(s), { headers: s.auth });
   expect(res.status, res.text).toBe(200);
   return res.body;
 }
 
-const send = (s: Sender, to: string | string[], p: TestPigeon = pigeon) =>
+const send = (s: Sender, to: string | string[], p: Requester = pigeon) =>
   p.request('POST', '/v1/send', { headers: s.auth, body: { to, subject: 'Hi', body: '<p>Hello</p>', from: s.from } });
 
 const emailCount = async (s: Sender) =>
@@ -172,24 +185,47 @@ describe('transactional cap', () => {
   });
 
   it('is exact with concurrent requests through two server processes on one database', async () => {
-    const second = await startTestPigeon({ databaseUrl: pigeon.deps.db.url });
+    // A second Pigeon as an operating-system process of its own (the built CLI), on the same database.
+    const dataDir = mkdtempSync(join(tmpdir(), 'pigeon-billing-api-'));
+    const other = startCli(['api'], {
+      DATABASE_URL: pigeon.deps.db.url,
+      PIGEON_DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
     try {
+      const otherUrl = await other.ready;
+      const viaOther = {
+        url: otherUrl,
+        request: (m: string, p: string, i?: RequestOptions) => request(otherUrl, m, p, i),
+      };
       const s = await sender();
       const cap = 25;
       await setLimits(s, { transactional: cap });
       // Two request streams, one per process, 20 sends each, all in flight together.
-      const streams = [pigeon, second].map((p) =>
+      const streams = [pigeon, viaOther].map((p: Requester) =>
         Promise.all(Array.from({ length: 20 }, () => send(s, uniqueEmail('race'), p))),
       );
-      const results = (await Promise.all(streams)).flat();
+      const [first, second] = await Promise.all(streams);
+      const results = [...(first ?? []), ...(second ?? [])];
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((st) => st === 200)).toHaveLength(cap);
       expect(statuses.filter((st) => st === 403)).toHaveLength(40 - cap);
+      // Both processes accepted some: the race really ran through both.
+      expect(second?.some((r) => r.status === 200)).toBe(true);
+      expect(first?.some((r) => r.status === 200)).toBe(true);
       for (const r of results.filter((x) => x.status === 403)) expectEnvelope(r, 403, 'BILLING_LIMIT_EXCEEDED');
       expect(await emailCount(s)).toBe(cap);
-      expect((await consumption(s, second)).transactional).toEqual({ used: cap, limit: cap, remaining: 0 });
+      expect((await consumption(s, viaOther)).transactional).toEqual({
+        used: cap,
+        limit: cap,
+        remaining: 0,
+      });
     } finally {
-      await second.stop();
+      other.child.kill('SIGTERM');
+      await other.exited;
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
