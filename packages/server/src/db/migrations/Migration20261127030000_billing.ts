@@ -1,8 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Billing: monthly caps per category and what each project used in each month (one counter row
- * per project, category and UTC month, charged in the transaction that queues the mail), the
+ * Billing: monthly caps per category and what each project used in each month (counter rows per
+ * project, category and UTC month, split in shards so uncapped senders do not queue on one row;
+ * charged in the transaction that queues the mail), the
  * project's Stripe customer and subscription, the inbound webhook messages already processed
  * (Stripe events, SNS messages: a replay is not processed twice), and the id a provider (SES) gives a message, to match its feedback.
  */
@@ -20,8 +21,9 @@ export class Migration20261127030000_billing extends Migration {
         project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
         category text NOT NULL CHECK (category IN ('transactional', 'campaigns', 'workflows')),
         period date NOT NULL,
-        used bigint NOT NULL DEFAULT 0 CHECK (used >= 0),
-        PRIMARY KEY (project_id, category, period)
+        shard smallint NOT NULL,
+        used bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (project_id, category, period, shard)
       );
       CREATE TABLE billing_accounts (
         project_id uuid PRIMARY KEY REFERENCES projects (id) ON DELETE CASCADE,

@@ -29,14 +29,27 @@ export function periodStart(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 }
 
+/** Counter rows per (project, category, month): uncapped writers spread over them by backend pid. */
+const SHARDS = 16;
+const MY_SHARD = sql`(pg_backend_pid() % ${SHARDS})::smallint`;
+
+/** This month's total of a category, over its shards. */
+const usedSql = (projectId: string, category: BillingCategory) =>
+  sql`(SELECT COALESCE(sum(used), 0) FROM billing_usage
+       WHERE project_id = ${projectId}::uuid AND category = ${category} AND period = ${PERIOD})`;
+
 /**
  * Counts `count` emails against the project's monthly allowance of `category`, in the caller's
- * transaction, all or nothing: one statement adds them to this month's counter only if the sum
- * stays within the cap. Exact under concurrency, across processes: the counter row is locked by
- * the first writer until its transaction ends, and a concurrent one re-checks the cap against the
- * committed count (ON CONFLICT DO UPDATE … WHERE sees the latest row version). The lock is held
- * until commit, so callers charge last, just before committing. Returns the refusal, or undefined
- * when the emails were counted.
+ * transaction, all or nothing. Returns the refusal, or undefined when the emails were counted.
+ *
+ * Without a cap, one statement adds them to the counter shard of this connection (16 shards, so
+ * concurrent senders of one project rarely wait on each other). With a cap, the writers of that
+ * project and category take turns on a transaction-scoped advisory lock, held until commit; the
+ * next statement (a new snapshot in READ COMMITTED, so it sees every commit made before the lock
+ * was granted) sums the shards and adds the emails only if the total stays within the cap. Exact
+ * under concurrency across processes; a refusal throws nothing, so the caller decides (roll back,
+ * or fail a workflow step). Callers charge last, just before committing: a capped category is
+ * serialised from the charge to the commit.
  */
 export async function chargeEmails(
   db: Queryable,
@@ -46,30 +59,41 @@ export async function chargeEmails(
 ): Promise<Refusal | undefined> {
   if (count <= 0) return undefined;
   const cap = capOf(projectId, category);
-  const charged = await preparedRows<{ used: string }>(
+  const [uncapped] = await preparedRows<{ cap: string | null; charged: boolean }>(
     db,
-    'billing.charge',
-    sql`INSERT INTO billing_usage AS u (project_id, category, period, used)
-        SELECT ${projectId}::uuid, ${category}::text, ${PERIOD}, ${count}::bigint
-        WHERE ${count}::bigint <= COALESCE(${cap}, ${count}::bigint)
-        ON CONFLICT (project_id, category, period) DO UPDATE SET used = u.used + EXCLUDED.used
-        WHERE u.used + EXCLUDED.used <= COALESCE(${cap}, u.used + EXCLUDED.used)
-        RETURNING used`,
+    'billing.charge-uncapped',
+    sql`WITH l AS (SELECT ${cap} AS cap), added AS (
+          INSERT INTO billing_usage AS u (project_id, category, period, shard, used)
+          SELECT ${projectId}::uuid, ${category}::text, ${PERIOD}, ${MY_SHARD}, ${count}::bigint FROM l WHERE l.cap IS NULL
+          ON CONFLICT (project_id, category, period, shard) DO UPDATE SET used = u.used + EXCLUDED.used
+          RETURNING 1
+        ) SELECT (SELECT cap FROM l) AS cap, EXISTS (SELECT 1 FROM added) AS charged`,
   );
-  if (charged.length > 0) return undefined;
-  const [state] = await queryRows<{ cap: string | null; used: string | null; period: Date }>(
+  if (uncapped?.charged) return undefined;
+  await preparedRows(
     db,
-    sql`SELECT ${cap} AS cap, ${PERIOD}::timestamp AT TIME ZONE 'UTC' AS period,
-          (SELECT used FROM billing_usage WHERE project_id = ${projectId}::uuid AND category = ${category}
-             AND period = ${PERIOD}) AS used`,
+    'billing.turn',
+    sql`SELECT pg_advisory_xact_lock(hashtextextended(${`billing:${projectId}:${category}`}::text, 0))`,
   );
-  const period = state?.period ?? periodStart(new Date());
+  const [capped] = await preparedRows<{ charged: boolean; cap: string | null; used: string; period: Date }>(
+    db,
+    'billing.charge-capped',
+    sql`WITH l AS (SELECT ${cap} AS cap, ${usedSql(projectId, category)} AS used), added AS (
+          INSERT INTO billing_usage AS u (project_id, category, period, shard, used)
+          SELECT ${projectId}::uuid, ${category}::text, ${PERIOD}, ${MY_SHARD}, ${count}::bigint FROM l
+          WHERE l.cap IS NULL OR l.used + ${count}::bigint <= l.cap
+          ON CONFLICT (project_id, category, period, shard) DO UPDATE SET used = u.used + EXCLUDED.used
+          RETURNING 1
+        ) SELECT EXISTS (SELECT 1 FROM added) AS charged, l.cap, l.used,
+            ${PERIOD}::timestamp AT TIME ZONE 'UTC' AS period FROM l`,
+  );
+  if (!capped || capped.charged) return undefined;
   return {
     category,
-    limit: Number(state?.cap ?? 0),
-    used: Number(state?.used ?? 0),
+    limit: Number(capped.cap ?? 0),
+    used: Number(capped.used),
     requested: count,
-    resetsAt: nextPeriod(period),
+    resetsAt: nextPeriod(capped.period),
   };
 }
 
@@ -114,10 +138,12 @@ export async function refundEmails(
   chargedAt: Date,
 ): Promise<void> {
   if (count <= 0) return;
+  // A negative amount on this connection's shard: the month's sum drops by `count`.
   await queryRows(
     db,
-    sql`UPDATE billing_usage SET used = greatest(0, used - ${count}::bigint)
-        WHERE project_id = ${projectId}::uuid AND category = ${category}
-          AND period = date_trunc('month', ${chargedAt}::timestamptz AT TIME ZONE 'UTC')::date`,
+    sql`INSERT INTO billing_usage AS u (project_id, category, period, shard, used)
+        VALUES (${projectId}::uuid, ${category}, date_trunc('month', ${chargedAt}::timestamptz AT TIME ZONE 'UTC')::date,
+          ${MY_SHARD}, ${-count}::bigint)
+        ON CONFLICT (project_id, category, period, shard) DO UPDATE SET used = u.used + EXCLUDED.used`,
   );
 }

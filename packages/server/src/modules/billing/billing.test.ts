@@ -217,11 +217,19 @@ describe('transactional cap', () => {
       expect(first?.some((r) => r.status === 200)).toBe(true);
       for (const r of results.filter((x) => x.status === 403)) expectEnvelope(r, 403, 'BILLING_LIMIT_EXCEEDED');
       expect(await emailCount(s)).toBe(cap);
-      expect((await consumption(s, viaOther)).transactional).toEqual({
-        used: cap,
-        limit: cap,
-        remaining: 0,
-      });
+      expect((await consumption(s, viaOther)).transactional).toEqual({ used: cap, limit: cap, remaining: 0 });
+      // Without a cap the count is spread over counter shards, and still exact.
+      await setLimits(s, { transactional: null });
+      const uncapped = await Promise.all(
+        [pigeon, viaOther].flatMap((p: Requester) => Array.from({ length: 10 }, () => send(s, uniqueEmail('free'), p))),
+      );
+      expect(uncapped.every((r) => r.status === 200)).toBe(true);
+      expect((await consumption(s)).transactional).toEqual({ used: cap + 20, limit: null, remaining: null });
+      const shards = await pigeon.deps.db.pool.query(
+        "SELECT count(*)::int AS n FROM billing_usage WHERE project_id = $1 AND category = 'transactional'",
+        [s.project.id],
+      );
+      expect(shards.rows[0].n).toBeGreaterThan(1);
     } finally {
       other.child.kill('SIGTERM');
       await other.exited;

@@ -12,7 +12,6 @@ import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/servi
 import { nextPeriod, periodStart } from './allowance.js';
 
 type Limits = z.infer<typeof BillingLimits>;
-const CATEGORIES: BillingCategory[] = ['transactional', 'campaigns', 'workflows'];
 const ANYONE: Role[] = ['OWNER', 'ADMIN', 'MEMBER'];
 
 /**
@@ -71,19 +70,22 @@ export async function consumption(deps: AppDeps, projectId: string): Promise<z.i
   const db = deps.db.pool;
   const [limits, usage, accounts] = await Promise.all([
     getLimits(db, projectId),
-    queryRows<{ category: BillingCategory; used: string; period: Date }>(
+    queryRows<{ category: BillingCategory | null; used: string | null; period: Date }>(
       db,
-      sql`SELECT category, used, (date_trunc('month', now() AT TIME ZONE 'UTC'))::timestamp AT TIME ZONE 'UTC' AS period
-          FROM billing_usage WHERE project_id = ${projectId}::uuid
-            AND period = date_trunc('month', now() AT TIME ZONE 'UTC')::date`,
+      sql`SELECT u.category, sum(u.used) AS used, m.period
+          FROM (SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AS start) t
+          CROSS JOIN LATERAL (SELECT t.start AT TIME ZONE 'UTC' AS period) m
+          LEFT JOIN billing_usage u ON u.project_id = ${projectId}::uuid AND u.period = t.start::date
+          GROUP BY u.category, m.period`,
     ),
     queryRows<{ subscription_status: string | null; current_period_end: Date | null }>(
       db,
       sql`SELECT subscription_status, current_period_end FROM billing_accounts WHERE project_id = ${projectId}::uuid`,
     ),
   ]);
+  // The database's clock decides the month, as it does when charging.
   const start = usage[0]?.period ?? periodStart(new Date());
-  const used = new Map(usage.map((u) => [u.category, Number(u.used)]));
+  const used = new Map(usage.map((u) => [u.category, Number(u.used ?? 0)]));
   const category = (c: BillingCategory) => {
     const n = used.get(c) ?? 0;
     const limit = limits[c];
@@ -104,5 +106,3 @@ export async function consumption(deps: AppDeps, projectId: string): Promise<z.i
 }
 
 const toNumber = (v: string | null | undefined) => (v === null || v === undefined ? null : Number(v));
-
-export { CATEGORIES };
