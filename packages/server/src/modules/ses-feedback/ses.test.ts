@@ -287,9 +287,15 @@ describe('POST /webhooks/sns', () => {
       { certUrl: `https://sns.${REGION}.amazonaws.com.evil.example/cert.pem` },
     );
     expectEnvelope(await post(lookalike), 400, 'INVALID_SIGNATURE');
+    const otherPath = signed(
+      { Type: 'Notification', Message: '{}' },
+      { certUrl: `https://sns.${REGION}.amazonaws.com/anything/else.pem` },
+    );
+    expectEnvelope(await post(otherPath), 400, 'INVALID_SIGNATURE');
     const plainHttp = signed({ Type: 'Notification', Message: '{}' }, { certUrl: CERT_URL.replace('https:', 'http:') });
     expectEnvelope(await post(plainHttp), 400, 'INVALID_SIGNATURE');
     expect(elsewhere).toEqual([]);
+    expect(certFetches.every((url) => url === CERT_URL)).toBe(true);
     const stale = signed({
       Type: 'Notification',
       Message: '{}',

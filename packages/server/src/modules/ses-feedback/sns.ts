@@ -11,12 +11,19 @@ const SNS_HOST = /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/;
 /** A signed message older than this is refused: SNS's retries of one delivery end well within it. */
 const MAX_AGE_MS = 60 * 60 * 1000;
 
+/** How AWS names its signing certificates; anything else on the SNS host is not fetched at all. */
+const CERT_PATH = /^\/SimpleNotificationService-[A-Za-z0-9-]+\.pem$/;
+
 /** One per process: it caches each signing certificate it fetched, by URL. */
 const validator = new MessageValidator(SNS_HOST);
 
 const invalid = (message: string) => new AppError(400, 'INVALID_SIGNATURE', message);
 
 function verify(message: Record<string, unknown>): Promise<void> {
+  const certUrl = URL.canParse(String(message.SigningCertURL)) ? new URL(String(message.SigningCertURL)) : undefined;
+  if (!certUrl || !CERT_PATH.test(certUrl.pathname) || certUrl.search) {
+    return Promise.reject(invalid('SigningCertURL is not an SNS signing certificate URL'));
+  }
   return new Promise((resolve, reject) =>
     validator.validate(message, (err) =>
       err ? reject(invalid(`SNS signature check failed: ${err.message}`)) : resolve(),
