@@ -38,6 +38,10 @@ export const ErrorCode = z.enum([
   'TOO_MANY_ATTEMPTS',
   'INTERNAL_SERVER_ERROR',
   'QUERY_TIMEOUT',
+  'BILLING_LIMIT_EXCEEDED',
+  'BILLING_DISABLED',
+  'INVALID_SIGNATURE',
+  'UPSTREAM_ERROR',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

@@ -1,6 +1,7 @@
 import { commonSchemas } from './common.js';
 import { activityContract, activitySchemas } from './routes/activity.js';
 import { authContract, authSchemas } from './routes/auth.js';
+import { billingContract, billingSchemas, inboundWebhooksContract } from './routes/billing.js';
 import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
@@ -16,6 +17,7 @@ export * from './common.js';
 export * from './meta.js';
 export * from './routes/activity.js';
 export * from './routes/auth.js';
+export * from './routes/billing.js';
 export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
@@ -49,6 +51,8 @@ export type Contract = {
   workflows: typeof workflowsContract;
   verify: typeof verifyContract;
   suppressions: typeof suppressionsContract;
+  billing: typeof billingContract;
+  inboundWebhooks: typeof inboundWebhooksContract;
 };
 
 export const contract: Contract = {
@@ -67,6 +71,8 @@ export const contract: Contract = {
   workflows: workflowsContract,
   verify: verifyContract,
   suppressions: suppressionsContract,
+  billing: billingContract,
+  inboundWebhooks: inboundWebhooksContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -84,4 +90,5 @@ export const namedSchemas = {
   ...campaignSchemas,
   ...workflowSchemas,
   ...deliverabilitySchemas,
+  ...billingSchemas,
 };

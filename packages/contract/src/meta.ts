@@ -5,8 +5,10 @@
  * - `secret`: a project's secret key (`sk_…`)
  * - `track`: a public (`pk_…`) or secret key
  * - `dashboard`: a secret key, or the session cookie plus `X-Project-Id` of a project the user belongs to
+ * - `project`: on `/users/@me/projects/:id/…`, the secret key of project `:id`, or the session cookie of one
+ *   of its members
  */
-export type RouteAuth = 'none' | 'session' | 'secret' | 'track' | 'dashboard';
+export type RouteAuth = 'none' | 'session' | 'secret' | 'track' | 'dashboard' | 'project';
 
 export interface RouteMeta {
   auth: RouteAuth;

@@ -41,6 +41,8 @@ const TAGS: Record<string, string> = {
   workflows: 'Event-triggered workflows: steps, transitions, executions per contact',
   verify: 'POST /v1/verify: address checks from offline lists and DNS',
   suppressions: 'Addresses no longer sent to after a hard bounce or a complaint; lift them here',
+  billing: 'Monthly caps per category and consumption; Stripe checkout, portal and invoices when billing is on',
+  inboundWebhooks: 'Inbound webhooks from infrastructure (Stripe, Amazon SNS); not called by applications',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */
@@ -50,6 +52,7 @@ const AUTH_TEXT: Record<RouteAuth, string> = {
   secret: 'Authentication: a secret key (`Authorization: Bearer sk_…`).',
   track: 'Authentication: a public key (`pk_…`, safe in browsers) or a secret key.',
   dashboard: 'Authentication: a secret key, or the session cookie with `X-Project-Id` naming one of your projects.',
+  project: 'Authentication: the secret key of project `:id`, or the session cookie of one of its members.',
 };
 
 /** `info.license` and `info.contact` of both documents. */
@@ -62,6 +65,7 @@ const SECURITY: Record<RouteAuth, OperationObject['security']> = {
   secret: [{ apiKey: [] }],
   track: [{ apiKey: [] }],
   dashboard: [{ apiKey: [] }, { session: [] }],
+  project: [{ apiKey: [] }, { session: [] }],
 };
 
 interface FlatRoute {

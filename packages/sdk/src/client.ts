@@ -1,3 +1,4 @@
+import { Billing } from './billing.js';
 import { Campaigns } from './campaigns.js';
 import { contract } from './contract.js';
 import { Suppressions } from './deliverability.js';
@@ -319,6 +320,12 @@ export class Pigeon {
    */
   readonly workflows: Workflows;
 
+  /**
+   * Monthly caps per category and consumption; Stripe checkout, portal and invoices when the server
+   * has billing on (secret key of the project whose id is passed).
+   */
+  readonly billing: Billing;
+
   constructor(options: PigeonOptions) {
     if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
     this.transport = new Transport({
@@ -334,6 +341,7 @@ export class Pigeon {
     this.segments = new Segments(this.transport);
     this.campaigns = new Campaigns(this.transport);
     this.workflows = new Workflows(this.transport);
+    this.billing = new Billing(this.transport);
   }
 }
 

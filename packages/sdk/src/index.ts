@@ -1,3 +1,4 @@
+import type { Billing as BillingResource } from './billing.js';
 import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { Suppressions as SuppressionsResource } from './deliverability.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
@@ -25,6 +26,11 @@ export type {
   ActivityType,
   ActivityTypeCount,
   AudienceType,
+  BillingCategory,
+  BillingConsumption,
+  BillingLimits,
+  BillingLimitsUpdate,
+  BillingRedirect,
   Campaign,
   CampaignCancelResult,
   CampaignInput,
@@ -34,6 +40,7 @@ export type {
   CampaignStats,
   CampaignStatus,
   CampaignTestResult,
+  CheckoutBody,
   ConditionFilter,
   ConditionGroup,
   ConditionGroupInput,
@@ -77,6 +84,8 @@ export type {
   FieldValues,
   FieldValuesQuery,
   Health,
+  Invoice,
+  InvoiceList,
   Job,
   JobAccepted,
   JobKind,
@@ -142,6 +151,8 @@ export type Segments = SegmentsResource;
 
 /** The type of `pigeon.suppressions` (an alias for the same reason as {@link Segments}). */
 export type Suppressions = SuppressionsResource;
+/** The type of `pigeon.billing` (an alias for the same reason as {@link Segments}). */
+export type Billing = BillingResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;

@@ -258,3 +258,20 @@ export type SuppressionReason = z.infer<typeof wire.SuppressionReason>;
 /** One page of `suppressions.list`: follow `cursor` while `hasMore`. */
 export type SuppressionPage = SuccessBody<SuppressionRoutes['list']>;
 export type SuppressionListQuery = RouteInput<SuppressionRoutes['list']>['query'];
+type BillingRoutes = wire.Contract['billing'];
+
+// Billing
+/** What a queued email counts against: transactional (`/v1/send`), campaigns (tests too), workflows. */
+export type BillingCategory = z.infer<typeof wire.BillingCategory>;
+/** Monthly caps per category; null means no cap. */
+export type BillingLimits = z.infer<typeof wire.BillingLimits>;
+/** What `billing.setLimits` takes: categories left out keep their cap, null removes one. */
+export type BillingLimitsUpdate = RouteInput<BillingRoutes['setLimits']>['body'];
+/** This month's counters per category against the caps, `resetsAt`, and the Stripe subscription if any. */
+export type BillingConsumption = z.infer<typeof wire.BillingConsumption>;
+/** What `billing.checkout` takes: where Stripe sends the browser back to (default: the server's public URL). */
+export type CheckoutBody = RouteInput<BillingRoutes['checkout']>['body'];
+/** A Stripe checkout or portal session: send the browser to `url`. */
+export type BillingRedirect = z.infer<typeof wire.RedirectSession>;
+export type Invoice = z.infer<typeof wire.Invoice>;
+export type InvoiceList = z.infer<typeof wire.Invoices>;

@@ -8,7 +8,7 @@ import { startTestPigeon, type TestPigeon } from './helpers.js';
 
 let pigeon: TestPigeon;
 let dns: TestDnsServer;
-let keys: { publicKey: string; secretKey: string };
+let keys: { id: string; publicKey: string; secretKey: string };
 beforeAll(async () => {
   dns = await startDnsServer();
   pigeon = await startTestPigeon({ env: { DNS_SERVERS: dns.address } });
@@ -79,6 +79,30 @@ describe('the SDK against a real server', () => {
     expect(skipped.skipped).toMatchObject([{ reason: 'suppressed', suppression: 'hard_bounce' }]);
     await api.suppressions.delete(seen[0]?.id ?? '');
     expect((await api.suppressions.list()).total).toBe(0);
+  });
+
+  it('sets a billing cap, reads consumption, and gets the 403 over the cap as a typed error', async () => {
+    const own = (await newProject(pigeon)).project;
+    const api = new Pigeon({ apiKey: own.secretKey, baseUrl: pigeon.url, maxRetries: 0 });
+    await api.domains.create('billing-sdk.example');
+    expect(await api.billing.setLimits(own.id, { transactional: 1 })).toEqual({
+      transactional: 1,
+      campaigns: null,
+      workflows: null,
+    });
+    const mail = { from: 'hi@billing-sdk.example', subject: 'Hi', body: '<p>Hi</p>' };
+    await api.emails.send({ ...mail, to: 'first@example.com' });
+    const error = await api.emails.send({ ...mail, to: 'second@example.com' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PigeonError);
+    expect(error).toMatchObject({
+      status: 403,
+      code: 'BILLING_LIMIT_EXCEEDED',
+      details: { category: 'transactional', limit: 1, used: 1 },
+    });
+    const usage = await api.billing.consumption(own.id);
+    expect(usage.transactional).toEqual({ used: 1, limit: 1, remaining: 0 });
+    const off = await api.billing.invoices(own.id).catch((e: unknown) => e);
+    expect(off).toMatchObject({ status: 404, code: 'BILLING_DISABLED' });
   });
 
   it('a public key cannot read contacts: typed error from the server', async () => {

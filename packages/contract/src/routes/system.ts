@@ -18,7 +18,7 @@ export const DeploymentConfig = z.object({
   oauthProviders: z.array(z.string()),
   billingEnabled: z.boolean(),
   storage: z.enum(['local', 's3']),
-  mailTransport: z.enum(['smtp', 'outbox']),
+  mailTransport: z.enum(['smtp', 'outbox', 'ses']),
   trackingModes: z.array(z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY'])),
 });
 

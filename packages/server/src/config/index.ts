@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { type Config, EnvSchema, type ProcessRole } from './schema.js';
+import { type Config, type Env, EnvSchema, type ProcessRole, type SesConfig } from './schema.js';
 import { loadOrCreateSecrets } from './secrets.js';
 
-export type { Config, ProcessRole } from './schema.js';
+export type { Config, ProcessRole, SesConfig, StripeConfig } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
@@ -20,6 +20,8 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  const problems = integrationProblems(e);
+  if (problems.length) throw new ConfigError(problems);
   const dataDir = resolve(e.PIGEON_DATA_DIR);
   const persisted = loadOrCreateSecrets(dataDir);
   const port = e.PORT;
@@ -38,7 +40,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       poolSize: e.DATABASE_POOL_SIZE,
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
     },
-    mail: { smtpUrl: e.SMTP_URL, outboxDir: resolve(dataDir, 'outbox') },
+    mail: { smtpUrl: e.SMTP_URL, outboxDir: resolve(dataDir, 'outbox'), ses: sesConfig(e) },
     dns: { servers: e.DNS_SERVERS?.split(',') },
     secrets: {
       session: e.SESSION_SECRET ?? persisted.session,
@@ -98,6 +100,44 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
         complaintThreshold: e.HEALTH_COMPLAINT_THRESHOLD,
       },
     },
+    billing: {
+      stripe:
+        e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET && e.STRIPE_PRICE_ID
+          ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, priceId: e.STRIPE_PRICE_ID }
+          : undefined,
+    },
+  };
+}
+
+/** Settings that only make sense together: half a Stripe setup, or two mail transports at once. */
+function integrationProblems(e: Env): string[] {
+  const problems: string[] = [];
+  const stripe = [e.STRIPE_SECRET_KEY, e.STRIPE_WEBHOOK_SECRET, e.STRIPE_PRICE_ID];
+  if (stripe.some(Boolean) && !stripe.every(Boolean)) {
+    problems.push(
+      'STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID: set all three to turn billing on, or none',
+    );
+  }
+  if (e.SES_REGION && e.SMTP_URL) problems.push('SES_REGION and SMTP_URL: choose one mail transport');
+  if (Boolean(e.AWS_ACCESS_KEY_ID) !== Boolean(e.AWS_SECRET_ACCESS_KEY)) {
+    problems.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both, or neither (the AWS default chain)');
+  }
+  return problems;
+}
+
+function sesConfig(e: Env): SesConfig | undefined {
+  if (!e.SES_REGION) return undefined;
+  return {
+    region: e.SES_REGION,
+    configurationSet: e.SES_CONFIGURATION_SET,
+    credentials:
+      e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+        ? {
+            accessKeyId: e.AWS_ACCESS_KEY_ID,
+            secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
+            sessionToken: e.AWS_SESSION_TOKEN,
+          }
+        : undefined,
   };
 }
 

@@ -105,6 +105,26 @@ export const EnvSchema = z.object({
   HEALTH_MIN_SAMPLE: z.coerce.number().int().min(1).max(1_000_000).default(200),
   HEALTH_BOUNCE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.05),
   HEALTH_COMPLAINT_THRESHOLD: z.coerce.number().min(0).max(1).default(0.001),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_/, 'must be a Stripe secret or restricted key (sk_… or rk_…)')
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_/, 'must be a Stripe webhook signing secret (whsec_…)')
+    .optional(),
+  STRIPE_PRICE_ID: z
+    .string()
+    .regex(/^price_/, 'must be a Stripe price id (price_…)')
+    .optional(),
+  SES_REGION: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region, e.g. eu-west-1')
+    .optional(),
+  SES_CONFIGURATION_SET: z.string().min(1).max(64).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(16).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -116,7 +136,7 @@ export interface Config {
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;
   database: { url: string | undefined; poolSize: number; embeddedPort: number };
-  mail: { smtpUrl: string | undefined; outboxDir: string };
+  mail: { smtpUrl: string | undefined; outboxDir: string; ses: SesConfig | undefined };
   dns: { servers: string[] | undefined };
   secrets: {
     session: string;
@@ -180,4 +200,20 @@ export interface Config {
     };
     health: { window: number; minSample: number; bounceThreshold: number; complaintThreshold: number };
   };
+  /** Stripe is on only when its keys are set; the monthly caps work without it. */
+  billing: { stripe: StripeConfig | undefined };
+}
+
+export interface StripeConfig {
+  secretKey: string;
+  webhookSecret: string;
+  /** The price a checkout subscribes the project to. */
+  priceId: string;
+}
+
+/** Amazon SES (v2 API, raw MIME). Credentials: the AWS_* variables, else the AWS SDK's default chain. */
+export interface SesConfig {
+  region: string;
+  configurationSet: string | undefined;
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }

@@ -5,6 +5,8 @@ import type { AppDeps } from '../deps.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { loginPageRouter } from '../modules/auth/login-page.js';
 import { createAuthRouter } from '../modules/auth/router.js';
+import { createBillingRouter } from '../modules/billing/router.js';
+import { createInboundWebhooksRouter } from '../modules/billing/webhooks-router.js';
 import { createCampaignsRouter } from '../modules/campaigns/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
 import { createSuppressionsRouter } from '../modules/deliverability/router.js';
@@ -22,6 +24,7 @@ import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { keepRawBody } from './raw-body.js';
 import { requestId } from './request-id.js';
 import { requestLog } from './request-log.js';
 import { csvUpload } from './uploads.js';
@@ -45,6 +48,8 @@ export function createApp(
   app.use(requestId);
   app.use(requestLog(deps.logger));
   app.use('/v1/send', express.json({ limit: SEND_BODY_LIMIT }));
+  // Signed inbound webhooks: JSON whatever the Content-Type (SNS says text/plain), raw bytes kept for the signature.
+  app.use('/webhooks', express.json({ limit: DEFAULT_BODY_LIMIT, type: () => true, verify: keepRawBody }));
   app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
   app.post('/contacts/import', csvUpload);
   // Open pixel and click redirects first: the hottest of Pigeon's own pages (outside the contract).
@@ -69,6 +74,8 @@ export function createApp(
     workflows: createWorkflowsRouter(deps),
     verify: createVerifyRouter(deps),
     suppressions: createSuppressionsRouter(deps),
+    billing: createBillingRouter(deps),
+    inboundWebhooks: createInboundWebhooksRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

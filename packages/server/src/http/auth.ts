@@ -78,8 +78,11 @@ export function authenticate(deps: AppDeps) {
 
 async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth): Promise<Caller> {
   if (auth === 'none') return { kind: 'anonymous' };
-  if (auth === 'session') return { kind: 'session', user: await requireSessionUser(deps, req) };
   const key = bearerKey(req);
+  // `project` routes name the project in the path: a member's session, or that project's secret key.
+  if (auth === 'session' || (auth === 'project' && key === undefined)) {
+    return { kind: 'session', user: await requireSessionUser(deps, req) };
+  }
   const keyType = key ? keyTypeOf(key) : undefined;
   if (key && keyType && req.tsRestRoute?.metadata?.checkKeyInHandler) {
     return { kind: 'deferred-key', keyType, keyHash: hashKey(key) };

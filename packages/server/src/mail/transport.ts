@@ -2,21 +2,30 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import type { SesConfig } from '../config/index.js';
+import { sesTransport } from './ses.js';
 
 export interface SentMessage {
   messageId: string;
   /** Where the local outbox stored the message; undefined for SMTP. */
   file?: string;
+  /** The provider's id of the accepted message (SES's MessageId), matched against its feedback. */
+  providerMessageId?: string;
 }
 
 export interface MailTransport {
-  kind: 'smtp' | 'outbox';
+  kind: 'smtp' | 'outbox' | 'ses';
   send(message: Mail.Options): Promise<SentMessage>;
   close(): void;
 }
 
-/** Pooled SMTP when `SMTP_URL` is set; otherwise the local outbox (a real `.eml` per message). */
-export function createMailTransport(mail: { smtpUrl: string | undefined; outboxDir: string }): MailTransport {
+/** Amazon SES when `SES_REGION` is set, pooled SMTP when `SMTP_URL` is; otherwise the local outbox (a real `.eml` per message). */
+export function createMailTransport(mail: {
+  smtpUrl: string | undefined;
+  outboxDir: string;
+  ses?: SesConfig;
+}): MailTransport {
+  if (mail.ses) return sesTransport(mail.ses);
   if (mail.smtpUrl) return smtpTransport(mail.smtpUrl);
   return outboxTransport(mail.outboxDir);
 }

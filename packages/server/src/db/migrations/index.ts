@@ -18,6 +18,7 @@ import { Migration20261126030000_contact_data_limits } from './Migration20261126
 import { Migration20261126040000_default_from } from './Migration20261126040000_default_from.js';
 import { Migration20261126050000_idempotency_response } from './Migration20261126050000_idempotency_response.js';
 import { Migration20261127010000_deliverability } from './Migration20261127010000_deliverability.js';
+import { Migration20261127030000_billing } from './Migration20261127030000_billing.js';
 import { Migration20261127040000_track_idempotency } from './Migration20261127040000_track_idempotency.js';
 import { Migration20261127041000_feed_statement_trigger } from './Migration20261127041000_feed_statement_trigger.js';
 
@@ -45,6 +46,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126040000_default_from', class: Migration20261126040000_default_from },
   { name: 'Migration20261126050000_idempotency_response', class: Migration20261126050000_idempotency_response },
   { name: 'Migration20261127010000_deliverability', class: Migration20261127010000_deliverability },
+  { name: 'Migration20261127030000_billing', class: Migration20261127030000_billing },
   { name: 'Migration20261127040000_track_idempotency', class: Migration20261127040000_track_idempotency },
   { name: 'Migration20261127041000_feed_statement_trigger', class: Migration20261127041000_feed_statement_trigger },
 ];

@@ -3,7 +3,8 @@ import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable, withQueryLimits } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { badRequest, conflict, forbidden } from '../../http/errors.js';
+import { AppError, badRequest, conflict, forbidden } from '../../http/errors.js';
+import { refundEmails, requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
@@ -76,7 +77,9 @@ async function refuseIfCampaignsPaused(db: Queryable, projectId: string) {
  * and (campaign, contact) is unique, so a crash mid-way redoes the whole freeze and no contact ever
  * gets a campaign twice. MARKETING and HEADLESS campaigns skip unsubscribed contacts. With a
  * project send rate, recipients are spread over time through their first delivery time.
- * Returns undefined when the campaign is no longer DRAFT or SCHEDULED.
+ * The whole audience is counted against the monthly campaigns cap in the same transaction: a
+ * campaign that would pass it is refused (403 BILLING_LIMIT_EXCEEDED) before any mail is queued,
+ * never cut off half-way. Returns undefined when the campaign is no longer DRAFT or SCHEDULED.
  */
 export async function startCampaign(deps: AppDeps, id: string): Promise<CampaignRow | undefined> {
   return withQueryLimits(
@@ -119,6 +122,8 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
           ) SELECT count(*)::int AS n FROM queued`,
       );
       const total = frozen?.n ?? 0;
+      // The whole audience is counted before anything is sent: over the cap, the freeze rolls back.
+      await requireAllowance(client, campaign.project_id, 'campaigns', total);
       const [row] = await queryRows<CampaignRow>(
         client,
         sql`UPDATE campaigns SET status = CASE WHEN ${total} = 0 THEN 'SENT' ELSE 'SENDING' END,
@@ -157,6 +162,9 @@ export async function cancelCampaign(pool: pg.Pool, projectId: string, id: strin
       `UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = $1`,
       [id],
     );
+    // Mail that will never be sent no longer counts against the month it was counted in.
+    if (campaign.started_at)
+      await refundEmails(client, projectId, 'campaigns', counts?.cancelled ?? 0, campaign.started_at);
     // Delivered on commit: workers stop composing this campaign's mail they claimed before the cancel.
     await client.query('SELECT pg_notify($1, $2)', [CAMPAIGN_CANCELLED_CHANNEL, id]);
     const { cancelled = 0, sent = 0, in_flight = 0 } = counts ?? {};
@@ -187,30 +195,48 @@ export async function testCampaign(deps: AppDeps, projectId: string, id: string,
   };
   const emailId = uuidv7();
   const content = { subject: campaign.subject, html: campaign.body, type: campaign.type };
-  const message = composeMessage(content, contact, contact.data, emailId, {
-    publicUrl: deps.config.http.publicUrl,
-    linkSecret: deps.config.secrets.linkSigning,
-    tracked: false,
-    unsubscribeMailbox: sender.unsubscribeMailbox,
-  });
-  await queueEmail(deps.db.pool, {
-    id: emailId,
-    projectId,
-    contactId: found?.id ?? null,
-    templateId: campaign.template_id,
-    type: campaign.type,
-    source: 'CAMPAIGN_TEST',
-    priority: PRIORITY.transactional,
-    from: { email: campaign.from_email, name: campaign.from_name },
-    replyTo: campaign.reply_to,
-    to: { email, name: null },
-    subject: message.subject,
-    html: message.html,
-    text: message.text,
-    headers: message.headers,
-    tracked: false,
+  await inTransaction(deps.db.pool, async (client) => {
+    const message = composeMessage(content, contact, contact.data, emailId, {
+      publicUrl: deps.config.http.publicUrl,
+      linkSecret: deps.config.secrets.linkSigning,
+      tracked: false,
+      unsubscribeMailbox: sender.unsubscribeMailbox,
+    });
+    await queueEmail(client, {
+      id: emailId,
+      projectId,
+      contactId: found?.id ?? null,
+      templateId: campaign.template_id,
+      type: campaign.type,
+      source: 'CAMPAIGN_TEST',
+      priority: PRIORITY.transactional,
+      from: { email: campaign.from_email, name: campaign.from_name },
+      replyTo: campaign.reply_to,
+      to: { email, name: null },
+      subject: message.subject,
+      html: message.html,
+      text: message.text,
+      headers: message.headers,
+      tracked: false,
+    });
+    // A test email is campaign mail too.
+    await requireAllowance(client, projectId, 'campaigns', 1);
   });
   return { emailId, email };
+}
+
+/**
+ * A due campaign that would pass the monthly cap is not started: it goes back to DRAFT (nothing
+ * was queued), so it neither retries every tick nor starts by surprise when the month resets.
+ */
+async function refusedScheduledCampaign(deps: AppDeps, id: string, err: unknown): Promise<undefined> {
+  if (!(err instanceof AppError) || err.code !== 'BILLING_LIMIT_EXCEEDED') throw err;
+  await deps.db.pool.query(
+    `UPDATE campaigns SET status = 'DRAFT', scheduled_for = NULL, updated_at = now() WHERE id = $1 AND status = 'SCHEDULED'`,
+    [id],
+  );
+  deps.logger.warn({ campaignId: id, details: err.extra.details }, 'scheduled campaign not started: billing limit');
+  return undefined;
 }
 
 export interface CampaignDispatcher {
@@ -235,7 +261,7 @@ export function startCampaignDispatcher(deps: AppDeps): CampaignDispatcher {
           ORDER BY k.scheduled_for LIMIT 10`,
     );
     for (const { id } of due) {
-      const started = await startCampaign(deps, id);
+      const started = await startCampaign(deps, id).catch((err) => refusedScheduledCampaign(deps, id, err));
       if (started) logger.info({ campaignId: id, recipients: started.total_recipients }, 'scheduled campaign started');
     }
     await deps.db.pool.query(

@@ -61,6 +61,13 @@ export async function recordDeliveryFeedback(
   deps: AppDeps,
   emailId: string,
   feedback: DeliveryFeedback,
+  options: {
+    /**
+     * Runs first in the same transaction; false: this notification was seen before (an SNS
+     * message's receipt already stored), nothing is recorded. Keeps "once per notification" atomic.
+     */
+    firstSeen?: (db: Queryable) => Promise<boolean>;
+  } = {},
 ): Promise<FeedbackOutcome | undefined> {
   const outcome = await inTransaction(deps.db.pool, async (client) => {
     const [email] = await queryRows<EmailState>(
@@ -69,6 +76,8 @@ export async function recordDeliveryFeedback(
           FROM emails WHERE id = ${emailId}::uuid FOR UPDATE`,
     );
     if (!email) return undefined;
+    const unchanged = { emailId: email.id, projectId: email.project_id, recorded: false, suppressed: false };
+    if (options.firstSeen && !(await options.firstSeen(client))) return { ...unchanged, campaignsPaused: false };
     const recorded = await changeState(client, email, feedback);
     const suppression = suppressionReasonOf(feedback);
     let suppressed = false;

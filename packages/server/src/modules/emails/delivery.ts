@@ -56,12 +56,13 @@ const CLAIM_SQL = `
 
 /**
  * One statement for any number of emails: the state changes and their events on the contacts
- * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls).
+ * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls),
+ * `$4` the provider's message ids (SES; or nulls).
  */
 const finishSql = (status: 'SENT', events: string[], set: string) => `
   WITH done AS (
     UPDATE emails e SET status = '${status}', ${set}, claimed_at = NULL, last_error = v.reason, updated_at = now()
-    FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, reason, file)
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS v(id, reason, file, provider_id)
     WHERE e.id = v.id AND e.status = 'SENDING' RETURNING e.*
   )
   INSERT INTO events (id, project_id, contact_id, name, data)
@@ -69,8 +70,15 @@ const finishSql = (status: 'SENT', events: string[], set: string) => `
          jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', last_error))
   FROM done CROSS JOIN (VALUES ${events.map((e) => `('${e}')`).join(', ')}) AS n(name) WHERE contact_id IS NOT NULL`;
 
-/** The local outbox: the message was handed to the transport (written as a file); no server received it. */
-const SENT_SQL = finishSql('SENT', ['email.sent'], 'sent_at = now(), outbox_file = v.file');
+/**
+ * The local outbox or SES: the message was handed to the transport (written as a file, or accepted
+ * by the SES API, whose MessageId is kept to match SNS feedback); no receiving server answered yet.
+ */
+const SENT_SQL = finishSql(
+  'SENT',
+  ['email.sent'],
+  'sent_at = now(), outbox_file = v.file, provider_message_id = v.provider_id',
+);
 /**
  * SMTP: the relay's final 250 is both the hand-over (`email.sent`) and the receiving server's
  * acceptance (`email.delivery`, `delivered_at`); the status stays SENT (feedback may change it later).
@@ -119,22 +127,23 @@ export interface Delivery {
  * not yet recorded) stays that short, while a busy worker writes fewer statements.
  */
 function groupCommit(pool: pg.Pool, name: string, text: string) {
-  let waiting: Array<{ values: [string, string | null, string | null]; done: (err?: unknown) => void }> = [];
+  type Values = [string, string | null, string | null, string | null];
+  let waiting: Array<{ values: Values; done: (err?: unknown) => void }> = [];
   const flush = async () => {
     const batch = waiting;
     waiting = [];
-    const column = (i: 0 | 1 | 2) => batch.map((w) => w.values[i]);
+    const column = (i: 0 | 1 | 2 | 3) => batch.map((w) => w.values[i]);
     try {
-      await pool.query({ name, text, values: [column(0), column(1), column(2)] });
+      await pool.query({ name, text, values: [column(0), column(1), column(2), column(3)] });
       for (const w of batch) w.done();
     } catch (err) {
       for (const w of batch) w.done(err);
     }
   };
-  return (id: string, reason: string | null, file: string | null) =>
+  return (id: string, reason: string | null, file: string | null, providerId: string | null = null) =>
     new Promise<void>((resolve, reject) => {
       if (waiting.length === 0) setImmediate(() => void flush());
-      waiting.push({ values: [id, reason, file], done: (err) => (err ? reject(err) : resolve()) });
+      waiting.push({ values: [id, reason, file, providerId], done: (err) => (err ? reject(err) : resolve()) });
     });
 }
 
@@ -249,7 +258,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
               : undefined,
         })
         .finally(handedOver);
-      await recordSent(email.id, null, sent.file ?? null);
+      await recordSent(email.id, null, sent.file ?? null, sent.providerMessageId ?? null);
     } catch (err) {
       await recordFailure(email, err as Error & { responseCode?: number; code?: string });
     } finally {

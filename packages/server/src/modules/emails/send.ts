@@ -5,6 +5,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
+import { requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { upsertContact } from '../contacts/repository.js';
@@ -136,8 +137,10 @@ const recipientsOf = (to: SendInput['to']) =>
 
 /**
  * POST /v1/send: for each recipient in turn, upsert the contact (new ones unsubscribed unless
- * told), skip (and list) suppressed addresses and MARKETING mail to unsubscribed contacts, render, and store a QUEUED email — all in one transaction, so either every recipient is
- * queued or none is. Delivery happens in the workers, woken by NOTIFY on commit.
+ * told), skip (and list) suppressed addresses and MARKETING mail to unsubscribed contacts, render,
+ * and store a QUEUED email — all in one transaction, so either every recipient is queued or none is
+ * (a request that would pass the monthly transactional cap queues none: 403). Delivery happens in
+ * the workers, woken by NOTIFY on commit.
  */
 export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
   const content = await resolveContent(deps, projectId, body);
@@ -198,6 +201,8 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
       });
       emails.push({ contact: ref, email: emailId });
     }
+    // Last, so the month's counter is locked only until the commit; over the cap, nothing is kept.
+    await requireAllowance(client, projectId, 'transactional', emails.length);
   });
   return { emails, skipped, timestamp: new Date().toISOString() };
 }

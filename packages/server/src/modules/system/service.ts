@@ -21,7 +21,7 @@ export function deploymentConfig(deps: AppDeps) {
     publicUrl: deps.config.http.publicUrl,
     signupsEnabled: !deps.config.auth.signupsDisabled,
     oauthProviders: [],
-    billingEnabled: false,
+    billingEnabled: deps.config.billing.stripe !== undefined,
     storage: 'local' as const,
     mailTransport: deps.mailer.kind,
     trackingModes: ['ENABLED' as const, 'DISABLED' as const, 'MARKETING_ONLY' as const],

@@ -4,6 +4,7 @@ import { uuidv7 } from 'uuidv7';
 import { preparedRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import { billingLimitExceeded, chargeEmails } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
 import { evaluateTree, prepareCondition } from '../conditions/tree.js';
@@ -78,6 +79,11 @@ async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> 
     return { kind: 'next', branch: null, skipped: true, output: { reason: 'unsubscribed', templateId: template.id } };
   }
   const sender = await requireVerifiedSender(ctx.client, ctx.exec.project_id, template.from_email);
+  // Over the monthly workflows cap the step fails (the execution says why) before anything is written.
+  const refusal = await chargeEmails(ctx.client, ctx.exec.project_id, 'workflows', 1);
+  if (refusal) {
+    return { kind: 'fail', error: billingLimitExceeded(refusal).message, output: { reason: 'BILLING_LIMIT_EXCEEDED' } };
+  }
   // A fixed address gets the contact's data but is a recipient (a contact) of its own, as on /v1/send.
   const recipient = custom
     ? (

@@ -1,0 +1,45 @@
+import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import nodemailer from 'nodemailer';
+import type { SesConfig } from '../config/index.js';
+import type { MailTransport } from './transport.js';
+
+/** SES answers that say the message itself will never be accepted: recorded as a bounce, not retried. */
+const PERMANENT = new Set(['MessageRejected', 'MailFromDomainNotVerifiedException', 'BadRequestException']);
+
+/**
+ * Amazon SES through its v2 API with raw MIME (nodemailer's SES transport): the message is built
+ * and DKIM-signed by Pigeon exactly as for SMTP, so Pigeon's headers (List-Unsubscribe, tracking,
+ * Feedback-ID) and its own per-domain DKIM signature reach the recipient unchanged; SES adds its
+ * own signature next to it when Easy DKIM is on. SES rewrites `Message-ID`, which nodemailer leaves
+ * out of the DKIM signature; SES's MessageId comes back as `providerMessageId` and is stored on the
+ * email, to match SNS feedback.
+ */
+export function sesTransport(ses: SesConfig): MailTransport {
+  // One attempt per call: the delivery worker retries with its own backoff (and records the attempts).
+  const sesClient = new SESv2Client({ region: ses.region, credentials: ses.credentials, maxAttempts: 1 });
+  const transporter = nodemailer.createTransport({ SES: { sesClient, SendEmailCommand } });
+  const extra = ses.configurationSet ? { ConfigurationSetName: ses.configurationSet } : {};
+  return {
+    kind: 'ses',
+    async send(message) {
+      try {
+        const info = await transporter.sendMail({ ...message, ses: extra } as typeof message);
+        return { messageId: info.messageId, providerMessageId: String(info.response) };
+      } catch (err) {
+        throw asDeliveryError(err as Error & { name: string; $metadata?: { httpStatusCode?: number } });
+      }
+    },
+    close: () => {
+      transporter.close();
+      sesClient.destroy();
+    },
+  };
+}
+
+/** In the delivery worker's terms: a 5xx `responseCode` is a bounce; anything else is retried. */
+function asDeliveryError(
+  err: Error & { name: string; responseCode?: number; $metadata?: { httpStatusCode?: number } },
+) {
+  if (PERMANENT.has(err.name)) err.responseCode = 554;
+  return err;
+}
