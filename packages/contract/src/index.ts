@@ -1,5 +1,6 @@
 import { commonSchemas } from './common.js';
 import { activityContract, activitySchemas } from './routes/activity.js';
+import { analyticsContract, analyticsSchemas } from './routes/analytics.js';
 import { authContract, authSchemas } from './routes/auth.js';
 import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
@@ -14,6 +15,7 @@ import { workflowSchemas, workflowsContract } from './routes/workflows.js';
 export * from './common.js';
 export * from './meta.js';
 export * from './routes/activity.js';
+export * from './routes/analytics.js';
 export * from './routes/auth.js';
 export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
@@ -42,6 +44,7 @@ export type Contract = {
   templates: typeof templatesContract;
   emails: typeof emailsContract;
   activity: typeof activityContract;
+  analytics: typeof analyticsContract;
   segments: typeof segmentsContract;
   campaigns: typeof campaignsContract;
   workflows: typeof workflowsContract;
@@ -58,6 +61,7 @@ export const contract: Contract = {
   templates: templatesContract,
   emails: emailsContract,
   activity: activityContract,
+  analytics: analyticsContract,
   segments: segmentsContract,
   campaigns: campaignsContract,
   workflows: workflowsContract,
@@ -73,6 +77,7 @@ export const namedSchemas = {
   ...eventSchemas,
   ...sendingSchemas,
   ...activitySchemas,
+  ...analyticsSchemas,
   ...conditionSchemas,
   ...segmentSchemas,
   ...campaignSchemas,

@@ -12,6 +12,7 @@ import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
+import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
@@ -21,7 +22,7 @@ import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** Every consumer of the contact change feed. */
-const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer];
+const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer, analyticsCountsConsumer];
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */

@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from '../deps.js';
 import { createActivityRouter } from '../modules/activity/router.js';
+import { createAnalyticsRouter } from '../modules/analytics/router.js';
 import { loginPageRouter } from '../modules/auth/login-page.js';
 import { createAuthRouter } from '../modules/auth/router.js';
 import { createCampaignsRouter } from '../modules/campaigns/router.js';
@@ -71,6 +72,7 @@ export function createApp(
     templates: createTemplatesRouter(deps),
     emails: createEmailsRouter(deps),
     activity: createActivityRouter(deps),
+    analytics: createAnalyticsRouter(deps),
     segments: createSegmentsRouter(deps),
     campaigns: createCampaignsRouter(deps),
     workflows: createWorkflowsRouter(deps),

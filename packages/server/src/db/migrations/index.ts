@@ -17,6 +17,7 @@ import { Migration20261126020000_rate_limit_callers } from './Migration202611260
 import { Migration20261126030000_contact_data_limits } from './Migration20261126030000_contact_data_limits.js';
 import { Migration20261126040000_default_from } from './Migration20261126040000_default_from.js';
 import { Migration20261126050000_idempotency_response } from './Migration20261126050000_idempotency_response.js';
+import { Migration20261127020000_event_counts } from './Migration20261127020000_event_counts.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -41,4 +42,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126030000_contact_data_limits', class: Migration20261126030000_contact_data_limits },
   { name: 'Migration20261126040000_default_from', class: Migration20261126040000_default_from },
   { name: 'Migration20261126050000_idempotency_response', class: Migration20261126050000_idempotency_response },
+  { name: 'Migration20261127020000_event_counts', class: Migration20261127020000_event_counts },
 ];

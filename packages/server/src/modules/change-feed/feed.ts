@@ -30,6 +30,11 @@ export interface ContactChange {
 export interface FeedConsumer {
   /** Stable name: the cursor rows are keyed by it. */
   name: string;
+  /**
+   * Its pauses are this many times the feed's `pollMs` (default 1): a consumer that need not be
+   * quick (analytics counts) reads bigger batches less often and costs the database less.
+   */
+  pollFactor?: number;
   /** Handles a batch inside the transaction that also advances the cursor. */
   handle(client: pg.PoolClient, changes: ContactChange[], deps: AppDeps): Promise<void>;
 }
@@ -164,6 +169,7 @@ export async function startChangeFeed(
   // costs the database more per change than the writes it follows): half of `pollMs` while
   // changes keep coming, all of it when a round found none.
   const loop = async (consumer: FeedConsumer) => {
+    const pollMs = opts.pollMs * (consumer.pollFactor ?? 1);
     while (running) {
       // One cheap read says whether a round has anything to do: an idle feed costs a statement
       // per consumer and pause, not a transaction per part.
@@ -172,7 +178,7 @@ export async function startChangeFeed(
         return false;
       });
       const { backlog, handled } = pending ? await round(consumer) : { backlog: false, handled: 0 };
-      if (!backlog && running) await sleep(handled > 0 ? opts.pollMs / 2 : opts.pollMs);
+      if (!backlog && running) await sleep(handled > 0 ? pollMs / 2 : pollMs);
     }
   };
 

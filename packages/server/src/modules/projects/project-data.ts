@@ -13,6 +13,7 @@ export const PROJECT_DATA_TABLES: string[] = [
   'templates',
   'idempotency_keys',
   'background_jobs',
+  'event_counts',
   'events',
   'contacts',
 ];
