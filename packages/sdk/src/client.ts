@@ -1,3 +1,4 @@
+import { Analytics } from './analytics.js';
 import { Campaigns } from './campaigns.js';
 import { contract } from './contract.js';
 import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
@@ -293,6 +294,9 @@ export class Pigeon {
     },
   };
 
+  /** Email metrics over time, top campaigns and top events (secret key). */
+  readonly analytics: Analytics;
+
   /** Segments: DYNAMIC (a condition tree) or STATIC (members by email), with their members (secret key). */
   readonly segments: Segments;
 
@@ -317,6 +321,7 @@ export class Pigeon {
       retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
+    this.analytics = new Analytics(this.transport);
     this.segments = new Segments(this.transport);
     this.campaigns = new Campaigns(this.transport);
     this.workflows = new Workflows(this.transport);

@@ -1,3 +1,4 @@
+import type { Analytics as AnalyticsResource } from './analytics.js';
 import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
@@ -23,14 +24,18 @@ export type {
   ActivityStats,
   ActivityType,
   ActivityTypeCount,
+  AnalyticsMetric,
+  AnalyticsRangeQuery,
   AudienceType,
   Campaign,
+  CampaignActivity,
   CampaignCancelResult,
   CampaignInput,
   CampaignListQuery,
   CampaignPage,
   CampaignSendResult,
   CampaignStats,
+  CampaignStatsSummary,
   CampaignStatus,
   CampaignTestResult,
   ConditionFilter,
@@ -105,6 +110,13 @@ export type {
   TemplatePage,
   TemplateUpdateBody,
   TemplateUsage,
+  TimeBound,
+  Timeseries,
+  TimeseriesQuery,
+  TopCampaigns,
+  TopCampaignsQuery,
+  TopEvents,
+  TopEventsQuery,
   TrackBody,
   TrackResult,
   TransitionBranch,
@@ -133,6 +145,9 @@ export type { RemoveStepOptions } from './workflows.js';
  * declarations do not offer a `Segments` value that the JavaScript build does not export.
  */
 export type Segments = SegmentsResource;
+
+/** The type of `pigeon.analytics` (an alias for the same reason as {@link Segments}). */
+export type Analytics = AnalyticsResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;
