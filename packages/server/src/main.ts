@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import type { Express } from 'express';
 import { secureDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
@@ -54,7 +56,10 @@ export interface RunningPigeon {
  */
 /** Files 0600, directories 0700: anything wider (an older Pigeon, a copy, a umask) is narrowed and logged. */
 function checkDataDir(config: Config, logger: Logger): void {
-  const traversable = !config.database.url && process.getuid?.() === 0;
+  // A worker process of `pigeon start` gets DATABASE_URL yet shares the embedded PostgreSQL's data
+  // dir: narrowing it to 0700 there locks the `postgres` user out (PANIC at the next checkpoint).
+  const embedded = !config.database.url || existsSync(join(config.dataDir, 'postgres', 'PG_VERSION'));
+  const traversable = embedded && process.getuid?.() === 0;
   const { fixed } = secureDataDir(config.dataDir, { traversable });
   if (fixed.length > 0) {
     logger.warn({ count: fixed.length, examples: fixed.slice(0, 5) }, 'narrowed permissions in the data dir');
