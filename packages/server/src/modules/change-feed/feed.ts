@@ -83,10 +83,12 @@ export async function processPart(deps: AppDeps, consumer: FeedConsumer, part: n
     if (!cursor) return 0;
     const { rows } = await client.query<ChangeRow>({
       name: 'change-feed.read',
-      text: `SELECT txid::text, seq::text, project_id, contact_id, kind, event_id, name, created_at
-             FROM contact_changes
-             WHERE part = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND txid < pg_snapshot_xmin(pg_current_snapshot())
-             ORDER BY txid, seq LIMIT $4`,
+      // ORDER BY names the table's columns: a bare `txid` would be the text output column, and
+      // '10' sorts before '9' (a batch would end on the wrong row: changes read twice or skipped).
+      text: `SELECT ch.txid::text AS txid, ch.seq::text AS seq, project_id, contact_id, kind, event_id, name, created_at
+             FROM contact_changes ch
+             WHERE part = $1 AND (ch.txid, ch.seq) > ($2::xid8, $3::bigint) AND ch.txid < pg_snapshot_xmin(pg_current_snapshot())
+             ORDER BY ch.txid, ch.seq LIMIT $4`,
       values: [part, cursor.txid, cursor.seq, batchSize],
     });
     const last = rows.at(-1);
