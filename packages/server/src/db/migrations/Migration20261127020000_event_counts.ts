@@ -8,7 +8,8 @@ import { Migration } from '@mikro-orm/migrations';
  *
  * `event_count_facts` says once how an event is counted: its hour, and for the events Pigeon emits
  * about an email (`email.*`, and `contact.unsubscribed` from a link in one), the campaign and
- * template of that email. The consumer and the backfill below both read it.
+ * template of that email. The cast sits inside the CASE: a tracked event's own `emailId` (any
+ * text) is never cast, so it can neither fail the consumer's batch nor claim someone's email. The consumer and the backfill below both read it.
  */
 export class Migration20261127020000_event_counts extends Migration {
   override async up(): Promise<void> {
@@ -31,9 +32,9 @@ export class Migration20261127020000_event_counts extends Migration {
              em.campaign_id, em.template_id, contact_changes_part(ev.contact_id) AS part
       FROM events ev
       LEFT JOIN emails em
-        ON (ev.name LIKE 'email.%' OR ev.name = 'contact.unsubscribed')
-       AND ev.data ->> 'emailId' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-       AND em.id = (ev.data ->> 'emailId')::uuid
+        ON em.id = CASE WHEN (ev.name LIKE 'email.%' OR ev.name = 'contact.unsubscribed')
+                         AND ev.data ->> 'emailId' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                        THEN (ev.data ->> 'emailId')::uuid END
        AND em.project_id = ev.project_id
       WHERE ev.contact_id IS NOT NULL;
     `);

@@ -154,13 +154,15 @@ describe('analytics', () => {
   it('ranks tracked events, and forgets a name whose events are deleted', async () => {
     const { project, auth } = await newProject(pigeon);
     const pk = { authorization: `Bearer ${project.publicKey}` };
+    // A tracked event's own `emailId` (not a uuid here) is data, never an attribution.
     for (const [email, event] of [
       ['a@example.com', 'viewed'],
       ['b@example.com', 'viewed'],
       ['a@example.com', 'viewed'],
       ['a@example.com', 'bought'],
     ]) {
-      expect((await pigeon.request('POST', '/v1/track', { headers: pk, body: { email, event } })).status).toBe(200);
+      const body = { email, event, data: { emailId: 'not-a-uuid' } };
+      expect((await pigeon.request('POST', '/v1/track', { headers: pk, body })).status).toBe(200);
     }
     const top = await until(
       () => get(auth, '/analytics/top-events'),
