@@ -37,6 +37,7 @@ export const ErrorCode = z.enum([
   'TOO_MANY_ATTEMPTS',
   'INTERNAL_SERVER_ERROR',
   'QUERY_TIMEOUT',
+  'STORAGE_QUOTA_EXCEEDED',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

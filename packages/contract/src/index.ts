@@ -10,6 +10,7 @@ import { projectSchemas, projectsContract, usersContract } from './routes/projec
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
 import { domainsContract, emailsContract, sendingSchemas, templatesContract } from './routes/sending.js';
 import { systemContract, systemSchemas } from './routes/system.js';
+import { uploadSchemas, uploadsContract } from './routes/uploads.js';
 import { workflowSchemas, workflowsContract } from './routes/workflows.js';
 
 export * from './common.js';
@@ -25,6 +26,7 @@ export * from './routes/projects.js';
 export * from './routes/segments.js';
 export * from './routes/sending.js';
 export * from './routes/system.js';
+export * from './routes/uploads.js';
 export * from './routes/workflows.js';
 
 /**
@@ -48,6 +50,7 @@ export type Contract = {
   segments: typeof segmentsContract;
   campaigns: typeof campaignsContract;
   workflows: typeof workflowsContract;
+  uploads: typeof uploadsContract;
 };
 
 export const contract: Contract = {
@@ -65,6 +68,7 @@ export const contract: Contract = {
   segments: segmentsContract,
   campaigns: campaignsContract,
   workflows: workflowsContract,
+  uploads: uploadsContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -82,4 +86,5 @@ export const namedSchemas = {
   ...segmentSchemas,
   ...campaignSchemas,
   ...workflowSchemas,
+  ...uploadSchemas,
 };

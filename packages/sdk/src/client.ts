@@ -49,6 +49,7 @@ import type {
   TrackResult,
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
+import { Uploads } from './uploads.js';
 import { Workflows } from './workflows.js';
 
 export interface PigeonOptions {
@@ -297,6 +298,9 @@ export class Pigeon {
   /** Email metrics over time, top campaigns and top events (secret key). */
   readonly analytics: Analytics;
 
+  /** Images for template bodies, served from Pigeon's public URL (secret key). */
+  readonly uploads: Uploads;
+
   /** Segments: DYNAMIC (a condition tree) or STATIC (members by email), with their members (secret key). */
   readonly segments: Segments;
 
@@ -322,6 +326,7 @@ export class Pigeon {
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
     this.analytics = new Analytics(this.transport);
+    this.uploads = new Uploads(this.transport);
     this.segments = new Segments(this.transport);
     this.campaigns = new Campaigns(this.transport);
     this.workflows = new Workflows(this.transport);

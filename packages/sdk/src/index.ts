@@ -2,6 +2,7 @@ import type { Analytics as AnalyticsResource } from './analytics.js';
 import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
+import type { Uploads as UploadsResource } from './uploads.js';
 import type {
   WorkflowSteps as WorkflowStepsResource,
   Workflows as WorkflowsResource,
@@ -81,6 +82,7 @@ export type {
   FieldValues,
   FieldValuesQuery,
   Health,
+  ImageContentType,
   Job,
   JobAccepted,
   JobKind,
@@ -121,6 +123,7 @@ export type {
   TrackResult,
   TransitionBranch,
   UpdateContactStepConfig,
+  UploadedImage,
   WaitForEventStepConfig,
   WebhookStepConfig,
   Workflow,
@@ -137,6 +140,7 @@ export type {
   WorkflowUpdateBody,
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
+export type { ImageUploadOptions } from './uploads.js';
 export { SDK_VERSION } from './version.js';
 export type { RemoveStepOptions } from './workflows.js';
 
@@ -148,6 +152,9 @@ export type Segments = SegmentsResource;
 
 /** The type of `pigeon.analytics` (an alias for the same reason as {@link Segments}). */
 export type Analytics = AnalyticsResource;
+
+/** The type of `pigeon.uploads` (an alias for the same reason as {@link Segments}). */
+export type Uploads = UploadsResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;

@@ -270,3 +270,8 @@ export type CampaignStatsSummary = SuccessBody<AnalyticsRoutes['campaignStats']>
 /** `limit` (1 to 100, default 10), `type` (`custom`, the default, or `all`), range. */
 export type TopEventsQuery = WithBounds<RouteInput<AnalyticsRoutes['topEvents']>['query']>;
 export type TopEvents = SuccessBody<AnalyticsRoutes['topEvents']>;
+
+// Uploads
+/** A stored image: its public `url`, the `contentType` detected from its bytes, its `size` in bytes. */
+export type UploadedImage = z.infer<typeof wire.UploadedImage>;
+export type ImageContentType = z.infer<typeof wire.ImageContentType>;

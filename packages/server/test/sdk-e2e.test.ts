@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPigeon, Pigeon, PigeonError } from '../../sdk/dist/index.js';
 import { newProject } from './accounts.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
+import { imageFixture } from './uploads.js';
 
 let pigeon: TestPigeon;
 let keys: { publicKey: string; secretKey: string };
@@ -42,6 +43,24 @@ describe('the SDK against a real server', () => {
     expect(feed.data).toMatchObject([{ type: 'email.sent', emailId, subject: 'Hello' }]);
     const { rows } = await pigeon.deps.db.pool.query('SELECT tracked, html FROM emails WHERE id = $1', [emailId]);
     expect(rows[0]).toMatchObject({ tracked: false, html: '<a href="https://example.com">x</a>' });
+  });
+
+  it('uploads an image from a file path and reads its series, top events and campaign totals', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    const image = await api.uploads.image(new URL('./fixtures/images/photo.jpg', import.meta.url).pathname);
+    expect(image).toMatchObject({ contentType: 'image/jpeg', size: imageFixture('photo.jpg').length });
+    const served = await fetch(image.url);
+    expect(served.headers.get('content-type')).toBe('image/jpeg');
+    const svg = await api.uploads.image(imageFixture('evil.svg')).catch((e: unknown) => e);
+    expect(svg).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+
+    const from = new Date(Date.now() - 86_400_000);
+    const series = await api.analytics.timeseries({ interval: 'hour', from });
+    expect(series.points.length).toBeGreaterThanOrEqual(24);
+    expect(series.interval).toBe('hour');
+    expect((await api.analytics.topCampaigns({ limit: 5 })).data).toEqual([]);
+    expect(await api.analytics.campaignStats()).toMatchObject({ campaigns: 0, sent: 0 });
+    expect((await api.analytics.topEvents({ type: 'all' })).data).toEqual(expect.any(Array));
   });
 
   it('a public key cannot read contacts: typed error from the server', async () => {

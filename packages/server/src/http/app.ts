@@ -18,6 +18,8 @@ import { createProjectsRouter, createUsersRouter } from '../modules/projects/rou
 import { createSegmentsRouter } from '../modules/segments/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
+import { createUploadsRouter, imagesRouter } from '../modules/uploads/router.js';
+import { createImageStorage } from '../modules/uploads/storage.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
 import { docsRouter } from './docs.js';
@@ -57,6 +59,8 @@ export function createApp(
   app.use(docsRouter(deps.config.http.publicUrl));
   // Pigeon's own pages: reached from emails and browsers, outside the API contract.
   app.use(engagementRouter(deps));
+  const images = createImageStorage(deps.config.uploads);
+  app.use(imagesRouter(deps, images));
   app.use(loginPageRouter(deps));
   if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));
 
@@ -76,6 +80,7 @@ export function createApp(
     segments: createSegmentsRouter(deps),
     campaigns: createCampaignsRouter(deps),
     workflows: createWorkflowsRouter(deps),
+    uploads: createUploadsRouter(deps, images),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

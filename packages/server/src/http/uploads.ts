@@ -1,31 +1,43 @@
-import type { NextFunction, Request, Response } from 'express';
+import { IMAGE_UPLOAD_LIMIT_BYTES } from '@pigeon/contract';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 import { AppError } from './errors.js';
 
 /** Spec §8: CSV import files are at most 5 MB. */
 export const CSV_LIMIT_BYTES = 5 * 1024 * 1024;
 
-const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: CSV_LIMIT_BYTES, files: 1 } }).single(
-  'file',
+/** Parses a multipart upload with one file field `file` into `req.file`, in memory, up to `limit`. */
+function singleFile(limitBytes: number, tooLarge: () => AppError): RequestHandler {
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: limitBytes, files: 1 } }).single('file');
+  return (req: Request, res: Response, next: NextFunction) =>
+    upload(req, res, (err: unknown) => {
+      if (!err) return next();
+      if (err instanceof multer.MulterError) {
+        return next(
+          err.code === 'LIMIT_FILE_SIZE'
+            ? tooLarge()
+            : new AppError(422, 'VALIDATION_ERROR', err.message, {
+                errors: [{ field: err.field ?? 'file', message: err.message, code: 'invalid_type' }],
+              }),
+        );
+      }
+      next(err);
+    });
+}
+
+export const csvUpload = singleFile(
+  CSV_LIMIT_BYTES,
+  () =>
+    new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB', {
+      suggestion: 'Split the file into parts of at most 5 MB.',
+    }),
 );
 
-/** Parses a multipart upload with one file field `file` into `req.file`, in memory. */
-export function csvUpload(req: Request, res: Response, next: NextFunction): void {
-  upload(req, res, (err: unknown) => {
-    if (!err) return next();
-    if (err instanceof multer.MulterError) {
-      const tooLarge = err.code === 'LIMIT_FILE_SIZE';
-      return next(
-        new AppError(
-          tooLarge ? 413 : 422,
-          tooLarge ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION_ERROR',
-          tooLarge ? 'The CSV file is larger than 5 MB' : err.message,
-          {
-            suggestion: tooLarge ? 'Split the file into parts of at most 5 MB.' : undefined,
-          },
-        ),
-      );
-    }
-    next(err);
-  });
-}
+/** Image uploads: read after authentication (route middleware), at most 10 MB, never to disk. */
+export const imageUpload = singleFile(
+  IMAGE_UPLOAD_LIMIT_BYTES,
+  () =>
+    new AppError(413, 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
+      suggestion: 'Resize or compress the image to at most 10 MB.',
+    }),
+);

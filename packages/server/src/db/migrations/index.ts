@@ -18,6 +18,7 @@ import { Migration20261126030000_contact_data_limits } from './Migration20261126
 import { Migration20261126040000_default_from } from './Migration20261126040000_default_from.js';
 import { Migration20261126050000_idempotency_response } from './Migration20261126050000_idempotency_response.js';
 import { Migration20261127020000_event_counts } from './Migration20261127020000_event_counts.js';
+import { Migration20261127021000_uploads } from './Migration20261127021000_uploads.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -43,4 +44,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126040000_default_from', class: Migration20261126040000_default_from },
   { name: 'Migration20261126050000_idempotency_response', class: Migration20261126050000_idempotency_response },
   { name: 'Migration20261127020000_event_counts', class: Migration20261127020000_event_counts },
+  { name: 'Migration20261127021000_uploads', class: Migration20261127021000_uploads },
 ];
