@@ -39,6 +39,8 @@ const TAGS: Record<string, string> = {
   segments: 'DYNAMIC segments (condition trees) and STATIC ones (members by email), live member pages',
   campaigns: 'One email to all contacts, a segment or a condition; sent now or scheduled; stats',
   workflows: 'Event-triggered workflows: steps, transitions, executions per contact',
+  analytics: 'Email metrics per hour or day, top campaigns and top events, from hourly counts',
+  uploads: 'Images for template bodies, served from the public URL',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */
