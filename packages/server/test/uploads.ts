@@ -12,7 +12,11 @@ export async function uploadImage(
   opts: { name?: string; type?: string; field?: string } = {},
 ) {
   const form = new FormData();
-  form.append(opts.field ?? 'file', new Blob([bytes], { type: opts.type ?? 'application/octet-stream' }), opts.name);
+  form.append(
+    opts.field ?? 'file',
+    new Blob([new Uint8Array(bytes)], { type: opts.type ?? 'application/octet-stream' }),
+    opts.name,
+  );
   const res = await fetch(`${base}/uploads/image`, { method: 'POST', headers: auth, body: form });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };

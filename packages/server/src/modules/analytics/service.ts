@@ -1,4 +1,4 @@
-import { ANALYTICS_METRICS, type AnalyticsMetric } from '@pigeon/contract';
+import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@pigeon/contract';
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound, validationFailed } from '../../http/errors.js';
@@ -121,7 +121,7 @@ export async function topCampaigns(
   input: RangeInput & { limit: number; sortBy: AnalyticsMetric },
 ) {
   const range = hourRange(input);
-  const rows = await queryRows<Record<string, unknown> & { id: string; name: string; status: string }>(
+  const rows = await queryRows<Record<string, unknown> & { id: string; name: string; status: CampaignStatus }>(
     db,
     sql`SELECT c.id, c.name, c.status, s.*
         FROM (SELECT campaign_id, ${metricColumns()} FROM event_counts
@@ -136,7 +136,7 @@ export async function topCampaigns(
     to: range.to.toISOString(),
     data: rows.map((r) => {
       const counts = pickCounts(r);
-      return { id: r.id, name: r.name, status: r.status as never, ...counts, rates: ratesOf(counts) };
+      return { id: r.id, name: r.name, status: r.status, ...counts, rates: ratesOf(counts) };
     }),
   };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { IMAGE_UPLOAD_LIMIT_BYTES, type ImageContentType } from '@pigeon/contract';
 import { fileTypeFromBuffer } from 'file-type';
+import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
@@ -64,7 +65,7 @@ async function detectFormat(bytes: Buffer) {
 }
 
 export interface ImageUploadDeps {
-  pool: import('pg').Pool;
+  pool: pg.Pool;
   storage: ImageStorage;
   quotaBytes: number;
   publicUrl: string;
