@@ -32,12 +32,15 @@ describe('built package', () => {
     }
   });
 
-  it('keeps its declarations small (≤ 300 KB): schemas are named, not spelled out per route', () => {
+  // 280 KB when the limit was set; 303 KB with analytics and uploads, whose response schemas are named too.
+  it('keeps its declarations small (≤ 320 KB): schemas are named, not spelled out per route', () => {
     const bytes = readFileSync(dist('index.d.ts')).length;
-    expect(bytes).toBeLessThanOrEqual(300 * 1024);
+    expect(bytes).toBeLessThanOrEqual(320 * 1024);
     // The error envelope is declared once and referred to by name from every route.
     const types = readFileSync(dist('index.d.ts'), 'utf8');
     expect(types.match(/success: z\.ZodLiteral<false>/g)).toHaveLength(1);
+    expect(types).toMatch(/200: TimeseriesSchema;/);
+    expect(types).toMatch(/201: UploadedImageSchema;/);
   });
 });
 

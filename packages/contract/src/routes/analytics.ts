@@ -18,10 +18,18 @@ export const ANALYTICS_METRICS = {
   unsubscribed: 'contact.unsubscribed',
 } as const;
 export type AnalyticsMetric = keyof typeof ANALYTICS_METRICS;
-export const AnalyticsMetric = z.enum(Object.keys(ANALYTICS_METRICS) as [AnalyticsMetric, ...AnalyticsMetric[]]);
+export const AnalyticsMetric = z.enum([
+  'sent',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'unsubscribed',
+] as const satisfies ReadonlyArray<AnalyticsMetric>);
 
 const count = z.number().int().min(0);
-export const MetricCounts = z
+const metricCountsObject = z
   .object({
     sent: count,
     delivered: count,
@@ -34,8 +42,12 @@ export const MetricCounts = z
   .describe(
     'Events counted: sent `email.sent`, delivered `email.delivery`, opened `email.open`, clicked `email.click`, bounced `email.bounce`, complained `email.complaint`, unsubscribed `contact.unsubscribed`',
   );
+type MetricCountsObject = typeof metricCountsObject;
+/** Named so declaration files refer to it rather than spell it out per route (as the others below). */
+export interface MetricCountsSchema extends MetricCountsObject {}
+export const MetricCounts: MetricCountsSchema = metricCountsObject;
 
-export const MetricRates = z
+const metricRatesObject = z
   .object({
     delivery: z.number(),
     open: z.number(),
@@ -45,11 +57,14 @@ export const MetricRates = z
     unsubscribe: z.number(),
   })
   .describe('Fractions 0..1 of `sent` (0 when nothing was sent)');
+type MetricRatesObject = typeof metricRatesObject;
+export interface MetricRatesSchema extends MetricRatesObject {}
+export const MetricRates: MetricRatesSchema = metricRatesObject;
 
 export const AnalyticsInterval = z.enum(['hour', 'day']);
 
 /** Optional range; bounds are widened to whole buckets (hours, or UTC days). */
-export const AnalyticsRange = z.object({
+const analyticsRangeObject = z.object({
   from: z
     .string()
     .datetime({ offset: true })
@@ -57,16 +72,22 @@ export const AnalyticsRange = z.object({
     .describe('Inclusive lower bound (ISO 8601); default `to` minus 30 days (24 hours for hourly series)'),
   to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601); default now'),
 });
+type AnalyticsRangeObject = typeof analyticsRangeObject;
+export interface AnalyticsRangeSchema extends AnalyticsRangeObject {}
+export const AnalyticsRange: AnalyticsRangeSchema = analyticsRangeObject;
 
 const limit = z.coerce.number().int().min(1).max(100).default(10).describe('1 to 100, default 10');
 
-export const TimeseriesQuery = AnalyticsRange.extend({
+const timeseriesQueryObject = AnalyticsRange.extend({
   interval: AnalyticsInterval.default('day').describe('`hour` or `day` (UTC days), default `day`'),
   campaignId: z.string().uuid().optional().describe('Only email of this campaign'),
   templateId: z.string().uuid().optional().describe('Only email sent from this template'),
 });
+type TimeseriesQueryObject = typeof timeseriesQueryObject;
+export interface TimeseriesQuerySchema extends TimeseriesQueryObject {}
+export const TimeseriesQuery: TimeseriesQuerySchema = timeseriesQueryObject;
 
-export const Timeseries = z.object({
+const timeseriesObject = z.object({
   interval: AnalyticsInterval,
   from: Timestamp.describe('Start of the first bucket'),
   to: Timestamp.describe('End of the last bucket'),
@@ -75,41 +96,62 @@ export const Timeseries = z.object({
   totals: MetricCounts,
   points: z.array(MetricCounts.extend({ timestamp: Timestamp.describe('Start of the bucket') })),
 });
+type TimeseriesObject = typeof timeseriesObject;
+export interface TimeseriesSchema extends TimeseriesObject {}
+export const Timeseries: TimeseriesSchema = timeseriesObject;
 
-export const TopCampaignsQuery = AnalyticsRange.extend({
+const topCampaignsQueryObject = AnalyticsRange.extend({
   limit,
   sortBy: AnalyticsMetric.default('sent').describe('Metric to rank by, default `sent`'),
 });
+type TopCampaignsQueryObject = typeof topCampaignsQueryObject;
+export interface TopCampaignsQuerySchema extends TopCampaignsQueryObject {}
+export const TopCampaignsQuery: TopCampaignsQuerySchema = topCampaignsQueryObject;
 
-export const CampaignActivity = MetricCounts.extend({
+const campaignActivityObject = MetricCounts.extend({
   id: z.string().uuid(),
   name: z.string(),
   status: CampaignStatus,
   rates: MetricRates,
 });
+type CampaignActivityObject = typeof campaignActivityObject;
+export interface CampaignActivitySchema extends CampaignActivityObject {}
+export const CampaignActivity: CampaignActivitySchema = campaignActivityObject;
 
-export const TopCampaigns = z.object({ from: Timestamp, to: Timestamp, data: z.array(CampaignActivity) });
+const topCampaignsObject = z.object({ from: Timestamp, to: Timestamp, data: z.array(CampaignActivity) });
+type TopCampaignsObject = typeof topCampaignsObject;
+export interface TopCampaignsSchema extends TopCampaignsObject {}
+export const TopCampaigns: TopCampaignsSchema = topCampaignsObject;
 
-export const CampaignStatsSummary = MetricCounts.extend({
+const campaignStatsSummaryObject = MetricCounts.extend({
   from: Timestamp,
   to: Timestamp,
   campaigns: count.describe('Campaigns that sent email in the range'),
   rates: MetricRates,
 });
+type CampaignStatsSummaryObject = typeof campaignStatsSummaryObject;
+export interface CampaignStatsSummarySchema extends CampaignStatsSummaryObject {}
+export const CampaignStatsSummary: CampaignStatsSummarySchema = campaignStatsSummaryObject;
 
-export const TopEventsQuery = AnalyticsRange.extend({
+const topEventsQueryObject = AnalyticsRange.extend({
   limit,
   type: z
     .enum(['custom', 'all'])
     .default('custom')
     .describe('`custom` (default): tracked events only; `all`: with the ones Pigeon records itself'),
 });
+type TopEventsQueryObject = typeof topEventsQueryObject;
+export interface TopEventsQuerySchema extends TopEventsQueryObject {}
+export const TopEventsQuery: TopEventsQuerySchema = topEventsQueryObject;
 
-export const TopEvents = z.object({
+const topEventsObject = z.object({
   from: Timestamp,
   to: Timestamp,
   data: z.array(z.object({ name: z.string(), count })),
 });
+type TopEventsObject = typeof topEventsObject;
+export interface TopEventsSchema extends TopEventsObject {}
+export const TopEvents: TopEventsSchema = topEventsObject;
 
 export const analyticsContract = c.router(
   {
@@ -117,8 +159,7 @@ export const analyticsContract = c.router(
       method: 'GET',
       path: '/analytics/timeseries',
       summary: 'Email metrics per hour or UTC day over a range, optionally of one campaign or template',
-      description:
-        'Read from hourly counts kept by a background consumer of the change feed: a few seconds behind the events. At most 1,000 buckets per call.',
+      description: 'From hourly counts a few seconds behind the events; at most 1,000 buckets.',
       metadata: dashboard,
       query: TimeseriesQuery,
       responses: { 200: Timeseries, 404: ErrorEnvelope, ...commonErrors },

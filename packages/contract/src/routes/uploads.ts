@@ -12,13 +12,17 @@ export type ImageContentType = z.infer<typeof ImageContentType>;
 /** Spec-free limit of one image (the issue's): 10 MB. */
 export const IMAGE_UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
 
-export const UploadedImage = z.object({
+const uploadedImageObject = z.object({
   id: z.string().uuid(),
   url: z.string().url().describe('Public URL on PUBLIC_URL, served with a one-year immutable cache'),
   contentType: ImageContentType.describe('Detected from the bytes, not from the name or the declared type'),
   size: z.number().int().describe('Bytes'),
   createdAt: Timestamp,
 });
+type UploadedImageObject = typeof uploadedImageObject;
+/** Named so declaration files refer to it rather than spell it out per response. */
+export interface UploadedImageSchema extends UploadedImageObject {}
+export const UploadedImage: UploadedImageSchema = uploadedImageObject;
 
 export const uploadsContract = c.router(
   {
