@@ -42,6 +42,7 @@ export const ErrorCode = z.enum([
   'BILLING_DISABLED',
   'INVALID_SIGNATURE',
   'UPSTREAM_ERROR',
+  'STORAGE_QUOTA_EXCEEDED',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

@@ -1,5 +1,6 @@
 import { commonSchemas } from './common.js';
 import { activityContract, activitySchemas } from './routes/activity.js';
+import { analyticsContract, analyticsSchemas } from './routes/analytics.js';
 import { authContract, authSchemas } from './routes/auth.js';
 import { billingContract, billingSchemas, inboundWebhooksContract } from './routes/billing.js';
 import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
@@ -11,11 +12,13 @@ import { projectSchemas, projectsContract, usersContract } from './routes/projec
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
 import { domainsContract, emailsContract, sendingSchemas, templatesContract } from './routes/sending.js';
 import { systemContract, systemSchemas } from './routes/system.js';
+import { uploadSchemas, uploadsContract } from './routes/uploads.js';
 import { workflowSchemas, workflowsContract } from './routes/workflows.js';
 
 export * from './common.js';
 export * from './meta.js';
 export * from './routes/activity.js';
+export * from './routes/analytics.js';
 export * from './routes/auth.js';
 export * from './routes/billing.js';
 export * from './routes/campaigns.js';
@@ -27,6 +30,7 @@ export * from './routes/projects.js';
 export * from './routes/segments.js';
 export * from './routes/sending.js';
 export * from './routes/system.js';
+export * from './routes/uploads.js';
 export * from './routes/workflows.js';
 
 /**
@@ -46,6 +50,7 @@ export type Contract = {
   templates: typeof templatesContract;
   emails: typeof emailsContract;
   activity: typeof activityContract;
+  analytics: typeof analyticsContract;
   segments: typeof segmentsContract;
   campaigns: typeof campaignsContract;
   workflows: typeof workflowsContract;
@@ -53,6 +58,7 @@ export type Contract = {
   suppressions: typeof suppressionsContract;
   billing: typeof billingContract;
   inboundWebhooks: typeof inboundWebhooksContract;
+  uploads: typeof uploadsContract;
 };
 
 export const contract: Contract = {
@@ -66,6 +72,7 @@ export const contract: Contract = {
   templates: templatesContract,
   emails: emailsContract,
   activity: activityContract,
+  analytics: analyticsContract,
   segments: segmentsContract,
   campaigns: campaignsContract,
   workflows: workflowsContract,
@@ -73,6 +80,7 @@ export const contract: Contract = {
   suppressions: suppressionsContract,
   billing: billingContract,
   inboundWebhooks: inboundWebhooksContract,
+  uploads: uploadsContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -85,10 +93,12 @@ export const namedSchemas = {
   ...eventSchemas,
   ...sendingSchemas,
   ...activitySchemas,
+  ...analyticsSchemas,
   ...conditionSchemas,
   ...segmentSchemas,
   ...campaignSchemas,
   ...workflowSchemas,
   ...deliverabilitySchemas,
   ...billingSchemas,
+  ...uploadSchemas,
 };

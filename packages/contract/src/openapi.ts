@@ -43,6 +43,8 @@ const TAGS: Record<string, string> = {
   suppressions: 'Addresses no longer sent to after a hard bounce or a complaint; lift them here',
   billing: 'Monthly caps per category and consumption; Stripe checkout, portal and invoices when billing is on',
   inboundWebhooks: 'Inbound webhooks from infrastructure (Stripe, Amazon SNS); not called by applications',
+  analytics: 'Email metrics per hour or day, top campaigns and top events, from hourly counts',
+  uploads: 'Images for template bodies, served from the public URL',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */

@@ -1,3 +1,4 @@
+import { Analytics } from './analytics.js';
 import { Billing } from './billing.js';
 import { Campaigns } from './campaigns.js';
 import { contract } from './contract.js';
@@ -51,6 +52,7 @@ import type {
   Verification,
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
+import { Uploads } from './uploads.js';
 import { Workflows } from './workflows.js';
 
 export interface PigeonOptions {
@@ -306,6 +308,11 @@ export class Pigeon {
 
   /** Addresses no longer sent to after a hard bounce or a complaint; list them and lift them (secret key). */
   readonly suppressions: Suppressions;
+  /** Email metrics over time, top campaigns and top events (secret key). */
+  readonly analytics: Analytics;
+
+  /** Images for template bodies, served from Pigeon's public URL (secret key). */
+  readonly uploads: Uploads;
 
   /** Segments: DYNAMIC (a condition tree) or STATIC (members by email), with their members (secret key). */
   readonly segments: Segments;
@@ -338,6 +345,8 @@ export class Pigeon {
       retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
     });
     this.suppressions = new Suppressions(this.transport);
+    this.analytics = new Analytics(this.transport);
+    this.uploads = new Uploads(this.transport);
     this.segments = new Segments(this.transport);
     this.campaigns = new Campaigns(this.transport);
     this.workflows = new Workflows(this.transport);

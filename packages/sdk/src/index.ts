@@ -1,8 +1,10 @@
+import type { Analytics as AnalyticsResource } from './analytics.js';
 import type { Billing as BillingResource } from './billing.js';
 import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { Suppressions as SuppressionsResource } from './deliverability.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
+import type { Uploads as UploadsResource } from './uploads.js';
 import type {
   WorkflowSteps as WorkflowStepsResource,
   Workflows as WorkflowsResource,
@@ -25,6 +27,8 @@ export type {
   ActivityStats,
   ActivityType,
   ActivityTypeCount,
+  AnalyticsMetric,
+  AnalyticsRangeQuery,
   AudienceType,
   BillingCategory,
   BillingConsumption,
@@ -32,12 +36,14 @@ export type {
   BillingLimitsUpdate,
   BillingRedirect,
   Campaign,
+  CampaignActivity,
   CampaignCancelResult,
   CampaignInput,
   CampaignListQuery,
   CampaignPage,
   CampaignSendResult,
   CampaignStats,
+  CampaignStatsSummary,
   CampaignStatus,
   CampaignTestResult,
   CheckoutBody,
@@ -84,6 +90,7 @@ export type {
   FieldValues,
   FieldValuesQuery,
   Health,
+  ImageContentType,
   Invoice,
   InvoiceList,
   Job,
@@ -119,10 +126,18 @@ export type {
   TemplatePage,
   TemplateUpdateBody,
   TemplateUsage,
+  TimeBound,
+  Timeseries,
+  TimeseriesQuery,
+  TopCampaigns,
+  TopCampaignsQuery,
+  TopEvents,
+  TopEventsQuery,
   TrackBody,
   TrackResult,
   TransitionBranch,
   UpdateContactStepConfig,
+  UploadedImage,
   Verification,
   WaitForEventStepConfig,
   WebhookStepConfig,
@@ -140,6 +155,7 @@ export type {
   WorkflowUpdateBody,
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
+export type { ImageUploadOptions } from './uploads.js';
 export { SDK_VERSION } from './version.js';
 export type { RemoveStepOptions } from './workflows.js';
 
@@ -153,6 +169,11 @@ export type Segments = SegmentsResource;
 export type Suppressions = SuppressionsResource;
 /** The type of `pigeon.billing` (an alias for the same reason as {@link Segments}). */
 export type Billing = BillingResource;
+/** The type of `pigeon.analytics` (an alias for the same reason as {@link Segments}). */
+export type Analytics = AnalyticsResource;
+
+/** The type of `pigeon.uploads` (an alias for the same reason as {@link Segments}). */
+export type Uploads = UploadsResource;
 
 /** The type of `pigeon.campaigns` (an alias for the same reason as {@link Segments}). */
 export type Campaigns = CampaignsResource;

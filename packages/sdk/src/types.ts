@@ -275,3 +275,29 @@ export type CheckoutBody = RouteInput<BillingRoutes['checkout']>['body'];
 export type BillingRedirect = z.infer<typeof wire.RedirectSession>;
 export type Invoice = z.infer<typeof wire.Invoice>;
 export type InvoiceList = z.infer<typeof wire.Invoices>;
+// Analytics
+type AnalyticsRoutes = Contract['analytics'];
+/** A time bound: a Date, or an ISO 8601 string with its offset. */
+export type TimeBound = Date | string;
+type WithBounds<Q> = Omit<Q, 'from' | 'to'> & { from?: TimeBound; to?: TimeBound };
+/** The email metrics analytics reports, each the count of one event name. */
+export type AnalyticsMetric = z.infer<typeof wire.AnalyticsMetric>;
+/** `interval` (`hour` or `day`, default `day`), range (default the last 30 days), `campaignId`, `templateId`. */
+export type TimeseriesQuery = WithBounds<RouteInput<AnalyticsRoutes['timeseries']>['query']>;
+/** Email metrics per bucket; every bucket of the range is present, `totals` sums them. */
+export type Timeseries = SuccessBody<AnalyticsRoutes['timeseries']>;
+/** `limit` (1 to 100, default 10), `sortBy` (a metric, default `sent`), range. */
+export type TopCampaignsQuery = WithBounds<RouteInput<AnalyticsRoutes['topCampaigns']>['query']>;
+export type TopCampaigns = SuccessBody<AnalyticsRoutes['topCampaigns']>;
+export type CampaignActivity = z.infer<typeof wire.CampaignActivity>;
+export type AnalyticsRangeQuery = WithBounds<RouteInput<AnalyticsRoutes['campaignStats']>['query']>;
+/** Totals and rates of all campaign email in the range, and how many campaigns sent. */
+export type CampaignStatsSummary = SuccessBody<AnalyticsRoutes['campaignStats']>;
+/** `limit` (1 to 100, default 10), `type` (`custom`, the default, or `all`), range. */
+export type TopEventsQuery = WithBounds<RouteInput<AnalyticsRoutes['topEvents']>['query']>;
+export type TopEvents = SuccessBody<AnalyticsRoutes['topEvents']>;
+
+// Uploads
+/** A stored image: its public `url`, the `contentType` detected from its bytes, its `size` in bytes. */
+export type UploadedImage = z.infer<typeof wire.UploadedImage>;
+export type ImageContentType = z.infer<typeof wire.ImageContentType>;

@@ -42,6 +42,8 @@ describe('built package', () => {
     // The error envelope is declared once and referred to by name from every route.
     const types = readFileSync(dist('index.d.ts'), 'utf8');
     expect(types.match(/success: z\.ZodLiteral<false>/g)).toHaveLength(1);
+    expect(types).toMatch(/200: TimeseriesSchema;/);
+    expect(types).toMatch(/201: UploadedImageSchema;/);
   });
 });
 

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import type { Express } from 'express';
 import { secureDataDir } from './config/data-dir.js';
 import type { Config } from './config/index.js';
@@ -12,6 +14,7 @@ import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
+import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { startInboundReceiver } from './modules/deliverability/inbound.js';
@@ -22,7 +25,7 @@ import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** Every consumer of the contact change feed. */
-const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer];
+const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer, analyticsCountsConsumer];
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
@@ -56,7 +59,10 @@ export interface RunningPigeon {
  */
 /** Files 0600, directories 0700: anything wider (an older Pigeon, a copy, a umask) is narrowed and logged. */
 function checkDataDir(config: Config, logger: Logger): void {
-  const traversable = !config.database.url && process.getuid?.() === 0;
+  // A worker process of `pigeon start` gets DATABASE_URL yet shares the embedded PostgreSQL's data
+  // dir: narrowing it to 0700 there locks the `postgres` user out (PANIC at the next checkpoint).
+  const embedded = !config.database.url || existsSync(join(config.dataDir, 'postgres', 'PG_VERSION'));
+  const traversable = embedded && process.getuid?.() === 0;
   const { fixed } = secureDataDir(config.dataDir, { traversable });
   if (fixed.length > 0) {
     logger.warn({ count: fixed.length, examples: fixed.slice(0, 5) }, 'narrowed permissions in the data dir');

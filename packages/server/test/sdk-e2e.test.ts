@@ -5,6 +5,7 @@ import { recordDeliveryFeedback } from '../src/modules/deliverability/feedback.j
 import { newProject } from './accounts.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
+import { imageFixture } from './uploads.js';
 
 let pigeon: TestPigeon;
 let dns: TestDnsServer;
@@ -103,6 +104,24 @@ describe('the SDK against a real server', () => {
     expect(usage.transactional).toEqual({ used: 1, limit: 1, remaining: 0 });
     const off = await api.billing.invoices(own.id).catch((e: unknown) => e);
     expect(off).toMatchObject({ status: 404, code: 'BILLING_DISABLED' });
+  });
+
+  it('uploads an image from a file path and reads its series, top events and campaign totals', async () => {
+    const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
+    const image = await api.uploads.image(new URL('./fixtures/images/photo.jpg', import.meta.url).pathname);
+    expect(image).toMatchObject({ contentType: 'image/jpeg', size: imageFixture('photo.jpg').length });
+    const served = await fetch(image.url);
+    expect(served.headers.get('content-type')).toBe('image/jpeg');
+    const svg = await api.uploads.image(imageFixture('evil.svg')).catch((e: unknown) => e);
+    expect(svg).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+
+    const from = new Date(Date.now() - 86_400_000);
+    const series = await api.analytics.timeseries({ interval: 'hour', from });
+    expect(series.points.length).toBeGreaterThanOrEqual(24);
+    expect(series.interval).toBe('hour');
+    expect((await api.analytics.topCampaigns({ limit: 5 })).data).toEqual([]);
+    expect(await api.analytics.campaignStats()).toMatchObject({ campaigns: 0, sent: 0 });
+    expect((await api.analytics.topEvents({ type: 'all' })).data).toEqual(expect.any(Array));
   });
 
   it('a public key cannot read contacts: typed error from the server', async () => {

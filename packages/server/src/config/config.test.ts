@@ -93,4 +93,35 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: '-1' })).toThrow(/WORKER_PROCESSES/);
     expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: 'all' })).toThrow(/WORKER_PROCESSES/);
   });
+
+  it('stores images locally by default, in S3 when a bucket is named; credentials come as a pair', () => {
+    const dir = dataDir();
+    const local = loadConfig({ PIGEON_DATA_DIR: dir });
+    expect(local.uploads).toEqual({ quotaBytes: 100 * 1024 * 1024, localDir: join(dir, 'uploads'), s3: undefined });
+    const s3 = loadConfig({
+      PIGEON_DATA_DIR: dir,
+      UPLOADS_QUOTA_MB: '5',
+      UPLOADS_S3_BUCKET: 'images',
+      UPLOADS_S3_ENDPOINT: 'http://minio:9000',
+      UPLOADS_S3_FORCE_PATH_STYLE: 'true',
+      UPLOADS_S3_PREFIX: 'pigeon/',
+      UPLOADS_S3_ACCESS_KEY_ID: 'id',
+      UPLOADS_S3_SECRET_ACCESS_KEY: 'secret',
+    });
+    expect(s3.uploads).toMatchObject({
+      quotaBytes: 5 * 1024 * 1024,
+      s3: {
+        bucket: 'images',
+        region: 'us-east-1',
+        endpoint: 'http://minio:9000',
+        forcePathStyle: true,
+        prefix: 'pigeon/',
+        credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+      },
+    });
+    expect(() =>
+      loadConfig({ PIGEON_DATA_DIR: dir, UPLOADS_S3_BUCKET: 'images', UPLOADS_S3_ACCESS_KEY_ID: 'id' }),
+    ).toThrow(ConfigError);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dir, UPLOADS_QUOTA_MB: '0' })).toThrow(/UPLOADS_QUOTA_MB/);
+  });
 });

@@ -35,4 +35,19 @@ describe('data dir permissions', () => {
     expect(written.length).toBeGreaterThan(0);
     for (const file of written) expect(mode(join(outbox, file)), file).toBe(0o600);
   });
+
+  it('keeps an embedded PostgreSQL reachable when started with DATABASE_URL (a worker process of `pigeon start`)', async () => {
+    const shared = mkdtempSync(join(tmpdir(), 'pigeon-perms-worker-'));
+    mkdirSync(join(shared, 'postgres'), { mode: 0o700 });
+    writeFileSync(join(shared, 'postgres', 'PG_VERSION'), '18\n');
+    chmodSync(shared, 0o711);
+    const worker = await startTestPigeon({ env: { PIGEON_DATA_DIR: shared }, role: 'worker' });
+    try {
+      // As root the `postgres` user must still pass through to its directory.
+      expect(mode(shared)).toBe(process.getuid?.() === 0 ? 0o711 : 0o700);
+    } finally {
+      await worker.stop();
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { type Config, type Env, EnvSchema, type ProcessRole, type SesConfig } from './schema.js';
+import { type Config, type Env, EnvSchema, type ProcessRole, type S3Settings, type SesConfig } from './schema.js';
 import { loadOrCreateSecrets } from './secrets.js';
 
-export type { Config, ProcessRole, SesConfig, StripeConfig } from './schema.js';
+export type { Config, ProcessRole, S3Settings, SesConfig, StripeConfig } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
@@ -106,6 +106,11 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
           ? { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, priceId: e.STRIPE_PRICE_ID }
           : undefined,
     },
+    uploads: {
+      quotaBytes: Math.round(e.UPLOADS_QUOTA_MB * 1024 * 1024),
+      localDir: resolve(dataDir, 'uploads'),
+      s3: s3Settings(e),
+    },
   };
 }
 
@@ -138,6 +143,23 @@ function sesConfig(e: Env): SesConfig | undefined {
             sessionToken: e.AWS_SESSION_TOKEN,
           }
         : undefined,
+  };
+}
+
+function s3Settings(e: Env): S3Settings | undefined {
+  if (!e.UPLOADS_S3_BUCKET) return undefined;
+  const keyId = e.UPLOADS_S3_ACCESS_KEY_ID;
+  const secret = e.UPLOADS_S3_SECRET_ACCESS_KEY;
+  if (Boolean(keyId) !== Boolean(secret)) {
+    throw new ConfigError(['UPLOADS_S3_ACCESS_KEY_ID and UPLOADS_S3_SECRET_ACCESS_KEY are set together or not at all']);
+  }
+  return {
+    bucket: e.UPLOADS_S3_BUCKET,
+    region: e.UPLOADS_S3_REGION,
+    endpoint: e.UPLOADS_S3_ENDPOINT,
+    forcePathStyle: e.UPLOADS_S3_FORCE_PATH_STYLE,
+    prefix: e.UPLOADS_S3_PREFIX,
+    credentials: keyId && secret ? { accessKeyId: keyId, secretAccessKey: secret } : undefined,
   };
 }
 

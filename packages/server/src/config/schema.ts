@@ -125,6 +125,17 @@ export const EnvSchema = z.object({
   AWS_ACCESS_KEY_ID: z.string().min(16).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  UPLOADS_QUOTA_MB: z.coerce.number().positive().max(1_000_000).default(100),
+  UPLOADS_S3_BUCKET: z.string().min(3).max(63).optional(),
+  UPLOADS_S3_REGION: z.string().min(1).default('us-east-1'),
+  UPLOADS_S3_ENDPOINT: url.optional(),
+  UPLOADS_S3_FORCE_PATH_STYLE: bool.default('false'),
+  UPLOADS_S3_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9!_.*'()/-]*$/, 'must be a plain S3 key prefix')
+    .default(''),
+  UPLOADS_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  UPLOADS_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -202,6 +213,13 @@ export interface Config {
   };
   /** Stripe is on only when its keys are set; the monthly caps work without it. */
   billing: { stripe: StripeConfig | undefined };
+  uploads: {
+    /** Per project, over every stored image. */
+    quotaBytes: number;
+    /** Images under `<dataDir>/uploads` unless `s3` is set. */
+    localDir: string;
+    s3?: S3Settings;
+  };
 }
 
 export interface StripeConfig {
@@ -216,4 +234,14 @@ export interface SesConfig {
   region: string;
   configurationSet: string | undefined;
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+}
+
+/** S3 or an S3-compatible store (MinIO, R2, …); credentials from the AWS defaults unless given. */
+export interface S3Settings {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  forcePathStyle: boolean;
+  prefix: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }

@@ -3,6 +3,7 @@ import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import type { AppDeps } from '../deps.js';
 import { createActivityRouter } from '../modules/activity/router.js';
+import { createAnalyticsRouter } from '../modules/analytics/router.js';
 import { loginPageRouter } from '../modules/auth/login-page.js';
 import { createAuthRouter } from '../modules/auth/router.js';
 import { createBillingRouter } from '../modules/billing/router.js';
@@ -19,6 +20,8 @@ import { createProjectsRouter, createUsersRouter } from '../modules/projects/rou
 import { createSegmentsRouter } from '../modules/segments/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
+import { createUploadsRouter, imagesRouter } from '../modules/uploads/router.js';
+import { createImageStorage } from '../modules/uploads/storage.js';
 import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
@@ -54,6 +57,9 @@ export function createApp(
   app.post('/contacts/import', csvUpload);
   // Open pixel and click redirects first: the hottest of Pigeon's own pages (outside the contract).
   app.use(engagementRouter(deps));
+  // Uploaded images, fetched by mail clients from inside emails.
+  const images = createImageStorage(deps.config.uploads);
+  app.use(imagesRouter(deps, images));
 
   const s = initServer();
   // Routes are matched in the order they are registered, which is this object's key order: the
@@ -69,6 +75,7 @@ export function createApp(
     domains: createDomainsRouter(deps),
     templates: createTemplatesRouter(deps),
     activity: createActivityRouter(deps),
+    analytics: createAnalyticsRouter(deps),
     segments: createSegmentsRouter(deps),
     campaigns: createCampaignsRouter(deps),
     workflows: createWorkflowsRouter(deps),
@@ -76,6 +83,7 @@ export function createApp(
     suppressions: createSuppressionsRouter(deps),
     billing: createBillingRouter(deps),
     inboundWebhooks: createInboundWebhooksRouter(deps),
+    uploads: createUploadsRouter(deps, images),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

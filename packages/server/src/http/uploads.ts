@@ -1,3 +1,4 @@
+import { IMAGE_UPLOAD_LIMIT_BYTES } from '@pigeon/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type multerType from 'multer';
 import { AppError } from './errors.js';
@@ -6,42 +7,48 @@ import { AppError } from './errors.js';
 export const CSV_LIMIT_BYTES = 5 * 1024 * 1024;
 
 // multer is loaded with the first upload, not in every process at start.
-let loaded: Promise<{ multer: typeof multerType; upload: RequestHandler }> | undefined;
-const loadUpload = () => {
-  loaded ??= import('multer').then(({ default: multer }) => ({
-    multer,
-    upload: multer({ storage: multer.memoryStorage(), limits: { fileSize: CSV_LIMIT_BYTES, files: 1 } }).single('file'),
-  }));
-  return loaded;
+let multerModule: Promise<typeof multerType> | undefined;
+const loadMulter = () => {
+  multerModule ??= import('multer').then((m) => m.default);
+  return multerModule;
 };
 
-/** Parses a multipart upload with one file field `file` into `req.file`, in memory. */
-export function csvUpload(req: Request, res: Response, next: NextFunction): void {
-  loadUpload().then(({ multer, upload }) => parseUpload(multer, upload, req, res, next), next);
+/** Parses a multipart upload with one file field `file` into `req.file`, in memory, up to `limit`. */
+function singleFile(limitBytes: number, tooLarge: () => AppError): RequestHandler {
+  let upload: RequestHandler | undefined;
+  return (req: Request, res: Response, next: NextFunction) => {
+    loadMulter().then((multer) => {
+      upload ??= multer({ storage: multer.memoryStorage(), limits: { fileSize: limitBytes, files: 1 } }).single('file');
+      upload(req, res, (err: unknown) => {
+        if (!err) return next();
+        if (err instanceof multer.MulterError) {
+          return next(
+            err.code === 'LIMIT_FILE_SIZE'
+              ? tooLarge()
+              : new AppError(422, 'VALIDATION_ERROR', err.message, {
+                  errors: [{ field: err.field ?? 'file', message: err.message, code: 'invalid_type' }],
+                }),
+          );
+        }
+        next(err);
+      });
+    }, next);
+  };
 }
 
-function parseUpload(
-  multer: typeof multerType,
-  upload: RequestHandler,
-  req: Request,
-  res: Response,
-  next: NextFunction,
-): void {
-  upload(req, res, (err: unknown) => {
-    if (!err) return next();
-    if (err instanceof multer.MulterError) {
-      const tooLarge = err.code === 'LIMIT_FILE_SIZE';
-      return next(
-        new AppError(
-          tooLarge ? 413 : 422,
-          tooLarge ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION_ERROR',
-          tooLarge ? 'The CSV file is larger than 5 MB' : err.message,
-          {
-            suggestion: tooLarge ? 'Split the file into parts of at most 5 MB.' : undefined,
-          },
-        ),
-      );
-    }
-    next(err);
-  });
-}
+export const csvUpload = singleFile(
+  CSV_LIMIT_BYTES,
+  () =>
+    new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB', {
+      suggestion: 'Split the file into parts of at most 5 MB.',
+    }),
+);
+
+/** Image uploads: read after authentication (route middleware), at most 10 MB, never to disk. */
+export const imageUpload = singleFile(
+  IMAGE_UPLOAD_LIMIT_BYTES,
+  () =>
+    new AppError(413, 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
+      suggestion: 'Resize or compress the image to at most 10 MB.',
+    }),
+);

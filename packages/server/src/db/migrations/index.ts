@@ -18,6 +18,8 @@ import { Migration20261126030000_contact_data_limits } from './Migration20261126
 import { Migration20261126040000_default_from } from './Migration20261126040000_default_from.js';
 import { Migration20261126050000_idempotency_response } from './Migration20261126050000_idempotency_response.js';
 import { Migration20261127010000_deliverability } from './Migration20261127010000_deliverability.js';
+import { Migration20261127020000_event_counts } from './Migration20261127020000_event_counts.js';
+import { Migration20261127021000_uploads } from './Migration20261127021000_uploads.js';
 import { Migration20261127030000_billing } from './Migration20261127030000_billing.js';
 import { Migration20261127040000_track_idempotency } from './Migration20261127040000_track_idempotency.js';
 import { Migration20261127041000_feed_statement_trigger } from './Migration20261127041000_feed_statement_trigger.js';
@@ -46,6 +48,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126040000_default_from', class: Migration20261126040000_default_from },
   { name: 'Migration20261126050000_idempotency_response', class: Migration20261126050000_idempotency_response },
   { name: 'Migration20261127010000_deliverability', class: Migration20261127010000_deliverability },
+  { name: 'Migration20261127020000_event_counts', class: Migration20261127020000_event_counts },
+  { name: 'Migration20261127021000_uploads', class: Migration20261127021000_uploads },
   { name: 'Migration20261127030000_billing', class: Migration20261127030000_billing },
   { name: 'Migration20261127040000_track_idempotency', class: Migration20261127040000_track_idempotency },
   { name: 'Migration20261127041000_feed_statement_trigger', class: Migration20261127041000_feed_statement_trigger },

@@ -30,6 +30,11 @@ export interface ContactChange {
 export interface FeedConsumer {
   /** Stable name: the cursor rows are keyed by it. */
   name: string;
+  /**
+   * Its pauses are this many times the feed's `pollMs` (default 1): a consumer that need not be
+   * quick (analytics counts) reads bigger batches less often and costs the database less.
+   */
+  pollFactor?: number;
   /** Handles a batch inside the transaction that also advances the cursor. */
   handle(client: pg.PoolClient, changes: ContactChange[], deps: AppDeps): Promise<void>;
 }
@@ -78,10 +83,12 @@ export async function processPart(deps: AppDeps, consumer: FeedConsumer, part: n
     if (!cursor) return 0;
     const { rows } = await client.query<ChangeRow>({
       name: 'change-feed.read',
-      text: `SELECT txid::text, seq::text, project_id, contact_id, kind, event_id, name, created_at
-             FROM contact_changes
-             WHERE part = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND txid < pg_snapshot_xmin(pg_current_snapshot())
-             ORDER BY txid, seq LIMIT $4`,
+      // ORDER BY names the table's columns: a bare `txid` would be the text output column, and
+      // '10' sorts before '9' (a batch would end on the wrong row: changes read twice or skipped).
+      text: `SELECT ch.txid::text AS txid, ch.seq::text AS seq, project_id, contact_id, kind, event_id, name, created_at
+             FROM contact_changes ch
+             WHERE part = $1 AND (ch.txid, ch.seq) > ($2::xid8, $3::bigint) AND ch.txid < pg_snapshot_xmin(pg_current_snapshot())
+             ORDER BY ch.txid, ch.seq LIMIT $4`,
       values: [part, cursor.txid, cursor.seq, batchSize],
     });
     const last = rows.at(-1);
@@ -164,6 +171,7 @@ export async function startChangeFeed(
   // costs the database more per change than the writes it follows): half of `pollMs` while
   // changes keep coming, all of it when a round found none.
   const loop = async (consumer: FeedConsumer) => {
+    const pollMs = opts.pollMs * (consumer.pollFactor ?? 1);
     while (running) {
       // One cheap read says whether a round has anything to do: an idle feed costs a statement
       // per consumer and pause, not a transaction per part.
@@ -172,7 +180,7 @@ export async function startChangeFeed(
         return false;
       });
       const { backlog, handled } = pending ? await round(consumer) : { backlog: false, handled: 0 };
-      if (!backlog && running) await sleep(handled > 0 ? opts.pollMs / 2 : opts.pollMs);
+      if (!backlog && running) await sleep(handled > 0 ? pollMs / 2 : pollMs);
     }
   };
 

@@ -1,8 +1,9 @@
+import { forgetEventCounts } from '../analytics/rollup.js';
 import { changeInBatches, type JobHandler } from '../background-jobs/runner.js';
 
 /** Deletes every event of one name in committed batches; naturally resumable. */
-export const deleteEventsByName: JobHandler = (ctx) =>
-  changeInBatches(
+export const deleteEventsByName: JobHandler = async (ctx) => {
+  await changeInBatches(
     ctx,
     {
       countSql: 'SELECT count(*)::int AS n FROM events WHERE project_id = $1 AND name = $2',
@@ -11,3 +12,5 @@ export const deleteEventsByName: JobHandler = (ctx) =>
     ctx.job.input.name,
     10_000,
   );
+  await forgetEventCounts(ctx.pool, ctx.job.project_id, ctx.job.input.name as string);
+};

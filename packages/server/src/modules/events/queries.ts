@@ -34,7 +34,7 @@ export interface EventFilter {
 }
 
 /** SQL true for names Pigeon emits (see reserved.ts); indexes cannot help here, the other filters do. */
-const EMITTED_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact.subscribed', 'contact.unsubscribed')
+export const EMITTED_EVENT_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact.subscribed', 'contact.unsubscribed')
   OR e.name ~ '^segment\\.[^.]+\\.(entry|exit)$')`;
 
 /** The WHERE conditions and their values for a filter, numbered from $1 = project id. */
@@ -49,7 +49,7 @@ function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'curs
   if (f.from) add('e.created_at >= ?::timestamptz', f.from);
   if (f.to) add('e.created_at < ?::timestamptz', f.to);
   if (f.contactId) add('e.contact_id = ?::uuid', f.contactId);
-  if (f.names) add(`(e.name = ANY(?::text[])${f.names.custom ? ` OR NOT ${EMITTED_NAME}` : ''})`, f.names.exact);
+  if (f.names) add(`(e.name = ANY(?::text[])${f.names.custom ? ` OR NOT ${EMITTED_EVENT_NAME}` : ''})`, f.names.exact);
   return { conditions, values };
 }
 

@@ -14,6 +14,8 @@ export const PROJECT_DATA_TABLES: string[] = [
   'templates',
   'idempotency_keys',
   'background_jobs',
+  'uploads',
+  'event_counts',
   'events',
   'contacts',
 ];

@@ -1,0 +1,23 @@
+import { contract } from '@pigeon/contract';
+import { initServer } from '@ts-rest/express';
+import type { AppDeps } from '../../deps.js';
+import { callerProject } from '../../http/auth.js';
+import { campaignStatsSummary, timeseries, topCampaigns, topEvents } from './service.js';
+
+const s = initServer();
+
+export const createAnalyticsRouter = (deps: AppDeps) => {
+  const db = deps.db.pool;
+  return s.router(contract.analytics, {
+    timeseries: async ({ req, query }) => ({ status: 200, body: await timeseries(db, callerProject(req).id, query) }),
+    topCampaigns: async ({ req, query }) => ({
+      status: 200,
+      body: await topCampaigns(db, callerProject(req).id, query),
+    }),
+    campaignStats: async ({ req, query }) => ({
+      status: 200,
+      body: await campaignStatsSummary(db, callerProject(req).id, query),
+    }),
+    topEvents: async ({ req, query }) => ({ status: 200, body: await topEvents(db, callerProject(req).id, query) }),
+  });
+};

@@ -1,0 +1,73 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from '../../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { startS3Server, type TestS3Server } from '../../../test/s3-server.js';
+import { imageFixture as fixture, uploadImage } from '../../../test/uploads.js';
+
+let s3: TestS3Server;
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  s3 = await startS3Server();
+  pigeon = await startTestPigeon({
+    env: {
+      UPLOADS_S3_BUCKET: s3.bucket,
+      UPLOADS_S3_ENDPOINT: s3.endpoint,
+      UPLOADS_S3_FORCE_PATH_STYLE: 'true',
+      UPLOADS_S3_PREFIX: 'images/',
+      UPLOADS_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      UPLOADS_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    },
+  });
+});
+afterAll(async () => {
+  await pigeon?.stop();
+  await s3?.close();
+});
+
+describe('POST /uploads/image (S3-compatible storage)', () => {
+  it('puts the image in the bucket under the prefix and serves it from PUBLIC_URL', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const bytes = fixture('banner.webp');
+    const res = await uploadImage(pigeon.url, auth, bytes, { name: 'banner.png', type: 'image/png' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ contentType: 'image/webp', size: bytes.length });
+    expect(res.body.url).toBe(`${pigeon.url}/uploads/images/${res.body.id}.webp`);
+
+    // In the bucket, read back with a client of the test's own.
+    const client = new S3Client({
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    const object = await client.send(
+      new GetObjectCommand({ Bucket: s3.bucket, Key: `images/${project.id}/${res.body.id}.webp` }),
+    );
+    expect(object.ContentType).toBe('image/webp');
+    expect(Buffer.from((await object.Body?.transformToByteArray()) ?? []).equals(bytes)).toBe(true);
+    client.destroy();
+
+    const served = await fetch(res.body.url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('image/webp');
+    expect(served.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+    // Nothing went to the local data dir.
+    expect(() => readdirSync(join(pigeon.dataDir, 'uploads'))).toThrow();
+  });
+
+  it('records nothing when the store refuses the bytes', async () => {
+    const { project, auth } = await newProject(pigeon);
+    await s3.close(); // the store is gone
+    const res = await uploadImage(pigeon.url, auth, fixture('logo.png'));
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('INTERNAL_SERVER_ERROR');
+    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM uploads WHERE project_id = $1', [
+      project.id,
+    ]);
+    expect(rows[0].n).toBe(0);
+  });
+});

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { IMAGE_UPLOAD_LIMIT_BYTES, type ImageContentType } from '@pigeon/contract';
+import { fileTypeFromBuffer } from 'file-type';
+import type pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
+import { AppError, validationFailed } from '../../http/errors.js';
+import type { ImageStorage } from './storage.js';
+
+/** What each accepted format is stored and served as (animated PNG is a PNG). */
+const ACCEPTED: Record<string, { contentType: ImageContentType; ext: string }> = {
+  'image/jpeg': { contentType: 'image/jpeg', ext: 'jpg' },
+  'image/png': { contentType: 'image/png', ext: 'png' },
+  'image/apng': { contentType: 'image/png', ext: 'png' },
+  'image/gif': { contentType: 'image/gif', ext: 'gif' },
+  'image/webp': { contentType: 'image/webp', ext: 'webp' },
+};
+export const IMAGE_EXTENSIONS = new Set(Object.values(ACCEPTED).map((a) => a.ext));
+
+interface UploadRow {
+  id: string;
+  storage_key: string;
+  content_type: ImageContentType;
+  size: string;
+  created_at: Date;
+}
+
+export const imagePath = (row: { id: string; storage_key: string }) =>
+  `/uploads/images/${row.id}.${row.storage_key.split('.').pop()}`;
+
+const toDto = (row: UploadRow, publicUrl: string) => ({
+  id: row.id,
+  url: `${publicUrl}${imagePath(row)}`,
+  contentType: row.content_type,
+  size: Number(row.size),
+  createdAt: row.created_at.toISOString(),
+});
+
+/** SVG is text (XML), so no signature finds it: it is named in the refusal because it can carry scripts. */
+const looksLikeSvg = (bytes: Buffer) =>
+  /<svg[\s>]/i.test(
+    bytes
+      .subarray(0, 4096)
+      .toString('utf8')
+      .replace(/^\uFEFF/, ''),
+  );
+
+/** The image's format from its bytes; anything but JPEG, PNG, GIF and WebP is a 415. */
+async function detectFormat(bytes: Buffer) {
+  const detected = await fileTypeFromBuffer(bytes);
+  const accepted = detected && ACCEPTED[detected.mime];
+  if (accepted) return accepted;
+  if (looksLikeSvg(bytes)) {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'SVG images are not accepted: they can carry scripts', {
+      suggestion: 'Export the image as PNG or WebP and upload that.',
+    });
+  }
+  throw new AppError(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `The file is not a JPEG, PNG, GIF or WebP image (its bytes say ${detected ? detected.mime : 'unknown format'})`,
+    { details: { detected: detected?.mime ?? null } },
+  );
+}
+
+export interface ImageUploadDeps {
+  pool: pg.Pool;
+  storage: ImageStorage;
+  quotaBytes: number;
+  publicUrl: string;
+}
+
+/**
+ * Stores an image for a project. The format comes from the bytes; the same bytes again return the
+ * stored image (200). Under a per-project advisory lock the quota is checked, the row inserted and
+ * the bytes stored, then the transaction commits: concurrent uploads cannot overshoot the quota,
+ * and a store failure leaves no row (a commit failure removes the stored bytes).
+ */
+export async function uploadImage(deps: ImageUploadDeps, projectId: string, bytes: Buffer | undefined) {
+  if (!bytes || bytes.length === 0) {
+    throw validationFailed(
+      [{ field: 'file', message: bytes ? 'The file is empty' : 'Required', code: 'invalid_type' }],
+      'Upload the image as the multipart field "file"',
+    );
+  }
+  if (bytes.length > IMAGE_UPLOAD_LIMIT_BYTES) throw imageTooLarge();
+  const format = await detectFormat(bytes);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const id = uuidv7();
+  const key = `${projectId}/${id}.${format.ext}`;
+  let stored = false;
+  try {
+    const result = await inTransaction(deps.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`uploads:${projectId}`]);
+      const [existing] = await queryRows<UploadRow>(
+        client,
+        sql`SELECT * FROM uploads WHERE project_id = ${projectId}::uuid AND sha256 = ${sha256}`,
+      );
+      if (existing) return { created: false, row: existing };
+      const [usage] = await queryRows<{ used: string }>(
+        client,
+        sql`SELECT coalesce(sum(size), 0)::text AS used FROM uploads WHERE project_id = ${projectId}::uuid`,
+      );
+      const used = Number(usage?.used ?? 0);
+      if (used + bytes.length > deps.quotaBytes) throw quotaExceeded(deps.quotaBytes, used, bytes.length);
+      const [row] = await queryRows<UploadRow>(
+        client,
+        sql`INSERT INTO uploads (id, project_id, storage_key, content_type, size, sha256)
+            VALUES (${id}::uuid, ${projectId}::uuid, ${key}, ${format.contentType}, ${bytes.length}, ${sha256})
+            RETURNING *`,
+      );
+      await deps.storage.put(key, bytes, format.contentType);
+      stored = true;
+      return { created: true, row: row as UploadRow };
+    });
+    return { created: result.created, image: toDto(result.row, deps.publicUrl) };
+  } catch (err) {
+    if (stored) await deps.storage.delete(key).catch(() => {});
+    throw err;
+  }
+}
+
+export const imageTooLarge = () =>
+  new AppError(413, 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
+    suggestion: 'Resize or compress the image to at most 10 MB.',
+  });
+
+const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
+
+function quotaExceeded(quotaBytes: number, usedBytes: number, fileBytes: number) {
+  return new AppError(
+    403,
+    'STORAGE_QUOTA_EXCEEDED',
+    `Storing this image (${mb(fileBytes)}) would exceed the project's image storage of ${mb(quotaBytes)} (${mb(usedBytes)} used)`,
+    {
+      details: { quotaBytes, usedBytes, fileBytes },
+      suggestion: 'Use smaller images, or ask the operator to raise UPLOADS_QUOTA_MB.',
+    },
+  );
+}
+
+/** An image to serve by its public file name (`<id>.<ext>`), if it exists. */
+export async function findImage(db: Queryable, fileName: string) {
+  const match = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z]+)$/.exec(fileName);
+  if (!match || !IMAGE_EXTENSIONS.has(match[2] as string)) return undefined;
+  const [row] = await queryRows<UploadRow & { sha256: string }>(
+    db,
+    sql`SELECT * FROM uploads WHERE id = ${match[1]}::uuid`,
+  );
+  return row && imagePath(row) === `/uploads/images/${fileName}` ? row : undefined;
+}
