@@ -93,10 +93,15 @@ describe('analytics', () => {
     });
     expect(unsubscribed.status).toBe(200);
 
-    const expected = { sent: 3, delivered: 0, opened: 1, clicked: 1, bounced: 0, complained: 0, unsubscribed: 1 };
+    // Over SMTP the relay's 250 records `email.delivery` with `email.sent` (issue 12).
+    const expected = { sent: 3, delivered: 3, opened: 1, clicked: 1, bounced: 0, complained: 0, unsubscribed: 1 };
     const daily = await until(
       () => get(s.auth, '/analytics/timeseries'),
-      (r) => r.body.totals?.sent === 3 && r.body.totals.unsubscribed === 1 && r.body.totals.clicked === 1,
+      (r) =>
+        r.body.totals?.sent === 3 &&
+        r.body.totals.delivered === 3 &&
+        r.body.totals.unsubscribed === 1 &&
+        r.body.totals.clicked === 1,
     );
     expect(daily.status).toBe(200);
     expect(daily.body.totals).toEqual(expected);
@@ -110,10 +115,17 @@ describe('analytics', () => {
     expect(daily.body.to).toBe(new Date(Date.parse(today()) + 86_400_000).toISOString());
 
     const ofCampaign = await get(s.auth, `/analytics/timeseries?campaignId=${campaignId}`);
-    expect(ofCampaign.body.totals).toEqual({ ...expected, sent: 2 });
+    expect(ofCampaign.body.totals).toEqual({ ...expected, sent: 2, delivered: 2 });
     expect(ofCampaign.body.campaignId).toBe(campaignId);
     const ofTemplate = await get(s.auth, `/analytics/timeseries?templateId=${template.body.id}`);
-    expect(ofTemplate.body.totals).toEqual({ ...expected, sent: 1, opened: 0, clicked: 0, unsubscribed: 0 });
+    expect(ofTemplate.body.totals).toEqual({
+      ...expected,
+      sent: 1,
+      delivered: 1,
+      opened: 0,
+      clicked: 0,
+      unsubscribed: 0,
+    });
 
     const hourly = await get(s.auth, '/analytics/timeseries?interval=hour');
     expect(hourly.body.points).toHaveLength(25);
@@ -134,7 +146,8 @@ describe('analytics', () => {
         status: 'SENT',
         ...expected,
         sent: 2,
-        rates: { delivery: 0, open: 0.5, click: 0.5, bounce: 0, complaint: 0, unsubscribe: 0.5 },
+        delivered: 2,
+        rates: { delivery: 1, open: 0.5, click: 0.5, bounce: 0, complaint: 0, unsubscribe: 0.5 },
       },
     ]);
     const events = await get(s.auth, '/analytics/top-events?type=all');
@@ -142,7 +155,7 @@ describe('analytics', () => {
     expect(events.body.data).toContainEqual({ name: 'contact.unsubscribed', count: 1 });
     expect((await get(s.auth, '/analytics/top-events')).body.data).toEqual([]);
     const stats = await get(s.auth, '/analytics/campaign-stats');
-    expect(stats.body).toMatchObject({ campaigns: 1, ...expected, sent: 2, rates: { open: 0.5 } });
+    expect(stats.body).toMatchObject({ campaigns: 1, ...expected, sent: 2, delivered: 2, rates: { open: 0.5 } });
 
     // Another project sees none of it.
     const other = await newProject(pigeon);
