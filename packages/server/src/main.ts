@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Express } from 'express';
 import { secureDataDir } from './config/data-dir.js';
@@ -125,7 +125,9 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     const inbound = await startInboundReceiver(deps);
     if (inbound) cleanups.unshift(inbound.stop);
     const { createApp } = await import('./http/app.js');
-    const server = await listen(createApp(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
+    const { requestListener } = await import('./http/fast-routes.js');
+    const app = createApp(deps, { mountExtraRoutes: options.mountExtraRoutes });
+    const server = await listen(requestListener(deps, app), config);
     let companion: { stop: () => Promise<void> } | undefined;
     // The HTTP server and what runs alongside it (worker processes) drain at the same time.
     cleanups.unshift(async () => {
@@ -143,9 +145,9 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
   }
 }
 
-function listen(app: Express, config: Config): Promise<Server> {
+function listen(listener: RequestListener, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.http.port, config.http.host);
+    const server = createServer(listener).listen(config.http.port, config.http.host);
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE' ? new Error(`PORT ${config.http.port} is already in use`) : err),

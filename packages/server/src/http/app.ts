@@ -55,7 +55,7 @@ export function createApp(
   app.use('/webhooks', express.json({ limit: DEFAULT_BODY_LIMIT, type: () => true, verify: keepRawBody }));
   app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
   app.post('/contacts/import', csvUpload);
-  // Open pixel and click redirects first: the hottest of Pigeon's own pages (outside the contract).
+  // Subscription pages (the open pixel and click redirect never reach express: fast-routes.ts).
   app.use(engagementRouter(deps));
   // Uploaded images, fetched by mail clients from inside emails.
   const images = createImageStorage(deps.config.uploads);

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { Eta } from 'eta';
 import type { Response } from 'express';
 
@@ -59,18 +60,27 @@ export interface PageData {
   [key: string]: unknown;
 }
 
-/** Sends a page. Tokens live in these URLs, so nothing is cached and no Referer leaves the page. */
+/** Tokens live in these URLs, so nothing is cached and no Referer leaves the page. */
+const PAGE_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; frame-ancestors 'none'",
+};
+
+/** Sends a page. */
 export function sendPage(res: Response, status: number, name: string, data: PageData): void {
   res
     .status(status)
-    .set({
-      'Content-Type': 'text/html; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'Referrer-Policy': 'no-referrer',
-      'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
-      'Content-Security-Policy':
-        "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; frame-ancestors 'none'",
-    })
+    .set(PAGE_HEADERS)
     .send(eta.render(`@${name}`, data));
+}
+
+/** The same on a bare node response (routes answered outside express: `http/fast-routes.ts`). */
+export function writePage(res: ServerResponse, status: number, name: string, data: PageData, head = false): void {
+  const body = eta.render(`@${name}`, data);
+  res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(body) });
+  res.end(head ? undefined : body);
 }

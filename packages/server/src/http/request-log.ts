@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
 
@@ -9,21 +10,29 @@ import type { Logger } from '../logger.js';
  */
 export function requestLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (req.url === '/health' || !logger.isLevelEnabled('info')) {
-      next();
-      return;
-    }
-    const started = performance.now();
-    res.once('close', () => {
-      const line = {
-        req: { id: req.requestId, method: req.method, url: req.originalUrl },
-        res: { statusCode: res.statusCode },
-        responseTime: Math.round(performance.now() - started),
-      };
-      if (!res.writableFinished) logger.warn(line, 'request aborted');
-      else if (res.statusCode >= 500) logger.error(line, 'request errored');
-      else logger.info(line, 'request completed');
-    });
+    logWhenDone(logger, req, res, req.requestId, req.originalUrl);
     next();
   };
+}
+
+/** The same line for a request answered outside express (`http/fast-routes.ts`). */
+export function logWhenDone(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  url = req.url ?? '',
+): void {
+  if (url === '/health' || !logger.isLevelEnabled('info')) return;
+  const started = performance.now();
+  res.once('close', () => {
+    const line = {
+      req: { id: requestId, method: req.method, url },
+      res: { statusCode: res.statusCode },
+      responseTime: Math.round(performance.now() - started),
+    };
+    if (!res.writableFinished) logger.warn(line, 'request aborted');
+    else if (res.statusCode >= 500) logger.error(line, 'request errored');
+    else logger.info(line, 'request completed');
+  });
 }

@@ -278,11 +278,19 @@ describe('open and click tracking', () => {
     const pixel = pixelUrl(message) ?? '';
     expect(message.text).toMatch(/<img src="[^"]+\/t\/o\/[^"]+"[^>]*><\/body>/);
 
-    const image = await fetch(pixel);
+    // Answered before express (http/fast-routes.ts), with the headers every request gets.
+    const requestId = '0194b6f6-4c2a-7c4e-9d6a-3f0c2b1a0e55';
+    const image = await fetch(pixel, { headers: { 'x-request-id': requestId } });
     expect(image.status).toBe(200);
     expect(image.headers.get('content-type')).toBe('image/gif');
+    expect(image.headers.get('x-request-id')).toBe(requestId);
+    expect(image.headers.get('cache-control')).toBe('no-store, max-age=0');
     expect((await image.arrayBuffer()).byteLength).toBeGreaterThan(30);
-    await fetch(pixel); // a proxy refetching at once: folded into the first open
+    const headOnly = await fetch(pixel, { method: 'HEAD' });
+    expect([headOnly.status, headOnly.headers.get('content-type')]).toEqual([200, 'image/gif']);
+    expect(headOnly.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    // A proxy refetching at once (a query string is not part of the route): folded into the first open.
+    expect((await fetch(`${pixel}?cache=bust`)).headers.get('content-type')).toBe('image/gif');
     expect(await emailRow(emailId)).toMatchObject({ opens: 1, opened_at: expect.any(Date) });
     await pigeon.deps.db.pool.query("UPDATE emails SET last_opened_at = now() - interval '2 minutes' WHERE id = $1", [
       emailId,
@@ -319,6 +327,9 @@ describe('open and click tracking', () => {
     const res = await fetch(`${pigeon.url}/t/c/${evil}.${signature}`, { redirect: 'manual' });
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await res.text()).toContain('This link is not valid');
+    expect((await fetch(`${pigeon.url}/t/c/%E0%A4%A`, { redirect: 'manual' })).status).toBe(400); // not UTF-8
     // A subscription-link token is not a click token either, even though both are signed by Pigeon.
     const unsubscribeToken = linkTo(message, '/unsubscribe/').split('/').at(-1);
     expect((await fetch(`${pigeon.url}/t/c/${unsubscribeToken}`, { redirect: 'manual' })).status).toBe(400);

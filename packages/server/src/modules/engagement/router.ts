@@ -1,17 +1,14 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { sendPage } from '../../http/pages.js';
-import { type LinkClaims, verifyLinkToken, verifyTrackingToken } from '../rendering/links.js';
+import { type LinkClaims, verifyLinkToken } from '../rendering/links.js';
 import './pages.js';
-import { findLinkContact, type LinkContact, recordClick, recordOpen, setSubscribedFromLink } from './service.js';
-
-/** A transparent 1×1 GIF. */
-const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+import { findLinkContact, type LinkContact, setSubscribedFromLink } from './service.js';
 
 /**
- * Pages and endpoints reached from inside emails: the subscription pages and the RFC 8058
- * one-click POST, the open pixel and the click redirect. Outside the API contract: they answer
- * HTML, images and redirects, and their only credential is the signed token in the URL.
+ * Pages reached from inside emails: the subscription pages and the RFC 8058 one-click POST (the
+ * open pixel and the click redirect are `tracking-routes.ts`). Outside the API contract: they
+ * answer HTML and redirects, and their only credential is the signed token in the URL.
  */
 export function engagementRouter(deps: AppDeps): Router {
   const router = Router();
@@ -91,25 +88,6 @@ export function engagementRouter(deps: AppDeps): Router {
       await changeAndShow(req, res, claims, action === 'subscribe');
     }),
   );
-
-  /** Recording is best effort: a reader always gets the image or the link, even if the database is down. */
-  const record = (what: Promise<void>) =>
-    what.catch((err) => deps.logger.error({ err }, 'could not record an open or click'));
-
-  /** The open pixel always answers the image, whatever the token: mail clients show broken images otherwise. */
-  router.get('/t/o/:token.gif', async (req, res) => {
-    const claims = verifyTrackingToken(String(req.params.token), secret);
-    if (claims && !claims.u) await record(recordOpen(db, claims));
-    res.set({ 'Content-Type': 'image/gif', 'Cache-Control': 'no-store, max-age=0' }).send(PIXEL);
-  });
-
-  /** Redirects only to the link the signed token names: an altered URL is refused, never followed. */
-  router.get('/t/c/:token', async (req, res) => {
-    const claims = verifyTrackingToken(String(req.params.token), secret);
-    if (!claims?.u) return invalidLink(res);
-    await record(recordClick(db, { e: claims.e, u: claims.u }));
-    res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).redirect(302, claims.u);
-  });
 
   return router;
 }
