@@ -74,7 +74,7 @@ export const EnvSchema = z.object({
     .max(60 * 24 * 30)
     .default(60),
   TRACK_BATCH_MAX_ROWS: z.coerce.number().int().min(1).max(500).default(64),
-  TRACK_BATCH_STATEMENTS: z.coerce.number().int().min(1).max(64).default(4),
+  TRACK_BATCH_STATEMENTS: z.coerce.number().int().min(1).max(64).default(2),
   SESSION_TTL_HOURS: z.coerce
     .number()
     .int()
