@@ -55,19 +55,15 @@ export function createApp(
   app.use('/webhooks', express.json({ limit: DEFAULT_BODY_LIMIT, type: () => true, verify: keepRawBody }));
   app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
   app.post('/contacts/import', csvUpload);
-  // Subscription pages (the open pixel and click redirect never reach express: fast-routes.ts).
-  app.use(engagementRouter(deps));
-  // Uploaded images, fetched by mail clients from inside emails.
-  const images = createImageStorage(deps.config.uploads);
-  app.use(imagesRouter(deps, images));
 
+  const images = createImageStorage(deps.config.uploads);
   const s = initServer();
   // Routes are matched in the order they are registered, which is this object's key order: the
-  // hot ones (track, send, health) first, so they do not walk a hundred routes' patterns.
+  // hot ones (health, track, send) first, so they do not walk a hundred routes' patterns.
   const router = s.router(contract, {
+    system: createSystemRouter(deps),
     events: createEventsRouter(deps),
     emails: createEmailsRouter(deps),
-    system: createSystemRouter(deps),
     auth: createAuthRouter(deps),
     users: createUsersRouter(deps),
     projects: createProjectsRouter(deps),
@@ -92,7 +88,11 @@ export function createApp(
     logInitialization: false,
   });
 
-  // After the API: a request for /v1/track does not walk the docs' and pages' routes first.
+  // After the API: a request for /v1/track does not walk the pages' and docs' routes first (the
+  // open pixel and click redirect never reach express: fast-routes.ts).
+  app.use(engagementRouter(deps));
+  // Uploaded images, fetched by mail clients from inside emails.
+  app.use(imagesRouter(deps, images));
   app.use(docsRouter(deps.config.http.publicUrl));
   app.use(loginPageRouter(deps));
   if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));

@@ -65,6 +65,11 @@ export function authenticate(deps: AppDeps) {
   return <R extends object>(tsRestReq: R, res: Response, next: NextFunction) => {
     const req = tsRestReq as unknown as RoutedRequest;
     const auth = req.tsRestRoute?.metadata?.auth ?? 'secret';
+    if (auth === 'none') {
+      // Nothing to look up or count (health, config, sign-in): no promise round trips.
+      req.caller = ANONYMOUS;
+      return next();
+    }
     resolveCaller(deps, req, auth)
       .then(async (caller) => {
         req.caller = caller;
@@ -76,8 +81,9 @@ export function authenticate(deps: AppDeps) {
   };
 }
 
+const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous' });
+
 async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth): Promise<Caller> {
-  if (auth === 'none') return { kind: 'anonymous' };
   const key = bearerKey(req);
   // `project` routes name the project in the path: a member's session, or that project's secret key.
   if (auth === 'session' || (auth === 'project' && key === undefined)) {
