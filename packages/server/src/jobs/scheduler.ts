@@ -33,8 +33,27 @@ interface Options {
   deps: () => AppDeps;
 }
 
-/** Agenda on PostgreSQL (same database), behind Pigeon's job registry. */
-export async function createScheduler(opts: Options): Promise<Scheduler> {
+/** Session advisory lock held while Agenda creates its schema (any 64-bit number of our own). */
+const AGENDA_SCHEMA_LOCK = 7_243_001_117;
+
+/**
+ * Agenda creates its table, indexes and trigger function when it connects, with DDL that fails
+ * with "tuple concurrently updated" when two processes run it at once (`pigeon start` starts its
+ * workers together): the processes take turns.
+ */
+async function oneProcessAtATime<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [AGENDA_SCHEMA_LOCK]);
+    return await work();
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [AGENDA_SCHEMA_LOCK]).catch(() => {});
+    client.release();
+  }
+}
+
+/** Agenda connects (and creates its schema) as soon as it is constructed; resolved when it is ready. */
+async function connectAgenda(opts: Options) {
   const backend = new PostgresBackend({ pool: opts.pool });
   const agenda = new Agenda({
     backend,
@@ -51,6 +70,12 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
     agenda.once('ready', resolve);
     agenda.once('error', reject);
   });
+  return { agenda };
+}
+
+/** Agenda on PostgreSQL (same database), behind Pigeon's job registry. */
+export async function createScheduler(opts: Options): Promise<Scheduler> {
+  const { agenda } = await oneProcessAtATime(opts.pool, () => connectAgenda(opts));
   let working = false;
 
   for (const def of opts.registry.all()) {
