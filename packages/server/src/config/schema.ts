@@ -47,7 +47,7 @@ export const EnvSchema = z.object({
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(400),
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
-  CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(4),
+  CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(2),
   CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   WORKFLOW_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),

@@ -1,3 +1,4 @@
+import { sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { FeedConsumer } from '../change-feed/feed.js';
 
@@ -15,6 +16,7 @@ import type { FeedConsumer } from '../change-feed/feed.js';
 export const analyticsCountsConsumer: FeedConsumer = {
   name: 'analytics.counts',
   pollFactor: 5,
+  wants: sql`ch.kind = 'event'`,
   async handle(client, changes) {
     const ids = changes.flatMap((c) => (c.kind === 'event' && c.eventId ? [c.eventId] : []));
     if (ids.length === 0) return;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { type ContactChange, type FeedConsumer, processPart } from './feed.js';
+import { sql } from '../../db/query.js';
+import { type ContactChange, type FeedConsumer, PARTS, processPart, processParts } from './feed.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -42,5 +43,89 @@ describe('change feed order', () => {
     ]);
     for (let i = 0; i < 10; i++) await processPart(pigeon.deps, consumer, part, 2);
     expect(seen).toEqual(['9/101', '10/9', '10/10', '100/1']);
+  });
+
+  it('passes over the changes a consumer does not want, in the database, and moves its cursor past them', async () => {
+    const { project } = await newProject(pigeon);
+    const db = pigeon.deps.db.pool;
+    const part = 3;
+    // Four changes of one contact in one part: created, event a, event b, updated.
+    const kinds: Array<[string, string | null]> = [
+      ['created', null],
+      ['event', 'a'],
+      ['event', 'b'],
+      ['updated', null],
+    ];
+    for (const [i, [kind, name]] of kinds.entries()) {
+      await db.query(
+        `INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind, event_id, name)
+         OVERRIDING SYSTEM VALUE VALUES ($1, '50'::xid8, $2, $3, '00000000-0000-4000-8000-000000000001',
+                                         $4, CASE WHEN $4 = 'event' THEN gen_random_uuid() END, $5)`,
+        [part, i + 1, project.id, kind, name],
+      );
+    }
+    const seen: string[] = [];
+    const consumer: FeedConsumer = {
+      name: `test.wants.${Date.now()}`,
+      wants: sql`ch.kind = 'event' AND ch.name = 'b'`,
+      async handle(_client, changes) {
+        seen.push(...changes.map((c) => `${c.kind}:${c.name}:${c.seq}`));
+      },
+    };
+    await db.query(`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES ($1, $2, '1'::xid8, 0)`, [
+      consumer.name,
+      part,
+    ]);
+    // Batches of 2: the first holds nothing wanted, yet the cursor moves past it; the second holds b.
+    const first = await processParts(pigeon.deps, consumer, [part], 2);
+    expect(first).toEqual({ handled: 0, backlog: true });
+    const cursor = async () =>
+      (
+        await db.query<{ seq: string }>('SELECT seq::text FROM change_feed_cursors WHERE consumer = $1 AND part = $2', [
+          consumer.name,
+          part,
+        ])
+      ).rows[0]?.seq;
+    expect(await cursor()).toBe('2');
+    expect(await processParts(pigeon.deps, consumer, [part], 2)).toEqual({ handled: 1, backlog: true });
+    expect(await cursor()).toBe('4');
+    expect(await processParts(pigeon.deps, consumer, [part], 2)).toEqual({ handled: 0, backlog: false });
+    expect(seen).toEqual(['event:b:3']);
+  });
+
+  it('reads several parts in one transaction and skips the parts another transaction holds', async () => {
+    const { project } = await newProject(pigeon);
+    const db = pigeon.deps.db.pool;
+    const consumer: FeedConsumer = {
+      name: `test.parts.${Date.now()}`,
+      async handle(_client, changes) {
+        seen.push(...changes.map((c) => c.contactId));
+      },
+    };
+    const seen: string[] = [];
+    const parts = Array.from({ length: PARTS }, (_, p) => p);
+    for (const p of parts) {
+      await db.query(
+        `INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind)
+         OVERRIDING SYSTEM VALUE VALUES ($1, '200'::xid8, 1, $2, $3, 'created')`,
+        [p, project.id, `00000000-0000-4000-8000-00000000000${p}`],
+      );
+      await db.query(`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES ($1, $2, '199'::xid8, 0)`, [
+        consumer.name,
+        p,
+      ]);
+    }
+    // (txids above the other tests' rows.) Another worker holds part 6 for the length of its transaction.
+    const other = await db.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock(hashtext($1), 6)', [`change-feed:${consumer.name}`]);
+      expect(await processParts(pigeon.deps, consumer, parts, 10)).toEqual({ handled: PARTS - 1, backlog: false });
+      await other.query('COMMIT');
+    } finally {
+      other.release();
+    }
+    expect(await processParts(pigeon.deps, consumer, parts, 10)).toEqual({ handled: 1, backlog: false });
+    expect(seen.toSorted()).toEqual(parts.map((p) => `00000000-0000-4000-8000-00000000000${p}`));
   });
 });

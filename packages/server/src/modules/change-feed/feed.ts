@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { preparedRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 
@@ -24,7 +25,6 @@ export interface ContactChange {
   kind: 'event' | 'created' | 'updated';
   eventId: string | null;
   name: string | null;
-  createdAt: Date;
 }
 
 export interface FeedConsumer {
@@ -35,6 +35,12 @@ export interface FeedConsumer {
    * quick (analytics counts) reads bigger batches less often and costs the database less.
    */
   pollFactor?: number;
+  /**
+   * The changes it wants, as a condition on the `contact_changes` row `ch` (fixed SQL: it becomes
+   * part of a prepared statement). The others are passed over in the database: the cursor moves
+   * past them, but they are never sent to the process or handled. Default: every change.
+   */
+  wants?: Sql;
   /** Handles a batch inside the transaction that also advances the cursor. */
   handle(client: pg.PoolClient, changes: ContactChange[], deps: AppDeps): Promise<void>;
 }
@@ -47,14 +53,17 @@ export interface FeedOptions {
 }
 
 interface ChangeRow {
+  /** True for the one row per part that only says where its batch ended and how long it was. */
+  is_end: boolean;
+  part: number;
   txid: string;
   seq: string;
+  n: number | null;
   project_id: string;
   contact_id: string;
   kind: ContactChange['kind'];
   event_id: string | null;
   name: string | null;
-  created_at: Date;
 }
 
 /** New consumers start at the feed's present, not at its retained past. */
@@ -69,37 +78,83 @@ export async function registerConsumer(pool: pg.Pool, name: string): Promise<voi
 
 /** Processes at most one batch of one part; returns how many changes it handled (0: none, or part busy). */
 export async function processPart(deps: AppDeps, consumer: FeedConsumer, part: number, batchSize: number) {
+  return (await processParts(deps, consumer, [part], batchSize)).handled;
+}
+
+/**
+ * Processes at most one batch of each of `parts` in ONE transaction: the parts another process
+ * holds are skipped, the others are read together (each from its own cursor, at most `batchSize`
+ * rows each), the changes the consumer wants are handled in one call, and the cursors move
+ * together past every row read. A transaction per part cost the database more than the changes
+ * it read (eight parts × three consumers, several times a second, each six statements); this is
+ * four statements however many parts. `backlog`: some part had a full batch, so more is waiting.
+ */
+export async function processParts(
+  deps: AppDeps,
+  consumer: FeedConsumer,
+  parts: number[],
+  batchSize: number,
+): Promise<{ handled: number; backlog: boolean }> {
   return inTransaction(deps.db.pool, async (client) => {
-    const { rows: locked } = await client.query<{ ok: boolean }>(
-      'SELECT pg_try_advisory_xact_lock(hashtext($1), $2) AS ok',
-      [`change-feed:${consumer.name}`, part],
-    );
-    if (!locked[0]?.ok) return 0;
-    const { rows: cursors } = await client.query<{ txid: string; seq: string }>(
-      'SELECT txid::text, seq::text FROM change_feed_cursors WHERE consumer = $1 AND part = $2',
-      [consumer.name, part],
-    );
-    const cursor = cursors[0];
-    if (!cursor) return 0;
-    const { rows } = await client.query<ChangeRow>({
-      name: 'change-feed.read',
-      // ORDER BY names the table's columns: a bare `txid` would be the text output column, and
-      // '10' sorts before '9' (a batch would end on the wrong row: changes read twice or skipped).
-      text: `SELECT ch.txid::text AS txid, ch.seq::text AS seq, project_id, contact_id, kind, event_id, name, created_at
-             FROM contact_changes ch
-             WHERE part = $1 AND (ch.txid, ch.seq) > ($2::xid8, $3::bigint) AND ch.txid < pg_snapshot_xmin(pg_current_snapshot())
-             ORDER BY ch.txid, ch.seq LIMIT $4`,
-      values: [part, cursor.txid, cursor.seq, batchSize],
+    const { rows: locked } = await client.query<{ part: number }>({
+      name: 'change-feed.lock',
+      text: 'SELECT part FROM unnest($2::smallint[]) AS part WHERE pg_try_advisory_xact_lock(hashtext($1), part)',
+      values: [`change-feed:${consumer.name}`, parts],
     });
-    const last = rows.at(-1);
-    if (!last) return 0;
-    await consumer.handle(client, rows.map(toChange), deps);
-    await client.query(
-      `UPDATE change_feed_cursors SET txid = $3::xid8, seq = $4, updated_at = now() WHERE consumer = $1 AND part = $2`,
-      [consumer.name, part, last.txid, last.seq],
+    if (locked.length === 0) return { handled: 0, backlog: false };
+    // A statement of its own, after the locks: its snapshot sees the cursor the part's previous
+    // holder committed (read in the locking statement, it could be the one from before).
+    const rows = await preparedRows<ChangeRow>(
+      client,
+      `change-feed.read.${consumer.name}`,
+      readBatch(
+        consumer,
+        locked.map((r) => r.part),
+        batchSize,
+      ),
     );
-    return rows.length;
+    const ends = rows.filter((r) => r.is_end);
+    if (ends.length === 0) return { handled: 0, backlog: false };
+    const changes = rows.filter((r) => !r.is_end).map(toChange);
+    if (changes.length > 0) await consumer.handle(client, changes, deps);
+    await client.query({
+      name: 'change-feed.advance',
+      text: `UPDATE change_feed_cursors c SET txid = m.txid, seq = m.seq, updated_at = now()
+             FROM unnest($2::smallint[], $3::xid8[], $4::bigint[]) AS m(part, txid, seq)
+             WHERE c.consumer = $1 AND c.part = m.part`,
+      values: [consumer.name, ends.map((r) => r.part), ends.map((r) => r.txid), ends.map((r) => r.seq)],
+    });
+    return { handled: changes.length, backlog: ends.some((r) => (r.n ?? 0) >= batchSize) };
   });
+}
+
+/**
+ * The batch of each part (its next `batchSize` readable rows), as one row per part saying where
+ * the batch ends and how long it is, then the rows the consumer wants, in (part, txid, seq) order.
+ * Sorting happens on the xid8 and bigint columns themselves: by their text, txid '10' would sort
+ * before '9' and a batch could end on the wrong row (changes read twice or skipped).
+ */
+function readBatch(consumer: FeedConsumer, parts: number[], batchSize: number): Sql {
+  return sql`
+    WITH batch AS MATERIALIZED (
+      SELECT c.part, ch.txid, ch.seq, ch.project_id, ch.contact_id, ch.kind, ch.event_id, ch.name
+      FROM change_feed_cursors c CROSS JOIN LATERAL (
+        SELECT * FROM contact_changes ch
+        WHERE ch.part = c.part AND (ch.txid, ch.seq) > (c.txid, c.seq)
+          AND ch.txid < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY ch.txid, ch.seq LIMIT ${batchSize}::int
+      ) ch
+      WHERE c.consumer = ${consumer.name} AND c.part = ANY(${parts}::smallint[])
+    )
+    SELECT * FROM (
+      SELECT DISTINCT ON (part) true AS is_end, part, txid, seq, count(*) OVER (PARTITION BY part)::int AS n,
+             NULL::uuid AS project_id, NULL::uuid AS contact_id, NULL::text AS kind, NULL::uuid AS event_id, NULL::text AS name
+      FROM batch ORDER BY part, txid DESC, seq DESC
+    ) ends
+    UNION ALL
+    SELECT false, ch.part, ch.txid, ch.seq, NULL, ch.project_id, ch.contact_id, ch.kind, ch.event_id, ch.name
+    FROM batch ch WHERE ${consumer.wants ?? raw('true')}
+    ORDER BY is_end, part, txid, seq`;
 }
 
 const toChange = (r: ChangeRow): ContactChange => ({
@@ -110,7 +165,6 @@ const toChange = (r: ChangeRow): ContactChange => ({
   kind: r.kind,
   eventId: r.event_id,
   name: r.name,
-  createdAt: r.created_at,
 });
 
 export interface RunningFeed {
@@ -118,7 +172,7 @@ export interface RunningFeed {
 }
 
 /**
- * One loop per consumer in this process: each round visits every part (`concurrency` at a time)
+ * One loop per consumer in this process: each round visits every part (in `concurrency` transactions)
  * and the loop sleeps `pollMs` after a round that found nothing. Several processes run the same
  * loops and share the parts through the advisory locks.
  */
@@ -144,27 +198,28 @@ export async function startChangeFeed(
     });
 
   /**
-   * One round: every part once, `concurrency` parts at a time, each in its own transaction.
-   * Says whether some part had a full batch (a backlog to work off at once).
+   * One round: every part once, split into `concurrency` groups, each group one transaction (the
+   * groups run at once, each on its own pooled connection). Parts are shuffled so that several
+   * processes do not all start with the same ones.
    */
   const round = async (consumer: FeedConsumer) => {
     const order = Array.from({ length: PARTS }, (_, i) => (i + Math.floor(Math.random() * PARTS)) % PARTS);
-    let backlog = false;
-    let handled = 0;
-    const next = async (): Promise<void> => {
-      const part = order.shift();
-      if (part === undefined || !running) return;
-      try {
-        const n = await processPart(deps, consumer, part, opts.batchSize);
-        handled += n;
-        if (n >= opts.batchSize) backlog = true;
-      } catch (err) {
-        logger.error({ err, consumer: consumer.name, part }, 'change feed batch failed; it will be retried');
-      }
-      return next();
+    const groups = Math.min(PARTS, opts.concurrency);
+    const results = await Promise.all(
+      Array.from({ length: groups }, async (_, g) => {
+        const parts = order.filter((_, i) => i % groups === g);
+        try {
+          return await processParts(deps, consumer, parts, opts.batchSize);
+        } catch (err) {
+          logger.error({ err, consumer: consumer.name, parts }, 'change feed batch failed; it will be retried');
+          return { handled: 0, backlog: false };
+        }
+      }),
+    );
+    return {
+      backlog: results.some((r) => r.backlog),
+      handled: results.reduce((sum, r) => sum + r.handled, 0),
     };
-    await Promise.all(Array.from({ length: Math.min(PARTS, opts.concurrency) }, next));
-    return { backlog, handled };
   };
 
   // Without a backlog the loop pauses, so changes gather into batches (a round of tiny batches

@@ -1,5 +1,6 @@
 import type { ConditionTree } from '@pigeon/contract';
 import type pg from 'pg';
+import { sql } from '../../db/query.js';
 import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
 import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
 import { evaluateTree, prepareCondition } from '../conditions/tree.js';
@@ -18,6 +19,16 @@ interface TrackedRow {
  */
 export const trackedSegmentsConsumer: FeedConsumer = {
   name: 'segments.membership',
+  // Only changes that can move a contact reach the process: none of a project without a tracked
+  // segment; of the others, every data, subscription or email change, and only the events whose
+  // name a segment's condition reads (the reference index), so a plain track and the entry/exit
+  // events this consumer itself records cost a lookup in the database, not an evaluation.
+  wants: sql`EXISTS (SELECT 1 FROM segments s
+                     WHERE s.project_id = ch.project_id AND s.type = 'DYNAMIC' AND s.track_membership)
+             AND (ch.kind <> 'event' OR EXISTS (
+               SELECT 1 FROM resource_refs r
+               WHERE r.project_id = ch.project_id AND r.ref_type = 'event' AND r.ref_key = ch.name
+                 AND r.owner_type = 'segment'))`,
   async handle(client, changes) {
     for (const [projectId, contactIds] of contactsByProject(changes)) {
       await reevaluate(client, projectId, contactIds);

@@ -1,4 +1,4 @@
-import { queryRows, sql } from '../../db/query.js';
+import { sql } from '../../db/query.js';
 import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
 import { resumeWaiting, startFromEvents, WORKFLOW_CHANNEL } from './executions.js';
 
@@ -10,12 +10,15 @@ import { resumeWaiting, startFromEvents, WORKFLOW_CHANNEL } from './executions.j
  */
 export const workflowTriggersConsumer: FeedConsumer = {
   name: 'workflows.triggers',
+  // Only the events some enabled workflow starts on or some execution waits for reach the
+  // process: the common case (events nothing listens to) is two index probes in the database.
+  wants: sql`ch.kind = 'event' AND (
+    EXISTS (SELECT 1 FROM workflows w WHERE w.project_id = ch.project_id AND w.enabled AND w.trigger_event = ch.name)
+    OR EXISTS (SELECT 1 FROM workflow_executions x
+               WHERE x.project_id = ch.project_id AND x.status = 'WAITING' AND x.wait_event = ch.name))`,
   async handle(client, changes) {
     let due = 0;
-    for (const [projectId, events] of eventsByProject(changes)) {
-      const names = await interestingNames(client, projectId, [...new Set(events.map((e) => e.name))]);
-      if (names.size === 0) continue;
-      const ids = events.filter((e) => names.has(e.name)).map((e) => e.id);
+    for (const [projectId, ids] of eventsByProject(changes)) {
       due += await resumeWaiting(client, projectId, ids);
       due += await startFromEvents(client, projectId, ids);
     }
@@ -24,28 +27,12 @@ export const workflowTriggersConsumer: FeedConsumer = {
 };
 
 function eventsByProject(changes: ContactChange[]) {
-  const byProject = new Map<string, Array<{ id: string; name: string }>>();
+  const byProject = new Map<string, string[]>();
   for (const change of changes) {
-    if (change.kind !== 'event' || !change.eventId || !change.name) continue;
+    if (!change.eventId) continue;
     const list = byProject.get(change.projectId) ?? [];
-    list.push({ id: change.eventId, name: change.name });
+    list.push(change.eventId);
     byProject.set(change.projectId, list);
   }
   return byProject;
-}
-
-/**
- * The names among `names` that some enabled workflow starts on or some execution waits for: the
- * common case (events nothing listens to) costs one indexed lookup per project and batch.
- */
-async function interestingNames(client: Parameters<FeedConsumer['handle']>[0], projectId: string, names: string[]) {
-  const rows = await queryRows<{ name: string }>(
-    client,
-    sql`SELECT trigger_event AS name FROM workflows
-        WHERE project_id = ${projectId}::uuid AND enabled AND trigger_event = ANY(${names}::text[])
-        UNION
-        SELECT DISTINCT wait_event FROM workflow_executions
-        WHERE project_id = ${projectId}::uuid AND status = 'WAITING' AND wait_event = ANY(${names}::text[])`,
-  );
-  return new Set(rows.map((r) => r.name));
 }
