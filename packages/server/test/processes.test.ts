@@ -113,6 +113,8 @@ describe('pigeon start with worker processes', () => {
       expect(first).not.toBe(pigeon.child.pid);
       expect(first).not.toBe(second);
       expect(isAlive(first) && isAlive(second)).toBe(true);
+      // Workers run with their old generation capped (WORKER_MAX_OLD_SPACE_MB, 112 by default).
+      expect(readFileSync(`/proc/${first}/cmdline`, 'utf8').split('\0')).toContain('--max-old-space-size=112');
 
       // Both original workers are killed one after the other; each slot gets a new process.
       process.kill(first, 'SIGKILL');

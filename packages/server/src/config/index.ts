@@ -78,6 +78,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),
+    workerMaxOldSpaceMb: e.WORKER_MAX_OLD_SPACE_MB,
     auth: {
       signupsDisabled: e.DISABLE_SIGNUPS,
       sessionTtlHours: e.SESSION_TTL_HOURS,

@@ -43,6 +43,8 @@ export const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
   /** Unset: one per CPU core but the API's (at least 1); see `defaultWorkerProcesses()`. */
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(256).optional(),
+  /** V8's old-generation limit of each worker process in MB (0: V8's default); see README. */
+  WORKER_MAX_OLD_SPACE_MB: z.coerce.number().int().min(0).max(65_536).default(112),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(400),
@@ -197,6 +199,8 @@ export interface Config {
    * process itself.
    */
   workerProcesses: number;
+  /** `--max-old-space-size` of each worker process (0: not set). */
+  workerMaxOldSpaceMb: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
   verify: { dnsTimeoutMs: number; dnsCacheSize: number };
   deliverability: {

@@ -23,6 +23,7 @@ import { Migration20261127021000_uploads } from './Migration20261127021000_uploa
 import { Migration20261127030000_billing } from './Migration20261127030000_billing.js';
 import { Migration20261127040000_track_idempotency } from './Migration20261127040000_track_idempotency.js';
 import { Migration20261127041000_feed_statement_trigger } from './Migration20261127041000_feed_statement_trigger.js';
+import { Migration20261127050000_event_facts_lookup } from './Migration20261127050000_event_facts_lookup.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -53,4 +54,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127030000_billing', class: Migration20261127030000_billing },
   { name: 'Migration20261127040000_track_idempotency', class: Migration20261127040000_track_idempotency },
   { name: 'Migration20261127041000_feed_statement_trigger', class: Migration20261127041000_feed_statement_trigger },
+  { name: 'Migration20261127050000_event_facts_lookup', class: Migration20261127050000_event_facts_lookup },
 ];
