@@ -38,7 +38,7 @@ const GIVE_UP_SECONDS = 600;
 const BASELINE_COUNT = 10_000;
 // As many sendMail calls in flight per baseline process as Pigeon's DELIVERY_CONCURRENCY default
 // (16 measured no faster: the process is CPU-bound on MIME building and signing).
-const BASELINE_IN_FLIGHT = 4;
+const BASELINE_IN_FLIGHT = 8;
 const SINK_POLL_MS = 200;
 const DB_POLL_MS = 5000;
 const DOMAIN = 'campaign.example';

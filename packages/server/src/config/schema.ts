@@ -58,7 +58,7 @@ export const EnvSchema = z.object({
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   DISABLE_SIGNUPS: bool.default('false'),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default('false'),
-  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
   ATTACHMENT_LIMIT_MB: z.coerce.number().min(1).max(40).default(10),
