@@ -135,6 +135,51 @@ describe('tracked segments in real time', () => {
     expect(names.map((e) => e.name)).toEqual([`segment.${seg.body.slug}.entry`, `segment.${seg.body.slug}.exit`]);
   });
 
+  it('follows a static segment it names: a member edit moves the tracked segment in real time', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const vip = await pigeon.request('POST', '/segments', {
+      headers: auth,
+      body: { name: 'VIP list', type: 'STATIC', trackMembership: true },
+    });
+    expect(vip.status).toBe(201);
+    const vipBuyers = await pigeon.request('POST', '/segments', {
+      headers: auth,
+      body: {
+        name: 'VIP on pro',
+        trackMembership: true,
+        condition: {
+          groups: [
+            {
+              filters: [
+                { field: `segment.${vip.body.id}`, operator: 'memberOfSegment' },
+                { field: 'data.plan', operator: 'equals', value: 'pro' },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    expect(vipBuyers.status).toBe(201);
+    await track(project, 'ann@x.example', { plan: 'pro' });
+    const { rows } = await db().query<{ id: string }>('SELECT id FROM contacts WHERE project_id = $1', [project.id]);
+    const ann = rows[0]?.id as string;
+    await feedDrained();
+    expect(await segmentEvents(ann)).toEqual([]);
+    const added = await pigeon.request('POST', `/segments/${vip.body.id}/members`, {
+      headers: auth,
+      body: { emails: ['ann@x.example'] },
+    });
+    expect(added.status).toBe(200);
+    const names = await eventually(
+      () => segmentEvents(ann),
+      (e) => e.length >= 2,
+    );
+    expect(names.map((e) => e.name)).toEqual([
+      `segment.${vip.body.slug}.entry`,
+      `segment.${vipBuyers.body.slug}.entry`,
+    ]);
+  });
+
   it('compute records the differences; refresh only recounts', async () => {
     const { project, auth } = await newProject(pigeon);
     const seg = (await proSegment(auth)).body;

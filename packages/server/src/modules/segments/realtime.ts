@@ -20,15 +20,19 @@ interface TrackedRow {
 export const trackedSegmentsConsumer: FeedConsumer = {
   name: 'segments.membership',
   // Only changes that can move a contact reach the process: none of a project without a tracked
-  // segment; of the others, every data, subscription or email change, and only the events whose
-  // name a segment's condition reads (the reference index), so a plain track and the entry/exit
-  // events this consumer itself records cost a lookup in the database, not an evaluation.
+  // segment; of the others, every data, subscription or email change, the events whose name a
+  // segment's condition reads (the reference index) and, when a segment's condition names another
+  // segment, the membership events (a static member edit). So a plain track's event and the
+  // entry/exit events this consumer records itself cost a lookup in the database, not an evaluation.
   wants: sql`EXISTS (SELECT 1 FROM segments s
                      WHERE s.project_id = ch.project_id AND s.type = 'DYNAMIC' AND s.track_membership)
-             AND (ch.kind <> 'event' OR EXISTS (
-               SELECT 1 FROM resource_refs r
-               WHERE r.project_id = ch.project_id AND r.ref_type = 'event' AND r.ref_key = ch.name
-                 AND r.owner_type = 'segment'))`,
+             AND (ch.kind <> 'event'
+                  OR EXISTS (SELECT 1 FROM resource_refs r
+                             WHERE r.project_id = ch.project_id AND r.ref_type = 'event' AND r.ref_key = ch.name
+                               AND r.owner_type = 'segment')
+                  OR (ch.name LIKE 'segment.%' AND EXISTS (
+                        SELECT 1 FROM resource_refs r
+                        WHERE r.project_id = ch.project_id AND r.ref_type = 'segment' AND r.owner_type = 'segment')))`,
   async handle(client, changes) {
     for (const [projectId, contactIds] of contactsByProject(changes)) {
       await reevaluate(client, projectId, contactIds);
