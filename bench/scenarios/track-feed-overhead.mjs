@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createSegment, feedTriggers, fmt, median, r1, runAutocannon, setFeedTriggers } from '../lib/segments.mjs';
 
 /**
- * What the change feed costs POST /v1/track. On a Pigeon of its own (no segments, no workflows:
- * the feed's write cost alone), in one run, interleaved: `--duration` seconds of track load with
+ * What the change feed costs POST /v1/track. On a Pigeon of its own (per variant, below), in one
+ * run, interleaved: `--duration` seconds of track load with
  * the feed triggers (events_feed, contacts_feed_insert, contacts_feed_update) enabled, then the
  * same with them disabled (ALTER TABLE … DISABLE TRIGGER), 3 rounds each, after a 5 s warm-up (with the feed).
  * The requests are those of the `track` scenario, with data that changes on every request (so the
