@@ -42,6 +42,27 @@ export async function createUser(em: EntityManager, email: string, password: str
   return user;
 }
 
+export const findUserByEmail = (em: EntityManager, email: string) => em.findOne(UserSchema, { email });
+export const findUserById = (em: EntityManager, id: string) => em.findOne(UserSchema, { id });
+
+/**
+ * An account for an address a provider has verified (single sign-on): no password, email verified.
+ * A password can be added later through the reset flow.
+ */
+export async function createPasswordlessUser(em: EntityManager, email: string): Promise<User> {
+  if (await em.count(UserSchema, { email })) throw conflict('An account with this email already exists');
+  const user = em.create(UserSchema, { id: uuidv7(), email, emailVerified: true });
+  await em.flush();
+  return user;
+}
+
+/** A provider said the address is verified: the account's address is then verified too. */
+export async function markEmailVerified(em: EntityManager, user: User): Promise<void> {
+  if (user.emailVerified) return;
+  user.emailVerified = true;
+  await em.flush();
+}
+
 /** Checks the password; failures are counted per address and per client IP and lock them for a while. */
 export async function login(em: EntityManager, email: string, password: string, ip: string): Promise<User> {
   const lockedSeconds = await lockedForSeconds(em, [
