@@ -51,7 +51,9 @@ export const findUserById = (em: EntityManager, id: string) => em.findOne(UserSc
  */
 export async function createPasswordlessUser(em: EntityManager, email: string): Promise<User> {
   if (await em.count(UserSchema, { email })) throw conflict('An account with this email already exists');
-  const user = em.create(UserSchema, { id: uuidv7(), email, emailVerified: true });
+  // MikroORM 6 types a hidden nullable property as non-null (Hidden<string | null> is string & Brand).
+  const passwordHash = null as unknown as User['passwordHash'];
+  const user = em.create(UserSchema, { id: uuidv7(), email, passwordHash, emailVerified: true });
   await em.flush();
   return user;
 }

@@ -7,7 +7,7 @@ export const UserSchema = defineEntity({
     id: p.uuid().primary(),
     email: p.text(),
     /** Null for an account that signs in only through a provider (single sign-on). */
-    passwordHash: p.text().hidden().nullable(),
+    passwordHash: p.text().nullable().hidden(),
     emailVerified: p.boolean().default(false),
     /** Bumped on password reset: sessions carrying an older version are refused. */
     sessionVersion: p.integer().default(1),
