@@ -42,13 +42,14 @@ export class ProviderClient {
 
   constructor(
     readonly settings: SsoProviderConfig,
-    private readonly redirectUri: string,
+    /** Read when used: with PORT=0 the public URL is known only once the server listens. */
+    private readonly redirectUri: () => string,
   ) {}
 
   async authorizationUrl(secrets: AttemptSecrets): Promise<URL> {
     const config = await this.config();
     const params: Record<string, string> = {
-      redirect_uri: this.redirectUri,
+      redirect_uri: this.redirectUri(),
       scope: this.settings.scopes,
       state: secrets.state,
       code_challenge: await client.calculatePKCECodeChallenge(secrets.codeVerifier),
@@ -157,7 +158,8 @@ async function guardProvider<T>(work: () => Promise<T>): Promise<T> {
 
 function isUnavailable(err: unknown): boolean {
   if (err instanceof ProviderUnavailable) return true;
-  if (err instanceof TypeError) return err.message === 'fetch failed'; // undici: refused, reset, DNS
+  // fetch's own network failure (undici: "fetch failed"; refused, reset, DNS), not openid-client's argument checks
+  if (err instanceof TypeError) return /fetch/i.test(err.message);
   if (err instanceof client.ResponseBodyError) return err.status >= 500;
   if (err instanceof client.ClientError) {
     if (err.code === 'OAUTH_TIMEOUT') return true;

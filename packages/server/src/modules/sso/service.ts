@@ -14,7 +14,7 @@ export const callbackPath = (id: string) => `/auth/oauth/${id}/callback`;
 /** One client per configured provider, made once per app. */
 export function createProviderClients(config: Config): Map<string, ProviderClient> {
   return new Map(
-    config.sso.providers.map((p) => [p.id, new ProviderClient(p, `${config.http.publicUrl}${callbackPath(p.id)}`)]),
+    config.sso.providers.map((p) => [p.id, new ProviderClient(p, () => `${config.http.publicUrl}${callbackPath(p.id)}`)]),
   );
 }
 
