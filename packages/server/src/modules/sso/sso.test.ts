@@ -87,6 +87,15 @@ describe('GET /auth/oauth-config', () => {
 });
 
 describe('sign-in through a real OpenID Connect provider', () => {
+  it("offers the provider on Pigeon's sign-in page, keeping where to go next", async () => {
+    const page = await new HttpBrowser().visit(`${pigeon.url}/login?next=/outbox`);
+    expect(page.status).toBe(200);
+    const link = /<a class="button secondary" href="([^"]+)">Sign in with Company login<\/a>/.exec(page.text);
+    expect(link?.[1]?.replace(/&#x2F;|&#47;/g, '/').replace(/&amp;/g, '&')).toBe(
+      `${pigeon.url}/auth/oauth/oidc/start?next=%2Foutbox`,
+    );
+  });
+
   it('links an existing password account by its verified email; same session cookie as a password sign-in', async () => {
     const email = uniqueEmail('linked');
     const account = await signUp(pigeon, email, 'my own password 1');
