@@ -194,8 +194,8 @@ describe('GET /auth/oauth-config in the document', () => {
   it('is documented with its response schema and a worked example', () => {
     const op = document.paths?.['/auth/oauth-config']?.get;
     expect(op?.description).toMatch(/authorizeUrl/);
-    const media = (op?.responses?.['200'] as { content: Record<string, { schema: unknown; example: unknown }> })
-      .content['application/json'];
+    const ok = (op?.responses?.['200'] ?? {}) as { content?: Record<string, { schema: unknown; example: unknown }> };
+    const media = ok.content?.['application/json'];
     expect(media?.schema).toEqual({ $ref: '#/components/schemas/OAuthConfig' });
     expect(media?.example).toEqual({
       providers: [

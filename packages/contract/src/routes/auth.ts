@@ -28,7 +28,7 @@ export type OAuthProviderId = z.infer<typeof OAuthProviderId>;
 export const OAuthConfig = z.object({
   providers: z.array(
     z.object({
-      id: z.string().describe('`oidc` (the deployment\'s own OpenID Connect provider), `google` or `github`'),
+      id: z.string().describe("`oidc` (the deployment's own OpenID Connect provider), `google` or `github`"),
       name: z.string().describe('What a sign-in button shows'),
       authorizeUrl: z
         .string()

@@ -160,7 +160,10 @@ export const isLoopbackHttp = (url: string) => {
 function ssoProblems(e: Env): string[] {
   const problems: string[] = [];
   const groups: [string, (string | undefined)[]][] = [
-    ['OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET', [e.OIDC_ISSUER_URL, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET]],
+    [
+      'OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET',
+      [e.OIDC_ISSUER_URL, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET],
+    ],
     ['GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET', [e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET]],
     ['GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET', [e.GITHUB_CLIENT_ID, e.GITHUB_CLIENT_SECRET]],
   ];

@@ -58,10 +58,16 @@ export async function createPasswordlessUser(em: EntityManager, email: string): 
   return user;
 }
 
-/** A provider said the address is verified: the account's address is then verified too. */
-export async function markEmailVerified(em: EntityManager, user: User): Promise<void> {
+/**
+ * A provider proved the address belongs to the person signing in. If the account had never proved
+ * it, whoever signed up with it may not be that person (an account squatted before its owner
+ * arrives): its password is removed and its sessions end, and the address counts as verified.
+ */
+export async function claimWithVerifiedEmail(em: EntityManager, user: User): Promise<void> {
   if (user.emailVerified) return;
   user.emailVerified = true;
+  user.passwordHash = null as unknown as User['passwordHash']; // see createPasswordlessUser
+  user.sessionVersion += 1;
   await em.flush();
 }
 

@@ -82,9 +82,10 @@ export class ProviderClient {
       });
       const claims = tokens.claims();
       if (!claims) throw new ProviderAnswerRefused('the token response has no ID token');
-      // Many providers (oidc-provider's default, some Keycloak setups) put the email in userinfo only.
-      const info =
-        typeof claims.email === 'string' ? claims : await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+      // Many providers (oidc-provider's default, some Keycloak setups) put the email in userinfo only;
+      // fetchUserInfo requires its `sub` to be the ID token's.
+      const inToken = typeof claims.email === 'string' && claims.email_verified !== undefined;
+      const info = inToken ? claims : await client.fetchUserInfo(config, tokens.access_token, claims.sub);
       return {
         subject: claims.sub,
         email: typeof info.email === 'string' ? info.email : undefined,
@@ -109,14 +110,20 @@ export class ProviderClient {
       config.timeout = PROVIDER_TIMEOUT_SECONDS;
       return config;
     }
-    const config = await client.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
-      timeout: PROVIDER_TIMEOUT_SECONDS,
-      execute: [
-        // Without it openid-client trusts the TLS channel and skips the ID token's signature.
-        client.enableNonRepudiationChecks,
-        ...(insecure ? [client.allowInsecureRequests] : []),
-      ],
-    });
+    const config = await client.discovery(
+      new URL(settings.issuer),
+      settings.clientId,
+      settings.clientSecret,
+      undefined,
+      {
+        timeout: PROVIDER_TIMEOUT_SECONDS,
+        execute: [
+          // Without it openid-client trusts the TLS channel and skips the ID token's signature.
+          client.enableNonRepudiationChecks,
+          ...(insecure ? [client.allowInsecureRequests] : []),
+        ],
+      },
+    );
     return config;
   }
 }
@@ -124,17 +131,25 @@ export class ProviderClient {
 /** GitHub has no ID token: the account id from /user, the primary address only if GitHub verified it. */
 async function githubProfile(config: client.Configuration, accessToken: string): Promise<ProviderProfile> {
   const get = async (path: string) => {
-    const res = await client.fetchProtectedResource(config, accessToken, new URL(`${GITHUB_API}${path}`), 'GET', null, new Headers({
-      accept: 'application/vnd.github+json',
-      'x-github-api-version': '2022-11-28',
-    }));
+    const res = await client.fetchProtectedResource(
+      config,
+      accessToken,
+      new URL(`${GITHUB_API}${path}`),
+      'GET',
+      null,
+      new Headers({
+        accept: 'application/vnd.github+json',
+        'x-github-api-version': '2022-11-28',
+      }),
+    );
     if (res.status >= 500) throw new ProviderUnavailable(`GitHub answered ${res.status} for ${path}`);
     if (!res.ok) throw new ProviderAnswerRefused(`GitHub answered ${res.status} for ${path}`);
     return res.json();
   };
   const user = (await get('/user')) as { id?: unknown };
   const emails = (await get('/user/emails')) as { email?: unknown; primary?: unknown; verified?: unknown }[];
-  if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new ProviderAnswerRefused('GitHub /user has no id');
+  if (typeof user.id !== 'number' && typeof user.id !== 'string')
+    throw new ProviderAnswerRefused('GitHub /user has no id');
   const primary = Array.isArray(emails) ? emails.find((e) => e.primary === true) : undefined;
   return {
     subject: String(user.id),

@@ -57,11 +57,18 @@ export function ssoRouter(deps: AppDeps): Router {
     res.clearCookie(STATE_COOKIE, cookieOptions);
     try {
       const state = typeof req.query.state === 'string' ? req.query.state : '';
-      const attempt = sameState(req, state) ? await consumeAttempt(deps.db.pool, provider.settings.id, state) : undefined;
+      const attempt = sameState(req, state)
+        ? await consumeAttempt(deps.db.pool, provider.settings.id, state)
+        : undefined;
       if (!attempt) {
-        throw new AppError(400, 'INVALID_TOKEN', 'This sign-in was not started in this browser, has expired or was already used', {
-          suggestion: 'Start the sign-in again from Pigeon.',
-        });
+        throw new AppError(
+          400,
+          'INVALID_TOKEN',
+          'This sign-in was not started in this browser, has expired or was already used',
+          {
+            suggestion: 'Start the sign-in again from Pigeon.',
+          },
+        );
       }
       const callbackUrl = new URL(req.originalUrl, deps.config.http.publicUrl);
       const user = await finishSignIn(deps, provider, callbackUrl, attempt);
@@ -99,7 +106,8 @@ function explain(deps: AppDeps, err: unknown, providerName: string): AppError {
   if (isProtocolError(err)) {
     deps.logger.warn({ err }, 'sign-in provider answer refused');
     return new AppError(400, 'INVALID_TOKEN', `The answer from ${providerName} could not be verified`, {
-      suggestion: 'Start the sign-in again; if it keeps failing, ask your administrator to check the provider settings.',
+      suggestion:
+        'Start the sign-in again; if it keeps failing, ask your administrator to check the provider settings.',
     });
   }
   throw err;

@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
 import type { AppDeps } from '../../deps.js';
 import { forbidden } from '../../http/errors.js';
@@ -14,7 +15,10 @@ export const callbackPath = (id: string) => `/auth/oauth/${id}/callback`;
 /** One client per configured provider, made once per app. */
 export function createProviderClients(config: Config): Map<string, ProviderClient> {
   return new Map(
-    config.sso.providers.map((p) => [p.id, new ProviderClient(p, () => `${config.http.publicUrl}${callbackPath(p.id)}`)]),
+    config.sso.providers.map((p) => [
+      p.id,
+      new ProviderClient(p, () => `${config.http.publicUrl}${callbackPath(p.id)}`),
+    ]),
   );
 }
 
@@ -55,14 +59,13 @@ export async function finishSignIn(
     const user = await accounts.findUserById(em, linkedUserId);
     if (user) return user;
   }
-  const user = (await accounts.findUserByEmail(em, email)) ?? (await createAccount(deps, email));
+  const user = (await accounts.findUserByEmail(em, email)) ?? (await createAccount(deps, em, email));
   await linkIdentity(deps.db.pool, user.id, provider, profile.subject, email);
-  await accounts.markEmailVerified(em, user);
+  await accounts.claimWithVerifiedEmail(em, user);
   return user;
 }
 
-async function createAccount(deps: AppDeps, email: string): Promise<User> {
-  const em = deps.db.orm.em.fork();
+async function createAccount(deps: AppDeps, em: EntityManager, email: string): Promise<User> {
   if (!deps.config.sso.createAccounts && !(await hasPendingInvitation(em, email))) {
     throw forbidden(`There is no Pigeon account for ${email}`, 'FORBIDDEN', {
       suggestion: 'Ask an owner of a Pigeon project to invite this address, then sign in again.',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, signUp, uniqueEmail } from '../../../test/accounts.js';
+import { createProject, signUp, uniqueEmail, waitForMailedToken } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { HttpBrowser, type Visit } from '../../../test/http-browser.js';
 import { type ProviderAccount, startOidcProvider, type TestOidcProvider } from '../../../test/oidc-provider.js';
@@ -65,13 +65,26 @@ async function count(table: 'users' | 'user_identities' | 'sso_attempts'): Promi
 }
 
 /** A refusal: a page with the status, no session cookie, and no account or link written. */
-async function expectRefusedPage(visit: Visit, status: number, message: RegExp, before: { users: number; links: number }) {
+async function expectRefusedPage(
+  visit: Visit,
+  status: number,
+  message: RegExp,
+  before: { users: number; links: number },
+) {
   expect(visit.status).toBe(status);
   expect(visit.headers.get('content-type')).toMatch(/text\/html/);
   expect(visit.text).toMatch(message);
   expect(visit.setCookies.get('pigeon_session') ?? '').toBe('');
   expect(await count('users')).toBe(before.users);
   expect(await count('user_identities')).toBe(before.links);
+}
+
+/** A password account whose address was confirmed with the mailed token. */
+async function verifiedAccount(email: string, password: string) {
+  const account = await signUp(pigeon, email, password);
+  const token = await waitForMailedToken(pigeon, email, 'Confirm your email address');
+  expect((await pigeon.request('POST', '/auth/verify-email', { body: { token } })).status).toBe(200);
+  return account;
 }
 
 const snapshot = async () => ({ users: await count('users'), links: await count('user_identities') });
@@ -98,7 +111,7 @@ describe('sign-in through a real OpenID Connect provider', () => {
 
   it('links an existing password account by its verified email; same session cookie as a password sign-in', async () => {
     const email = uniqueEmail('linked');
-    const account = await signUp(pigeon, email, 'my own password 1');
+    const account = await verifiedAccount(email, 'my own password 1');
     const browser = new HttpBrowser();
     const landed = await signIn(browser, person(email.toUpperCase()));
 
@@ -129,6 +142,24 @@ describe('sign-in through a real OpenID Connect provider', () => {
     expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie } }), 401, 'UNAUTHORIZED');
   });
 
+  it('takes over an account whose address was never verified: its password and sessions end', async () => {
+    const email = uniqueEmail('squatted');
+    const squatter = await signUp(pigeon, email, 'squatters password 1');
+    const browser = new HttpBrowser();
+    const landed = await signIn(browser, person(email));
+    expect(JSON.parse(landed.text)).toMatchObject({ id: squatter.user.id, email, emailVerified: true });
+    expectEnvelope(
+      await pigeon.request('GET', '/users/@me', { headers: { cookie: squatter.cookie } }),
+      401,
+      'UNAUTHORIZED',
+    );
+    const password = await pigeon.request('POST', '/auth/login', { body: { email, password: 'squatters password 1' } });
+    expectEnvelope(password, 401, 'INVALID_CREDENTIALS');
+    const cookie = `pigeon_session=${browser.cookie(pigeon.url, 'pigeon_session')}`;
+    const methods = await pigeon.request('GET', '/users/@me/sign-in-methods', { headers: { cookie } });
+    expect(methods.body).toMatchObject({ hasPassword: false, identities: [{ provider: 'oidc' }] });
+  });
+
   it('sets the session cookie with the attributes and lifetime of a password sign-in', async () => {
     const email = uniqueEmail('cookie');
     await signUp(pigeon, email);
@@ -149,7 +180,8 @@ describe('sign-in through a real OpenID Connect provider', () => {
     const before = await snapshot();
     for (const next of ['https://evil.example/steal', '//evil.example/steal', '/\\evil.example']) {
       const browser = new HttpBrowser();
-      const leavesBoth = (url: URL) => ![pigeon.url, provider.issuer].includes(url.origin) || url.pathname === '/outbox';
+      const leavesBoth = (url: URL) =>
+        ![pigeon.url, provider.issuer].includes(url.origin) || url.pathname === '/outbox';
       const landed = await signIn(browser, login, next, leavesBoth);
       expect(landed.status).toBe(303);
       expect(landed.location).toBe(`${pigeon.url}/outbox`);
@@ -194,7 +226,7 @@ describe('sign-in through a real OpenID Connect provider', () => {
 
   it('unlinks a provider from an account that also has a password; a second unlink is a 404, an unknown provider a 422', async () => {
     const email = uniqueEmail('unlink');
-    const account = await signUp(pigeon, email);
+    const account = await verifiedAccount(email, 'my own password 1');
     const browser = new HttpBrowser();
     await signIn(browser, person(email));
     const headers = { cookie: account.cookie, origin: pigeon.url, 'sec-fetch-site': 'same-origin' };
