@@ -106,6 +106,11 @@ describe('presets', () => {
     ]);
   });
 
+  it('names them in GET /config too', async () => {
+    const res = await pigeon.request('GET', '/config');
+    expect(res.body.oauthProviders).toEqual(['google', 'github']);
+  });
+
   it('answers an unknown provider with a 404 page', async () => {
     const res = await new HttpBrowser().visit(`${pigeon.url}/auth/oauth/oidc/start`);
     expect(res.status).toBe(404);
