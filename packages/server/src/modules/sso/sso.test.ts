@@ -289,6 +289,18 @@ describe('refusals: a clear page or 4xx, no session, nothing created', () => {
     await expectRefusedPage(replay, 400, /already used/, before);
   });
 
+  it('says so when the person cancels at the provider (access_denied comes back)', async () => {
+    const before = await snapshot();
+    const browser = new HttpBrowser();
+    const loginPage = await browser.visit(`${pigeon.url}/auth/oauth/oidc/start`);
+    const cancel = /<a href="([^"]+)">\[ Cancel \]<\/a>/.exec(loginPage.text)?.[1] ?? '';
+    expect(cancel).toMatch(/\/abort$/);
+    const landed = await browser.visit(new URL(cancel.replace(/&#x2F;/gi, '/'), loginPage.url).href);
+    expect(landed.url).toMatch(/\/auth\/oauth\/oidc\/callback\?error=access_denied/);
+    await expectRefusedPage(landed, 400, /Company login did not sign you in \(access_denied\)/, before);
+    expect(landed.text).toMatch(/End-User aborted interaction/);
+  });
+
   it('answers 502 with a clear page when the provider is down at the callback', async () => {
     const email = uniqueEmail('down');
     await signUp(pigeon, email);
