@@ -189,3 +189,19 @@ describe('OpenAPI 3.0.3 rendering', () => {
     }
   });
 });
+
+describe('GET /auth/oauth-config in the document', () => {
+  it('is documented with its response schema and a worked example', () => {
+    const op = document.paths?.['/auth/oauth-config']?.get;
+    expect(op?.description).toMatch(/authorizeUrl/);
+    const ok = (op?.responses?.['200'] ?? {}) as { content?: Record<string, { schema: unknown; example: unknown }> };
+    const media = ok.content?.['application/json'];
+    expect(media?.schema).toEqual({ $ref: '#/components/schemas/OAuthConfig' });
+    expect(media?.example).toEqual({
+      providers: [
+        { id: 'oidc', name: 'Keycloak', authorizeUrl: 'https://pigeon.example.com/auth/oauth/oidc/start' },
+        { id: 'google', name: 'Google', authorizeUrl: 'https://pigeon.example.com/auth/oauth/google/start' },
+      ],
+    });
+  });
+});

@@ -306,6 +306,12 @@ class SchemaConverter {
 
 /** Examples of recursive schemas, which a sampler cuts off (a nested tree without its `groups`). */
 const COMPONENT_EXAMPLES: Record<string, unknown> = {
+  OAuthConfig: {
+    providers: [
+      { id: 'oidc', name: 'Keycloak', authorizeUrl: 'https://pigeon.example.com/auth/oauth/oidc/start' },
+      { id: 'google', name: 'Google', authorizeUrl: 'https://pigeon.example.com/auth/oauth/google/start' },
+    ],
+  },
   ConditionTree: {
     logic: 'AND',
     groups: [

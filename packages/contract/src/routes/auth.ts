@@ -21,8 +21,35 @@ export const User = z.object({
 
 export const Ok = z.object({ success: z.literal(true) });
 export const Accepted = z.object({ success: z.literal(true), message: z.string() });
+/** The sign-in providers a deployment can configure: any OpenID Connect provider, and two presets. */
+export const OAuthProviderId = z.enum(['oidc', 'google', 'github']);
+export type OAuthProviderId = z.infer<typeof OAuthProviderId>;
+
 export const OAuthConfig = z.object({
-  providers: z.array(z.object({ id: z.string(), name: z.string(), authorizeUrl: z.string().url() })),
+  providers: z.array(
+    z.object({
+      id: z.string().describe("`oidc` (the deployment's own OpenID Connect provider), `google` or `github`"),
+      name: z.string().describe('What a sign-in button shows'),
+      authorizeUrl: z
+        .string()
+        .url()
+        .describe(
+          'Open this in the browser (a top-level navigation) to sign in; add `?next=/path` to come back to a page of Pigeon',
+        ),
+    }),
+  ),
+});
+
+export const LinkedIdentity = z.object({
+  provider: OAuthProviderId,
+  email: z.string().email().describe('The verified address the provider gave when the identity was linked'),
+  linkedAt: Timestamp,
+  lastUsedAt: Timestamp,
+});
+
+export const SignInMethods = z.object({
+  hasPassword: z.boolean(),
+  identities: z.array(LinkedIdentity),
 });
 
 const Credentials = z.object({ email: Email, password: z.string().min(1).max(256) });
@@ -101,8 +128,31 @@ export const authContract = c.router(
       method: 'GET',
       path: '/auth/oauth-config',
       summary: 'OAuth providers configured on this deployment',
+      description:
+        'The single sign-on providers this deployment is configured with (none by default), each with the URL ' +
+        'that starts its sign-in. The browser opens `authorizeUrl`; after the provider, Pigeon sets the same ' +
+        'session cookie as POST /auth/login and redirects to `next` (a path of Pigeon, `/outbox` by default).',
       metadata: meta({ auth: 'none' }),
       responses: { 200: OAuthConfig, ...publicErrors },
+    },
+    signInMethods: {
+      method: 'GET',
+      path: '/users/@me/sign-in-methods',
+      summary: "The signed-in user's ways to sign in: a password, linked providers, or both",
+      metadata: meta({ auth: 'session' }),
+      responses: { 200: SignInMethods, ...commonErrors },
+    },
+    unlinkIdentity: {
+      method: 'DELETE',
+      path: '/users/@me/sign-in-methods/:provider',
+      summary: 'Unlink a sign-in provider from the signed-in user',
+      description:
+        'Refused with 409 CONFLICT (details.reason LAST_SIGN_IN_METHOD) when it is the only way left to sign in (no ' +
+        'password, no other provider): set a password first (POST /auth/request-password-reset) or link another provider.',
+      metadata: meta({ auth: 'session' }),
+      pathParams: z.object({ provider: OAuthProviderId }),
+      body: c.noBody(),
+      responses: { 200: SignInMethods, 404: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
     },
     acceptInvitation: {
       method: 'POST',
@@ -121,4 +171,4 @@ export const authContract = c.router(
   { strictStatusCodes: true },
 );
 
-export const authSchemas = { User };
+export const authSchemas = { User, OAuthConfig, SignInMethods };

@@ -1,9 +1,26 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { type Config, type Env, EnvSchema, type ProcessRole, type S3Settings, type SesConfig } from './schema.js';
+import {
+  type Config,
+  type Env,
+  EnvSchema,
+  type ProcessRole,
+  type S3Settings,
+  type SesConfig,
+  type SsoConfig,
+  type SsoProviderConfig,
+} from './schema.js';
 import { loadOrCreateSecrets } from './secrets.js';
 
-export type { Config, ProcessRole, S3Settings, SesConfig, StripeConfig } from './schema.js';
+export type {
+  Config,
+  ProcessRole,
+  S3Settings,
+  SesConfig,
+  SsoConfig,
+  SsoProviderConfig,
+  StripeConfig,
+} from './schema.js';
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
@@ -84,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       sessionTtlHours: e.SESSION_TTL_HOURS,
       systemMailFrom: e.SYSTEM_MAIL_FROM,
     },
+    sso: ssoConfig(e),
     verify: { dnsTimeoutMs: e.VERIFY_DNS_TIMEOUT_MS, dnsCacheSize: e.VERIFY_DNS_CACHE_SIZE },
     deliverability: {
       bounceDomain: e.BOUNCE_DOMAIN ?? new URL(e.PUBLIC_URL ?? 'http://localhost').hostname,
@@ -128,7 +146,81 @@ function integrationProblems(e: Env): string[] {
   if (Boolean(e.AWS_ACCESS_KEY_ID) !== Boolean(e.AWS_SECRET_ACCESS_KEY)) {
     problems.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both, or neither (the AWS default chain)');
   }
+  return [...problems, ...ssoProblems(e)];
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** An issuer over plain http is accepted on loopback only (a provider on the same machine, or a test). */
+export const isLoopbackHttp = (url: string) => {
+  const u = new URL(url);
+  return u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname);
+};
+
+function ssoProblems(e: Env): string[] {
+  const problems: string[] = [];
+  const groups: [string, (string | undefined)[]][] = [
+    [
+      'OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET',
+      [e.OIDC_ISSUER_URL, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET],
+    ],
+    ['GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET', [e.GOOGLE_CLIENT_ID, e.GOOGLE_CLIENT_SECRET]],
+    ['GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET', [e.GITHUB_CLIENT_ID, e.GITHUB_CLIENT_SECRET]],
+  ];
+  for (const [names, values] of groups) {
+    if (values.some(Boolean) && !values.every(Boolean)) problems.push(`${names}: set all of them, or none`);
+  }
+  const issuer = e.OIDC_ISSUER_URL;
+  if (issuer && !issuer.startsWith('https://') && !isLoopbackHttp(issuer)) {
+    problems.push('OIDC_ISSUER_URL: must be an https:// URL (plain http only on a loopback address)');
+  }
+  if (issuer && !e.OIDC_SCOPES.split(' ').includes('openid')) {
+    problems.push('OIDC_SCOPES: must include openid');
+  }
   return problems;
+}
+
+function ssoConfig(e: Env): SsoConfig {
+  const providers: SsoProviderConfig[] = [];
+  if (e.OIDC_ISSUER_URL && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET) {
+    providers.push({
+      id: 'oidc',
+      name: e.OIDC_DISPLAY_NAME,
+      protocol: 'oidc',
+      issuer: e.OIDC_ISSUER_URL.replace(/\/+$/, ''),
+      clientId: e.OIDC_CLIENT_ID,
+      clientSecret: e.OIDC_CLIENT_SECRET,
+      scopes: e.OIDC_SCOPES,
+    });
+  }
+  if (e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET) {
+    providers.push({
+      id: 'google',
+      name: 'Google',
+      protocol: 'oidc',
+      issuer: 'https://accounts.google.com',
+      clientId: e.GOOGLE_CLIENT_ID,
+      clientSecret: e.GOOGLE_CLIENT_SECRET,
+      scopes: 'openid email profile',
+    });
+  }
+  if (e.GITHUB_CLIENT_ID && e.GITHUB_CLIENT_SECRET) {
+    providers.push({
+      id: 'github',
+      name: 'GitHub',
+      protocol: 'github',
+      issuer: 'https://github.com',
+      clientId: e.GITHUB_CLIENT_ID,
+      clientSecret: e.GITHUB_CLIENT_SECRET,
+      // user:email lists the addresses with their verified flag (the profile's public email may be unverified).
+      scopes: 'read:user user:email',
+    });
+  }
+  return {
+    providers,
+    allowedEmailDomains: e.SSO_ALLOWED_EMAIL_DOMAINS?.split(',').map((d) => d.trim()) ?? [],
+    createAccounts: e.SSO_CREATE_ACCOUNTS,
+  };
 }
 
 function sesConfig(e: Env): SesConfig | undefined {

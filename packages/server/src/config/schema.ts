@@ -1,3 +1,4 @@
+import type { OAuthProviderId } from '@pigeon/contract';
 import { z } from 'zod';
 
 const bool = z
@@ -138,6 +139,25 @@ export const EnvSchema = z.object({
     .default(''),
   UPLOADS_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   UPLOADS_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  OIDC_ISSUER_URL: url.optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  OIDC_SCOPES: z
+    .string()
+    .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'must be scopes separated by single spaces')
+    .default('openid email profile'),
+  OIDC_DISPLAY_NAME: z.string().trim().min(1).max(60).default('Single sign-on'),
+  GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  SSO_ALLOWED_EMAIL_DOMAINS: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z0-9.-]+(\s*,\s*[a-z0-9.-]+)*$/, 'must be a comma-separated list of domains')
+    .optional(),
+  SSO_CREATE_ACCOUNTS: bool.default('false'),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -202,6 +222,7 @@ export interface Config {
   /** `--max-old-space-size` of each worker process (0: not set). */
   workerMaxOldSpaceMb: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
+  sso: SsoConfig;
   verify: { dnsTimeoutMs: number; dnsCacheSize: number };
   deliverability: {
     /** The domain of the VERP return path `bounces+<token>@<bounceDomain>` (default: PUBLIC_URL's host). */
@@ -248,4 +269,24 @@ export interface S3Settings {
   forcePathStyle: boolean;
   prefix: string;
   credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+/** One sign-in provider: `oidc` and `google` speak OpenID Connect, `github` plain OAuth 2. */
+export interface SsoProviderConfig {
+  id: OAuthProviderId;
+  name: string;
+  protocol: 'oidc' | 'github';
+  /** The OpenID Connect issuer (discovery at `<issuer>/.well-known/openid-configuration`). */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string;
+}
+
+export interface SsoConfig {
+  providers: SsoProviderConfig[];
+  /** Lower-case domains a provider's verified email must belong to (subdomains excluded); empty: any. */
+  allowedEmailDomains: string[];
+  /** A first sign-in with no account and no pending invitation creates an account (off: refused). */
+  createAccounts: boolean;
 }

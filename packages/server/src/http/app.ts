@@ -18,6 +18,7 @@ import { createEventsRouter } from '../modules/events/router.js';
 import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSegmentsRouter } from '../modules/segments/router.js';
+import { ssoRouter } from '../modules/sso/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
 import { createUploadsRouter, imagesRouter } from '../modules/uploads/router.js';
@@ -95,6 +96,7 @@ export function createApp(
   app.use(imagesRouter(deps, images));
   app.use(docsRouter(deps.config.http.publicUrl));
   app.use(loginPageRouter(deps));
+  app.use(ssoRouter(deps));
   if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));
   options.mountExtraRoutes?.(app, deps);
   app.use(notFoundHandler);

@@ -42,6 +42,35 @@ export async function createUser(em: EntityManager, email: string, password: str
   return user;
 }
 
+export const findUserByEmail = (em: EntityManager, email: string) => em.findOne(UserSchema, { email });
+export const findUserById = (em: EntityManager, id: string) => em.findOne(UserSchema, { id });
+
+/**
+ * An account for an address a provider has verified (single sign-on): no password, email verified.
+ * A password can be added later through the reset flow.
+ */
+export async function createPasswordlessUser(em: EntityManager, email: string): Promise<User> {
+  if (await em.count(UserSchema, { email })) throw conflict('An account with this email already exists');
+  // MikroORM 6 types a hidden nullable property as non-null (Hidden<string | null> is string & Brand).
+  const passwordHash = null as unknown as User['passwordHash'];
+  const user = em.create(UserSchema, { id: uuidv7(), email, passwordHash, emailVerified: true });
+  await em.flush();
+  return user;
+}
+
+/**
+ * A provider proved the address belongs to the person signing in. If the account had never proved
+ * it, whoever signed up with it may not be that person (an account squatted before its owner
+ * arrives): its password is removed and its sessions end, and the address counts as verified.
+ */
+export async function claimWithVerifiedEmail(em: EntityManager, user: User): Promise<void> {
+  if (user.emailVerified) return;
+  user.emailVerified = true;
+  user.passwordHash = null as unknown as User['passwordHash']; // see createPasswordlessUser
+  user.sessionVersion += 1;
+  await em.flush();
+}
+
 /** Checks the password; failures are counted per address and per client IP and lock them for a while. */
 export async function login(em: EntityManager, email: string, password: string, ip: string): Promise<User> {
   const lockedSeconds = await lockedForSeconds(em, [

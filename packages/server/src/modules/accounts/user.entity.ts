@@ -6,7 +6,8 @@ export const UserSchema = defineEntity({
   properties: {
     id: p.uuid().primary(),
     email: p.text(),
-    passwordHash: p.text().hidden(),
+    /** Null for an account that signs in only through a provider (single sign-on). */
+    passwordHash: p.text().nullable().hidden(),
     emailVerified: p.boolean().default(false),
     /** Bumped on password reset: sessions carrying an older version are refused. */
     sessionVersion: p.integer().default(1),

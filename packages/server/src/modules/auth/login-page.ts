@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors.js';
 import { definePage, sendPage } from '../../http/pages.js';
 import { unsafeText } from '../../http/validation.js';
 import * as accounts from '../accounts/service.js';
+import { oauthConfig } from '../sso/service.js';
 import { startSession } from './session.js';
 
 definePage(
@@ -18,7 +19,10 @@ definePage(
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
-</form>`,
+</form>
+<% it.providers.forEach((p) => { %>
+<p><a class="button secondary" href="<%= p.href %>">Sign in with <%= p.name %></a></p>
+<% }) %>`,
 );
 
 /** Only same-site paths: `next` must never send a signed-in user to another site. */
@@ -46,9 +50,16 @@ export function crossSite(req: Request, publicUrl: string): boolean {
  */
 export function loginPageRouter(deps: AppDeps): Router {
   const router = Router();
-  router.get('/login', (req, res) =>
-    sendPage(res, 200, 'login', { title: 'Sign in', next: safeNext(req.query.next), email: '', error: null }),
-  );
+  // Single sign-on buttons: each provider's start URL, coming back to the same `next`.
+  const providers = (next: string) =>
+    oauthConfig(deps.config).providers.map((p) => ({
+      name: p.name,
+      href: `${p.authorizeUrl}?next=${encodeURIComponent(next)}`,
+    }));
+  router.get('/login', (req, res) => {
+    const next = safeNext(req.query.next);
+    sendPage(res, 200, 'login', { title: 'Sign in', next, email: '', error: null, providers: providers(next) });
+  });
   router.post('/login', express.urlencoded({ extended: false, limit: '4kb' }), async (req: Request, res: Response) => {
     const email = String(req.body?.email ?? '')
       .trim()
@@ -65,6 +76,7 @@ export function loginPageRouter(deps: AppDeps): Router {
         next,
         email: '',
         error: refused,
+        providers: providers(next),
       });
       return;
     }
@@ -79,7 +91,13 @@ export function loginPageRouter(deps: AppDeps): Router {
       res.redirect(303, next);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      sendPage(res, err.statusCode, 'login', { title: 'Sign in', next, email, error: err.message });
+      sendPage(res, err.statusCode, 'login', {
+        title: 'Sign in',
+        next,
+        email,
+        error: err.message,
+        providers: providers(next),
+      });
     }
   });
   return router;

@@ -9,11 +9,12 @@ export const hashPassword = async (password: string) => (await argon2()).hash(pa
 // Verified against when the email is unknown, so a miss costs the same time as a wrong password.
 let dummyHash: Promise<string> | undefined;
 
-export async function verifyPassword(passwordHash: string | undefined, password: string): Promise<boolean> {
+/** A missing hash (unknown email, or an account without a password) never matches, in the same time. */
+export async function verifyPassword(passwordHash: string | null | undefined, password: string): Promise<boolean> {
   const { hash, verify } = await argon2();
   dummyHash ??= hash('pigeon-timing-equaliser');
   const ok = await verify(passwordHash ?? (await dummyHash), password).catch(() => false);
-  return ok && passwordHash !== undefined;
+  return ok && typeof passwordHash === 'string';
 }
 
 /** zxcvbn-ts's list of the ~49,000 most common passwords (offline, shipped in the npm package). */

@@ -5,6 +5,8 @@ import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import * as accounts from '../accounts/service.js';
 import { acceptInvitation } from '../projects/members.js';
+import { listSignInMethods, unlinkIdentity } from '../sso/identities.js';
+import * as sso from '../sso/service.js';
 import { endSession, startSession } from './session.js';
 
 const s = initServer();
@@ -48,7 +50,15 @@ export const createAuthRouter = (deps: AppDeps) => {
       await accounts.resetPassword(requestEm(deps, req), body.token, body.password);
       return { status: 200, body: { success: true } };
     },
-    oauthConfig: async () => ({ status: 200, body: { providers: [] } }),
+    oauthConfig: async () => ({ status: 200, body: sso.oauthConfig(deps.config) }),
+    signInMethods: async ({ req }) => ({
+      status: 200,
+      body: await listSignInMethods(deps.db.pool, callerUser(req).id),
+    }),
+    unlinkIdentity: async ({ params, req }) => {
+      await unlinkIdentity(deps.db.pool, callerUser(req).id, params.provider);
+      return { status: 200, body: await listSignInMethods(deps.db.pool, callerUser(req).id) };
+    },
     acceptInvitation: async ({ body, req }) => ({
       status: 200,
       body: await acceptInvitation(requestEm(deps, req), callerUser(req), body.token),

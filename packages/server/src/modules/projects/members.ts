@@ -180,6 +180,11 @@ export async function removeMember(em: EntityManager, actorId: string, projectId
   });
 }
 
+/** Whether someone invited this address to a project (pending and unexpired): SSO may then create its account. */
+export async function hasPendingInvitation(em: EntityManager, email: string): Promise<boolean> {
+  return (await em.count(InvitationSchema, { email, acceptedAt: null, expiresAt: { $gt: new Date() } })) > 0;
+}
+
 /** The signed-in user joins with a token mailed to their own address. */
 export async function acceptInvitation(em: EntityManager, user: { id: string; email: string }, token: string) {
   return em.transactional(async (tx) => {

@@ -20,7 +20,7 @@ export function deploymentConfig(deps: AppDeps) {
     version: VERSION,
     publicUrl: deps.config.http.publicUrl,
     signupsEnabled: !deps.config.auth.signupsDisabled,
-    oauthProviders: [],
+    oauthProviders: deps.config.sso.providers.map((p) => p.id),
     billingEnabled: deps.config.billing.stripe !== undefined,
     storage: 'local' as const,
     mailTransport: deps.mailer.kind,
