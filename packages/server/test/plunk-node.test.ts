@@ -101,7 +101,10 @@ describe('@plunk/node 3.0.3 against Pigeon', () => {
       from: at('team'),
       type: 'text',
     });
-    await expect(badType).rejects.toThrow('Request validation failed');
+    // The top-level message names the field and why: @plunk/node shows only that.
+    await expect(badType).rejects.toThrow(/^type: Invalid enum value\. Expected 'html' \| 'markdown', received 'text'/);
+    const noSubject = plunk.emails.send({ to: 'ada@example.com', body: 'Hi', from: at('team') } as never);
+    await expect(noSubject).rejects.toThrow(/^subject: Required unless a template gives it/);
 
     const unverified = plunk.emails.send({ to: 'ada@example.com', subject: 'Hi', body: 'Hi', from: 'x@other.example' });
     await expect(unverified).rejects.toThrow('The sender domain other.example is not verified for this project');
