@@ -80,3 +80,21 @@ export const sendOptionFields = {
     .optional()
     .describe('`true`: refuse with 422 what would otherwise be sent with warnings (nothing is sent)'),
 };
+
+/** `key:value` pairs, comma-separated, that an email's tags must all hold (GET /activity's `tag`). */
+export const TagFilter = z
+  .string()
+  .max(1000)
+  .transform((text, ctx) => {
+    const tags: Record<string, string> = {};
+    for (const pair of text.split(',')) {
+      const at = pair.indexOf(':');
+      if (at < 1) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `\`${pair.slice(0, 80)}\` is not key:value` });
+        return z.NEVER;
+      }
+      tags[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    }
+    return tags;
+  })
+  .describe('Only activity of emails sent with these tags: `key:value`, comma-separated for several (all must match)');

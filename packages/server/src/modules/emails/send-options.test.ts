@@ -92,6 +92,19 @@ describe('POST /v1/send options', () => {
       tags: { kind: 'receipt', order: '42' },
       bcc: [{ email: 'dee@example.com', name: null }],
     });
+    // Found again by tag where emails' activity is listed.
+    const emailId = res.body.data.emails[0].email;
+    await waitForStatus(emailId, ['SENT']);
+    const other = await send(auth, { to: 'eve@example.com', from, subject: 's', body: 'b', tags: { kind: 'other' } });
+    await waitForStatus(other.body.data.emails[0].email, ['SENT']);
+    const activity = async (tag: string) =>
+      (await pigeon.request('GET', `/activity?types=email.sent&tag=${encodeURIComponent(tag)}`, { headers: auth }))
+        .body;
+    expect((await activity('kind:receipt')).data.map((a: { emailId: string }) => a.emailId)).toEqual([emailId]);
+    expect((await activity('kind:receipt,order:42')).data).toHaveLength(1);
+    expect((await activity('kind:receipt,order:43')).data).toHaveLength(0);
+    expect((await activity('kind:other')).data).toHaveLength(1);
+    expectEnvelope(await pigeon.request('GET', '/activity?tag=receipt', { headers: auth }), 422, 'VALIDATION_ERROR');
   });
 
   it('refuses bad addresses, tags and more than 100 recipients with a message naming the field', async () => {
