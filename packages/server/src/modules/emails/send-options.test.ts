@@ -172,7 +172,7 @@ describe('warnings and strict mode', () => {
     // strict: the same request is refused, naming each warning, and nothing more is stored.
     const strict = expectEnvelope(await send(auth, { ...body, strict: true }), 422, 'VALIDATION_ERROR');
     expect(strict.message).toMatch(/^html: `html` is not a field of \/v1\/send and was ignored: did you mean `body`\?/);
-    expect(strict.errors?.map((e: { code: string }) => e.code)).toEqual([
+    expect(strict.errors?.map((e) => e.code)).toEqual([
       'strict_unknown_field',
       'strict_unknown_field',
       'strict_missing_variable',
