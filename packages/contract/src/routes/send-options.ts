@@ -1,4 +1,5 @@
-import { parseOneAddress } from 'email-addresses';
+// CommonJS (`module.exports = parse5322`): Node's ESM sees only the default export.
+import emailAddresses from 'email-addresses';
 import { z } from 'zod';
 
 /**
@@ -18,7 +19,7 @@ const MailboxString = z
   .trim()
   .max(500)
   .transform((text, ctx) => {
-    const parsed = text.includes('<') ? parseOneAddress(text) : null;
+    const parsed = text.includes('<') ? emailAddresses.parseOneAddress(text) : null;
     const email = parsed && parsed.type === 'mailbox' ? parsed.address : text;
     const checked = Email.safeParse(email);
     if (!checked.success) {

@@ -1,0 +1,13 @@
+import { buildOpenApiDocument, toOpenApi30 } from './dist/openapi.js';
+import { contract, namedSchemas } from './dist/index.js';
+const v31 = buildOpenApiDocument(contract, namedSchemas, { title: 't', version: '1' });
+const v30 = toOpenApi30(v31);
+const pats = new Set();
+const nevers = [];
+const walk = (n, path) => { if (Array.isArray(n)) return n.forEach((x,i)=>walk(x, path+'/'+i)); if (!n || typeof n !== 'object') return;
+  if (typeof n.pattern === 'string') pats.add(n.pattern);
+  if (n.not && Object.keys(n.not).length === 0) nevers.push(path);
+  for (const [k,v] of Object.entries(n)) walk(v, path+'/'+k); };
+walk(v31, '31'); walk(v30, '30');
+console.log([...pats].join('\n'));
+console.log('NEVER', nevers.slice(0,20));
