@@ -290,6 +290,16 @@ export const SendResult = z.object({
   timestamp: Timestamp,
 });
 
+/** The `/v1/send` example of the OpenAPI documents: it works as sent once `example.com` is a verified domain. */
+const SEND_EXAMPLE = {
+  to: 'Ada Lovelace <ada@example.com>',
+  from: 'Acme <hello@example.com>',
+  subject: 'Welcome, {{name ?? "friend"}}',
+  body: '<p>Thanks for signing up, {{name ?? "friend"}}.</p>',
+  data: { name: 'Ada' },
+  tags: { kind: 'welcome' },
+};
+
 export const SendBatchBody = z.object({
   messages: z
     .array(SendBody)
@@ -311,7 +321,7 @@ export const emailsContract = c.router(
       summary: 'Send a transactional email now (one or more recipients)',
       description:
         'Each recipient gets its own contact upsert and rendered email. Content is a template, or subject and body. The sender domain must be verified.',
-      metadata: meta({ auth: 'secret' }),
+      metadata: meta({ auth: 'secret', example: SEND_EXAMPLE }),
       headers: IdempotencyHeaders,
       body: SendBody,
       responses: {
@@ -328,7 +338,15 @@ export const emailsContract = c.router(
       summary: 'Send up to 100 different transactional emails in one request (all or nothing)',
       description:
         'Every message is checked (fields, template, sender domain, strict warnings) before any is stored: one bad message answers 422 with its errors under `messages.<index>.` and nothing is sent. Then all are queued in one transaction, with one Idempotency-Key for the whole batch; `results[i]` answers `messages[i]`.',
-      metadata: meta({ auth: 'secret' }),
+      metadata: meta({
+        auth: 'secret',
+        example: {
+          messages: [
+            SEND_EXAMPLE,
+            { to: 'grace@example.com', from: 'hello@example.com', subject: 'Your code', body: '<p>1234</p>' },
+          ],
+        },
+      }),
       headers: IdempotencyHeaders,
       body: SendBatchBody,
       responses: {
