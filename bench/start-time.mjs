@@ -37,6 +37,16 @@ async function once() {
   } finally {
     process.kill(-child.pid, 'SIGTERM');
     await exited;
+    // npx may exit before the server it started has stopped: wait until nothing answers any more.
+    while (
+      await fetch(`http://127.0.0.1:${port}/health`).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 1000)); // the embedded PostgreSQL stops after the HTTP server
   }
 }
 
