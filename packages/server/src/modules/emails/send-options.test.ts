@@ -1,30 +1,16 @@
 import { simpleParser } from 'mailparser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+import { describe, expect, it } from 'vitest';
+import { expectEnvelope } from '../../../test/helpers.js';
+import { pigeonWithSmtpSink, verifiedSender } from '../../../test/sending.js';
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({
-    env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, DELIVERY_RETRY_BASE_MS: '100' },
-  });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
-});
+const setup = pigeonWithSmtpSink();
 
 const send = (auth: Record<string, string>, body: unknown, path = '/v1/send', headers = {}) =>
-  pigeon.request('POST', path, { headers: { ...auth, ...headers }, body });
+  setup.pigeon.request('POST', path, { headers: { ...auth, ...headers }, body });
 
 const emailsOf = async (projectId: string) =>
   (
-    await pigeon.deps.db.pool.query(
+    await setup.pigeon.deps.db.pool.query(
       'SELECT to_email, cc, bcc, tags, subject FROM emails WHERE project_id = $1 ORDER BY to_email',
       [projectId],
     )
@@ -32,12 +18,14 @@ const emailsOf = async (projectId: string) =>
 
 const contactEmails = async (projectId: string) =>
   (
-    await pigeon.deps.db.pool.query('SELECT email FROM contacts WHERE project_id = $1 ORDER BY email', [projectId])
+    await setup.pigeon.deps.db.pool.query('SELECT email FROM contacts WHERE project_id = $1 ORDER BY email', [
+      projectId,
+    ])
   ).rows.map((r) => r.email);
 
 async function waitForStatus(id: string, statuses: string[]) {
   for (let i = 0; i < 600; i++) {
-    const { rows } = await pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [id]);
+    const { rows } = await setup.pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [id]);
     if (statuses.includes(rows[0]?.status)) return rows[0].status;
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -46,8 +34,8 @@ async function waitForStatus(id: string, statuses: string[]) {
 
 describe('POST /v1/send options', () => {
   it('sends cc in the header and the envelope, bcc in the envelope only, the given text part and display names', async () => {
-    const { auth, from, project } = await verifiedSender(pigeon, dns);
-    const before = sink.messages.length;
+    const { auth, from, project } = await verifiedSender(setup.pigeon, setup.dns);
+    const before = setup.sink.messages.length;
     const res = await send(auth, {
       to: '"Lovelace, Ada" <Ada@Example.com>',
       cc: ['Bob Builder <bob@example.com>', { name: 'Cy', email: 'cy@example.com' }],
@@ -63,7 +51,7 @@ describe('POST /v1/send options', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.warnings).toEqual([]);
     expect(res.body.data.emails).toHaveLength(1);
-    const [message] = (await sink.waitFor(before + 1)).slice(before);
+    const [message] = (await setup.sink.waitFor(before + 1)).slice(before);
     expect(message?.to).toEqual(['ada@example.com', 'bob@example.com', 'cy@example.com', 'dee@example.com']);
     const parsed = await simpleParser(message?.raw ?? '');
     expect(parsed.from?.value).toEqual([{ name: 'Acme Team', address: from }]);
@@ -98,17 +86,24 @@ describe('POST /v1/send options', () => {
     const other = await send(auth, { to: 'eve@example.com', from, subject: 's', body: 'b', tags: { kind: 'other' } });
     await waitForStatus(other.body.data.emails[0].email, ['SENT']);
     const activity = async (tag: string) =>
-      (await pigeon.request('GET', `/activity?types=email.sent&tag=${encodeURIComponent(tag)}`, { headers: auth }))
-        .body;
+      (
+        await setup.pigeon.request('GET', `/activity?types=email.sent&tag=${encodeURIComponent(tag)}`, {
+          headers: auth,
+        })
+      ).body;
     expect((await activity('kind:receipt')).data.map((a: { emailId: string }) => a.emailId)).toEqual([emailId]);
     expect((await activity('kind:receipt,order:42')).data).toHaveLength(1);
     expect((await activity('kind:receipt,order:43')).data).toHaveLength(0);
     expect((await activity('kind:other')).data).toHaveLength(1);
-    expectEnvelope(await pigeon.request('GET', '/activity?tag=receipt', { headers: auth }), 422, 'VALIDATION_ERROR');
+    expectEnvelope(
+      await setup.pigeon.request('GET', '/activity?tag=receipt', { headers: auth }),
+      422,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('refuses bad addresses, tags and more than 100 recipients with a message naming the field', async () => {
-    const { auth, from, project } = await verifiedSender(pigeon, dns);
+    const { auth, from, project } = await verifiedSender(setup.pigeon, setup.dns);
     const base = { from, subject: 's', body: 'b' };
     const cases: Array<[unknown, RegExp]> = [
       [{ ...base, to: 'Ada <not-an-address>' }, /^to: must be an email address, "Name <email@example.com>"/],
@@ -138,9 +133,9 @@ describe('POST /v1/send options', () => {
 
 describe('warnings and strict mode', () => {
   it('warns about empty variables, unknown fields (with a did-you-mean), Plunk-style top-level variables and skipped copies', async () => {
-    const { auth, from, project } = await verifiedSender(pigeon, dns);
+    const { auth, from, project } = await verifiedSender(setup.pigeon, setup.dns);
     // A hard bounce suppresses the address, so the next copy to it is skipped.
-    sink.failNext(550);
+    setup.sink.failNext(550);
     const bounced = await send(auth, { to: 'gone@example.com', from, subject: 's', body: 'b' });
     await waitForStatus(bounced.body.data.emails[0].email, ['BOUNCED']);
 
@@ -191,8 +186,8 @@ describe('warnings and strict mode', () => {
 
 describe('POST /v1/send/batch', () => {
   it('sends up to 100 different messages with per-message results, and one key for the batch', async () => {
-    const { auth, from, project } = await verifiedSender(pigeon, dns);
-    const before = sink.messages.length;
+    const { auth, from, project } = await verifiedSender(setup.pigeon, setup.dns);
+    const before = setup.sink.messages.length;
     const messages = [
       { to: 'one@example.com', from, subject: 'First', body: '<p>1</p>', tags: { n: '1' } },
       { to: ['two@example.com', 'three@example.com'], from, subject: 'Second {{x}}', body: '<p>2</p>' },
@@ -205,7 +200,7 @@ describe('POST /v1/send/batch', () => {
     expect(results[0].emails.map((e: { contact: { email: string } }) => e.contact.email)).toEqual(['one@example.com']);
     expect(results[1].emails).toHaveLength(2);
     expect(results[1].warnings).toMatchObject([{ code: 'missing_variable', field: 'x' }]);
-    const received = (await sink.waitFor(before + 3)).slice(before);
+    const received = (await setup.sink.waitFor(before + 3)).slice(before);
     expect(received.map((m) => m.to[0]).sort()).toEqual(['one@example.com', 'three@example.com', 'two@example.com']);
 
     const again = await send(auth, { messages }, '/v1/send/batch', headers);
@@ -216,7 +211,7 @@ describe('POST /v1/send/batch', () => {
   });
 
   it('is all or nothing: one bad message answers its errors under messages.<i> and nothing is sent', async () => {
-    const { auth, from, project } = await verifiedSender(pigeon, dns);
+    const { auth, from, project } = await verifiedSender(setup.pigeon, setup.dns);
     const good = { to: 'ok@example.com', from, subject: 's', body: 'b' };
     const noSubject = expectEnvelope(
       await send(auth, { messages: [good, { to: 'x@example.com', from, body: 'b' }] }, '/v1/send/batch'),
