@@ -117,11 +117,9 @@ const DKIM_SIGNED_HEADERS = [
   'Feedback-ID',
 ].join(':');
 
-/** The message's own recipient first, then its copies. */
+/** The message's own recipient first, then its copies, each address once. */
 const envelopeRecipients = (email: EmailRow) => [
-  email.to_email,
-  ...(email.cc ?? []).map((r) => r.email),
-  ...(email.bcc ?? []).map((r) => r.email),
+  ...new Set([email.to_email, ...(email.cc ?? []).map((r) => r.email), ...(email.bcc ?? []).map((r) => r.email)]),
 ];
 
 export interface Delivery {
