@@ -232,7 +232,7 @@ export const Attachment = z.object({
 export const BodyFormat = z.enum(['html', 'markdown']);
 export type BodyFormat = z.infer<typeof BodyFormat>;
 
-export const SendBody = z.object({
+const sendBodyObject = z.object({
   to: Mailboxes.describe('Recipient(s), processed one by one (each gets its own message)'),
   subject: Subject.optional(),
   body: z.string().min(1).max(20_000_000).optional(),
@@ -261,8 +261,12 @@ export const SendBody = z.object({
     .describe("Open and click tracking for this send; omitted follows the project's trackingMode"),
   ...sendOptionFields,
 });
+type SendBodyObject = typeof sendBodyObject;
+/** `SendBody` under a name of its own: `/v1/send` and each message of the batch refer to it. */
+export interface SendBodySchema extends SendBodyObject {}
+export const SendBody: SendBodySchema = sendBodyObject;
 
-export const SendResult = z.object({
+const sendResultObject = z.object({
   emails: z.array(
     z.object({
       contact: z.object({ id: z.string().uuid(), email: z.string() }),
@@ -289,6 +293,10 @@ export const SendResult = z.object({
     .describe('What was accepted but may not be what was meant; `strict: true` refuses instead (422)'),
   timestamp: Timestamp,
 });
+type SendResultObject = typeof sendResultObject;
+/** `SendResult` under a name of its own: `/v1/send` and each result of the batch refer to it. */
+export interface SendResultSchema extends SendResultObject {}
+export const SendResult: SendResultSchema = sendResultObject;
 
 /** The `/v1/send` example of the OpenAPI documents: it works as sent once `example.com` is a verified domain. */
 const SEND_EXAMPLE = {
