@@ -53,7 +53,7 @@ async function setUp() {
   const confirm = await template(
     'Confirm subscription',
     'Please confirm your subscription',
-    '<p>Hi! Click to confirm: <a href="{{subscribeUrl}}">Yes, subscribe me</a></p>',
+    '<p>Hi! Open the link and press the button to confirm: <a href="{{subscribeUrl}}">Confirm my subscription</a></p>',
     'TRANSACTIONAL',
   );
   const reminder = await template(
@@ -93,7 +93,7 @@ async function setUp() {
 }
 
 await setUp();
-// Not subscribed until the link in the confirmation is followed.
+// Not subscribed until the button on the confirmation link's page is pressed (opening the link alone changes nothing).
 await pigeon.contacts.create({ email, subscribed: false });
 await pigeon.events.track({ email, event: 'signup' });
 console.log(`${email} signed up: a confirmation is on its way (see ${baseUrl}/outbox on the local outbox)`);

@@ -25,7 +25,7 @@ const run = (project: { secretKey: string }, email: string, remindAfter = '3600'
 const mailTo = (email: string) => outboxMessages(pigeon).filter((m) => m.includes(`To: ${email}`));
 const subjectsTo = (email: string) => mailTo(email).map((m) => /^Subject: (.*)$/m.exec(m)?.[1]);
 
-it('runs the double opt-in example: the confirmation link subscribes, and the welcome follows', async () => {
+it("runs the double opt-in example: the confirmation page's button subscribes, and the welcome follows", async () => {
   const { project } = await newProject(pigeon);
   const ada = `ada-${Date.now()}@example.com`;
   const first = await run(project, ada);
@@ -38,7 +38,13 @@ it('runs the double opt-in example: the confirmation link subscribes, and the we
   expect(confirmation).toContain('Subject: Please confirm your subscription');
   const link = /href="([^"]*\/subscribe\/[^"]+)"/.exec(confirmation ?? '')?.[1]?.replace(/&amp;/g, '&');
   expect(link).toBeDefined();
-  expect((await fetch(link as string)).status).toBe(200);
+  expect(await (await fetch(link as string)).text()).toContain('Yes, subscribe me');
+  const pressed = await fetch(link as string, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+    body: 'action=subscribe',
+  });
+  expect(pressed.status).toBe(200);
   await until(
     () => subjectsTo(ada),
     (s) => s.includes('Welcome aboard'),

@@ -3,14 +3,16 @@
 //
 //   PIGEON_URL=http://localhost:3000 PIGEON_PUBLIC_KEY=pk_… PIGEON_SECRET_KEY=sk_… node examples/quickstart.mjs
 //
-// The keys of the first project are printed when Pigeon first starts (and kept in .pigeon/first-run.txt).
+// The keys of the first project are printed when Pigeon first starts (and kept in first-run.txt in its
+// data directory: PIGEON_DATA_DIR, `.pigeon` by default).
 import { createPigeon, Pigeon, PigeonError } from '@pigeon/sdk';
 
 const baseUrl = process.env.PIGEON_URL ?? 'http://localhost:3000';
+const firstRun = `${(process.env.PIGEON_DATA_DIR ?? '.pigeon').replace(/\/+$/, '')}/first-run.txt`;
 const publicKey = process.env.PIGEON_PUBLIC_KEY;
 const secretKey = process.env.PIGEON_SECRET_KEY;
 if (!publicKey || !secretKey) {
-  console.error('Set PIGEON_PUBLIC_KEY and PIGEON_SECRET_KEY (see .pigeon/first-run.txt).');
+  console.error(`Set PIGEON_PUBLIC_KEY and PIGEON_SECRET_KEY (see ${firstRun}).`);
   process.exit(2);
 }
 
@@ -32,7 +34,7 @@ const sent = await server.emails.send(email).catch(async (err) => {
   return server.emails.send(email);
 });
 console.log(`sent email ${sent.emails[0].email} from ${from}`);
-console.log(`see it at ${baseUrl}/outbox (sign in with the owner login in .pigeon/first-run.txt)`);
+console.log(`see it at ${baseUrl}/outbox (sign in with the owner login in ${firstRun})`);
 
 // Browser-side code gets a client that can only track.
 const browser = createPigeon({ apiKey: publicKey, baseUrl });

@@ -22,10 +22,12 @@ it('runs the quickstart against a real server', async () => {
         PIGEON_URL: pigeon.url,
         PIGEON_PUBLIC_KEY: project.publicKey,
         PIGEON_SECRET_KEY: project.secretKey,
+        PIGEON_DATA_DIR: '/srv/pigeon-data/',
       },
     },
   );
   expect(stdout).toContain('added sender domain pigeon.local (verified)');
+  expect(stdout).toContain('sign in with the owner login in /srv/pigeon-data/first-run.txt');
   const emailId = /sent email ([0-9a-f-]{36}) from hello@pigeon\.local/.exec(stdout)?.[1];
   expect(stdout).toContain(`see it at ${pigeon.url}/outbox`);
   const { rows } = await pigeon.deps.db.pool.query('SELECT subject, html FROM emails WHERE id = $1', [emailId]);

@@ -28,6 +28,7 @@ export * from './routes/deliverability.js';
 export * from './routes/events.js';
 export * from './routes/projects.js';
 export * from './routes/segments.js';
+export * from './routes/send-options.js';
 export * from './routes/sending.js';
 export * from './routes/system.js';
 export * from './routes/uploads.js';

@@ -19,6 +19,8 @@ export interface RouteMeta {
    * hottest route), and claims an Idempotency-Key in that statement too.
    */
   checkKeyInHandler?: boolean;
+  /** The request body example of the OpenAPI documents, when a sampled one would not work as sent. */
+  example?: unknown;
 }
 
 export const meta = (m: RouteMeta) => m;

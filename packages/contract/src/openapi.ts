@@ -13,6 +13,7 @@ import {
 } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { ignoreOverride, zodToJsonSchema } from 'zod-to-json-schema';
+import type { ErrorCode } from './common.js';
 import { type RouteAuth, type RouteMeta, SESSION_COOKIE } from './meta.js';
 
 export { toOpenApi30 } from './openapi30.js';
@@ -172,11 +173,56 @@ function addExamples(document: OpenAPIObject): OpenAPIObject {
         ...Object.values(op.responses ?? {}).map((r) => json((r as ResponseObject).content)),
       ];
       for (const m of media) {
-        if (m?.schema) m.example = sample(m.schema as Parameters<typeof sample>[0], { skipReadOnly: true }, document);
+        if (m?.schema && m.example === undefined)
+          m.example = sample(m.schema as Parameters<typeof sample>[0], { skipReadOnly: true }, document);
+      }
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        const m = json((response as ResponseObject).content);
+        if (m && (m.schema as { $ref?: string } | undefined)?.$ref === ERROR_ENVELOPE_REF) {
+          m.example = errorExample(Number(status));
+        }
       }
     }
   }
   return document;
+}
+
+const ERROR_ENVELOPE_REF = '#/components/schemas/ErrorEnvelope';
+
+/** The code each status answers with most often (a status may also carry others; `ErrorCode` lists all). */
+const STATUS_ERRORS: Record<number, [ErrorCode, string]> = {
+  400: ['BAD_REQUEST', 'The request is not valid here'],
+  401: ['INVALID_API_KEY', 'Invalid API key'],
+  403: ['FORBIDDEN', 'This key or member cannot do that'],
+  404: ['NOT_FOUND', 'Resource not found'],
+  409: ['CONFLICT', 'The resource is in a state that does not allow this'],
+  413: ['PAYLOAD_TOO_LARGE', 'The request body is too large'],
+  415: ['UNSUPPORTED_MEDIA_TYPE', 'Send application/json'],
+  422: ['VALIDATION_ERROR', 'subject: Required unless a template gives it'],
+  429: ['RATE_LIMIT_EXCEEDED', 'Too many requests: retry after the Retry-After header'],
+  500: ['INTERNAL_SERVER_ERROR', 'Internal server error'],
+  503: ['QUERY_TIMEOUT', 'The query took too long and was stopped'],
+};
+
+/** An error envelope as the server answers it with `status`. */
+function errorExample(status: number) {
+  const [code, message] = STATUS_ERRORS[status] ?? ['INTERNAL_SERVER_ERROR', 'Unexpected error'];
+  const errors =
+    status === 422
+      ? [{ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' }]
+      : undefined;
+  return {
+    success: false,
+    error: {
+      code,
+      message,
+      statusCode: status,
+      requestId: '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b',
+      ...(errors ? { errors } : {}),
+    },
+    message,
+    timestamp: '2026-01-01T00:00:00.000Z',
+  };
 }
 
 function buildOperation(id: string, tags: string[], route: AppRoute, converter: SchemaConverter): OperationObject {
@@ -199,6 +245,8 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
       required: true,
       content: { [contentType]: { schema: converter.convert(route.body as z.ZodTypeAny) } },
     };
+    const example = (route.metadata as Partial<RouteMeta> | undefined)?.example;
+    if (example !== undefined) (op.requestBody.content[contentType] as MediaTypeObject).example = example;
   }
   return op;
 }
@@ -300,7 +348,7 @@ class SchemaConverter {
       },
     }) as Record<string, unknown>;
     const { $schema: _ignored, ...rest } = result;
-    return withPatternExamples(numericBounds(rest)) as SchemaObject;
+    return portable(withPatternExamples(numericBounds(rest))) as SchemaObject;
   }
 }
 
@@ -341,6 +389,38 @@ function withPatternExamples(node: unknown): unknown {
   if (example !== undefined && out.examples === undefined) out.examples = [example];
   return out;
 }
+
+/**
+ * What every reader of the documents can take: patterns without JavaScript-only `\uXXXX` escapes
+ * (`\xHH` below U+0100, the character itself above; Perl, PCRE, Go and Java read both), and no
+ * `{ not: {} }` ("never") alternatives, which zod-to-json-schema writes for optional fields.
+ */
+function portable(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(portable);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = portable(value);
+  if (typeof out.pattern === 'string') out.pattern = portablePattern(out.pattern);
+  if (Array.isArray(out.anyOf)) {
+    const { anyOf, ...rest } = out;
+    const kept = (anyOf as unknown[]).filter((s) => !isNever(s));
+    if (kept.length === 1) return { ...(kept[0] as object), ...rest };
+    out.anyOf = kept;
+  }
+  return out;
+}
+
+const isNever = (schema: unknown) =>
+  !!schema &&
+  typeof schema === 'object' &&
+  Object.keys(schema).length === 1 &&
+  JSON.stringify((schema as { not?: unknown }).not) === '{}';
+
+export const portablePattern = (pattern: string) =>
+  pattern.replace(/\\u([0-9A-Fa-f]{4})/g, (_m, hex: string) => {
+    const code = Number.parseInt(hex, 16);
+    return code < 0x100 ? `\\x${hex.slice(2).toUpperCase()}` : String.fromCharCode(code);
+  });
 
 /**
  * zod-to-json-schema writes draft-4 booleans (`exclusiveMinimum: true` beside `minimum`) even for

@@ -61,6 +61,11 @@ function schema30(value: unknown): unknown {
     const { examples, ...rest } = node;
     node = { ...rest, example: examples[0] };
   }
+  if ('propertyNames' in node) {
+    // 3.0 has no `propertyNames`: the key rule stays in words (the 3.1 document keeps the schema).
+    const { propertyNames: _keys, ...rest } = node;
+    node = rest;
+  }
   if ('const' in node) {
     const { const: only, ...rest } = node;
     node = { ...rest, enum: [only] };

@@ -1,4 +1,6 @@
 import { contract } from './contract.js';
+import { PigeonError } from './errors.js';
+import { pollUntil } from './jobs.js';
 import { paginateOffset } from './pagination.js';
 import type { RequestOptions, Transport } from './transport.js';
 import type {
@@ -21,6 +23,32 @@ export interface CampaignSendOptions extends RequestOptions {
    */
   scheduledFor?: Date | string | number | null;
 }
+
+/** Where a sending campaign stands: its state and the counts of its recipients so far. */
+export interface CampaignProgress {
+  status: Campaign['status'];
+  totalRecipients: number;
+  /** Handed to the transport. */
+  sent: number;
+  /** Still queued or being delivered. */
+  pending: number;
+  /** Never handed to the transport (cancel, or unsubscribed meanwhile). */
+  cancelled: number;
+  campaign: Campaign;
+  stats: CampaignStats;
+}
+
+/** Options of `campaigns.waitForSent`, besides the per-call ones. */
+export interface WaitForSentOptions {
+  /** Pause between polls, default 1 000 ms. */
+  intervalMs?: number;
+  /** Give up after this long (rejecting with code `TIMEOUT`), default 600 000 ms; `Infinity` waits forever. */
+  timeoutMs?: number;
+  /** Called with the progress after every poll, including the last one. */
+  onProgress?: (progress: CampaignProgress) => void;
+}
+
+const isOver = (p: CampaignProgress) => (p.status === 'SENT' || p.status === 'CANCELLED') && p.pending === 0;
 
 /** `{ success, data, message }` as the data with the message beside it. */
 const withMessage = <T extends object>({ data, message }: { data: T; message: string }): T & { message: string } => ({
@@ -96,6 +124,39 @@ export class Campaigns {
    */
   readonly cancel = async (id: string, options?: RequestOptions): Promise<CampaignCancelResult> =>
     withMessage(await this.transport.call(contract.campaigns.cancel, { params: { id } }, options));
+
+  /**
+   * Poll a SCHEDULED or SENDING campaign until it is SENT or CANCELLED with nothing pending, calling
+   * `onProgress` with `{ status, sent, pending, cancelled, … }` as it goes; resolves with the last
+   * progress. A DRAFT rejects at once (`CONFLICT`: send it first); `timeoutMs` passing first rejects
+   * with `TIMEOUT` (`details.progress` is the last one seen).
+   */
+  readonly waitForSent = (
+    id: string,
+    wait: WaitForSentOptions = {},
+    options: RequestOptions = {},
+  ): Promise<CampaignProgress> =>
+    pollUntil(
+      async (pollOptions) => {
+        const [campaign, stats] = await Promise.all([this.get(id, pollOptions), this.stats(id, pollOptions)]);
+        if (campaign.status === 'DRAFT') {
+          throw new PigeonError({
+            status: 0,
+            code: 'CONFLICT',
+            message: `Campaign ${id} is a DRAFT: send it (campaigns.send) before waiting for it`,
+          });
+        }
+        const { sent, pending, cancelled, totalRecipients } = stats;
+        return { status: campaign.status, totalRecipients, sent, pending, cancelled, campaign, stats };
+      },
+      isOver,
+      wait,
+      options,
+      (last) => ({
+        message: `Campaign ${id} was not sent within ${wait.timeoutMs ?? 600_000} ms${last ? ` (last status: ${last.status}, ${last.sent}/${last.totalRecipients} sent)` : ''}`,
+        details: { campaignId: id, progress: last },
+      }),
+    );
 
   /** Delivery and engagement counts, with rates as fractions of `sent`. */
   readonly stats = (id: string, options?: RequestOptions): Promise<CampaignStats> =>

@@ -39,6 +39,7 @@ import type {
   Job,
   JobAccepted,
   LookupResult,
+  SendBatchResult,
   SendBody,
   SendResult,
   Template,
@@ -228,6 +229,19 @@ export class Pigeon {
      */
     send: async (body: SendBody, options?: RequestOptions & IdempotencyOptions): Promise<SendResult> =>
       (await this.transport.call(contract.emails.send, { body, headers: {} }, withIdempotencyKey(options))).data,
+    /**
+     * Send up to 100 different messages in one request, all or nothing: every message is checked
+     * before any is stored (a refusal names `messages.<i>.<field>`). `results[i]` answers
+     * `messages[i]`; one Idempotency-Key covers the batch.
+     */
+    sendBatch: async (messages: SendBody[], options?: RequestOptions & IdempotencyOptions): Promise<SendBatchResult> =>
+      (
+        await this.transport.call(
+          contract.emails.sendBatch,
+          { body: { messages }, headers: {} },
+          withIdempotencyKey(options),
+        )
+      ).data,
   };
 
   /** Email templates of the key's project. */

@@ -11,7 +11,7 @@ import type {
   WorkflowTransitions as WorkflowTransitionsResource,
 } from './workflows.js';
 
-export type { CampaignSendOptions } from './campaigns.js';
+export type { CampaignProgress, CampaignSendOptions, WaitForSentOptions } from './campaigns.js';
 export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
 export { PigeonError, type PigeonErrorCode, type PigeonErrorInit } from './errors.js';
 export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.js';
@@ -108,9 +108,11 @@ export type {
   SegmentCreateBody,
   SegmentType,
   SegmentUpdateBody,
+  SendBatchResult,
   SendBody,
   SendEmailStepConfig,
   SendResult,
+  SendWarning,
   StepConfig,
   StepConfigs,
   StepPosition,

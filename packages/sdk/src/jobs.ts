@@ -29,39 +29,58 @@ export function isFinished(job: Job): boolean {
  * last job seen) when `timeoutMs` passes first, aborting a poll in flight; with the signal's reason
  * when `options.signal` aborts; or with the error of a failed poll (after its own retries).
  */
-export async function waitForJob(
+export function waitForJob(
   poll: (options: RequestOptions) => Promise<Job>,
   jobId: string,
   wait: WaitForJobOptions,
   options: RequestOptions = {},
 ): Promise<Job> {
+  return pollUntil(poll, isFinished, wait, options, (last) => ({
+    message: `Job ${jobId} did not finish within ${wait.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms${last ? ` (last status: ${last.status})` : ''}`,
+    details: { jobId, job: last },
+  }));
+}
+
+/** How often and how long to poll, and what to call after every poll. */
+export interface PollOptions<T> {
+  intervalMs?: number;
+  timeoutMs?: number;
+  onProgress?: (value: T) => void;
+}
+
+/**
+ * Polls until `done` says so, calling `onProgress` after every poll (the last one too). Rejects with
+ * a PigeonError `TIMEOUT` (status 0) described by `timedOut` when `timeoutMs` passes first, aborting a
+ * poll in flight; with the signal's reason when `options.signal` aborts; or with a poll's error.
+ */
+export async function pollUntil<T>(
+  poll: (options: RequestOptions) => Promise<T>,
+  done: (value: T) => boolean,
+  wait: PollOptions<T>,
+  options: RequestOptions,
+  timedOut: (last: T | undefined) => { message: string; details: Record<string, unknown> },
+): Promise<T> {
   const { signal } = options;
   signal?.throwIfAborted();
   const intervalMs = Math.max(0, wait.intervalMs ?? DEFAULT_INTERVAL_MS);
   const timeoutMs = wait.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const controller = new AbortController();
-  let last: Job | undefined;
+  let last: T | undefined;
   const timer =
     timeoutMs <= MAX_TIMER_MS
-      ? setTimeout(() => {
-          controller.abort(
-            new PigeonError({
-              status: 0,
-              code: 'TIMEOUT',
-              message: `Job ${jobId} did not finish within ${timeoutMs} ms${last ? ` (last status: ${last.status})` : ''}`,
-              details: { jobId, job: last },
-            }),
-          );
-        }, timeoutMs)
+      ? setTimeout(
+          () => controller.abort(new PigeonError({ status: 0, code: 'TIMEOUT', ...timedOut(last) })),
+          timeoutMs,
+        )
       : undefined;
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
-      const job = await poll({ ...options, signal: controller.signal });
-      last = job;
-      wait.onProgress?.(job);
-      if (isFinished(job)) return job;
+      const value = await poll({ ...options, signal: controller.signal });
+      last = value;
+      wait.onProgress?.(value);
+      if (done(value)) return value;
       await sleep(intervalMs, controller.signal);
     }
   } finally {

@@ -55,6 +55,10 @@ type EmailRoutes = Contract['emails'];
 export type SendBody = RouteInput<EmailRoutes['send']>['body'];
 /** The sent emails, plus the unsubscribed recipients a MARKETING send skipped. */
 export type SendResult = z.infer<typeof wire.SendResult>;
+/** The answer of `emails.sendBatch`: one `SendResult` per message, in order. */
+export type SendBatchResult = z.infer<typeof wire.SendBatchResult>;
+/** A warning in a send's answer (empty variable, unknown or ignored field, skipped recipient). */
+export type SendWarning = z.infer<typeof wire.SendWarning>;
 
 // Templates
 type TemplateRoutes = Contract['templates'];

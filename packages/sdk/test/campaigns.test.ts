@@ -361,3 +361,54 @@ describe('campaigns: errors', () => {
     await expect(pigeon().campaigns.stats(id)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 });
+
+describe('campaigns.waitForSent', () => {
+  const stats = (sent: number, pending: number, cancelled = 0): CampaignStats => ({
+    totalRecipients: 4,
+    sent,
+    delivered: sent,
+    opened: 0,
+    clicked: 0,
+    bounced: 0,
+    complained: 0,
+    unsubscribed: 0,
+    cancelled,
+    pending,
+    rates: { delivery: 1, open: 0, click: 0, bounce: 0, complaint: 0, unsubscribe: 0 },
+  });
+
+  it('polls until SENT with nothing pending, reporting sent, pending and cancelled as it goes', async () => {
+    const states = [
+      [campaign({ status: 'SCHEDULED' }), stats(0, 0)],
+      [campaign({ status: 'SENDING', totalRecipients: 4 }), stats(1, 3)],
+      [campaign({ status: 'SENT', totalRecipients: 4 }), stats(3, 0, 1)],
+    ] as const;
+    route('get', '/campaigns/:id', (_r, n) => HttpResponse.json(states[Math.min(n, 2)]?.[0]));
+    route('get', '/campaigns/:id/stats', (_r, n) => HttpResponse.json(states[Math.min(n, 2)]?.[1]));
+    const seen: Array<[string, number, number, number]> = [];
+    const done = await pigeon().campaigns.waitForSent(id, {
+      intervalMs: 1,
+      onProgress: (p) => seen.push([p.status, p.sent, p.pending, p.cancelled]),
+    });
+    expect(seen).toEqual([
+      ['SCHEDULED', 0, 0, 0],
+      ['SENDING', 1, 3, 0],
+      ['SENT', 3, 0, 1],
+    ]);
+    expect(done).toMatchObject({ status: 'SENT', totalRecipients: 4, sent: 3, cancelled: 1 });
+  });
+
+  it('rejects a DRAFT at once, and times out with the last progress', async () => {
+    route('get', '/campaigns/:id', () => HttpResponse.json(campaign({ status: 'DRAFT' })));
+    route('get', '/campaigns/:id/stats', () => HttpResponse.json(stats(0, 0)));
+    await expect(pigeon().campaigns.waitForSent(id)).rejects.toMatchObject({ code: 'CONFLICT' });
+
+    route('get', '/campaigns/:id', () => HttpResponse.json(campaign({ status: 'SENDING' })));
+    route('get', '/campaigns/:id/stats', () => HttpResponse.json(stats(1, 3)));
+    const error = await pigeon()
+      .campaigns.waitForSent(id, { intervalMs: 5, timeoutMs: 40 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PigeonError);
+    expect(error).toMatchObject({ code: 'TIMEOUT', status: 0, details: { progress: { status: 'SENDING', sent: 1 } } });
+  });
+});

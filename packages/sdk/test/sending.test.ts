@@ -29,6 +29,7 @@ const now = '2025-01-01T00:00:00.000Z';
 const sent: SendResult = {
   emails: [{ contact: { id: uuid(1), email: 'ada@example.com' }, email: uuid(11) }],
   skipped: [{ contact: { id: uuid(2), email: 'bob@example.com' }, reason: 'unsubscribed' }],
+  warnings: [],
   timestamp: now,
 };
 

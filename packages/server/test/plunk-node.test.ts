@@ -1,4 +1,9 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
@@ -101,7 +106,10 @@ describe('@plunk/node 3.0.3 against Pigeon', () => {
       from: at('team'),
       type: 'text',
     });
-    await expect(badType).rejects.toThrow('Request validation failed');
+    // The top-level message names the field and why: @plunk/node shows only that.
+    await expect(badType).rejects.toThrow(/^type: Invalid enum value\. Expected 'html' \| 'markdown', received 'text'/);
+    const noSubject = plunk.emails.send({ to: 'ada@example.com', body: 'Hi', from: at('team') } as never);
+    await expect(noSubject).rejects.toThrow(/^subject: Required unless a template gives it/);
 
     const unverified = plunk.emails.send({ to: 'ada@example.com', subject: 'Hi', body: 'Hi', from: 'x@other.example' });
     await expect(unverified).rejects.toThrow('The sender domain other.example is not verified for this project');
@@ -117,5 +125,34 @@ describe('@plunk/node 3.0.3 against Pigeon', () => {
     await expect(publicKey.emails.send({ to: 'ada@example.com', subject: 'Hi', body: 'Hi' })).rejects.toThrow(
       /secret key/,
     );
+  });
+});
+
+describe("README's Coming from Plunk snippets", () => {
+  const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+  const section = readme.slice(readme.indexOf('## Coming from Plunk'), readme.indexOf('## Send options'));
+  const snippets = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+
+  it.each([
+    ['ESM', '.mjs', 0],
+    ['CommonJS', '.cjs', 1],
+  ] as const)('runs the %s snippet as written', async (_kind, extension, index) => {
+    const snippet = snippets[index] ?? '';
+    expect(snippet).toContain('http://localhost:3000/v1/');
+    const { project, auth } = await plunkProject('hello');
+    // Next to this package's node_modules, where @plunk/node is installed.
+    const file = join(fileURLToPath(new URL('.', import.meta.url)), `.readme-plunk-${process.pid}${extension}`);
+    writeFileSync(file, snippet.replace('http://localhost:3000/v1/', `${pigeon.url}/v1/`));
+    try {
+      await promisify(execFile)(process.execPath, [file], {
+        env: { PATH: process.env.PATH ?? '', PIGEON_SECRET_KEY: project.secretKey },
+      });
+    } finally {
+      rmSync(file, { force: true });
+    }
+    const contacts = await pigeon.request('GET', '/contacts', { headers: auth });
+    expect(contacts.body.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'pro' } }]);
+    const { rows } = await pigeon.deps.db.pool.query('SELECT subject FROM emails WHERE project_id = $1', [project.id]);
+    expect(rows).toEqual([{ subject: 'Welcome' }]);
   });
 });

@@ -52,6 +52,38 @@ describe('the SDK against a real server', () => {
     expect(rows[0]).toMatchObject({ tracked: false, html: '<a href="https://example.com">x</a>' });
   });
 
+  it('sends a batch, and waits for a campaign to be sent with progress', async () => {
+    const { project } = await newProject(pigeon);
+    const api = new Pigeon({ apiKey: project.secretKey, baseUrl: pigeon.url });
+    await api.domains.create('sdk-batch.example');
+    const batch = await api.emails.sendBatch([
+      { to: 'Ada <ada@example.com>', from: 'Team <hi@sdk-batch.example>', subject: 'One', body: '<p>1</p>' },
+      { to: 'bob@example.com', from: 'hi@sdk-batch.example', subject: 'Two {{x}}', body: '<p>2</p>', tags: { n: '2' } },
+    ]);
+    expect(batch.results.map((r) => r.emails.length)).toEqual([1, 1]);
+    expect(batch.results[1]?.warnings).toMatchObject([{ code: 'missing_variable', field: 'x' }]);
+
+    for (const email of ['c1@example.com', 'c2@example.com', 'c3@example.com']) {
+      await api.contacts.create({ email, subscribed: true });
+    }
+    const campaign = await api.campaigns.create({
+      name: 'Wait for me',
+      subject: 'News',
+      body: '<p>News</p>',
+      from: 'hi@sdk-batch.example',
+      audienceType: 'ALL',
+    });
+    await api.campaigns.send(campaign.id);
+    const seen: string[] = [];
+    const done = await api.campaigns.waitForSent(campaign.id, {
+      intervalMs: 50,
+      timeoutMs: 30_000,
+      onProgress: (p) => seen.push(`${p.status} ${p.sent}/${p.totalRecipients} pending ${p.pending}`),
+    });
+    expect(done).toMatchObject({ status: 'SENT', sent: 3, pending: 0, cancelled: 0, totalRecipients: 3 });
+    expect(seen.at(-1)).toBe('SENT 3/3 pending 0');
+  });
+
   it('verifies an address and lists and lifts a suppression', async () => {
     const api = new Pigeon({ apiKey: keys.secretKey, baseUrl: pigeon.url });
     dns.setMx('sdk-verify.example', '10 mx.sdk-verify.example');

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CursorQuery, commonErrors, cursorPage, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { RangeTotals, TimeRange } from './events.js';
+import { TagFilter } from './send-options.js';
 
 const c = initContract();
 
@@ -83,6 +84,7 @@ export const activityContract = c.router(
       query: CursorQuery.merge(TimeRange).extend({
         contactId: z.string().uuid().optional(),
         types: TypesFilter.optional(),
+        tag: TagFilter.optional(),
       }),
       responses: { 200: cursorPage(ActivityItem), ...commonErrors },
     },

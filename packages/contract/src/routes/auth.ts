@@ -52,6 +52,9 @@ export const SignInMethods = z.object({
   identities: z.array(LinkedIdentity),
 });
 
+/** The account of the signup and login examples (so the login example works after the signup one). */
+const EXAMPLE_ACCOUNT = { email: 'ada@example.com', password: 'correct horse battery staple' };
+
 const Credentials = z.object({ email: Email, password: z.string().min(1).max(256) });
 const Token = z.string().min(10).max(200);
 
@@ -62,7 +65,7 @@ export const authContract = c.router(
       path: '/auth/signup',
       summary: 'Create an account and start a session',
       description: 'Sets the session cookie. Refused with 403 SIGNUPS_DISABLED when the deployment disables signups.',
-      metadata: meta({ auth: 'none' }),
+      metadata: meta({ auth: 'none', example: EXAMPLE_ACCOUNT }),
       body: z.object({ email: Email, password: Password }),
       responses: { 201: User, 403: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
     },
@@ -71,7 +74,7 @@ export const authContract = c.router(
       path: '/auth/login',
       summary: 'Start a session',
       description: 'Sets the session cookie. Repeated failures for one address lock it out for a while (429).',
-      metadata: meta({ auth: 'none' }),
+      metadata: meta({ auth: 'none', example: EXAMPLE_ACCOUNT }),
       body: Credentials,
       responses: { 200: User, ...commonErrors },
     },

@@ -5,6 +5,7 @@ import { meta } from '../meta.js';
 import { ContactData } from './contacts.js';
 import { SuppressionReason } from './deliverability.js';
 import { IdempotencyHeaders } from './events.js';
+import { Mailbox, Mailboxes, SendWarning, sendOptionFields } from './send-options.js';
 
 const c = initContract();
 const dashboard = meta({ auth: 'dashboard' });
@@ -213,9 +214,8 @@ export const templatesContract = c.router(
 
 // ---- POST /v1/send ----
 
-const Address = z.string().trim().toLowerCase().email().max(254);
-const NamedAddress = z.object({ name: z.string().max(200).optional(), email: Address });
-export const Recipient = z.union([Address, NamedAddress]);
+/** A recipient or sender: a plain address, an RFC 5322 string with a display name, or `{ name, email }`. */
+export const Recipient = Mailbox;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 export const Attachment = z.object({
@@ -232,12 +232,12 @@ export const Attachment = z.object({
 export const BodyFormat = z.enum(['html', 'markdown']);
 export type BodyFormat = z.infer<typeof BodyFormat>;
 
-export const SendBody = z.object({
-  to: z.union([Recipient, z.array(Recipient).min(1).max(100)]).describe('Recipient(s), processed one by one'),
+const sendBodyObject = z.object({
+  to: Mailboxes.describe('Recipient(s), processed one by one (each gets its own message)'),
   subject: Subject.optional(),
   body: z.string().min(1).max(20_000_000).optional(),
   template: z.string().uuid().optional(),
-  from: z.union([Address, NamedAddress]).optional(),
+  from: Mailbox.optional(),
   name: z.string().max(200).optional().describe('Deprecated: use `from: { name, email }`'),
   subscribed: z.boolean().optional(),
   data: ContactData.optional(),
@@ -250,7 +250,7 @@ export const SendBody = z.object({
     )
     .refine((h) => Object.keys(h).every((k) => HEADER_NAME.test(k)), 'header names must be RFC 5322 field names')
     .optional(),
-  reply: Address.optional(),
+  reply: Mailbox.optional().describe('Reply-To: an address, with a display name if wanted'),
   type: BodyFormat.optional().describe(
     'How `body` is written: `html` (default) or `markdown`, rendered to HTML with raw HTML in it escaped',
   ),
@@ -259,9 +259,14 @@ export const SendBody = z.object({
     .boolean()
     .optional()
     .describe("Open and click tracking for this send; omitted follows the project's trackingMode"),
+  ...sendOptionFields,
 });
+type SendBodyObject = typeof sendBodyObject;
+/** `SendBody` under a name of its own: `/v1/send` and each message of the batch refer to it. */
+export interface SendBodySchema extends SendBodyObject {}
+export const SendBody: SendBodySchema = sendBodyObject;
 
-export const SendResult = z.object({
+const sendResultObject = z.object({
   emails: z.array(
     z.object({
       contact: z.object({ id: z.string().uuid(), email: z.string() }),
@@ -283,6 +288,36 @@ export const SendResult = z.object({
       }),
     )
     .describe('Recipients not sent to, with the reason: nothing is dropped silently'),
+  warnings: z
+    .array(SendWarning)
+    .describe('What was accepted but may not be what was meant; `strict: true` refuses instead (422)'),
+  timestamp: Timestamp,
+});
+type SendResultObject = typeof sendResultObject;
+/** `SendResult` under a name of its own: `/v1/send` and each result of the batch refer to it. */
+export interface SendResultSchema extends SendResultObject {}
+export const SendResult: SendResultSchema = sendResultObject;
+
+/** The `/v1/send` example of the OpenAPI documents: it works as sent once `example.com` is a verified domain. */
+const SEND_EXAMPLE = {
+  to: 'Ada Lovelace <ada@example.com>',
+  from: 'Acme <hello@example.com>',
+  subject: 'Welcome, {{name ?? "friend"}}',
+  body: '<p>Thanks for signing up, {{name ?? "friend"}}.</p>',
+  data: { name: 'Ada' },
+  tags: { kind: 'welcome' },
+};
+
+export const SendBatchBody = z.object({
+  messages: z
+    .array(SendBody)
+    .min(1)
+    .max(100)
+    .describe('Up to 100 messages, each its own `/v1/send` body; all are checked before any is sent'),
+});
+
+export const SendBatchResult = z.object({
+  results: z.array(SendResult).describe("One per message, in the request's order"),
   timestamp: Timestamp,
 });
 
@@ -294,7 +329,7 @@ export const emailsContract = c.router(
       summary: 'Send a transactional email now (one or more recipients)',
       description:
         'Each recipient gets its own contact upsert and rendered email. Content is a template, or subject and body. The sender domain must be verified.',
-      metadata: meta({ auth: 'secret' }),
+      metadata: meta({ auth: 'secret', example: SEND_EXAMPLE }),
       headers: IdempotencyHeaders,
       body: SendBody,
       responses: {
@@ -305,8 +340,33 @@ export const emailsContract = c.router(
         ...commonErrors,
       },
     },
+    sendBatch: {
+      method: 'POST',
+      path: '/v1/send/batch',
+      summary: 'Send up to 100 different transactional emails in one request (all or nothing)',
+      description:
+        'Every message is checked (fields, template, sender domain, strict warnings) before any is stored: one bad message answers 422 with its errors under `messages.<index>.` and nothing is sent. Then all are queued in one transaction, with one Idempotency-Key for the whole batch; `results[i]` answers `messages[i]`.',
+      metadata: meta({
+        auth: 'secret',
+        example: {
+          messages: [
+            SEND_EXAMPLE,
+            { to: 'grace@example.com', from: 'hello@example.com', subject: 'Your code', body: '<p>1234</p>' },
+          ],
+        },
+      }),
+      headers: IdempotencyHeaders,
+      body: SendBatchBody,
+      responses: {
+        200: success(SendBatchResult),
+        403: ErrorEnvelope,
+        404: ErrorEnvelope,
+        409: ErrorEnvelope,
+        ...commonErrors,
+      },
+    },
   },
   { strictStatusCodes: true },
 );
 
-export const sendingSchemas = { Domain, DnsRecord, Template, SendResult };
+export const sendingSchemas = { Domain, DnsRecord, Template, SendResult, SendBatchResult };

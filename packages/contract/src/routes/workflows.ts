@@ -272,7 +272,10 @@ export const workflowsContract = c.router(
       method: 'POST',
       path: '/workflows',
       summary: 'Create an EVENT-triggered workflow (disabled)',
-      metadata: dashboard,
+      metadata: meta({
+        auth: 'dashboard',
+        example: { name: 'Welcome', triggerConfig: { eventName: 'signed-up' }, allowReentry: false },
+      }),
       body: WorkflowCreate,
       responses: { 201: WorkflowDetail, 400: ErrorEnvelope, ...commonErrors },
     },

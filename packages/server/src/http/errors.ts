@@ -30,8 +30,19 @@ export const conflict = (message: string, extra?: AppErrorExtra) => new AppError
 export const forbidden = (message: string, code: ErrorCode = 'FORBIDDEN', extra?: AppErrorExtra) =>
   new AppError(403, code, message, extra);
 export const unauthorized = (message: string, code: ErrorCode = 'UNAUTHORIZED') => new AppError(401, code, message);
-export const validationFailed = (errors: FieldError[], message = 'Request validation failed') =>
+export const validationFailed = (errors: FieldError[], message = firstFailure(errors)) =>
   new AppError(422, 'VALIDATION_ERROR', message, { errors });
+
+/**
+ * The top-level message names the first failing field and why: clients written for Plunk (and most
+ * hand-written ones) show only `message`, never `errors[]`.
+ */
+function firstFailure(errors: FieldError[]): string {
+  const [first] = errors;
+  if (!first) return 'Request validation failed';
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more in errors[])` : '';
+  return `${first.field}: ${first.message}${more}`;
+}
 
 export function toEnvelope(err: AppError, requestId: string): ErrorEnvelope {
   return {

@@ -25,6 +25,7 @@ import { Migration20261127040000_track_idempotency } from './Migration2026112704
 import { Migration20261127041000_feed_statement_trigger } from './Migration20261127041000_feed_statement_trigger.js';
 import { Migration20261127050000_event_facts_lookup } from './Migration20261127050000_event_facts_lookup.js';
 import { Migration20261204000000_sso } from './Migration20261204000000_sso.js';
+import { Migration20261206010000_send_options } from './Migration20261206010000_send_options.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -57,4 +58,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127041000_feed_statement_trigger', class: Migration20261127041000_feed_statement_trigger },
   { name: 'Migration20261127050000_event_facts_lookup', class: Migration20261127050000_event_facts_lookup },
   { name: 'Migration20261204000000_sso', class: Migration20261204000000_sso },
+  { name: 'Migration20261206010000_send_options', class: Migration20261206010000_send_options },
 ];

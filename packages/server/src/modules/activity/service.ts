@@ -30,9 +30,17 @@ const text = (value: unknown) => (typeof value === 'string' ? value : null);
 export async function listActivity(
   db: Queryable,
   projectId: string,
-  q: { limit: number; cursor?: string; from?: string; to?: string; contactId?: string; types?: Type[] },
+  q: {
+    limit: number;
+    cursor?: string;
+    from?: string;
+    to?: string;
+    contactId?: string;
+    types?: Type[];
+    tag?: Record<string, string>;
+  },
 ) {
-  const page = await listEvents(db, projectId, { ...q, names: namesFor(q.types) });
+  const page = await listEvents(db, projectId, { ...q, names: namesFor(q.types), emailTags: q.tag });
   return {
     ...page,
     data: page.data.map((e) => ({

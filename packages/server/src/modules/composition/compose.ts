@@ -2,12 +2,14 @@ import type { ContentType } from '@pigeon/contract';
 import { type ContactRow, toContactDto } from '../contacts/repository.js';
 import { addTracking, listUnsubscribeHeaders } from '../engagement/tracking.js';
 import { subscriptionUrls } from '../rendering/links.js';
-import { htmlToText, renderSubject, renderTemplate } from '../rendering/render.js';
+import { htmlToText, missingVariables, renderSubject, renderTemplate } from '../rendering/render.js';
 
 /** What a message says before it is made for one contact. */
 export interface MessageContent {
   subject: string;
   html: string;
+  /** The plain part as written (variables filled); without it, the plain part is made from the HTML. */
+  text?: string;
   type: ContentType;
 }
 
@@ -20,6 +22,8 @@ export interface CompositionSettings {
   headers?: Record<string, string>;
   /** More variables over the recipient's (a workflow's `event`, `workflow`, and the workflow's contact). */
   variables?: Record<string, unknown>;
+  /** Also list the variables the content uses that had no value (`missing`). */
+  reportMissing?: boolean;
 }
 
 export interface ComposedMessage {
@@ -27,6 +31,8 @@ export interface ComposedMessage {
   html: string;
   text: string;
   headers: Record<string, string>;
+  /** With `reportMissing`: placeholders without a fallback that rendered empty. */
+  missing?: string[];
 }
 
 /**
@@ -58,5 +64,8 @@ export function composeMessage(
       mailbox: settings.unsubscribeMailbox,
     }),
   };
-  return { subject: renderSubject(content.subject, vars), html, text: htmlToText(html), headers };
+  const text = content.text === undefined ? htmlToText(html) : renderTemplate(content.text, vars, { html: false });
+  const sources = [content.subject, content.html, ...(content.text === undefined ? [] : [content.text])];
+  const missing = settings.reportMissing ? missingVariables(sources, vars) : undefined;
+  return { subject: renderSubject(content.subject, vars), html, text, headers, ...(missing ? { missing } : {}) };
 }

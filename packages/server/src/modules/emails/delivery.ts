@@ -15,6 +15,8 @@ interface EmailRow {
   reply_to: string | null;
   to_email: string;
   to_name: string | null;
+  cc: Array<{ email: string; name: string | null }> | null;
+  bcc: Array<{ email: string; name: string | null }> | null;
   subject: string;
   html: string;
   text: string;
@@ -114,6 +116,11 @@ const DKIM_SIGNED_HEADERS = [
   'List-Archive',
   'Feedback-ID',
 ].join(':');
+
+/** The message's own recipient first, then its copies, each address once. */
+const envelopeRecipients = (email: EmailRow) => [
+  ...new Set([email.to_email, ...(email.cc ?? []).map((r) => r.email), ...(email.bcc ?? []).map((r) => r.email)]),
+];
 
 export interface Delivery {
   stop(graceMs: number): Promise<void>;
@@ -234,8 +241,9 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           messageId: email.message_id,
           from: { name: email.from_name ?? '', address: email.from_email },
           to: { name: email.to_name ?? '', address: email.to_email },
-          // VERP: asynchronous bounces come back to an address that names this email.
-          envelope: { from: returnPath(email.id), to: [email.to_email] },
+          cc: email.cc?.map((r) => ({ name: r.name ?? '', address: r.email })),
+          // VERP: asynchronous bounces come back to an address that names this email. Bcc: envelope only.
+          envelope: { from: returnPath(email.id), to: envelopeRecipients(email) },
           replyTo: email.reply_to ?? undefined,
           subject: message.subject,
           html: message.html,

@@ -20,6 +20,10 @@ export interface QueuedEmail {
   from: { email: string; name: string | null };
   replyTo: string | null;
   to: { email: string; name: string | null };
+  /** Copies that travel with this message (`/v1/send`'s `cc`, in the header, and `bcc`, envelope only). */
+  cc?: Array<{ email: string; name: string | null }>;
+  bcc?: Array<{ email: string; name: string | null }>;
+  tags?: Record<string, string>;
   subject: string;
   html: string;
   text: string;
@@ -37,8 +41,9 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
   await db.query(
     `WITH queued AS (
        INSERT INTO emails (id, project_id, contact_id, template_id, workflow_execution_id, content_type, source, priority,
-         from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id
+         from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked, cc, bcc, tags)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+       RETURNING id
      ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`,
     [
       email.id,
@@ -61,6 +66,9 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
       JSON.stringify(email.attachments ?? []),
       `<${email.id}@${email.from.email.split('@')[1]}>`,
       email.tracked,
+      email.cc?.length ? JSON.stringify(email.cc) : null,
+      email.bcc?.length ? JSON.stringify(email.bcc) : null,
+      email.tags && Object.keys(email.tags).length ? JSON.stringify(email.tags) : null,
     ],
   );
 }

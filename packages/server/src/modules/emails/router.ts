@@ -3,7 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { idempotency } from '../../http/idempotency.js';
-import { sendEmail } from './send.js';
+import { sendBatch, sendEmail } from './send.js';
 
 const s = initServer();
 
@@ -13,7 +13,23 @@ export const createEmailsRouter = (deps: AppDeps) =>
       middleware: [idempotency(deps)],
       handler: async ({ req, body }) => ({
         status: 200,
-        body: { success: true, data: await sendEmail(deps, callerProject(req).id, body) },
+        body: { success: true, data: await sendEmail(deps, callerProject(req).id, body, req.body) },
+      }),
+    },
+    sendBatch: {
+      middleware: [idempotency(deps)],
+      handler: async ({ req, body }) => ({
+        status: 200,
+        body: {
+          success: true,
+          data: await sendBatch(deps, callerProject(req).id, body.messages, rawMessages(req.body)),
+        },
       }),
     },
   });
+
+/** The messages as sent, before the schema dropped unknown fields (they are warned about). */
+const rawMessages = (raw: unknown): unknown[] =>
+  raw !== null && typeof raw === 'object' && Array.isArray((raw as { messages?: unknown }).messages)
+    ? (raw as { messages: unknown[] }).messages
+    : [];

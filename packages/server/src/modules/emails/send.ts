@@ -1,10 +1,10 @@
-import type { BodyFormat, ContentType, SendBody, SendResult } from '@pigeon/contract';
+import type { BodyFormat, ContentType, SendBody, SendResult, SendWarning } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { type AppErrorExtra, validationFailed } from '../../http/errors.js';
+import { AppError, type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
@@ -15,6 +15,13 @@ import { shouldTrack } from '../engagement/tracking.js';
 import { markdownToHtml } from '../rendering/markdown.js';
 import { findTemplate } from '../templates/service.js';
 import { PRIORITY, queueEmail } from './queue.js';
+import {
+  ignoredFieldWarnings,
+  mailboxes,
+  missingVariableWarnings,
+  recipientLimitError,
+  unknownFieldWarnings,
+} from './send-options.js';
 
 type SendInput = z.output<typeof SendBody>;
 type FieldErrors = NonNullable<AppErrorExtra['errors']>;
@@ -52,6 +59,7 @@ const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}$/;
 interface Resolved {
   subject: string;
   html: string;
+  text?: string;
   from: { email: string; name: string | null };
   replyTo: string | null;
   type: ContentType;
@@ -68,10 +76,7 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   const html = body.body === undefined ? template?.body : await bodyHtml(body.body, body.type);
   if (!subject) errors.push({ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' });
   if (!html) errors.push({ field: 'body', message: 'Required unless a template gives it', code: 'invalid_type' });
-  const fromEmail =
-    (typeof body.from === 'object' ? body.from.email : body.from) ??
-    template?.from_email ??
-    (await projectDefaultFrom(deps.db.pool, projectId));
+  const fromEmail = body.from?.email ?? template?.from_email ?? (await projectDefaultFrom(deps.db.pool, projectId));
   if (!fromEmail) errors.push(MISSING_FROM);
   for (const name of Object.keys(body.headers ?? {})) {
     if (RESERVED_HEADERS.has(name.toLowerCase())) {
@@ -104,19 +109,24 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
     throw validationFailed(errors, fromEmail ? undefined : `No sender: ${MISSING_FROM.message}`);
   }
   const sender = await requireVerifiedSender(deps.db.pool, projectId, fromEmail);
-  const fromName =
-    typeof body.from === 'object' ? (body.from.name ?? null) : (body.name ?? template?.from_name ?? null);
+  // As Plunk: `from`'s name, else `name`, else the template's.
+  const fromName = body.from?.name ?? body.name ?? template?.from_name ?? null;
   return {
     subject,
     html,
+    ...(body.text === undefined ? {} : { text: body.text }),
     from: { email: fromEmail, name: fromName },
-    replyTo: body.reply ?? template?.reply_to ?? null,
+    replyTo: body.reply ? replyToHeader(body.reply) : (template?.reply_to ?? null),
     type: template?.type ?? 'TRANSACTIONAL',
     templateId: template?.id ?? null,
     attachments,
     sender,
   };
 }
+
+/** Reply-To as stored with the email: the address, or `"Name" <address>` (quoted as RFC 5322 wants). */
+const replyToHeader = (reply: { email: string; name?: string }) =>
+  reply.name ? `"${reply.name.replace(/["\\]/g, '\\$&')}" <${reply.email}>` : reply.email;
 
 const bodyHtml = async (body: string, format: BodyFormat | undefined) =>
   format === 'markdown' ? await markdownToHtml(body) : body;
@@ -130,79 +140,190 @@ async function projectDefaultFrom(db: Queryable, projectId: string): Promise<str
   return rows[0]?.default_from ?? undefined;
 }
 
-const recipientsOf = (to: SendInput['to']) =>
-  (Array.isArray(to) ? to : [to]).map((r) =>
-    typeof r === 'string' ? { email: r, name: null } : { email: r.email, name: r.name ?? null },
+type Recipient = { email: string; name: string | null };
+/** Copies (`cc`, `bcc`) become contacts without the request's `data` or `subscribed`: those are the recipient's. */
+const NO_CHANGES = applyDataRules(undefined, { storeObjects: false });
+type ContactRef = { id: string; email: string };
+type Skipped = z.output<typeof SendResult>['skipped'][number];
+
+/** One message checked and ready to queue: nothing about it was stored yet. */
+interface PreparedSend {
+  body: SendInput;
+  raw: unknown;
+  content: Resolved;
+  to: Recipient[];
+  cc: Recipient[];
+  bcc: Recipient[];
+  warnings: SendWarning[];
+}
+
+/** Everything that can be refused about one message, before any contact or email is stored. */
+async function prepareSend(deps: AppDeps, projectId: string, body: SendInput, raw: unknown): Promise<PreparedSend> {
+  const tooMany = recipientLimitError(body);
+  if (tooMany) throw validationFailed([tooMany]);
+  const content = await resolveContent(deps, projectId, body);
+  return {
+    body,
+    raw,
+    content,
+    to: mailboxes(body.to),
+    cc: mailboxes(body.cc),
+    bcc: mailboxes(body.bcc),
+    warnings: [...unknownFieldWarnings(raw), ...ignoredFieldWarnings(body)],
+  };
+}
+
+/**
+ * Queues one prepared message in the caller's transaction: for each `to` recipient in turn,
+ * upsert the contact (new ones unsubscribed unless told), skip (and list) suppressed addresses and
+ * MARKETING mail to unsubscribed contacts, render, and store a QUEUED email carrying the `cc` and
+ * `bcc` copies (each copy a contact too, skipped like a recipient). `strict` refuses any warning.
+ */
+async function queueSend(deps: AppDeps, client: Queryable, projectId: string, send: PreparedSend) {
+  const { body, content } = send;
+  const tracked = shouldTrack(content.sender.trackingMode, content.type, body.tracking);
+  const changes = applyDataRules(body.data, { storeObjects: false });
+  const emails: Array<{ contact: ContactRef; email: string }> = [];
+  const skipped: Skipped[] = [];
+  const all = [...send.to, ...send.cc, ...send.bcc];
+  const suppressed = await suppressedAmong(
+    client,
+    projectId,
+    all.map((r) => r.email),
+  );
+  /** The contact of a recipient, or why it gets nothing. */
+  const admit = async (recipient: Recipient, contactChanges?: typeof changes) => {
+    const { contact } = await upsertContact(client, {
+      projectId,
+      email: recipient.email,
+      subscribed: contactChanges ? body.subscribed : undefined,
+      subscribedIfNew: false,
+      changes: contactChanges ?? NO_CHANGES,
+      source: 'send',
+    });
+    const ref = { id: contact.id, email: contact.email };
+    const suppression = suppressed.get(contact.email);
+    if (suppression) skipped.push({ contact: ref, reason: 'suppressed', suppression });
+    else if (content.type === 'MARKETING' && !contact.subscribed)
+      skipped.push({ contact: ref, reason: 'unsubscribed' });
+    else return contact;
+    return undefined;
+  };
+  const copies = async (list: Recipient[]) => {
+    const kept: Recipient[] = [];
+    for (const recipient of list) if (await admit(recipient)) kept.push(recipient);
+    return kept;
+  };
+  const [cc, bcc] = [await copies(send.cc), await copies(send.bcc)];
+  const missing = new Set<string>();
+  for (const recipient of send.to) {
+    const contact = await admit(recipient, changes);
+    if (!contact) continue;
+    const emailId = uuidv7();
+    const message = composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
+      publicUrl: deps.config.http.publicUrl,
+      linkSecret: deps.config.secrets.linkSigning,
+      tracked,
+      unsubscribeMailbox: content.sender.unsubscribeMailbox,
+      headers: body.headers,
+      reportMissing: true,
+    });
+    for (const variable of message.missing ?? []) missing.add(variable);
+    await queueEmail(client, {
+      id: emailId,
+      projectId,
+      contactId: contact.id,
+      templateId: content.templateId,
+      type: content.type,
+      priority: PRIORITY.transactional,
+      from: content.from,
+      replyTo: content.replyTo,
+      to: { email: contact.email, name: recipient.name },
+      cc,
+      bcc,
+      tags: body.tags,
+      subject: message.subject,
+      html: message.html,
+      text: message.text,
+      headers: message.headers,
+      attachments: content.attachments,
+      tracked,
+    });
+    emails.push({ contact: { id: contact.id, email: contact.email }, email: emailId });
+  }
+  const warnings = [...send.warnings, ...missingVariableWarnings(missing, send.raw), ...skippedWarnings(skipped)];
+  if (body.strict && warnings.length > 0) throw strictRefusal(warnings);
+  return { emails, skipped, warnings };
+}
+
+const skippedWarnings = (skipped: Skipped[]): SendWarning[] =>
+  skipped.map((s) => ({
+    code: 'recipient_skipped',
+    field: s.contact.email,
+    message: `${s.contact.email} was not sent to: ${s.reason === 'suppressed' ? `suppressed (${s.suppression})` : 'unsubscribed from MARKETING mail'}`,
+  }));
+
+const strictRefusal = (warnings: SendWarning[], prefix = '') =>
+  validationFailed(
+    warnings.map((w) => ({
+      field: `${prefix}${w.code === 'unknown_field' || w.code === 'ignored_field' ? w.field : '(body)'}`,
+      message: w.message,
+      code: `strict_${w.code}`,
+    })),
   );
 
 /**
- * POST /v1/send: for each recipient in turn, upsert the contact (new ones unsubscribed unless
- * told), skip (and list) suppressed addresses and MARKETING mail to unsubscribed contacts, render,
- * and store a QUEUED email — all in one transaction, so either every recipient is queued or none is
- * (a request that would pass the monthly transactional cap queues none: 403). Delivery happens in
- * the workers, woken by NOTIFY on commit.
+ * POST /v1/send: one message to its recipients, all in one transaction, so either every recipient
+ * is queued or none is (a request that would pass the monthly transactional cap queues none: 403).
+ * Delivery happens in the workers, woken by NOTIFY on commit.
  */
-export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
-  const content = await resolveContent(deps, projectId, body);
-  const tracked = shouldTrack(content.sender.trackingMode, content.type, body.tracking);
-  const changes = applyDataRules(body.data, { storeObjects: false });
-  const emails: Array<{ contact: { id: string; email: string }; email: string }> = [];
-  const skipped: z.output<typeof SendResult>['skipped'] = [];
-  const recipients = recipientsOf(body.to);
-  const suppressed = await suppressedAmong(
-    deps.db.pool,
-    projectId,
-    recipients.map((r) => r.email),
-  );
-  await inTransaction(deps.db.pool, async (client) => {
-    for (const recipient of recipients) {
-      const { contact } = await upsertContact(client, {
-        projectId,
-        email: recipient.email,
-        subscribed: body.subscribed,
-        subscribedIfNew: false,
-        changes,
-        source: 'send',
-      });
-      const ref = { id: contact.id, email: contact.email };
-      const suppression = suppressed.get(contact.email);
-      if (suppression) {
-        skipped.push({ contact: ref, reason: 'suppressed', suppression });
-        continue;
-      }
-      if (content.type === 'MARKETING' && !contact.subscribed) {
-        skipped.push({ contact: ref, reason: 'unsubscribed' });
-        continue;
-      }
-      const emailId = uuidv7();
-      const message = composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
-        publicUrl: deps.config.http.publicUrl,
-        linkSecret: deps.config.secrets.linkSigning,
-        tracked,
-        unsubscribeMailbox: content.sender.unsubscribeMailbox,
-        headers: body.headers,
-      });
-      await queueEmail(client, {
-        id: emailId,
-        projectId,
-        contactId: contact.id,
-        templateId: content.templateId,
-        type: content.type,
-        priority: PRIORITY.transactional,
-        from: content.from,
-        replyTo: content.replyTo,
-        to: { email: contact.email, name: recipient.name },
-        subject: message.subject,
-        html: message.html,
-        text: message.text,
-        headers: message.headers,
-        attachments: content.attachments,
-        tracked,
-      });
-      emails.push({ contact: ref, email: emailId });
-    }
+export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput, raw: unknown = body) {
+  const send = await prepareSend(deps, projectId, body, raw);
+  const result = await inTransaction(deps.db.pool, async (client) => {
+    const queued = await queueSend(deps, client, projectId, send);
     // Last, so the month's counter is locked only until the commit; over the cap, nothing is kept.
-    await requireAllowance(client, projectId, 'transactional', emails.length);
+    await requireAllowance(client, projectId, 'transactional', queued.emails.length);
+    return queued;
   });
-  return { emails, skipped, timestamp: new Date().toISOString() };
+  return { ...result, timestamp: new Date().toISOString() };
+}
+
+/**
+ * POST /v1/send/batch, all or nothing: every message is checked first (a refusal names its index,
+ * `messages.<i>.<field>`), then all are queued in one transaction; a strict message with warnings,
+ * or the monthly cap, refuses the whole batch and nothing is kept.
+ */
+export async function sendBatch(deps: AppDeps, projectId: string, messages: SendInput[], raw: unknown[]) {
+  const prepared: PreparedSend[] = [];
+  for (const [index, body] of messages.entries()) {
+    prepared.push(await atIndex(index, () => prepareSend(deps, projectId, body, raw[index])));
+  }
+  const results = await inTransaction(deps.db.pool, async (client) => {
+    const queued = [];
+    for (const [index, send] of prepared.entries()) {
+      queued.push(await atIndex(index, () => queueSend(deps, client, projectId, send)));
+    }
+    await requireAllowance(
+      client,
+      projectId,
+      'transactional',
+      queued.reduce((sum, q) => sum + q.emails.length, 0),
+    );
+    return queued;
+  });
+  const timestamp = new Date().toISOString();
+  return { results: results.map((r) => ({ ...r, timestamp })), timestamp };
+}
+
+/** A message's refusal, said of that message: fields under `messages.<i>.`, the message prefixed. */
+async function atIndex<T>(index: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const prefix = `messages.${index}.`;
+    const errors = err.extra.errors?.map((e) => ({ ...e, field: `${prefix}${e.field}` }));
+    if (errors && err.code === 'VALIDATION_ERROR') throw validationFailed(errors);
+    throw new AppError(err.statusCode, err.code, `messages.${index}: ${err.message}`, err.extra);
+  }
 }

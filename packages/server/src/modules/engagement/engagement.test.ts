@@ -102,7 +102,7 @@ describe('subscription links from a received email', () => {
     sender = await verifiedSender(pigeon, dns);
   });
 
-  it('subscribes on GET of subscribeUrl and records contact.subscribed once, attributed to the email', async () => {
+  it('shows a confirmation page on GET of subscribeUrl; its button POSTs and records contact.subscribed once', async () => {
     const { message, contactId, emailId } = await sendAndReceive(sender, {
       type: 'TRANSACTIONAL',
       body: `<p>Confirm: ${SUBSCRIPTION_LINKS}</p>`,
@@ -110,15 +110,37 @@ describe('subscription links from a received email', () => {
     });
     expect((await contactOf(contactId)).subscribed).toBe(false);
     const url = linkTo(message, '/subscribe/');
-    const first = await fetch(url);
-    expect(first.status).toBe(200);
-    const page = await first.text();
-    expect(page).toContain('You are subscribed');
-    expect(page).toContain('Test project');
-    expect(first.headers.get('cache-control')).toBe('no-store');
+    // A link scanner's GET (any number of them) changes nothing: it gets the page with the button.
+    const scanned = await fetch(url);
+    expect(scanned.status).toBe(200);
+    expect(scanned.headers.get('cache-control')).toBe('no-store');
+    const page = await scanned.text();
+    expect(page).toContain('Subscribe to Test project?');
+    const form = page.match(/<form method="post" action="([^"]+)">/);
+    expect(form?.[1]).toBe(new URL(url).pathname);
+    expect(page).toContain('name="action" value="subscribe"');
+    expect(page).not.toMatch(/<script/i);
+    await fetch(url);
+    expect((await contactOf(contactId)).subscribed).toBe(false);
+    expect(await eventsOf(contactId, 'contact.subscribed')).toEqual([]);
+
+    // The person's click: a same-origin form POST from that page.
+    expect((await formPost(url, 'action=wrong')).status).toBe(400);
+    const confirmed = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: pigeon.url,
+        'sec-fetch-site': 'same-origin',
+      },
+      body: 'action=subscribe',
+    });
+    expect(confirmed.status).toBe(200);
+    expect(await confirmed.text()).toContain('You are subscribed');
     expect((await contactOf(contactId)).subscribed).toBe(true);
-    expect((await fetch(url)).status).toBe(200);
+    expect((await formPost(url, 'action=subscribe')).status).toBe(200);
     expect(await eventsOf(contactId, 'contact.subscribed')).toEqual([{ source: 'link', emailId }]);
+    expect(await (await fetch(url)).text()).toContain('You are already subscribed');
   });
 
   it("unsubscribes with the page's button, and with the RFC 8058 one-click POST", async () => {
@@ -203,7 +225,8 @@ describe('subscription links from a received email', () => {
     const bye = await formPost(linkTo(message, '/unsubscribe/'), 'action=unsubscribe');
     expect(bye.status).toBe(303);
     expect(bye.headers.get('location')).toBe('https://example.com/bye');
-    const hi = await fetch(linkTo(message, '/subscribe/'), { redirect: 'manual' });
+    const hi = await formPost(linkTo(message, '/subscribe/'), 'action=subscribe');
+    expect(hi.status).toBe(303);
     expect(hi.headers.get('location')).toBe('https://example.com/hi');
     expect((await contactOf(contactId)).subscribed).toBe(true);
     const refused = await pigeon.request('PATCH', `/users/@me/projects/${own.project.id}`, {

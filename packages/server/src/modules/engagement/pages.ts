@@ -24,6 +24,23 @@ definePage(
 </form>`,
 );
 
+/** The subscribe link's page: nothing changes until the person presses the button (link scanners only GET). */
+definePage(
+  'subscribe',
+  `<% layout('@layout') %>
+<% if (it.subscribed) { %>
+<h1>You are already subscribed</h1>
+<p><%= it.email %> gets marketing email from <strong><%= it.projectName %></strong>.</p>
+<% } else { %>
+<h1>Subscribe to <%= it.projectName %>?</h1>
+<p>Confirm that <%= it.email %> should get marketing email from <strong><%= it.projectName %></strong>.</p>
+<form method="post" action="<%= it.action %>">
+  <input type="hidden" name="action" value="subscribe">
+  <button type="submit">Yes, subscribe me</button>
+</form>
+<% } %>`,
+);
+
 definePage(
   'manage',
   `<% layout('@layout') %>

@@ -41,13 +41,8 @@ export function engagementRouter(deps: AppDeps): Router {
     });
   };
 
-  router.get(
-    '/subscribe/:token',
-    withContact((req, res, claims) => changeAndShow(req, res, claims, true)),
-  );
-
   /** A page about the contact whose form posts back to the same URL. */
-  const contactPage = (view: 'unsubscribe' | 'manage', title: string) =>
+  const contactPage = (view: 'subscribe' | 'unsubscribe' | 'manage', title: string) =>
     withContact(async (req, res, _claims, contact) =>
       sendPage(res, 200, view, {
         title,
@@ -57,6 +52,18 @@ export function engagementRouter(deps: AppDeps): Router {
         action: `/${view}/${req.params.token}`,
       }),
     );
+
+  // Links in mail that change state open a page; the change is the POST of its button (DESIGN.md §9),
+  // so mail scanners that open every link (Safe Links and the like) subscribe nobody.
+  router.get('/subscribe/:token', contactPage('subscribe', 'Subscribe'));
+  router.post(
+    '/subscribe/:token',
+    form,
+    withContact(async (req, res, claims) => {
+      if (req.body?.action !== 'subscribe') return badForm(res);
+      await changeAndShow(req, res, claims, true);
+    }),
+  );
 
   router.get('/unsubscribe/:token', contactPage('unsubscribe', 'Unsubscribe'));
 

@@ -31,6 +31,8 @@ export interface EventFilter {
   contactId?: string;
   /** Any of these names, and with `custom` also every name Pigeon does not emit itself. */
   names?: { exact: string[]; custom: boolean };
+  /** Only events about emails sent with all these tags (`/v1/send`'s `tags`). */
+  emailTags?: Record<string, string>;
 }
 
 /** SQL true for names Pigeon emits (see reserved.ts); indexes cannot help here, the other filters do. */
@@ -49,6 +51,13 @@ function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'curs
   if (f.from) add('e.created_at >= ?::timestamptz', f.from);
   if (f.to) add('e.created_at < ?::timestamptz', f.to);
   if (f.contactId) add('e.contact_id = ?::uuid', f.contactId);
+  // Uncorrelated: the tagged emails' ids are found once (GIN index on tags), then matched.
+  if (f.emailTags) {
+    add(
+      "e.data ->> 'emailId' = ANY(ARRAY(SELECT t.id::text FROM emails t WHERE t.project_id = $1 AND t.tags @> ?::jsonb))",
+      JSON.stringify(f.emailTags),
+    );
+  }
   if (f.names) add(`(e.name = ANY(?::text[])${f.names.custom ? ` OR NOT ${EMITTED_EVENT_NAME}` : ''})`, f.names.exact);
   return { conditions, values };
 }

@@ -27,6 +27,17 @@ export function renderTemplate(source: string, vars: Record<string, unknown>, op
   });
 }
 
+/** Placeholders without a fallback whose variable has no value to show (they would render empty). */
+export function missingVariables(sources: string[], vars: Record<string, unknown>): string[] {
+  const missing = new Set<string>();
+  for (const source of sources) {
+    for (const [, path, fallback] of source.matchAll(PLACEHOLDER)) {
+      if (path && fallback === undefined && asText(lookup(vars, path)) === undefined) missing.add(path);
+    }
+  }
+  return [...missing];
+}
+
 /** Variables that are not contact data: Pigeon fills them itself. */
 const BUILT_IN_VARIABLES = new Set([
   'email',

@@ -188,6 +188,14 @@ describe('segments API', () => {
     await pigeon.request('PATCH', `/contacts/${p2}`, { headers: auth, body: { data: { plan: 'free' } } });
     const live = await pigeon.request('GET', `/segments/${seg.id}/contacts`, { headers: auth });
     expect(live.body.data.map((c: { email: string }) => c.email)).toEqual(['p1@x.example', 'p0@x.example']);
+    // The total agrees with the items at once (no cached count 15 minutes old), on every page.
+    expect(live.body.total).toBe(2);
+    const last = await pigeon.request('GET', `/segments/${seg.id}/contacts?page=2&pageSize=1`, { headers: auth });
+    expect(last.body).toMatchObject({ total: 2, data: [{ email: 'p0@x.example' }] });
+    const beyond = await pigeon.request('GET', `/segments/${seg.id}/contacts?page=3&pageSize=1`, { headers: auth });
+    expect(beyond.body).toMatchObject({ total: 2, data: [] });
+    const segment = await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth });
+    expect(segment.body).toMatchObject({ memberCount: 2, memberCountAt: expect.any(String) });
     const refreshed = await pigeon.request('POST', `/segments/${seg.id}/refresh`, { headers: auth });
     expect(refreshed.body.memberCount).toBe(2);
     const tooBig = await pigeon.request('GET', `/segments/${seg.id}/contacts?pageSize=101`, { headers: auth });

@@ -271,9 +271,10 @@ export async function computeSegment(pool: pg.Pool, projectId: string, id: strin
 }
 
 /**
- * One page of members, newest first. DYNAMIC segments are evaluated live; `total` is the cached
- * member count, recounted first when it is older than `countMaxAgeMs`, so a first page stays
- * fast at a million contacts.
+ * One page of members, newest first, whose `total` agrees with its items: DYNAMIC segments are
+ * evaluated live, the page and its total in one statement (`count(*) OVER ()`, one snapshot), and
+ * an untracked segment's cached count takes the live one. STATIC segments page their member rows,
+ * whose count is kept exact as they change.
  */
 export async function segmentContacts(
   pool: pg.Pool,
@@ -282,23 +283,40 @@ export async function segmentContacts(
   page: { page: number; pageSize: number },
   opts: SegmentOptions,
 ) {
-  let row = await findSegment(pool, projectId, id);
+  const row = await findSegment(pool, projectId, id);
   const checked = await storedCondition(pool, row);
   const offset = (page.page - 1) * page.pageSize;
-  const contacts = await timed(pool, opts, (c) =>
-    queryRows<ContactRow>(
-      c,
-      checked
-        ? sql`SELECT c.* FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}
-              ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.pageSize} OFFSET ${offset}`
-        : sql`SELECT c.* FROM segment_members m JOIN contacts c ON c.id = m.contact_id
+  if (!checked) {
+    const contacts = await timed(pool, opts, (c) =>
+      queryRows<ContactRow>(
+        c,
+        sql`SELECT c.* FROM segment_members m JOIN contacts c ON c.id = m.contact_id
               WHERE m.segment_id = ${id}::uuid ORDER BY m.entered_at DESC, m.contact_id DESC
               LIMIT ${page.pageSize} OFFSET ${offset}`,
-    ),
-  );
-  const stale = !row.member_count_at || Date.now() - row.member_count_at.getTime() > opts.countMaxAgeMs;
-  if (checked && stale) row = await timed(pool, opts, (c) => recount(c, row, checked));
-  return { data: contacts.map(toContactDto), page: page.page, pageSize: page.pageSize, total: row.member_count };
+      ),
+    );
+    return { data: contacts.map(toContactDto), page: page.page, pageSize: page.pageSize, total: row.member_count };
+  }
+  const matching = sql`FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}`;
+  const { contacts, total } = await timed(pool, opts, async (c) => {
+    const rows = await queryRows<ContactRow & { matched: number }>(
+      c,
+      sql`SELECT c.*, count(*) OVER ()::int AS matched ${matching}
+            ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.pageSize} OFFSET ${offset}`,
+    );
+    // Past the last page the window has no row to ride on: count on its own.
+    const counted =
+      rows[0]?.matched ?? (await queryRows<{ n: number }>(c, sql`SELECT count(*)::int AS n ${matching}`))[0]?.n;
+    if (!row.track_membership) {
+      await queryRows(
+        c,
+        sql`UPDATE segments SET member_count = ${counted ?? 0}, member_count_at = now() WHERE id = ${row.id}::uuid`,
+      );
+    }
+    return { contacts: rows, total: counted ?? 0 };
+  });
+  const data = contacts.map(({ matched: _, ...contact }) => toContactDto(contact as ContactRow));
+  return { data, page: page.page, pageSize: page.pageSize, total };
 }
 
 /** Untracked DYNAMIC segments whose cached count is older than `countMaxAgeMs`, recounted. */

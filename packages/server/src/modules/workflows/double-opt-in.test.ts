@@ -90,8 +90,16 @@ it('double opt-in: confirm by the link in the mail, welcome after; a reminder wh
   expect(mail?.headers.get('subject')).toBe('Please confirm your subscription');
   const link = hrefs(mail as NonNullable<typeof mail>).find((h) => h.includes('/subscribe/'));
   expect(link).toBeDefined();
+  // The link opens a page; a scanner's GET confirms nothing, the button's POST does.
   const page = await fetch(link as string);
   expect(page.status).toBe(200);
+  expect(await page.text()).toContain('Yes, subscribe me');
+  const confirmed = await fetch(link as string, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+    body: 'action=subscribe',
+  });
+  expect(confirmed.status).toBe(200);
 
   await until(
     () => subjects(ada),

@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from './accounts.js';
+import { startTestPigeon, type TestPigeon } from './helpers.js';
+
+// Perl's OpenAPI::Client from Debian (libopenapi-client-perl; `.ci/run` installs it) reads the
+// served /openapi-3.0.json, validates each request against it (patterns included) and sends it.
+const script = fileURLToPath(new URL('./fixtures/openapi-client.pl', import.meta.url));
+
+let pigeon: TestPigeon;
+beforeAll(async () => {
+  pigeon = await startTestPigeon(); // the local outbox: a domain is verified as soon as it is added
+});
+afterAll(() => pigeon?.stop());
+
+interface Step {
+  step: string;
+  status: number;
+  body: Record<string, unknown> & { data?: unknown };
+}
+
+describe("Perl's OpenAPI::Client against a running Pigeon", () => {
+  it('sends, tracks and manages contacts; the pattern of an event name refuses a control character client-side', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const { stdout } = await promisify(execFile)('perl', [script, pigeon.url, project.secretKey, project.publicKey], {
+      timeout: 60_000,
+    });
+    const steps = Object.fromEntries(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Step)
+        .map((s) => [s.step, s]),
+    );
+    expect(steps['domains.create']).toMatchObject({
+      status: 201,
+      body: { domain: 'perl.example', status: 'verified' },
+    });
+    expect(steps['emails.send']).toMatchObject({
+      status: 200,
+      body: { success: true, data: { emails: [{ contact: { email: 'ada@example.com' } }], warnings: [] } },
+    });
+    expect(steps['events.track']).toMatchObject({ status: 200, body: { success: true } });
+    expect(steps['contacts.create']?.status).toBe(201);
+    const listed = ((steps['contacts.list']?.body.data ?? []) as Array<{ email: string }>).map((c) => c.email).sort();
+    expect(listed).toEqual(['ada@example.com', 'grace@example.com']);
+    // OpenAPI::Client answers a request that fails the document with a local 400 and `errors`.
+    expect(steps['events.track.control']).toMatchObject({ status: 400, body: { errors: [expect.anything()] } });
+    expect(JSON.stringify(steps['events.track.control']?.body)).toMatch(/event/);
+
+    const contact = await pigeon.request('GET', '/contacts?search=ada', { headers: auth });
+    expect(contact.body.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'perl' } }]);
+    const events = await pigeon.request('GET', `/events/contact/${contact.body.data[0].id}`, { headers: auth });
+    expect(events.body.data.map((e: { name: string }) => e.name)).toContain('signed-up');
+  }, 90_000);
+});
