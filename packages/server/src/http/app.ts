@@ -25,6 +25,7 @@ import { createImageStorage } from '../modules/uploads/storage.js';
 import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
+import { refuseCrossSiteCookieWrites } from './csrf.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { keepRawBody } from './raw-body.js';
@@ -83,7 +84,7 @@ export function createApp(
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
-    globalMiddleware: [authenticate(deps), refuseUnsafeInput],
+    globalMiddleware: [refuseCrossSiteCookieWrites(deps.config.http.publicUrl), authenticate(deps), refuseUnsafeInput],
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });
