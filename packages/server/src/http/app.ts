@@ -32,7 +32,7 @@ import { keepRawBody } from './raw-body.js';
 import { requestId } from './request-id.js';
 import { requestLog } from './request-log.js';
 import { csvUpload } from './uploads.js';
-import { refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
+import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
 
 /** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
 const SEND_BODY_LIMIT = '56mb';
@@ -84,7 +84,12 @@ export function createApp(
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
-    globalMiddleware: [refuseCrossSiteCookieWrites(deps.config.http.publicUrl), authenticate(deps), refuseUnsafeInput],
+    globalMiddleware: [
+      refuseCrossSiteCookieWrites(deps.config.http.publicUrl),
+      authenticate(deps),
+      refuseUnreadBody,
+      refuseUnsafeInput,
+    ],
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });
