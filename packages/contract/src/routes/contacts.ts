@@ -1,6 +1,14 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { BareError, CursorQuery, commonErrors, cursorPage, ErrorEnvelope, knownOrDefault, Timestamp } from '../common.js';
+import {
+  BareError,
+  CursorQuery,
+  commonErrors,
+  cursorPage,
+  ErrorEnvelope,
+  knownOrDefault,
+  Timestamp,
+} from '../common.js';
 import { meta } from '../meta.js';
 
 const c = initContract();

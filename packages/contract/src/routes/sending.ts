@@ -1,6 +1,15 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { BareError, commonErrors, ErrorEnvelope, knownOrDefault, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
+import {
+  BareError,
+  commonErrors,
+  ErrorEnvelope,
+  knownOrDefault,
+  OffsetQuery,
+  offsetPage,
+  success,
+  Timestamp,
+} from '../common.js';
 import { meta } from '../meta.js';
 import { ContactData } from './contacts.js';
 import { SuppressionReason } from './deliverability.js';

@@ -76,7 +76,10 @@ export function refuseUnreadBody<R extends object>(tsRestReq: R, _res: Response,
   const route = req.tsRestRoute;
   const readsJson = typeof route?.body === 'object' && route.contentType !== 'multipart/form-data';
   const sent = req.header('transfer-encoding') !== undefined || Number(req.header('content-length') ?? 0) > 0;
-  if (!readsJson || !sent || req.body !== undefined) return next();
+  if (!readsJson || !sent || req.body !== undefined) {
+    next();
+    return;
+  }
   next(
     new AppError(
       415,

@@ -109,7 +109,10 @@ export async function createSegment(pool: pg.Pool, projectId: string, input: Cre
   const row = await inTransaction(pool, async (client) => {
     // Two creates with one name at once would pick the same free slug; they take turns instead
     // (the second gets `name-2`, as it would a moment later).
-    await queryRows(client, sql`SELECT pg_advisory_xact_lock(hashtextextended(${`segment-slug:${projectId}`}::text, 0))`);
+    await queryRows(
+      client,
+      sql`SELECT pg_advisory_xact_lock(hashtextextended(${`segment-slug:${projectId}`}::text, 0))`,
+    );
     const [created] = await queryRows<SegmentRow>(
       client,
       sql`INSERT INTO segments (id, project_id, name, description, type, condition, track_membership, slug)
