@@ -30,6 +30,29 @@ export function keysOf(schema: unknown): string[] {
 export const fillPath = (path: string, value: (param: string) => string) =>
   path.replace(/:([A-Za-z]+)/g, (_m, param: string) => value(param));
 
+/**
+ * Fills a route's path with real ids (`ids.project`, `ids.user`, `ids.step`, and `ids.<first path
+ * segment>` such as `ids.segments` for `:id`), so a probe reaches the route's work instead of a 404.
+ * Anything without a real id gets a random UUID.
+ */
+export function realPath(path: string, ids: Record<string, string | undefined>): string {
+  return fillPath(path, (param) => {
+    if (param === 'id') {
+      if (path.startsWith('/users/@me/projects/') || path.startsWith('/projects/')) return ids.project as string;
+      return ids[path.split('/')[1] ?? ''] ?? crypto.randomUUID();
+    }
+    const named: Record<string, string | undefined> = {
+      projectId: ids.project,
+      userId: ids.user,
+      contactId: ids.contacts,
+      stepId: ids.step,
+      field: 'plan',
+      eventName: 'signup',
+    };
+    return named[param] ?? crypto.randomUUID();
+  });
+}
+
 export const authOf = (route: AppRoute) => (route.metadata as { auth?: string } | undefined)?.auth ?? 'secret';
 
 export const isWrite = (route: AppRoute) => route.method !== 'GET';
