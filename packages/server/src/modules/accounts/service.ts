@@ -5,7 +5,7 @@ import { AppError, conflict, forbidden } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { AuthTokenSchema, type TokenPurpose } from '../auth/auth-token.entity.js';
 import { assertAcceptablePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
-import { clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
+import { clearAccountFailures, clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
 import { hashToken, newToken } from '../auth/tokens.js';
 import { type User, UserSchema } from './user.entity.js';
 
@@ -164,6 +164,6 @@ export async function resetPassword(em: EntityManager, token: string, password: 
     await assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
     user.passwordHash = passwordHash;
     user.sessionVersion += 1;
-    await clearFailures(tx, 'email', user.email);
+    await clearAccountFailures(tx, user.email);
   });
 }

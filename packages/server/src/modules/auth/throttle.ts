@@ -50,3 +50,9 @@ export async function recordFailure(em: EntityManager, kind: Kind, value: string
 export async function clearFailures(em: EntityManager, kind: Kind, value: string): Promise<void> {
   await em.getConnection().execute('DELETE FROM login_failures WHERE key = ?', [`${kind}:${value}`]);
 }
+
+/** Lifts the sign-in locks of an address from every IP (a password reset proved who asks). */
+export async function clearAccountFailures(em: EntityManager, email: string): Promise<void> {
+  const prefix = `account-ip:${email} `;
+  await em.getConnection().execute('DELETE FROM login_failures WHERE left(key, length(?)) = ?', [prefix, prefix]);
+}
