@@ -223,6 +223,24 @@ describe('mailed tokens', () => {
     expect((await ask('198.51.100.61')).status).toBe(202);
   });
 
+  it("lifts an address's sign-in locks when its password is reset", async () => {
+    const email = uniqueEmail();
+    await signUp(pigeon, email, 'old password');
+    const from = { 'x-forwarded-for': '198.51.100.70' };
+    for (let i = 0; i < 5; i++)
+      await pigeon.request('POST', '/auth/login', { body: { email, password: 'wrong guess' }, headers: from });
+    const login = () =>
+      pigeon.request('POST', '/auth/login', { body: { email, password: 'brand new password' }, headers: from });
+    expectEnvelope(await login(), 429, 'TOO_MANY_ATTEMPTS');
+    await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
+    const reset = await pigeon.request('POST', '/auth/reset-password', {
+      body: { token, password: 'brand new password' },
+    });
+    expect(reset.status).toBe(200);
+    expect((await login()).status).toBe(200);
+  });
+
   it('answers a reset request for an unknown address the same way, and mails nothing', async () => {
     const email = uniqueEmail();
     const res = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
