@@ -101,7 +101,8 @@ export const cursorPage = <T extends z.ZodTypeAny>(item: T) =>
   });
 
 /**
- * A value from a fixed list, anything else (spec §2: "unrecognised falls back") the default.
+ * A value from a fixed list, anything else the default (the spec's list endpoints: "unrecognised
+ * falls back").
  * The list is an array, so `__proto__`, `constructor` or `toString` are unrecognised like any
  * other word: nothing is looked up on an object's prototype.
  */
