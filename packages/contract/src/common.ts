@@ -100,9 +100,35 @@ export const cursorPage = <T extends z.ZodTypeAny>(item: T) =>
     total: z.number().int().describe('Real only on the first page (no cursor); 0 on later pages'),
   });
 
+/**
+ * A value from a fixed list, anything else the default (the spec's list endpoints: "unrecognised
+ * falls back").
+ * The list is an array, so `__proto__`, `constructor` or `toString` are unrecognised like any
+ * other word: nothing is looked up on an object's prototype.
+ */
+export const knownOrDefault = <T extends string>(allowed: readonly T[], otherwise: T) =>
+  z
+    .string()
+    .optional()
+    .transform((v): T => (allowed.includes(v as T) ? (v as T) : otherwise));
+
+/**
+ * The highest page number of offset and page-based lists. The spec bounds it only below (>= 1);
+ * beyond this a page is 422, not an offset PostgreSQL cannot represent (a 500 before).
+ */
+export const MAX_PAGE = 1_000_000;
+
+const PageNumber = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_PAGE)
+  .default(1)
+  .describe(`1-based page number, at most ${MAX_PAGE.toLocaleString('en-US')}`);
+
 /** Offset pagination query (spec §2): 1-based `page`, `pageSize` default 20. */
 export const OffsetQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
+  page: PageNumber,
   pageSize: z.coerce
     .number()
     .int()
@@ -122,7 +148,7 @@ export const offsetPage = <T extends z.ZodTypeAny>(item: T) =>
 
 /** Page-based pagination (spec §2, segment members): `pageSize` max 100. */
 export const PageQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
+  page: PageNumber,
   pageSize: z.coerce.number().int().min(1).max(100).default(20),
 });
 

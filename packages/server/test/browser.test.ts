@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,5 +102,52 @@ describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () 
     );
     await page.screenshot({ path: join(SCREENSHOTS, 'browser-outbox.png'), fullPage: true });
     await page.close();
+  });
+
+  it('refuses a form that another origin of the same site posts with the session cookie; takes the same POST from Pigeon itself', async () => {
+    const { cookie } = owner.owner;
+    const context = await browser.newContext();
+    await context.addCookies([
+      {
+        name: cookie.slice(0, cookie.indexOf('=')),
+        value: cookie.slice(cookie.indexOf('=') + 1),
+        url: pigeon.url,
+        httpOnly: true,
+        sameSite: 'Lax',
+      },
+    ]);
+    const target = `${pigeon.url}/users/@me/projects/${owner.project.id}/regenerate-keys`;
+    // Another port of the same host: the same *site* (SameSite=Lax sends the cookie), another *origin*.
+    const attacker = createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        `<form method="post" action="${target}" enctype="text/plain"><input name='{"a":"' value='"}'></form>` +
+          '<script>document.forms[0].submit()</script>',
+      );
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await context.newPage();
+      const answered = page.waitForResponse((r) => r.url() === target);
+      const { hostname } = new URL(pigeon.url);
+      await page.goto(`http://${hostname}:${(attacker.address() as AddressInfo).port}/`);
+      const forged = await answered;
+      // 403 with this message, not 401: the browser did send the cookie, and Pigeon refused the origin.
+      expect(forged.status()).toBe(403);
+      expect((await forged.json()).error.message).toMatch(/another site/);
+      const keys = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie } });
+      expect(keys.body.map((p: { secretKey: string }) => p.secretKey)).toContain(owner.project.secretKey);
+
+      // The same POST from a page of Pigeon's own origin goes through (a JSON answer as the page:
+      // Pigeon's HTML pages forbid scripts).
+      await page.goto(`${pigeon.url}/users/@me`);
+      const status = await page.evaluate(async (url) => (await fetch(url, { method: 'POST' })).status, target);
+      expect(status).toBe(200);
+      const rotated = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie } });
+      expect(rotated.body.map((p: { secretKey: string }) => p.secretKey)).not.toContain(owner.project.secretKey);
+    } finally {
+      await context.close();
+      await new Promise((resolve) => attacker.close(resolve));
+    }
   });
 });

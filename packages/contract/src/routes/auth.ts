@@ -113,7 +113,8 @@ export const authContract = c.router(
       method: 'POST',
       path: '/auth/request-password-reset',
       summary: 'Mail a password-reset link',
-      description: 'Always answers 202, whether or not the address has an account.',
+      description:
+        'Answers 202 whether or not the address has an account; 429 `TOO_MANY_ATTEMPTS` after 10 requests from one IP within 15 minutes.',
       metadata: meta({ auth: 'none' }),
       body: z.object({ email: Email }),
       responses: { 202: Accepted, ...commonErrors },

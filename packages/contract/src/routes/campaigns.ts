@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { commonErrors, ErrorEnvelope, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
+import { commonErrors, ErrorEnvelope, knownOrDefault, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ConditionTree, ConditionTreeShape } from './conditions.js';
 import { ContentType, Subject, Template } from './sending.js';
@@ -55,8 +55,10 @@ export const CampaignInput = z.object({
 export const CampaignListQuery = OffsetQuery.extend({
   status: z.string().optional().describe('DRAFT, SCHEDULED, SENDING, SENT or CANCELLED; anything else is a 400'),
   search: z.string().max(200).optional().describe('Case-insensitive, on name, subject and sender address'),
-  sort: z.string().optional().describe('`name`, `createdAt` (default) or `updatedAt`; anything else falls back'),
-  dir: z.string().optional().describe('`asc` or `desc` (default); anything else falls back'),
+  sort: knownOrDefault(['name', 'createdAt', 'updatedAt'] as const, 'createdAt').describe(
+    '`name`, `createdAt` (default) or `updatedAt`; anything else falls back',
+  ),
+  dir: knownOrDefault(['asc', 'desc'] as const, 'desc').describe('`asc` or `desc` (default); anything else falls back'),
 });
 
 export const CampaignStats = z.object({

@@ -1,6 +1,14 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { BareError, CursorQuery, commonErrors, cursorPage, ErrorEnvelope, Timestamp } from '../common.js';
+import {
+  BareError,
+  CursorQuery,
+  commonErrors,
+  cursorPage,
+  ErrorEnvelope,
+  knownOrDefault,
+  Timestamp,
+} from '../common.js';
 import { meta } from '../meta.js';
 
 const c = initContract();
@@ -72,17 +80,11 @@ const ContactId = z.object({ id: z.string().uuid() });
 const FieldPath = z.object({ field: z.string().min(1).max(200) });
 
 /** Unrecognised values fall back to the default instead of failing (spec §4). */
-const fallback = <T extends string>(allowed: readonly T[], otherwise: T) =>
-  z
-    .string()
-    .optional()
-    .transform((v): T => (allowed.includes(v as T) ? (v as T) : otherwise));
-
 export const ContactListQuery = CursorQuery.extend({
   search: z.string().max(254).optional().describe('Case-insensitive substring of the email'),
   subscribed: z.enum(['true', 'false']).optional().describe('Omit for both'),
-  sort: fallback(['email', 'createdAt'] as const, 'createdAt').describe('`email` or `createdAt` (default)'),
-  dir: fallback(['asc', 'desc'] as const, 'desc').describe('`asc` or `desc` (default)'),
+  sort: knownOrDefault(['email', 'createdAt'] as const, 'createdAt').describe('`email` or `createdAt` (default)'),
+  dir: knownOrDefault(['asc', 'desc'] as const, 'desc').describe('`asc` or `desc` (default)'),
 });
 
 export const JobStatus = z.enum(['queued', 'running', 'completed', 'failed']);

@@ -1,6 +1,15 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { BareError, commonErrors, ErrorEnvelope, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
+import {
+  BareError,
+  commonErrors,
+  ErrorEnvelope,
+  knownOrDefault,
+  OffsetQuery,
+  offsetPage,
+  success,
+  Timestamp,
+} from '../common.js';
 import { meta } from '../meta.js';
 import { ContactData } from './contacts.js';
 import { SuppressionReason } from './deliverability.js';
@@ -127,17 +136,11 @@ const TemplateFields = z.object({
   type: ContentType.default('MARKETING'),
 });
 
-const fallback = <T extends string>(allowed: readonly T[], otherwise: T) =>
-  z
-    .string()
-    .optional()
-    .transform((v): T => (allowed.includes(v as T) ? (v as T) : otherwise));
-
 export const TemplateListQuery = OffsetQuery.extend({
   type: ContentType.optional(),
   search: z.string().max(200).optional().describe('Case-insensitive, on name, description and subject'),
-  sort: fallback(['name', 'createdAt', 'updatedAt'] as const, 'createdAt'),
-  dir: fallback(['asc', 'desc'] as const, 'desc'),
+  sort: knownOrDefault(['name', 'createdAt', 'updatedAt'] as const, 'createdAt'),
+  dir: knownOrDefault(['asc', 'desc'] as const, 'desc'),
 });
 
 export const templatesContract = c.router(

@@ -26,13 +26,14 @@ import { createImageStorage } from '../modules/uploads/storage.js';
 import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
+import { refuseCrossSiteCookieWrites } from './csrf.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { keepRawBody } from './raw-body.js';
 import { requestId } from './request-id.js';
 import { requestLog } from './request-log.js';
 import { csvUpload } from './uploads.js';
-import { refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
+import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
 
 /** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
 const SEND_BODY_LIMIT = '56mb';
@@ -84,7 +85,12 @@ export function createApp(
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
-    globalMiddleware: [authenticate(deps), refuseUnsafeInput],
+    globalMiddleware: [
+      refuseCrossSiteCookieWrites(deps.config.http.publicUrl),
+      authenticate(deps),
+      refuseUnreadBody,
+      refuseUnsafeInput,
+    ],
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
-import { AppError, BareBadRequest, badRequest, notFound, toEnvelope, validationFailed } from './errors.js';
+import { AppError, BareBadRequest, badRequest, conflict, notFound, toEnvelope, validationFailed } from './errors.js';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -52,6 +52,24 @@ export function certainlyRolledBack(err: unknown): boolean {
   return !err.code.startsWith('08') && !err.code.startsWith('57P');
 }
 
+/** PostgreSQL's code for a unique violation: two requests raced to create the same thing. */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * What each unique constraint means to the client. Services check before they insert; a request
+ * that loses a race with an identical one meets the constraint instead and gets the same 409.
+ */
+const UNIQUE_MESSAGES: Record<string, string> = {
+  users_email_key: 'An account with this email already exists',
+  contacts_project_email: 'Another contact of this project already has this email',
+  domains_project_domain: 'This project already has this domain',
+  segments_project_slug: 'A segment with this name was created at the same moment; try again',
+  suppressions_project_email: 'This address is already suppressed',
+  invitations_pending: 'This address already has a pending invitation to the project',
+  memberships_pkey: 'This user is already a member',
+  workflow_transitions_out: 'This way out of the step is already connected',
+};
+
 /** PostgreSQL's code for a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = '57014';
 
@@ -88,6 +106,13 @@ function fromKnownError(err: BodyParserError, req: Request): AppError | undefine
         return validationFailed(
           [{ field: 'data', message: "the contact's data would exceed 200 keys or 64 KB", code: 'too_big' }],
           "The contact's stored data would exceed its limits",
+        );
+      }
+      if ((err as { code?: string })?.code === UNIQUE_VIOLATION) {
+        return conflict(
+          UNIQUE_MESSAGES[(err as { constraint?: string }).constraint ?? ''] ??
+            'Another request created the same thing at the same moment',
+          { suggestion: 'Read the existing one, or send the request again with different values.' },
         );
       }
       if ((err as { code?: string })?.code === QUERY_CANCELED) {

@@ -1,7 +1,7 @@
 import { IMAGE_UPLOAD_LIMIT_BYTES } from '@pigeon/contract';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type multerType from 'multer';
-import { AppError } from './errors.js';
+import { AppError, badRequest } from './errors.js';
 
 /** Spec §8: CSV import files are at most 5 MB. */
 export const CSV_LIMIT_BYTES = 5 * 1024 * 1024;
@@ -30,7 +30,12 @@ function singleFile(limitBytes: number, tooLarge: () => AppError): RequestHandle
                 }),
           );
         }
-        next(err);
+        // busboy's own errors: no boundary, a body cut off, a malformed part header.
+        next(
+          badRequest(`The multipart body cannot be read: ${(err as Error).message}`, {
+            suggestion: 'Send multipart/form-data with its boundary, complete, with the file in the field "file".',
+          }),
+        );
       });
     }, next);
   };

@@ -2,7 +2,7 @@ import type { FieldError } from '@pigeon/contract';
 import type { RequestValidationError } from '@ts-rest/express';
 import type { NextFunction, Request, Response } from 'express';
 import type { ZodError, ZodIssue } from 'zod';
-import { BareBadRequest, validationFailed } from './errors.js';
+import { AppError, BareBadRequest, validationFailed } from './errors.js';
 
 export function zodIssuesToFieldErrors(error: ZodError | null | undefined, prefix?: string): FieldError[] {
   return (error?.issues ?? []).map((issue) => toFieldError(issue, prefix));
@@ -63,6 +63,33 @@ export function refuseUnsafeInput<R extends object>(tsRestReq: R, _res: Response
   const req = tsRestReq as unknown as Request;
   const errors = [...unsafeText(req.params, ''), ...unsafeText(req.query, ''), ...unsafeText(req.body, '')];
   next(errors.length ? refusal(req, errors.slice(0, MAX_REPORTED)) : undefined);
+}
+
+/**
+ * ts-rest global middleware: a route that reads a JSON body refuses a body it cannot read (a
+ * form, text, a stray multipart) with 415, instead of taking it for no body at all: a route whose
+ * body is optional (`POST /campaigns/:id/send`) would otherwise act on a request that meant
+ * something else. Uploads (multipart routes) and routes without a body are not concerned.
+ */
+export function refuseUnreadBody<R extends object>(tsRestReq: R, _res: Response, next: NextFunction): void {
+  const req = tsRestReq as unknown as Request & { tsRestRoute?: { body?: unknown; contentType?: string } };
+  const route = req.tsRestRoute;
+  const readsJson = typeof route?.body === 'object' && route.contentType !== 'multipart/form-data';
+  const sent = req.header('transfer-encoding') !== undefined || Number(req.header('content-length') ?? 0) > 0;
+  if (!readsJson || !sent || req.body !== undefined) {
+    next();
+    return;
+  }
+  next(
+    new AppError(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      `This route reads JSON, not ${req.header('content-type') ?? 'a body without a type'}`,
+      {
+        suggestion: 'Send the body with Content-Type: application/json.',
+      },
+    ),
+  );
 }
 
 /** Walks a parsed value without recursion (so depth cannot overflow the stack). */

@@ -1,9 +1,8 @@
-import { contract } from '@pigeon/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ZodTypeAny } from 'zod';
 import { newProject } from '../accounts.js';
 import { startTestPigeon, type TestPigeon } from '../helpers.js';
+import { allRoutes, authOf, changedTables, fillPath, fingerprint, keysOf } from './contract-routes.js';
 
 /**
  * The bad-input table: every route of the contract gets NUL characters, lone surrogates, deep
@@ -19,7 +18,7 @@ beforeAll(async () => {
   pigeon = await startTestPigeon({ role: 'api', env: { RATE_LIMIT_PER_MINUTE: '0' } });
   const { owner, project } = await newProject(pigeon);
   headersFor = (route): Record<string, string> => {
-    const auth = (route.metadata as { auth?: string } | undefined)?.auth ?? 'secret';
+    const auth = authOf(route);
     if (auth === 'none') return {};
     if (auth === 'session') return { cookie: owner.cookie };
     if (auth === 'track') return { authorization: `Bearer ${project.publicKey}` };
@@ -62,69 +61,6 @@ const BAD_PATH_VALUES: Record<string, string> = {
   loneSurrogateUtf8: '%ED%A0%80',
 };
 
-function allRoutes(router: object, prefix = ''): Array<[string, AppRoute]> {
-  return Object.entries(router).flatMap(([name, value]) =>
-    value && typeof value === 'object' && 'method' in value && 'path' in value
-      ? [[`${prefix}${name}`, value as AppRoute] as [string, AppRoute]]
-      : allRoutes(value as object, `${prefix}${name}.`),
-  );
-}
-
-/** Field names a zod schema declares, through refinements, unions and optional wrappers. */
-function keysOf(schema: unknown): string[] {
-  const def = (schema as { _def?: Record<string, unknown> } | undefined)?._def;
-  if (!def) return [];
-  const shape = (schema as { shape?: Record<string, unknown> }).shape;
-  if (shape && typeof shape === 'object') return Object.keys(shape);
-  for (const inner of ['schema', 'innerType', 'in', 'type']) {
-    if (def[inner] && typeof def[inner] === 'object') return keysOf(def[inner]);
-  }
-  if (typeof def.getter === 'function') return keysOf((def.getter as () => ZodTypeAny)());
-  if (Array.isArray(def.options)) return [...new Set((def.options as unknown[]).flatMap(keysOf))];
-  if (def.left) return [...keysOf(def.left), ...keysOf(def.right)];
-  return [];
-}
-
-const fillPath = (path: string, value: (param: string) => string) =>
-  path.replace(/:([A-Za-z]+)/g, (_m, param: string) => value(param));
-
-const ROWS_TO_WATCH = [
-  'users',
-  'projects',
-  'memberships',
-  'invitations',
-  'auth_tokens',
-  'login_failures',
-  'contacts',
-  'events',
-  'background_jobs',
-  'idempotency_keys',
-  'domains',
-  'templates',
-  'emails',
-  'segments',
-  'segment_members',
-  'resource_refs',
-  'contact_changes',
-  'campaigns',
-  'workflows',
-  'workflow_steps',
-  'workflow_transitions',
-  'workflow_executions',
-];
-
-/** An order-independent digest of every watched table's rows. */
-async function fingerprint(): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const table of ROWS_TO_WATCH) {
-    const { rows } = await pigeon.deps.db.pool.query(
-      `SELECT count(*)::int AS n, md5(coalesce(string_agg(md5(t::text), ',' ORDER BY md5(t::text)), '')) AS digest FROM ${table} t`,
-    );
-    out[table] = `${rows[0].n}:${rows[0].digest}`;
-  }
-  return out;
-}
-
 interface Probe {
   route: string;
   what: string;
@@ -141,12 +77,12 @@ async function probe(name: string, route: AppRoute, what: string, path: string, 
 
 describe('bad-input table over every contract route', () => {
   it('answers no 5xx and changes no row', async () => {
-    const routes = allRoutes(contract);
+    const routes = allRoutes();
     expect(routes.length).toBeGreaterThan(100);
     const results: Probe[] = [];
     const changed: string[] = [];
     for (const [name, route] of routes) {
-      const before = await fingerprint();
+      const before = await fingerprint(pigeon.deps.db.pool);
       const uuidPath = fillPath(route.path, () => crypto.randomUUID());
       if (route.path.includes(':')) {
         for (const [what, bad] of Object.entries(BAD_PATH_VALUES)) {
@@ -173,8 +109,8 @@ describe('bad-input table over every contract route', () => {
           results.push(await probe(name, route, `body ${what}`, uuidPath, body));
         }
       }
-      const after = await fingerprint();
-      const tables = ROWS_TO_WATCH.filter((t) => after[t] !== before[t]);
+      const after = await fingerprint(pigeon.deps.db.pool);
+      const tables = changedTables(before, after);
       if (tables.length) changed.push(`${route.method} ${route.path}: ${tables.join(', ')}`);
     }
     const failures = results.filter((r) => r.status >= 500);

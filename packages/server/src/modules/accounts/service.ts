@@ -5,7 +5,7 @@ import { AppError, conflict, forbidden } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { AuthTokenSchema, type TokenPurpose } from '../auth/auth-token.entity.js';
 import { assertAcceptablePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
-import { clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
+import { clearAccountFailures, clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
 import { hashToken, newToken } from '../auth/tokens.js';
 import { type User, UserSchema } from './user.entity.js';
 
@@ -71,25 +71,35 @@ export async function claimWithVerifiedEmail(em: EntityManager, user: User): Pro
   await em.flush();
 }
 
-/** Checks the password; failures are counted per address and per client IP and lock them for a while. */
+const tooManyAttempts = (message: string, seconds: number) =>
+  new AppError(429, 'TOO_MANY_ATTEMPTS', message, { details: { retryAfterSeconds: seconds } });
+
+/**
+ * Checks the password; failures are counted per address and client IP together, and per client
+ * IP, and lock those for a while (see `auth/throttle.ts`): the address stays open from other IPs.
+ */
 export async function login(em: EntityManager, email: string, password: string, ip: string): Promise<User> {
+  const accountIp = `${email} ${ip}`;
   const lockedSeconds = await lockedForSeconds(em, [
-    ['email', email],
+    ['account-ip', accountIp],
     ['ip', ip],
   ]);
-  if (lockedSeconds > 0) {
-    throw new AppError(429, 'TOO_MANY_ATTEMPTS', 'Too many failed sign-ins; try again later', {
-      details: { retryAfterSeconds: lockedSeconds },
-    });
-  }
+  if (lockedSeconds > 0) throw tooManyAttempts('Too many failed sign-ins; try again later', lockedSeconds);
   const user = await em.findOne(UserSchema, { email });
   if (!(await verifyPassword(user?.passwordHash, password)) || !user) {
-    await recordFailure(em, 'email', email);
+    await recordFailure(em, 'account-ip', accountIp);
     await recordFailure(em, 'ip', ip);
     throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
   }
-  await clearFailures(em, 'email', email);
+  await clearFailures(em, 'account-ip', accountIp);
   return user;
+}
+
+/** Reset requests per client IP: 10 in 15 minutes, then 429 for 15 minutes, whatever the addresses. */
+export async function countPasswordResetRequest(em: EntityManager, ip: string): Promise<void> {
+  const lockedSeconds = await lockedForSeconds(em, [['reset-ip', ip]]);
+  if (lockedSeconds > 0) throw tooManyAttempts('Too many password-reset requests; try again later', lockedSeconds);
+  await recordFailure(em, 'reset-ip', ip);
 }
 
 export async function mailToken(deps: AppDeps, em: EntityManager, user: User, purpose: TokenPurpose): Promise<void> {
@@ -183,6 +193,6 @@ export async function resetPassword(em: EntityManager, token: string, password: 
     await assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
     user.passwordHash = passwordHash;
     user.sessionVersion += 1;
-    await clearFailures(tx, 'email', user.email);
+    await clearAccountFailures(tx, user.email);
   });
 }

@@ -106,21 +106,70 @@ describe('signup and sessions', () => {
     ).toBe(200);
   });
 
-  it('does not say whether the address exists, and locks an address after repeated failures', async () => {
+  it('does not say whether the address exists, and locks an address after repeated failures from one IP only', async () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'the right one');
+    // Pigeon trusts X-Forwarded-For from loopback (a reverse proxy): each test IP is its own client.
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    const login = (password: string, ip: string) =>
+      pigeon.request('POST', '/auth/login', { body: { email, password }, headers: from(ip) });
     const unknown = await pigeon.request('POST', '/auth/login', {
       body: { email: uniqueEmail(), password: 'whatever' },
+      headers: from('198.51.100.7'),
     });
-    const wrong = await pigeon.request('POST', '/auth/login', { body: { email, password: 'the wrong one' } });
+    const wrong = await login('the wrong one', '198.51.100.7');
     expect(expectEnvelope(unknown, 401, 'INVALID_CREDENTIALS').message).toBe(
       expectEnvelope(wrong, 401, 'INVALID_CREDENTIALS').message,
     );
-    for (let i = 0; i < 4; i++)
-      await pigeon.request('POST', '/auth/login', { body: { email, password: 'the wrong one' } });
-    const locked = await pigeon.request('POST', '/auth/login', { body: { email, password: 'the right one' } });
+    for (let i = 0; i < 4; i++) await login('the wrong one', '198.51.100.7');
+    // The attacker's IP is locked out of this address, even with the right password…
+    const locked = await login('the right one', '198.51.100.7');
     const error = expectEnvelope(locked, 429, 'TOO_MANY_ATTEMPTS');
     expect(error.details?.retryAfterSeconds).toBeGreaterThan(0);
+    // …the owner, from their own IP, is not; and the attacker's IP can still try other addresses.
+    expect((await login('the right one', '203.0.113.20')).status).toBe(200);
+    const other = uniqueEmail();
+    await signUp(pigeon, other, 'the right one');
+    const otherLogin = await pigeon.request('POST', '/auth/login', {
+      body: { email: other, password: 'the right one' },
+      headers: from('198.51.100.7'),
+    });
+    expect(otherLogin.status).toBe(200);
+  });
+
+  it('locks an IP after 50 failures over any addresses', async () => {
+    const ip = '198.51.100.50';
+    for (let i = 0; i < 50; i++) {
+      const res = await pigeon.request('POST', '/auth/login', {
+        body: { email: uniqueEmail('guess'), password: 'whatever it is' },
+        headers: { 'x-forwarded-for': ip },
+      });
+      expect(res.status).toBe(401);
+    }
+    const email = uniqueEmail();
+    await signUp(pigeon, email, 'the right one');
+    const login = (from: string) =>
+      pigeon.request('POST', '/auth/login', {
+        body: { email, password: 'the right one' },
+        headers: { 'x-forwarded-for': from },
+      });
+    expectEnvelope(await login(ip), 429, 'TOO_MANY_ATTEMPTS');
+    expect((await login('203.0.113.21')).status).toBe(200);
+  });
+
+  it('answers 409, never 500, to six sign-ups for one address at once; one account is made', async () => {
+    const email = uniqueEmail('race');
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        pigeon.request('POST', '/auth/signup', { body: { email, password: 'correct horse battery' } }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    for (const a of answers.filter((x) => x.status === 409)) {
+      expect(expectEnvelope(a, 409, 'CONFLICT').message).toBe('An account with this email already exists');
+    }
+    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM users WHERE email = $1', [email]);
+    expect(rows[0].n).toBe(1);
   });
 
   it('lists no OAuth providers when none are configured', async () => {
@@ -158,6 +207,38 @@ describe('mailed tokens', () => {
     );
     const again = await pigeon.request('POST', '/auth/reset-password', { body: { token, password: 'third password' } });
     expectEnvelope(again, 400, 'INVALID_TOKEN');
+  });
+
+  it('accepts 10 reset requests per IP within 15 minutes, then answers 429 to that IP only', async () => {
+    const ask = (ip: string) =>
+      pigeon.request('POST', '/auth/request-password-reset', {
+        body: { email: uniqueEmail('reset') },
+        headers: { 'x-forwarded-for': ip },
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await ask('198.51.100.60')).status);
+    expect(statuses).toEqual([...Array(10).fill(202), 429, 429]);
+    const refused = expectEnvelope(await ask('198.51.100.60'), 429, 'TOO_MANY_ATTEMPTS');
+    expect(refused.details?.retryAfterSeconds).toBeGreaterThan(0);
+    expect((await ask('198.51.100.61')).status).toBe(202);
+  });
+
+  it("lifts an address's sign-in locks when its password is reset", async () => {
+    const email = uniqueEmail();
+    await signUp(pigeon, email, 'old password');
+    const from = { 'x-forwarded-for': '198.51.100.70' };
+    for (let i = 0; i < 5; i++)
+      await pigeon.request('POST', '/auth/login', { body: { email, password: 'wrong guess' }, headers: from });
+    const login = () =>
+      pigeon.request('POST', '/auth/login', { body: { email, password: 'brand new password' }, headers: from });
+    expectEnvelope(await login(), 429, 'TOO_MANY_ATTEMPTS');
+    await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
+    const reset = await pigeon.request('POST', '/auth/reset-password', {
+      body: { token, password: 'brand new password' },
+    });
+    expect(reset.status).toBe(200);
+    expect((await login()).status).toBe(200);
   });
 
   it('answers a reset request for an unknown address the same way, and mails nothing', async () => {

@@ -1,5 +1,6 @@
 import express, { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
+import { crossSite } from '../../http/csrf.js';
 import { AppError } from '../../http/errors.js';
 import { definePage, sendPage } from '../../http/pages.js';
 import { unsafeText } from '../../http/validation.js';
@@ -28,21 +29,6 @@ definePage(
 /** Only same-site paths: `next` must never send a signed-in user to another site. */
 export const safeNext = (next: unknown) =>
   typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : '/outbox';
-
-/**
- * Login CSRF: a form on another site must not sign the visitor in (to the attacker's account).
- * Browsers say where a POST comes from in `Sec-Fetch-Site`, or at least in `Origin`; only Pigeon's
- * own origin (or a request typed by the user, `none`) is accepted. Clients that send neither (curl)
- * are not browsers and cannot be forged into posting.
- */
-export function crossSite(req: Request, publicUrl: string): boolean {
-  const site = req.header('sec-fetch-site');
-  if (site) return site !== 'same-origin' && site !== 'none';
-  const origin = req.header('origin');
-  if (!origin) return false;
-  const own = new Set([new URL(publicUrl).origin, `${req.protocol}://${req.header('host')}`]);
-  return !own.has(origin);
-}
 
 /**
  * A plain sign-in form for Pigeon's own pages (the outbox viewer). Same rules as POST /auth/login:

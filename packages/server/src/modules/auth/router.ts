@@ -39,7 +39,8 @@ export const createAuthRouter = (deps: AppDeps) => {
       await accounts.requestVerification(deps, requestEm(deps, req), callerUser(req).id);
       return { status: 202, body: { success: true, message: 'A verification link was mailed to you' } };
     },
-    requestPasswordReset: async ({ body }) => {
+    requestPasswordReset: async ({ body, req }) => {
+      await accounts.countPasswordResetRequest(requestEm(deps, req), req.ip ?? 'unknown');
       accounts.requestPasswordResetInBackground(deps, body.email);
       return {
         status: 202,

@@ -1,9 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-/** Failures allowed per key within the window before it is locked out for `lockMs`. */
+/**
+ * Failures (or, for `reset-ip`, requests) allowed per key within the window before the key is
+ * locked out for `lockMs`. Sign-in failures lock an address *from one IP* (`account-ip`) and an IP
+ * (`ip`), never an address everywhere: an attacker who knows an address cannot lock its owner out
+ * (the owner signs in from another IP), and one who spreads guesses over many IPs gets 5 per IP
+ * per 15 minutes against passwords of at least 10 characters that are not common ones.
+ */
 const RULES = {
-  email: { max: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
+  'account-ip': { max: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
   ip: { max: 50, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
+  'reset-ip': { max: 10, windowMs: 15 * 60_000, lockMs: 15 * 60_000 },
 } as const;
 
 type Kind = keyof typeof RULES;
@@ -42,4 +49,10 @@ export async function recordFailure(em: EntityManager, kind: Kind, value: string
 
 export async function clearFailures(em: EntityManager, kind: Kind, value: string): Promise<void> {
   await em.getConnection().execute('DELETE FROM login_failures WHERE key = ?', [`${kind}:${value}`]);
+}
+
+/** Lifts the sign-in locks of an address from every IP (a password reset proved who asks). */
+export async function clearAccountFailures(em: EntityManager, email: string): Promise<void> {
+  const prefix = `account-ip:${email} `;
+  await em.getConnection().execute('DELETE FROM login_failures WHERE left(key, length(?)) = ?', [prefix, prefix]);
 }

@@ -198,7 +198,8 @@ export async function listCampaigns(db: Queryable, projectId: string, q: z.outpu
   if (q.status !== undefined && !CampaignStatuses.safeParse(q.status).success) {
     throw badRequest(`status must be one of ${CampaignStatuses.options.join(', ')}`);
   }
-  const sort = SORT[q.sort as keyof typeof SORT] ?? SORT.createdAt;
+  // q.sort is one of SORT's own keys: the contract maps anything else to createdAt.
+  const sort = SORT[q.sort];
   const dir = q.dir === 'asc' ? 'ASC' : 'DESC';
   const pattern = q.search ? `%${escapeLike(q.search)}%` : null;
   const where = sql`project_id = ${projectId}::uuid

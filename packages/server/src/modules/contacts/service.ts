@@ -1,7 +1,6 @@
-import type { DatabaseError } from 'pg';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
-import { conflict, notFound } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
 import { applyDataRules } from './data-rules.js';
 import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './repository.js';
 
@@ -32,21 +31,15 @@ export async function patchContact(
   id: string,
   patch: { email?: string; subscribed?: boolean; data?: Record<string, unknown> },
 ) {
-  try {
-    const row = await updateContact(db, projectId, id, {
-      email: patch.email,
-      subscribed: patch.subscribed,
-      changes: applyDataRules(patch.data, { storeObjects: true }),
-      source: 'api',
-    });
-    if (!row) throw notFound('Contact');
-    return toContactDto(row);
-  } catch (err) {
-    if ((err as DatabaseError).constraint === 'contacts_project_email') {
-      throw conflict('Another contact of this project already has this email', { details: { email: patch.email } });
-    }
-    throw err;
-  }
+  // Another contact's email is a unique violation: the error handler answers 409.
+  const row = await updateContact(db, projectId, id, {
+    email: patch.email,
+    subscribed: patch.subscribed,
+    changes: applyDataRules(patch.data, { storeObjects: true }),
+    source: 'api',
+  });
+  if (!row) throw notFound('Contact');
+  return toContactDto(row);
 }
 
 export async function removeContact(db: Queryable, projectId: string, id: string): Promise<void> {

@@ -46,15 +46,17 @@ async function verifiedElsewhere(db: Queryable, projectId: string, domain: strin
 
 /**
  * Adds a domain with a new DKIM key. With the local outbox nothing leaves the machine, so the
- * domain is verified at once (and says so); otherwise it waits for its DNS records.
+ * domain is verified at once (and says so); otherwise it waits for its DNS records. A domain
+ * another project has verified is added like any domain whose records are not published yet:
+ * the answer does not tell a project what other projects hold. It verifies only if this project
+ * publishes its key and the other project lets the domain go.
  */
 export async function createDomain(deps: AppDeps, projectId: string, domain: string) {
   const db = deps.db.pool;
-  if (await verifiedElsewhere(db, projectId, domain)) throw conflict('This domain is verified by another project');
   const keys = await generateDkimKeys();
   const outbox = deps.mailer.kind === 'outbox';
-  try {
-    const { rows } = await db.query<DomainRow>(
+  const insert = (verified: boolean) =>
+    db.query<DomainRow>(
       `INSERT INTO domains (id, project_id, domain, dkim_selector, dkim_private_key, dkim_public_key, verified_at, note)
        VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END, $8) RETURNING *`,
       [
@@ -64,18 +66,19 @@ export async function createDomain(deps: AppDeps, projectId: string, domain: str
         keys.selector,
         sealDkimKey(keys.privateKey, keyringOf(deps.config)),
         keys.publicKey,
-        outbox,
-        outbox
+        verified,
+        verified
           ? 'Verified on creation: mail goes to the local outbox and never leaves this machine. Publish the records before configuring SMTP_URL.'
           : null,
       ],
     );
-    return toDomainDto(rows[0] as DomainRow);
+  const verifyNow = outbox && !(await verifiedElsewhere(db, projectId, domain));
+  try {
+    return toDomainDto((await insert(verifyNow)).rows[0] as DomainRow);
   } catch (err) {
-    const constraint = (err as DatabaseError).constraint;
-    if (constraint === 'domains_project_domain') throw conflict('This project already has this domain');
-    if (constraint === 'domains_verified_once') throw conflict('This domain is verified by another project');
-    throw err;
+    // Another project verified it in the meantime: add it unverified, as above.
+    if ((err as DatabaseError).constraint !== 'domains_verified_once') throw err;
+    return toDomainDto((await insert(false)).rows[0] as DomainRow);
   }
 }
 

@@ -82,11 +82,28 @@ describe('sender domains', () => {
       404,
       'NOT_FOUND',
     );
-    expectEnvelope(
-      await pigeon.request('POST', '/domains', { headers: other.auth, body: { domain: 'pending.example.org' } }),
-      409,
-      'CONFLICT',
-    );
+    // Another project adding the verified domain learns nothing: the answer is that of a domain
+    // nobody has (pending, no note), and it stays pending while only the first project's key is published.
+    const taken = await pigeon.request('POST', '/domains', {
+      headers: other.auth,
+      body: { domain: 'pending.example.org' },
+    });
+    const unknown = await pigeon.request('POST', '/domains', {
+      headers: other.auth,
+      body: { domain: 'nobody-has-this.example.org' },
+    });
+    expect(taken.status).toBe(201);
+    expect(unknown.status).toBe(201);
+    const shape = (d: Record<string, unknown>) => ({
+      keys: Object.keys(d).sort(),
+      status: d.status,
+      note: d.note,
+      verifiedAt: d.verifiedAt,
+      records: (d.records as Array<{ status: string }>).map((r) => r.status),
+    });
+    expect(shape(taken.body)).toEqual(shape(unknown.body));
+    const recheck = await pigeon.request('GET', `/domains/${taken.body.id}/verify`, { headers: other.auth });
+    expect(recheck.body).toMatchObject({ status: 'pending', verifiedAt: null });
   });
 
   it('refuses invalid domain names with 422', async () => {

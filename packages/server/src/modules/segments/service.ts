@@ -107,6 +107,12 @@ const timed = <T>(pool: pg.Pool, opts: SegmentOptions, work: (client: pg.PoolCli
 export async function createSegment(pool: pg.Pool, projectId: string, input: CreateInput, opts: SegmentOptions) {
   const checked = await conditionForType(pool, projectId, input.type, input.condition);
   const row = await inTransaction(pool, async (client) => {
+    // Two creates with one name at once would pick the same free slug; they take turns instead
+    // (the second gets `name-2`, as it would a moment later).
+    await queryRows(
+      client,
+      sql`SELECT pg_advisory_xact_lock(hashtextextended(${`segment-slug:${projectId}`}::text, 0))`,
+    );
     const [created] = await queryRows<SegmentRow>(
       client,
       sql`INSERT INTO segments (id, project_id, name, description, type, condition, track_membership, slug)

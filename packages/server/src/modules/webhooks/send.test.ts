@@ -81,6 +81,11 @@ describe('targets are vetted before any connection', () => {
       [`http://v6.test:${t.port}/`, /IPv4-mapped/],
       [`http://localhost:${t.port}/`, /loopback/],
       [`http://app.localhost:${t.port}/`, /loopback/],
+      // Fully qualified (trailing-dot) forms name the same hosts.
+      [`http://localhost.:${t.port}/`, /loopback/],
+      [`http://app.localhost..:${t.port}/`, /loopback/],
+      [`http://LOCALHOST.:${t.port}/`, /loopback/],
+      [`http://loop.test.:${t.port}/`, /127\.0\.0\.1 is a loopback address/],
     ];
     for (const [url, reason] of cases) {
       const result = await send({ url });

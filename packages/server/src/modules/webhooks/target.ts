@@ -41,8 +41,12 @@ export function parseWebhookUrl(raw: string, base?: URL): URL {
 export const hostnameOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 export const portOf = (url: URL) => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 
-async function resolveHost(resolver: HostResolver, hostname: string): Promise<string[]> {
-  if (isIP(hostname)) return [hostname];
+/** `localhost.` is `localhost`: a fully qualified name (trailing dot) names the same host. */
+const withoutTrailingDots = (hostname: string) => hostname.replace(/\.+$/, '');
+
+async function resolveHost(resolver: HostResolver, fqdn: string): Promise<string[]> {
+  if (isIP(fqdn)) return [fqdn];
+  const hostname = withoutTrailingDots(fqdn);
   // RFC 6761: these are loopback by definition, whatever a DNS server says.
   if (hostname === 'localhost' || hostname.endsWith('.localhost')) return ['127.0.0.1', '::1'];
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);

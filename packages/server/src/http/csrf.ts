@@ -1,0 +1,57 @@
+import { type RouteMeta, SESSION_COOKIE } from '@pigeon/contract';
+import { parse as parseCookies } from 'cookie';
+import type { NextFunction, Request, Response } from 'express';
+import { forbidden } from './errors.js';
+
+/**
+ * CSRF (DESIGN.md §9): a request that changes state with the session cookie must come from
+ * Pigeon's own origin. `SameSite=Lax` alone is not enough: it still sends the cookie from the same
+ * *site* (another port of the host, a sibling subdomain), which is another *origin*.
+ *
+ * Browsers say where a request comes from in `Sec-Fetch-Site`, or at least in `Origin`; only
+ * Pigeon's own origin (or a request the person typed, `none`) is accepted. Clients that send
+ * neither (curl, servers, the SDK) are not browsers and cannot be forged into sending anything.
+ */
+export function crossSite(req: Request, publicUrl: string): boolean {
+  const site = req.header('sec-fetch-site');
+  if (site) return site !== 'same-origin' && site !== 'none';
+  const origin = req.header('origin');
+  if (!origin) return false;
+  // The Host the browser connected to is this server's origin too (PUBLIC_URL may name a proxy):
+  // a page of another origin cannot make its Origin equal to it.
+  const own = new Set([new URL(publicUrl).origin, `${req.protocol}://${req.header('host')}`]);
+  return !own.has(origin);
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> } };
+
+/**
+ * Whether the session cookie is what this request acts with. Secret- and track-key routes never
+ * read it; `project` and `dashboard` routes read it only without an Authorization header (a
+ * browser cannot add that header to a cross-origin request: it needs a CORS preflight, which
+ * Pigeon never grants). Routes without authentication count too when a cookie comes along
+ * (logout acts on it; a signed-in browser has no reason to sign up or in from another site).
+ */
+function actsWithSessionCookie(req: RoutedRequest): boolean {
+  const cookies = req.headers.cookie;
+  if (!cookies || parseCookies(cookies)[SESSION_COOKIE] === undefined) return false;
+  const auth = req.tsRestRoute?.metadata?.auth ?? 'secret';
+  if (auth === 'session' || auth === 'none') return true;
+  if (auth === 'project' || auth === 'dashboard') return req.header('authorization') === undefined;
+  return false;
+}
+
+/** ts-rest global middleware, on every contract route: refuses cross-origin writes made with the cookie. */
+export function refuseCrossSiteCookieWrites(publicUrl: string) {
+  return <R extends object>(tsRestReq: R, _res: Response, next: NextFunction) => {
+    const req = tsRestReq as unknown as RoutedRequest;
+    if (SAFE_METHODS.has(req.method) || !actsWithSessionCookie(req) || !crossSite(req, publicUrl)) return next();
+    next(
+      forbidden('A request from another site cannot change anything with your Pigeon session', 'FORBIDDEN', {
+        suggestion: 'Use Pigeon from its own pages, or call the API with a secret key (Authorization: Bearer sk_…).',
+      }),
+    );
+  };
+}
