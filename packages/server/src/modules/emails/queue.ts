@@ -1,4 +1,5 @@
 import type { ContentType } from '@pigeon/contract';
+import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
 export const NOTIFY_CHANNEL = 'pigeon_email_queued';
@@ -63,4 +64,40 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
       email.tracked,
     ],
   );
+}
+
+export type PriorityName = keyof typeof PRIORITY;
+
+export interface QueueStats {
+  /** Every named priority, even when nothing waits in it. */
+  byPriority: Array<{ priority: PriorityName; queued: number; oldestDueSeconds: number }>;
+  sending: number;
+  campaignRecipientsPending: number;
+}
+
+/** The delivery queue now: waiting emails per priority, how late the most overdue one is, and what is being sent. */
+export async function queueStats(db: Queryable): Promise<QueueStats> {
+  const [queued, active] = await Promise.all([
+    queryRows<{ priority: number; queued: number; oldest_due: number }>(
+      db,
+      sql`SELECT priority, count(*)::int AS queued,
+                 COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due
+          FROM emails WHERE status = 'QUEUED' GROUP BY priority`,
+    ),
+    queryRows<{ sending: number; campaign: number }>(
+      db,
+      sql`SELECT count(*) FILTER (WHERE status = 'SENDING')::int AS sending,
+                 count(*) FILTER (WHERE campaign_id IS NOT NULL)::int AS campaign
+          FROM emails WHERE status IN ('QUEUED', 'SENDING')`,
+    ),
+  ]);
+  const byPriority = Object.entries(PRIORITY).map(([name, n]) => {
+    const row = queued.find((r) => r.priority === n);
+    return {
+      priority: name as PriorityName,
+      queued: row?.queued ?? 0,
+      oldestDueSeconds: Math.max(0, row?.oldest_due ?? 0),
+    };
+  });
+  return { byPriority, sending: active[0]?.sending ?? 0, campaignRecipientsPending: active[0]?.campaign ?? 0 };
 }
