@@ -7,7 +7,7 @@ import { queryRows, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import type { Logger } from '../logger.js';
-import { jobFailures } from '../metrics/registry.js';
+import { jobFailures, zeroJobFailures } from '../metrics/registry.js';
 import type { JobDefinition, JobRegistry } from './registry.js';
 
 export interface EnqueueOptions {
@@ -88,6 +88,7 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
       backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: def.maxRetries ?? 5 }),
     });
   }
+  zeroJobFailures(opts.registry.all().map((def) => def.name));
   agenda.on('fail', (err, job) => {
     jobFailures.inc({ job: job.attrs.name });
     opts.logger.warn({ err, job: job.attrs.name, jobId: String(job.attrs._id) }, 'job failed');

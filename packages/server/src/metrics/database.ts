@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/sql.js';
+import { buildJobRegistry } from '../jobs/index.js';
 import { readOperations } from '../modules/system/operations.js';
 import {
   campaignRecipientsPending,
@@ -32,6 +33,11 @@ export async function databaseMetricsNow(db: Queryable, heartbeatMs: number) {
   workflowExecutions.set({ state: 'running' }, ops.workflows.running);
   workflowExecutions.set({ state: 'waiting' }, ops.workflows.waiting);
   workflowTimersOverdue.set(ops.workflows.overdueTimers);
+  // Every job this code defines has its series, at 0 when nothing of it is due or running.
+  for (const name of jobNames()) {
+    jobsDue.set({ job: name }, 0);
+    jobsRunning.set({ job: name }, 0);
+  }
   for (const j of ops.jobs) {
     jobsDue.set({ job: j.name }, j.due);
     jobsRunning.set({ job: j.name }, j.running);
@@ -40,3 +46,11 @@ export async function databaseMetricsNow(db: Queryable, heartbeatMs: number) {
   if (ops.lastDeliveryError) lastDeliveryError.set(ops.lastDeliveryError.at.getTime() / 1000);
   return databaseMetrics.getMetricsAsJSON();
 }
+
+let names: string[] | undefined;
+const jobNames = () => {
+  names ??= buildJobRegistry()
+    .all()
+    .map((def) => def.name);
+  return names;
+};

@@ -54,6 +54,13 @@ export const deliveryOutcomes = new Counter({
   registers: inProcess,
 });
 
+export const deliveryFeedback = new Counter({
+  name: 'pigeon_delivery_feedback_total',
+  help: 'Bounces and complaints recorded (SMTP 5xx, DSNs, ARF reports, SES notifications): bounce (hard), soft_bounce, complaint',
+  labelNames: ['kind'] as const,
+  registers: inProcess,
+});
+
 export const transportDuration = new Histogram({
   name: 'pigeon_delivery_transport_duration_seconds',
   help: 'Time the mail transport (SMTP relay, SES, outbox) took to answer one message, by transport',
@@ -220,3 +227,16 @@ export const notReady = new Gauge({
 
 /** Every registry, for the README's metric list. */
 export const allRegistries = [processMetrics, databaseMetrics, scrapeMetrics];
+
+/**
+ * Counters with a fixed set of label values start at 0 for each, so every series exists from the
+ * first scrape (a rate over a series that appears only at its first event misses that event).
+ */
+for (const result of DELIVERY_RESULTS) deliveryOutcomes.inc({ result }, 0);
+for (const outcome of ['success', 'retryable', 'failed'] as const) webhookDeliveries.inc({ outcome }, 0);
+for (const kind of ['bounce', 'soft_bounce', 'complaint'] as const) deliveryFeedback.inc({ kind }, 0);
+
+/** The same for the jobs this process defines. */
+export function zeroJobFailures(names: string[]): void {
+  for (const job of names) jobFailures.inc({ job }, 0);
+}
