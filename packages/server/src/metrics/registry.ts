@@ -142,7 +142,7 @@ export const emailsSending = new Gauge({
 
 export const campaignRecipientsPending = new Gauge({
   name: 'pigeon_campaign_recipients_pending',
-  help: 'Recipients of campaigns not yet sent (their emails queued or being sent)',
+  help: 'Campaign mail not yet sent: campaign-priority emails queued or being sent',
   registers: fromDatabase,
 });
 

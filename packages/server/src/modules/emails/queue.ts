@@ -75,29 +75,33 @@ export interface QueueStats {
   campaignRecipientsPending: number;
 }
 
-/** The delivery queue now: waiting emails per priority, how late the most overdue one is, and what is being sent. */
+/**
+ * The delivery queue now: waiting emails per priority and how late the most overdue one is (an
+ * index-only scan of the queue's partial index), and what is being sent (the claimed ones' index).
+ * Campaign recipients pending: campaign-priority emails queued or being sent.
+ */
 export async function queueStats(db: Queryable): Promise<QueueStats> {
-  const [queued, active] = await Promise.all([
-    queryRows<{ priority: number; queued: number; oldest_due: number }>(
+  const [queued, sending] = await Promise.all([
+    queryRows<{ priority: number; n: number; oldest_due: number }>(
       db,
-      sql`SELECT priority, count(*)::int AS queued,
+      sql`SELECT priority, count(*)::int AS n,
                  COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due
           FROM emails WHERE status = 'QUEUED' GROUP BY priority`,
     ),
-    queryRows<{ sending: number; campaign: number }>(
+    queryRows<{ priority: number; n: number }>(
       db,
-      sql`SELECT count(*) FILTER (WHERE status = 'SENDING')::int AS sending,
-                 count(*) FILTER (WHERE campaign_id IS NOT NULL)::int AS campaign
-          FROM emails WHERE status IN ('QUEUED', 'SENDING')`,
+      sql`SELECT priority, count(*)::int AS n FROM emails WHERE status = 'SENDING' GROUP BY priority`,
     ),
   ]);
   const byPriority = Object.entries(PRIORITY).map(([name, n]) => {
     const row = queued.find((r) => r.priority === n);
-    return {
-      priority: name as PriorityName,
-      queued: row?.queued ?? 0,
-      oldestDueSeconds: Math.max(0, row?.oldest_due ?? 0),
-    };
+    return { priority: name as PriorityName, queued: row?.n ?? 0, oldestDueSeconds: Math.max(0, row?.oldest_due ?? 0) };
   });
-  return { byPriority, sending: active[0]?.sending ?? 0, campaignRecipientsPending: active[0]?.campaign ?? 0 };
+  const of = (rows: Array<{ priority: number; n: number }>, priority: number) =>
+    rows.find((r) => r.priority === priority)?.n ?? 0;
+  return {
+    byPriority,
+    sending: sending.reduce((sum, r) => sum + r.n, 0),
+    campaignRecipientsPending: of(queued, PRIORITY.campaign) + of(sending, PRIORITY.campaign),
+  };
 }
