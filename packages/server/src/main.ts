@@ -86,7 +86,11 @@ function checkDataDir(config: Config, logger: Logger): void {
 
 export async function startPigeon(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningPigeon> {
   checkDataDir(config, logger);
-  labelThisProcess(options.supervisedSlot ? `worker-${options.supervisedSlot}` : config.role);
+  // Node's runtime metrics sample the event loop and watch GC: only when someone scrapes them.
+  // (A supervised worker inherits METRICS_PORT from `pigeon start` and answers over IPC.)
+  if (config.metrics.port !== undefined) {
+    labelThisProcess(options.supervisedSlot ? `worker-${options.supervisedSlot}` : config.role);
+  }
   const db = await openDatabase(config, logger);
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);
