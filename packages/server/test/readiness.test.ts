@@ -106,7 +106,7 @@ describe('GET /health/ready against the workers and the database', () => {
       await worker.stop();
     }
     expect((await api.request('GET', '/health/ready')).body.reasons).toMatchObject([{ check: 'workers' }]);
-  });
+  }, 90_000);
 
   it('503 while the database refuses connections; /health says degraded; back once it accepts them', async () => {
     const admin = inject('adminDatabaseUrl');
@@ -125,5 +125,5 @@ describe('GET /health/ready against the workers and the database', () => {
     }
     const back = await readyUntil(api, failsOn('workers'));
     expect(back.body.reasons).toMatchObject([{ check: 'workers' }]);
-  });
+  }, 60_000);
 });
