@@ -148,7 +148,7 @@ try {
       await attempt(scenario, async () => {
         if (scenario.smtpSink) services.smtpSink = await startSmtpSink();
         if (scenario.dnsServer) services.dnsServer = await startDnsServer();
-        const env = resolveEnv(scenario.pigeonEnv, services);
+        const env = await resolveEnv(scenario.pigeonEnv, services);
         pigeon = await startPigeon(env, services, scenario.name);
         return runScenario(scenario, pigeon);
       });
@@ -178,9 +178,9 @@ function ownPigeon(scenario) {
   return Boolean(scenario.pigeonEnv || scenario.smtpSink || scenario.dnsServer);
 }
 
-/** `pigeonEnv` is an object or a function of the scenario's services (`{ smtpSink, dnsServer }`); values become strings. */
-function resolveEnv(pigeonEnv, services) {
-  const env = typeof pigeonEnv === 'function' ? pigeonEnv(services) : (pigeonEnv ?? {});
+/** `pigeonEnv` is an object or a (possibly async) function of the scenario's services (`{ smtpSink, dnsServer }`); values become strings. */
+async function resolveEnv(pigeonEnv, services) {
+  const env = typeof pigeonEnv === 'function' ? await pigeonEnv(services) : (pigeonEnv ?? {});
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
 }
 
@@ -768,7 +768,10 @@ function expandVariants(s) {
     variant: v.name,
     name: `${s.name}:${v.name}`,
     description: `${s.description}${v.description ? ` (${v.description})` : ''}`,
-    pigeonEnv: (services) => ({ ...resolveEnv(s.pigeonEnv, services), ...resolveEnv(v.pigeonEnv, services) }),
+    pigeonEnv: async (services) => ({
+      ...(await resolveEnv(s.pigeonEnv, services)),
+      ...(await resolveEnv(v.pigeonEnv, services)),
+    }),
   }));
 }
 

@@ -12,6 +12,8 @@ import { passwordProblem } from './modules/auth/passwords.js';
 import { resealDkimKeys } from './modules/domains/key-storage.js';
 import { ProjectSchema } from './modules/projects/project.entity.js';
 import { setProjectDisabled } from './modules/projects/service.js';
+import { readOperations } from './modules/system/operations.js';
+import { formatStatus } from './modules/system/status-report.js';
 
 /** Opens the database (migrated), runs one admin action, closes everything. */
 async function withDatabase<T>(config: Config, logger: Logger, action: (em: EntityManager) => Promise<T>): Promise<T> {
@@ -113,4 +115,18 @@ export async function rotateDataKeyCommand(config: Config, logger: Logger, args:
     ? `Now set DATA_ENCRYPTION_KEY=${newKey} (and DATA_ENCRYPTION_KEY_PREVIOUS=${current} until every process has restarted) and restart Pigeon.`
     : `The new key is in ${config.dataDir}/secrets.json (the previous one is kept there for reading). Restart Pigeon.`;
   return `Re-encrypted ${resealed} DKIM private key(s) under the new data encryption key.\n${next}`;
+}
+
+/**
+ * `pigeon status [--json]`: the queue, the feed, workflows and workers, read from the database
+ * (never migrated here), so it works from another shell or host against a running Pigeon.
+ */
+export async function statusCommand(config: Config, logger: Logger, args: { json?: boolean }): Promise<string> {
+  const db = await openDatabase(config, logger, { shareRunningEmbedded: true });
+  try {
+    const ops = await readOperations(db.pool, config.health.heartbeatMs);
+    return args.json ? JSON.stringify(ops, null, 2) : formatStatus(ops);
+  } finally {
+    await db.close();
+  }
 }

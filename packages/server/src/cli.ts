@@ -6,6 +6,7 @@ import {
   migrateCommand,
   projectCommand,
   rotateDataKeyCommand,
+  statusCommand,
 } from './admin-commands.js';
 import { type Config, ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
@@ -20,6 +21,8 @@ Commands:
   api                            HTTP API only (jobs are queued for workers)
   worker                         job workers only (no HTTP)
   migrate                        apply pending database migrations and exit
+  status [--json]                queue by priority, change-feed lag, workflows waiting, workers
+                                 alive, last delivery error (read from the database)
   create-user --email E --password P [--project NAME]
                                  create a user owning a new project; prints its keys
   keys                           print every project's keys
@@ -43,8 +46,10 @@ async function main(): Promise<void> {
       project: { type: 'string' },
       reason: { type: 'string' },
       'new-key': { type: 'string' },
+      json: { type: 'boolean' },
       // Internal: a worker forked by `pigeon start`, which reports to and lives with its parent.
       supervised: { type: 'boolean' },
+      slot: { type: 'string' },
     },
   });
   const [command = 'start', ...rest] = positionals;
@@ -58,6 +63,7 @@ async function main(): Promise<void> {
     keys: keysCommand,
     project: (c, l) => projectCommand(c, l, rest[0], rest[1], values.reason),
     'rotate-data-key': (c, l) => rotateDataKeyCommand(c, l, { newKey: values['new-key'] }),
+    status: (c, l) => statusCommand(c, l, { json: values.json }),
   };
   if (!(command in SERVER_ROLES) && !(command in admin)) {
     console.error(`Unknown command "${command}".\n\n${USAGE}`);
@@ -80,7 +86,7 @@ async function main(): Promise<void> {
     await serve({ ...config, role: 'api' }, logger, { alongside: (deps) => forkWorkerProcesses(deps, cliPath) });
     return;
   }
-  await serve(config, logger, {}, supervised);
+  await serve(config, logger, supervised ? { supervisedSlot: Number(values.slot ?? 1) } : {}, supervised);
 }
 
 async function serve(config: Config, logger: Logger, options: StartOptions, supervised = false) {

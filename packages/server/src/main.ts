@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
+import { answerMetricsRequests } from './metrics/ipc.js';
+import { labelThisProcess } from './metrics/registry.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
@@ -21,6 +24,7 @@ import { startInboundReceiver } from './modules/deliverability/inbound.js';
 import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { startDelivery } from './modules/emails/delivery.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
+import { startHeartbeat } from './modules/system/heartbeat.js';
 import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
@@ -39,7 +43,16 @@ export interface StartOptions {
    * stopped together with the HTTP server, before the scheduler and the database close.
    * `pigeon start` forks its worker processes here.
    */
-  alongside?: (deps: AppDeps) => Promise<{ stop: () => Promise<void> }>;
+  alongside?: (deps: AppDeps) => Promise<Companion>;
+  /** A worker process of `pigeon start` (its slot, from 1): its metrics go to the parent over IPC. */
+  supervisedSlot?: number;
+}
+
+/** What runs alongside the API (`pigeon start`'s worker processes). */
+export interface Companion {
+  stop: () => Promise<void>;
+  /** Its processes, asked for their metrics at each scrape. */
+  children?: () => ChildProcess[];
 }
 
 export interface RunningPigeon {
@@ -50,6 +63,8 @@ export interface RunningPigeon {
   url?: string;
   /** The port the inbound SMTP receiver (bounces and complaints) listens on, when it runs. */
   inboundSmtpPort?: number;
+  /** The metrics listener's port (METRICS_PORT set). */
+  metricsPort?: number;
   stop: () => Promise<void>;
 }
 
@@ -71,6 +86,11 @@ function checkDataDir(config: Config, logger: Logger): void {
 
 export async function startPigeon(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningPigeon> {
   checkDataDir(config, logger);
+  // Node's runtime metrics sample the event loop and watch GC: only when someone scrapes them.
+  // (A supervised worker inherits METRICS_PORT from `pigeon start` and answers over IPC.)
+  if (config.metrics.port !== undefined) {
+    labelThisProcess(options.supervisedSlot ? `worker-${options.supervisedSlot}` : config.role);
+  }
   const db = await openDatabase(config, logger);
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);
@@ -116,8 +136,17 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       cleanups.unshift(() => dispatcher.stop());
       const workflows = await startWorkflowRunner(deps);
       cleanups.unshift(() => workflows.stop(config.shutdownTimeoutMs));
+      const heartbeat = startHeartbeat(deps);
+      cleanups.unshift(heartbeat.stop);
     }
-    if (config.role === 'worker') return { deps, stop: shutdown };
+    if (config.role === 'worker') {
+      if (options.supervisedSlot) {
+        answerMetricsRequests(db.pool);
+        return { deps, stop: shutdown };
+      }
+      const metricsPort = await serveMetrics(deps, cleanups);
+      return { deps, metricsPort, stop: shutdown };
+    }
     const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), deps) : undefined;
 
     // Loaded here, not at the top: a worker process never needs the HTTP stack (express, the
@@ -128,7 +157,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     const { requestListener } = await import('./http/fast-routes.js');
     const app = createApp(deps, { mountExtraRoutes: options.mountExtraRoutes });
     const server = await listen(requestListener(deps, app), config);
-    let companion: { stop: () => Promise<void> } | undefined;
+    let companion: Companion | undefined;
     // The HTTP server and what runs alongside it (worker processes) drain at the same time.
     cleanups.unshift(async () => {
       await Promise.all([closeServer(server, config.shutdownTimeoutMs), companion?.stop()]);
@@ -138,11 +167,33 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     // PORT=0 (tests) without PUBLIC_URL: links in mail must name the port actually bound.
     if (config.http.port === 0 && !config.http.publicUrlGiven) config.http.publicUrl = `http://localhost:${port}`;
     companion = await options.alongside?.(deps);
-    return { deps, server, url: `http://localhost:${port}`, welcome, inboundSmtpPort: inbound?.port, stop: shutdown };
+    const metricsPort = await serveMetrics(deps, cleanups, companion?.children);
+    return {
+      deps,
+      server,
+      url: `http://localhost:${port}`,
+      welcome,
+      inboundSmtpPort: inbound?.port,
+      metricsPort,
+      stop: shutdown,
+    };
   } catch (err) {
     await shutdown();
     throw err;
   }
+}
+
+/** The metrics listener, when METRICS_PORT is set; closed first at shutdown. */
+async function serveMetrics(
+  deps: AppDeps,
+  cleanups: Array<() => Promise<void>>,
+  workers?: () => ChildProcess[],
+): Promise<number | undefined> {
+  if (deps.config.metrics.port === undefined) return undefined;
+  const { startMetricsServer } = await import('./metrics/server.js');
+  const metrics = await startMetricsServer({ pool: deps.db.pool, config: deps.config, logger: deps.logger, workers });
+  cleanups.unshift(metrics.stop);
+  return metrics.port;
 }
 
 function listen(listener: RequestListener, config: Config): Promise<Server> {

@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { workerEnvironment } from './config/index.js';
 import type { AppDeps } from './deps.js';
 import type { Logger } from './logger.js';
+import { workerRestarts } from './metrics/registry.js';
 
 /** What a supervised worker sends its parent once its loops run. */
 export const WORKER_READY = 'pigeon:worker-ready';
@@ -9,7 +10,7 @@ export const WORKER_READY = 'pigeon:worker-ready';
 export interface SupervisorOptions {
   /** Worker processes kept running. */
   count: number;
-  /** The script each worker runs, and its arguments. */
+  /** The script each worker runs, and its arguments (followed by `--slot <n>`, the worker's number from 1). */
   modulePath: string;
   args: string[];
   /** Node's own flags for each worker, after this process's (`--cpu-prof` and the like are inherited). */
@@ -28,6 +29,8 @@ export interface SupervisorOptions {
 export interface Supervisor {
   /** The pids of the worker processes running now. */
   pids: () => number[];
+  /** The worker processes running now (their IPC channels carry metrics requests). */
+  children: () => ChildProcess[];
   /** SIGTERM to every worker, wait (bounded), SIGKILL what is left; nothing is restarted after. */
   stop: () => Promise<void>;
 }
@@ -53,7 +56,7 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
 
   const start = (slot: Slot) => {
     const startedAt = Date.now();
-    const child = fork(opts.modulePath, opts.args, {
+    const child = fork(opts.modulePath, [...opts.args, '--slot', String(slot.index)], {
       env: opts.env,
       execArgv: [...process.execArgv, ...(opts.execArgv ?? [])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -77,6 +80,7 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
       if (Date.now() - startedAt >= stableAfter) slot.crashes = 0;
       const restartInMs = Math.min(maxDelay, baseDelay * 2 ** slot.crashes);
       slot.crashes += 1;
+      workerRestarts.inc();
       logger.error({ worker: slot.index, pid, code, signal, restartInMs }, 'worker process exited; restarting it');
       slot.restart = setTimeout(() => {
         slot.restart = undefined;
@@ -113,6 +117,7 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
 
   return {
     pids: () => slots.flatMap((slot) => (slot.child?.pid === undefined ? [] : [slot.child.pid])),
+    children: () => slots.flatMap((slot) => (slot.child ? [slot.child] : [])),
     stop: async () => {
       stopping = true;
       for (const slot of slots) clearTimeout(slot.restart);

@@ -11,6 +11,17 @@ export const Health = z.object({
   uptimeSeconds: z.number(),
 });
 
+/** What `/health/ready` checks; each failing one is a reason in a 503. */
+export const ReadinessCheck = z.enum(['database', 'migrations', 'workers', 'change_feed']);
+export type ReadinessCheck = z.infer<typeof ReadinessCheck>;
+
+export const Readiness = z.object({
+  status: z.enum(['ready', 'not_ready']),
+  /** Empty when ready. */
+  reasons: z.array(z.object({ check: ReadinessCheck, message: z.string() })),
+  version: z.string(),
+});
+
 export const DeploymentConfig = z.object({
   version: z.string(),
   publicUrl: z.string().url(),
@@ -31,6 +42,15 @@ export const systemContract = c.router({
     description: 'No authentication. Returns 503 with `status: degraded` when the database does not answer.',
     responses: { 200: Health, 503: Health, ...publicErrors },
   },
+  ready: {
+    method: 'GET',
+    path: '/health/ready',
+    summary: 'Readiness: database, schema, workers and change feed',
+    metadata: { auth: 'none' } as const,
+    description:
+      'No authentication. 200 when this Pigeon can do its work; 503 with the reasons while the database is unreachable, migrations are pending, no worker process has a fresh heartbeat, or a change-feed consumer lags more than READY_MAX_FEED_LAG_SECONDS.',
+    responses: { 200: Readiness, 503: Readiness, ...publicErrors },
+  },
   config: {
     method: 'GET',
     path: '/config',
@@ -41,4 +61,4 @@ export const systemContract = c.router({
   },
 });
 
-export const systemSchemas = { Health, DeploymentConfig };
+export const systemSchemas = { Health, Readiness, DeploymentConfig };

@@ -96,6 +96,8 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),
     workerMaxOldSpaceMb: e.WORKER_MAX_OLD_SPACE_MB,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    health: { heartbeatMs: e.WORKER_HEARTBEAT_SECONDS * 1000, maxFeedLagSeconds: e.READY_MAX_FEED_LAG_SECONDS },
     auth: {
       signupsDisabled: e.DISABLE_SIGNUPS,
       sessionTtlHours: e.SESSION_TTL_HOURS,

@@ -45,6 +45,11 @@ export const EnvSchema = z.object({
   /** Unset: one per CPU core but the API's (at least 1); see `defaultWorkerProcesses()`. */
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(256).optional(),
   /** V8's old-generation limit of each worker process in MB (0: V8's default); see README. */
+  /** The metrics listener (Prometheus text format at /metrics); unset: no listener. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  WORKER_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
+  READY_MAX_FEED_LAG_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   WORKER_MAX_OLD_SPACE_MB: z.coerce.number().int().min(0).max(65_536).default(112),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
@@ -219,6 +224,14 @@ export interface Config {
    * process itself.
    */
   workerProcesses: number;
+  /** Prometheus metrics on their own listener; off (undefined port) by default, loopback by default. */
+  metrics: { port: number | undefined; host: string };
+  health: {
+    /** How often a process running workers writes its heartbeat; three missed beats and it counts as dead. */
+    heartbeatMs: number;
+    /** `/health/ready` fails while a change-feed consumer lags more than this. */
+    maxFeedLagSeconds: number;
+  };
   /** `--max-old-space-size` of each worker process (0: not set). */
   workerMaxOldSpaceMb: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };

@@ -1,5 +1,8 @@
 import type { Database } from './database.js';
+import { migrationsList } from './migrations/index.js';
 import { migrate } from './orm.js';
+import { queryRows, sql } from './query.js';
+import type { Queryable } from './sql.js';
 
 /** Any constant: only one Pigeon process at a time runs migrations against a database. */
 const MIGRATION_LOCK = 7_000_001;
@@ -14,4 +17,11 @@ export async function migrateWithLock(db: Database): Promise<string[]> {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
     client.release();
   }
+}
+
+/** Migrations this code knows that the database has not applied (empty: the schema is current). */
+export async function pendingMigrations(db: Queryable): Promise<string[]> {
+  const applied = await queryRows<{ name: string }>(db, sql`SELECT name FROM mikro_orm_migrations`);
+  const names = new Set(applied.map((r) => r.name.replace(/\.[jt]s$/, '')));
+  return migrationsList.map((m) => m.name).filter((name) => !names.has(name));
 }

@@ -2,6 +2,7 @@ import { contract } from '@pigeon/contract';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { httpMetrics } from '../metrics/http.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { createAnalyticsRouter } from '../modules/analytics/router.js';
 import { loginPageRouter } from '../modules/auth/login-page.js';
@@ -51,6 +52,8 @@ export function createApp(
   // every response. Static assets (/docs/assets) keep theirs (serve-static sets its own).
   app.set('etag', false);
   app.use(requestId);
+  // Off unless METRICS_PORT is set: without it, requests pay nothing for metrics.
+  if (deps.config.metrics.port !== undefined) app.use(httpMetrics());
   app.use(requestLog(deps.logger));
   app.use('/v1/send', express.json({ limit: SEND_BODY_LIMIT }));
   // Signed inbound webhooks: JSON whatever the Content-Type (SNS says text/plain), raw bytes kept for the signature.

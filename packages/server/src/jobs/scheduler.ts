@@ -3,8 +3,11 @@ import { Agenda, backoffStrategies, type Job } from 'agenda';
 import type pg from 'pg';
 import type { z } from 'zod';
 import type { Orm } from '../db/orm.js';
+import { queryRows, sql } from '../db/query.js';
+import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import type { Logger } from '../logger.js';
+import { jobFailures, zeroJobFailures } from '../metrics/registry.js';
 import type { JobDefinition, JobRegistry } from './registry.js';
 
 export interface EnqueueOptions {
@@ -85,9 +88,11 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
       backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: def.maxRetries ?? 5 }),
     });
   }
-  agenda.on('fail', (err, job) =>
-    opts.logger.warn({ err, job: job.attrs.name, jobId: String(job.attrs._id) }, 'job failed'),
-  );
+  zeroJobFailures(opts.registry.all().map((def) => def.name));
+  agenda.on('fail', (err, job) => {
+    jobFailures.inc({ job: job.attrs.name });
+    opts.logger.warn({ err, job: job.attrs.name, jobId: String(job.attrs._id) }, 'job failed');
+  });
 
   return {
     async enqueue(def, payload, enqueueOpts) {
@@ -122,4 +127,16 @@ async function runJob(def: JobDefinition, job: Job, opts: Options): Promise<void
     jobId,
     progress: (percent) => job.touch(Math.max(0, Math.min(100, percent))),
   });
+}
+
+/** Agenda's jobs due (and not taken) and running now, per job name (names come from the job registry). */
+export async function jobStats(db: Queryable): Promise<Array<{ name: string; due: number; running: number }>> {
+  return queryRows<{ name: string; due: number; running: number }>(
+    db,
+    sql`SELECT name, count(*) FILTER (WHERE locked_at IS NULL)::int AS due,
+               count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS running
+        FROM agenda_jobs
+        WHERE (next_run_at <= now() AND NOT COALESCE(disabled, false)) OR locked_at IS NOT NULL
+        GROUP BY name ORDER BY name`,
+  );
 }

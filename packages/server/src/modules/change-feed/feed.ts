@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { preparedRows, raw, type Sql, sql } from '../../db/query.js';
-import { inTransaction } from '../../db/sql.js';
+import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 
 /**
@@ -272,4 +272,22 @@ export async function pruneChangeFeed(pool: pg.Pool): Promise<number> {
      WHERE ch.part = slowest.part AND (ch.txid, ch.seq) <= (slowest.txid, slowest.seq)`,
   );
   return rowCount ?? 0;
+}
+
+/**
+ * Per consumer, the age of the oldest change it has not read yet (0: caught up): one index probe
+ * per part and consumer (the next row after its cursor).
+ */
+export async function feedLag(db: Queryable): Promise<Array<{ consumer: string; lagSeconds: number }>> {
+  const rows = await queryRows<{ consumer: string; lag: number }>(
+    db,
+    sql`SELECT c.consumer, COALESCE(max(extract(epoch FROM now() - nxt.created_at)), 0)::float8 AS lag
+        FROM change_feed_cursors c LEFT JOIN LATERAL (
+          SELECT ch.created_at FROM contact_changes ch
+          WHERE ch.part = c.part AND (ch.txid, ch.seq) > (c.txid, c.seq)
+          ORDER BY ch.txid, ch.seq LIMIT 1
+        ) nxt ON true
+        GROUP BY c.consumer ORDER BY c.consumer`,
+  );
+  return rows.map((r) => ({ consumer: r.consumer, lagSeconds: Math.max(0, r.lag) }));
 }

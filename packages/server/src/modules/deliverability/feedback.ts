@@ -2,6 +2,7 @@ import type { SuppressionReason } from '@pigeon/contract';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import { deliveryFeedback } from '../../metrics/registry.js';
 import { checkProjectHealth } from './health.js';
 
 /** Where a piece of feedback came from. */
@@ -87,6 +88,7 @@ export async function recordDeliveryFeedback(
     }
     return { emailId: email.id, projectId: email.project_id, recorded, suppressed, campaignsPaused: false };
   });
+  if (outcome?.recorded) recordFeedbackMetric(feedback);
   if (!outcome?.recorded || !suppressionReasonOf(feedback)) return outcome;
   return { ...outcome, campaignsPaused: await checkProjectHealth(deps, outcome.projectId) };
 }
@@ -182,4 +184,10 @@ async function suppress(
     [email.project_id, email.to_email.toLowerCase(), reason, email.id],
   );
   return (inserted.rowCount ?? 0) > 0;
+}
+
+function recordFeedbackMetric(feedback: DeliveryFeedback): void {
+  if (feedback.kind === 'bounce')
+    deliveryFeedback.inc({ kind: feedback.bounceType === 'soft' ? 'soft_bounce' : 'bounce' });
+  else if (feedback.kind === 'complaint') deliveryFeedback.inc({ kind: 'complaint' });
 }

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
+import { recordDeliveryOutcome } from '../../metrics/delivery.js';
+import { deliveryReclaimed } from '../../metrics/registry.js';
 import { CAMPAIGN_CANCELLED_CHANNEL, type CampaignBatch, CampaignComposer } from '../campaigns/delivery-content.js';
 import { recordDeliveryFeedback } from '../deliverability/feedback.js';
 import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
@@ -225,6 +227,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
            WHERE id = $1 AND status = 'SENDING'`,
           [email.id, `suppressed: ${email.suppressed}`],
         );
+        recordDeliveryOutcome('suppressed');
         return;
       }
       const message = await messageOf(email, batch);
@@ -233,9 +236,11 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           `UPDATE emails SET status = 'CANCELLED', claimed_at = NULL, updated_at = now() WHERE id = $1 AND status = 'SENDING'`,
           [email.id],
         );
+        recordDeliveryOutcome('cancelled');
         return;
       }
       const domain = email.from_email.split('@')[1] ?? '';
+      const handedAt = performance.now();
       const sent = await deps.mailer
         .send({
           messageId: email.message_id,
@@ -267,6 +272,10 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         })
         .finally(handedOver);
       await recordSent(email.id, null, sent.file ?? null, sent.providerMessageId ?? null);
+      recordDeliveryOutcome('sent', {
+        transport: deps.mailer.kind,
+        transportSeconds: (performance.now() - handedAt) / 1000,
+      });
     } catch (err) {
       await recordFailure(email, err as Error & { responseCode?: number; code?: string });
     } finally {
@@ -288,6 +297,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         diagnostic: reason,
         source: 'smtp',
       });
+      recordDeliveryOutcome('bounced', { error: reason });
       return;
     }
     const final = email.attempts >= MAX_ATTEMPTS;
@@ -298,6 +308,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
        WHERE id = $1 AND status = 'SENDING'`,
       [email.id, final ? 'FAILED' : 'QUEUED', reason, delaySeconds],
     );
+    recordDeliveryOutcome(final ? 'failed' : 'deferred', { error: reason });
     logger.warn({ emailId: email.id, attempt: email.attempts, final, err: reason }, 'delivery attempt failed');
   }
 
@@ -308,11 +319,12 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         // A claim older than the timeout belongs to a worker that died: back to the queue.
         if (Date.now() - lastReclaim >= RECLAIM_EVERY_MS) {
           lastReclaim = Date.now();
-          await pool.query(
+          const reclaimed = await pool.query(
             `UPDATE emails SET status = 'QUEUED', claimed_at = NULL WHERE status = 'SENDING'
              AND claimed_at < now() - make_interval(secs => $1)`,
             [deps.config.delivery.claimTimeoutSeconds],
           );
+          if (reclaimed.rowCount) deliveryReclaimed.inc(reclaimed.rowCount);
         }
         const { rows } = await pool.query<EmailRow>({ name: 'emails.claim', text: CLAIM_SQL, values: [BATCH] });
         if (rows.length === 0) {

@@ -1,4 +1,5 @@
 import type { ContentType } from '@pigeon/contract';
+import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
 export const NOTIFY_CHANNEL = 'pigeon_email_queued';
@@ -71,4 +72,44 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
       email.tags && Object.keys(email.tags).length ? JSON.stringify(email.tags) : null,
     ],
   );
+}
+
+export type PriorityName = keyof typeof PRIORITY;
+
+export interface QueueStats {
+  /** Every named priority, even when nothing waits in it. */
+  byPriority: Array<{ priority: PriorityName; queued: number; oldestDueSeconds: number }>;
+  sending: number;
+  campaignRecipientsPending: number;
+}
+
+/**
+ * The delivery queue now: waiting emails per priority and how late the most overdue one is (an
+ * index-only scan of the queue's partial index), and what is being sent (the claimed ones' index).
+ * Campaign recipients pending: campaign-priority emails queued or being sent.
+ */
+export async function queueStats(db: Queryable): Promise<QueueStats> {
+  const [queued, sending] = await Promise.all([
+    queryRows<{ priority: number; n: number; oldest_due: number }>(
+      db,
+      sql`SELECT priority, count(*)::int AS n,
+                 COALESCE(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())), 0)::float8 AS oldest_due
+          FROM emails WHERE status = 'QUEUED' GROUP BY priority`,
+    ),
+    queryRows<{ priority: number; n: number }>(
+      db,
+      sql`SELECT priority, count(*)::int AS n FROM emails WHERE status = 'SENDING' GROUP BY priority`,
+    ),
+  ]);
+  const byPriority = Object.entries(PRIORITY).map(([name, n]) => {
+    const row = queued.find((r) => r.priority === n);
+    return { priority: name as PriorityName, queued: row?.n ?? 0, oldestDueSeconds: Math.max(0, row?.oldest_due ?? 0) };
+  });
+  const of = (rows: Array<{ priority: number; n: number }>, priority: number) =>
+    rows.find((r) => r.priority === priority)?.n ?? 0;
+  return {
+    byPriority,
+    sending: sending.reduce((sum, r) => sum + r.n, 0),
+    campaignRecipientsPending: of(queued, PRIORITY.campaign) + of(sending, PRIORITY.campaign),
+  };
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/sql.js';
 import { certainlyRolledBack } from '../../http/error-handler.js';
+import { trackGroupRows } from '../../metrics/registry.js';
 import {
   runTrackStatement,
   type TrackOwner,
@@ -68,6 +69,7 @@ export class TrackBatcher {
     while (this.inFlight < this.options.maxStatements && this.queues.size > 0) {
       const [id, queue] = this.queues.entries().next().value as [string, OwnerQueue];
       const group = takeGroup(queue.pending, this.options.maxRows);
+      trackGroupRows.observe(group.length);
       // The owner goes to the back of the line (or leaves it when its queue is empty).
       this.queues.delete(id);
       if (queue.pending.length > 0) this.queues.set(id, queue);

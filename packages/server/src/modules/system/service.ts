@@ -1,5 +1,11 @@
+import type { ReadinessCheck } from '@pigeon/contract';
+import type { Config } from '../../config/index.js';
+import { pendingMigrations } from '../../db/migrate.js';
+import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { VERSION } from '../../version.js';
+import { feedLag } from '../change-feed/feed.js';
+import { workerHeartbeats } from './heartbeat.js';
 
 export async function checkHealth(deps: AppDeps) {
   const database = await deps.db.pool
@@ -26,4 +32,53 @@ export function deploymentConfig(deps: AppDeps) {
     mailTransport: deps.mailer.kind,
     trackingModes: ['ENABLED' as const, 'DISABLED' as const, 'MARKETING_ONLY' as const],
   };
+}
+
+/** A database that does not answer within this is unreachable, as far as readiness goes. */
+const READY_DATABASE_TIMEOUT_MS = 3000;
+
+type Reason = { check: ReadinessCheck; message: string };
+
+/**
+ * Readiness (`/health/ready`, and the `pigeon_ready` gauge): can this Pigeon do its work? The
+ * database answers, its schema is this code's, some process running workers beat within three
+ * heartbeats (any host: they share the database), and no change-feed consumer lags beyond the limit.
+ */
+export async function checkReadiness(db: Queryable, config: Config): Promise<{ ready: boolean; reasons: Reason[] }> {
+  const reachable = await withTimeout(db.query('SELECT 1'), READY_DATABASE_TIMEOUT_MS).then(
+    () => undefined,
+    (err: Error) => err.message,
+  );
+  if (reachable !== undefined) {
+    return { ready: false, reasons: [{ check: 'database', message: `database unreachable: ${reachable}` }] };
+  }
+  const [pending, workers, feed] = await Promise.all([
+    pendingMigrations(db),
+    workerHeartbeats(db, config.health.heartbeatMs),
+    feedLag(db),
+  ]);
+  const reasons: Reason[] = [];
+  if (pending.length > 0) reasons.push({ check: 'migrations', message: `migrations pending: ${pending.join(', ')}` });
+  if (!workers.some((w) => w.alive)) {
+    reasons.push({
+      check: 'workers',
+      message: `no worker process alive (none wrote its heartbeat in the last ${(3 * config.health.heartbeatMs) / 1000} s)`,
+    });
+  }
+  const max = config.health.maxFeedLagSeconds;
+  for (const f of feed.filter((c) => c.lagSeconds > max)) {
+    reasons.push({
+      check: 'change_feed',
+      message: `change feed consumer ${f.consumer} lags ${Math.round(f.lagSeconds)} s (limit ${max} s)`,
+    });
+  }
+  return { ready: reasons.length === 0, reasons };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -308,3 +308,17 @@ export async function upcomingSteps(db: Queryable, projectId: string, limit: num
     step: { id: r.step_id, name: r.step_name, type: r.step_type },
   }));
 }
+
+/** Executions not finished, and timers fallen due over a minute ago and not yet taken (a stuck runner). */
+export async function executionStats(
+  db: Queryable,
+): Promise<{ running: number; waiting: number; overdueTimers: number }> {
+  const [row] = await queryRows<{ running: number; waiting: number; overdue: number }>(
+    db,
+    sql`SELECT count(*) FILTER (WHERE status = 'RUNNING')::int AS running,
+               count(*) FILTER (WHERE status = 'WAITING')::int AS waiting,
+               count(*) FILTER (WHERE wake_at < now() - interval '1 minute')::int AS overdue
+        FROM workflow_executions WHERE status IN ('RUNNING', 'WAITING')`,
+  );
+  return { running: row?.running ?? 0, waiting: row?.waiting ?? 0, overdueTimers: row?.overdue ?? 0 };
+}

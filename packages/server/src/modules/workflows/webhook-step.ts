@@ -2,6 +2,7 @@ import type { StepConfig } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
+import { webhookDeliveries } from '../../metrics/registry.js';
 import { toContactDto } from '../contacts/repository.js';
 import { createResolver } from '../domains/dns-check.js';
 import {
@@ -126,6 +127,7 @@ export async function recordWebhookResult(
   };
   const retry = result.outcome === 'retryable' && call.attempt < WEBHOOK_MAX_ATTEMPTS;
   const status = result.outcome === 'success' ? 'COMPLETED' : retry ? 'RUNNING' : 'FAILED';
+  webhookDeliveries.inc({ outcome: result.outcome === 'success' ? 'success' : retry ? 'retryable' : 'failed' });
   await queryRows(
     ctx.client,
     sql`UPDATE workflow_step_runs SET status = ${status}, output = ${JSON.stringify(output)}::jsonb, error = ${result.error},

@@ -1,0 +1,38 @@
+import type { Queryable } from '../../db/sql.js';
+import { jobStats } from '../../jobs/scheduler.js';
+import { feedLag } from '../change-feed/feed.js';
+import { type QueueStats, queueStats } from '../emails/queue.js';
+import { executionStats } from '../workflows/executions.js';
+import { type WorkerHeartbeat, workerHeartbeats } from './heartbeat.js';
+
+/** What an operator wants to know about a running Pigeon, read from its database (any process, any host). */
+export interface Operations {
+  queue: QueueStats;
+  feed: Array<{ consumer: string; lagSeconds: number }>;
+  workflows: { running: number; waiting: number; overdueTimers: number };
+  jobs: Array<{ name: string; due: number; running: number }>;
+  workers: WorkerHeartbeat[];
+  lastDeliveryError: { message: string; at: Date; worker: string } | null;
+}
+
+/** One read of each owning module's numbers, in parallel: `pigeon status` and the metrics listener. */
+export async function readOperations(db: Queryable, heartbeatMs: number): Promise<Operations> {
+  const [queue, feed, workflows, jobs, workers] = await Promise.all([
+    queueStats(db),
+    feedLag(db),
+    executionStats(db),
+    jobStats(db),
+    workerHeartbeats(db, heartbeatMs),
+  ]);
+  return { queue, feed, workflows, jobs, workers, lastDeliveryError: latestError(workers) };
+}
+
+function latestError(workers: WorkerHeartbeat[]): Operations['lastDeliveryError'] {
+  let latest: Operations['lastDeliveryError'] = null;
+  for (const w of workers) {
+    if (w.lastError && w.lastErrorAt && (!latest || w.lastErrorAt > latest.at)) {
+      latest = { message: w.lastError, at: w.lastErrorAt, worker: w.id };
+    }
+  }
+  return latest;
+}
