@@ -14,6 +14,9 @@ import { domainsContract, emailsContract, sendingSchemas, templatesContract } fr
 import { systemContract, systemSchemas } from './routes/system.js';
 import { uploadSchemas, uploadsContract } from './routes/uploads.js';
 import { workflowSchemas, workflowsContract } from './routes/workflows.js';
+import { emailResourceContract, emailResourceSchemas } from './routes/email-resource.js';
+import { webhookEndpointSchemas, webhookEndpointsContract } from './routes/webhook-endpoints.js';
+import { webhookEventSchemas } from './routes/webhook-events.js';
 
 export * from './common.js';
 export * from './meta.js';
@@ -32,6 +35,9 @@ export * from './routes/sending.js';
 export * from './routes/system.js';
 export * from './routes/uploads.js';
 export * from './routes/workflows.js';
+export * from './routes/email-resource.js';
+export * from './routes/webhook-endpoints.js';
+export * from './routes/webhook-events.js';
 
 /**
  * The whole wire contract of Pigeon: every endpoint, defined once. Each part is a router made
@@ -59,6 +65,8 @@ export type Contract = {
   billing: typeof billingContract;
   inboundWebhooks: typeof inboundWebhooksContract;
   uploads: typeof uploadsContract;
+  sentEmails: typeof emailResourceContract;
+  webhookEndpoints: typeof webhookEndpointsContract;
 };
 
 export const contract: Contract = {
@@ -81,6 +89,8 @@ export const contract: Contract = {
   billing: billingContract,
   inboundWebhooks: inboundWebhooksContract,
   uploads: uploadsContract,
+  sentEmails: emailResourceContract,
+  webhookEndpoints: webhookEndpointsContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -101,4 +111,7 @@ export const namedSchemas = {
   ...deliverabilitySchemas,
   ...billingSchemas,
   ...uploadSchemas,
+  ...emailResourceSchemas,
+  ...webhookEndpointSchemas,
+  ...webhookEventSchemas,
 };

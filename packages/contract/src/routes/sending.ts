@@ -259,6 +259,11 @@ export const SendBody = z.object({
     .boolean()
     .optional()
     .describe("Open and click tracking for this send; omitted follows the project's trackingMode"),
+  sendAt: z
+    .string()
+    .datetime({ offset: true })
+    .optional()
+    .describe('Send later: an ISO date-time at most 30 days ahead (a past time sends now); cancel with POST /emails/:id/cancel'),
 });
 
 export const SendResult = z.object({

@@ -26,6 +26,8 @@ export interface QueuedEmail {
   headers: Record<string, string>;
   attachments?: Array<{ filename: string; content: string; contentType?: string }>;
   tracked: boolean;
+  /** A scheduled send: the row waits in the queue until then (its `next_attempt_at` is the timer). */
+  sendAt?: Date | null;
 }
 
 /**
@@ -37,8 +39,10 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
   await db.query(
     `WITH queued AS (
        INSERT INTO emails (id, project_id, contact_id, template_id, workflow_execution_id, content_type, source, priority,
-         from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id
+         from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked,
+         send_at, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+         $21::timestamptz, coalesce($21::timestamptz, now())) RETURNING id
      ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`,
     [
       email.id,
@@ -61,6 +65,7 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
       JSON.stringify(email.attachments ?? []),
       `<${email.id}@${email.from.email.split('@')[1]}>`,
       email.tracked,
+      email.sendAt ?? null,
     ],
   );
 }

@@ -1,4 +1,4 @@
-import type { BodyFormat, ContentType, SendBody, SendResult } from '@pigeon/contract';
+import { type BodyFormat, type ContentType, SEND_AT_MAX_DAYS, type SendBody, type SendResult } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
@@ -118,6 +118,18 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   };
 }
 
+/** `sendAt` within the documented horizon; a time already past sends now (null). */
+function scheduledTime(sendAt: string | undefined): Date | null {
+  if (sendAt === undefined) return null;
+  const at = new Date(sendAt);
+  if (at.getTime() - Date.now() > SEND_AT_MAX_DAYS * 86_400_000) {
+    throw validationFailed([
+      { field: 'sendAt', message: `must be at most ${SEND_AT_MAX_DAYS} days ahead`, code: 'too_big', received: sendAt },
+    ]);
+  }
+  return at.getTime() > Date.now() ? at : null;
+}
+
 const bodyHtml = async (body: string, format: BodyFormat | undefined) =>
   format === 'markdown' ? await markdownToHtml(body) : body;
 
@@ -143,6 +155,7 @@ const recipientsOf = (to: SendInput['to']) =>
  * the workers, woken by NOTIFY on commit.
  */
 export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput) {
+  const sendAt = scheduledTime(body.sendAt);
   const content = await resolveContent(deps, projectId, body);
   const tracked = shouldTrack(content.sender.trackingMode, content.type, body.tracking);
   const changes = applyDataRules(body.data, { storeObjects: false });
@@ -198,6 +211,7 @@ export async function sendEmail(deps: AppDeps, projectId: string, body: SendInpu
         headers: message.headers,
         attachments: content.attachments,
         tracked,
+        sendAt,
       });
       emails.push({ contact: ref, email: emailId });
     }
