@@ -94,6 +94,10 @@ async function findEmail(db: Queryable, projectId: string, id: string): Promise<
   return row;
 }
 
+/** Events recorded in one transaction share a time: show them in the order they happen to a message. */
+const LIFECYCLE_ORDER = raw(`CASE name WHEN 'email.sent' THEN 0 WHEN 'email.delivery' THEN 1 WHEN 'email.open' THEN 2
+  WHEN 'email.click' THEN 3 WHEN 'email.bounce' THEN 4 WHEN 'email.complaint' THEN 5 ELSE 6 END`);
+
 /** `GET /emails/:id`: the email and its timeline (queued or scheduled, its events, and how it ended). */
 export async function getEmail(db: Queryable, projectId: string, id: string): Promise<z.infer<typeof EmailDetail>> {
   const row = await findEmail(db, projectId, id);
@@ -102,7 +106,7 @@ export async function getEmail(db: Queryable, projectId: string, id: string): Pr
         db,
         sql`SELECT name, created_at, data FROM events
             WHERE contact_id = ${row.contact_id}::uuid AND project_id = ${projectId}::uuid AND data->>'emailId' = ${id}
-            ORDER BY created_at, id`,
+            ORDER BY created_at, ${LIFECYCLE_ORDER}, id`,
       )
     : [];
   const timeline = [
