@@ -42,7 +42,8 @@ it('registers itself, verifies genuine webhooks, handles a replay once and refus
   expect(replay.status).toBe(202);
   const deliveries = await until(
     async () =>
-      (await pigeon.request('GET', `/webhook-endpoints/${endpointId}/deliveries/${test.body.id}`, { headers: auth })).body,
+      (await pigeon.request('GET', `/webhook-endpoints/${endpointId}/deliveries/${test.body.id}`, { headers: auth }))
+        .body,
     (d) => d.attempts.length === 2,
   );
   expect(deliveries.attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([204, 204]);

@@ -7,16 +7,16 @@ import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { deliverabilitySchemas, suppressionsContract, verifyContract } from './routes/deliverability.js';
+import { emailResourceContract, emailResourceSchemas } from './routes/email-resource.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
 import { domainsContract, emailsContract, sendingSchemas, templatesContract } from './routes/sending.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 import { uploadSchemas, uploadsContract } from './routes/uploads.js';
-import { workflowSchemas, workflowsContract } from './routes/workflows.js';
-import { emailResourceContract, emailResourceSchemas } from './routes/email-resource.js';
 import { webhookEndpointSchemas, webhookEndpointsContract } from './routes/webhook-endpoints.js';
 import { webhookEventSchemas } from './routes/webhook-events.js';
+import { workflowSchemas, workflowsContract } from './routes/workflows.js';
 
 export * from './common.js';
 export * from './meta.js';
@@ -28,16 +28,16 @@ export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
 export * from './routes/deliverability.js';
+export * from './routes/email-resource.js';
 export * from './routes/events.js';
 export * from './routes/projects.js';
 export * from './routes/segments.js';
 export * from './routes/sending.js';
 export * from './routes/system.js';
 export * from './routes/uploads.js';
-export * from './routes/workflows.js';
-export * from './routes/email-resource.js';
 export * from './routes/webhook-endpoints.js';
 export * from './routes/webhook-events.js';
+export * from './routes/workflows.js';
 
 /**
  * The whole wire contract of Pigeon: every endpoint, defined once. Each part is a router made

@@ -8,7 +8,6 @@ import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
 import { Segments } from './segments.js';
 import { SentEmails } from './sent-emails.js';
-import { Webhooks } from './webhooks.js';
 import { type RequestOptions, Transport } from './transport.js';
 import type {
   ActivityItem,
@@ -27,6 +26,7 @@ import type {
   ContactWithMeta,
   DeploymentConfig,
   Domain,
+  EmailListQuery,
   Event,
   EventListQuery,
   EventNameSummary,
@@ -43,7 +43,6 @@ import type {
   LookupResult,
   SendBody,
   SendResult,
-  EmailListQuery,
   Template,
   TemplateCreateBody,
   TemplateListQuery,
@@ -56,6 +55,7 @@ import type {
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
 import { Uploads } from './uploads.js';
+import { Webhooks } from './webhooks.js';
 import { Workflows } from './workflows.js';
 
 export interface PigeonOptions {

@@ -16,7 +16,10 @@ export class SentEmails {
     this.transport.call(contract.sentEmails.list, { query }, options);
 
   /** Every email matching `query`, fetching pages lazily. */
-  readonly all = (query: EmailListQuery = {}, options?: RequestOptions): AsyncGenerator<EmailSummary, void, undefined> =>
+  readonly all = (
+    query: EmailListQuery = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<EmailSummary, void, undefined> =>
     paginate((cursor) => this.list({ ...query, cursor }, options), query.cursor);
 
   /** Cancel a scheduled (or queued) email before it is handed to the transport; 409 once it is. */

@@ -31,5 +31,9 @@ export class WebhookDeliveries {
 
   /** Send it again now, with the same `webhook-id` and payload. */
   readonly replay = (endpointId: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery> =>
-    this.transport.call(contract.webhookEndpoints.replay, { params: { id: endpointId, deliveryId }, body: {} }, options);
+    this.transport.call(
+      contract.webhookEndpoints.replay,
+      { params: { id: endpointId, deliveryId }, body: {} },
+      options,
+    );
 }

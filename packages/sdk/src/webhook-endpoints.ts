@@ -1,6 +1,11 @@
 import { contract } from './contract.js';
 import type { RequestOptions, Transport } from './transport.js';
-import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEndpointUpdateBody } from './types.js';
+import type {
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointCreateBody,
+  WebhookEndpointUpdateBody,
+} from './types.js';
 
 /**
  * Webhook endpoints of the key's project, as `pigeon.webhooks.endpoints`: where Pigeon POSTs

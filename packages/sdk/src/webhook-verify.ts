@@ -47,7 +47,10 @@ function secretBytes(secret: string): Uint8Array {
     if (binary.length < 24) throw new Error('too short');
     return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
   } catch {
-    throw new WebhookVerificationError('INVALID_SECRET', 'The secret is not a Standard Webhooks secret (whsec_ + base64)');
+    throw new WebhookVerificationError(
+      'INVALID_SECRET',
+      'The secret is not a Standard Webhooks secret (whsec_ + base64)',
+    );
   }
 }
 
@@ -96,9 +99,13 @@ export async function verifyWebhook(
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
   if (!id || !timestamp || !signatures) {
-    throw new WebhookVerificationError('MISSING_HEADERS', 'webhook-id, webhook-timestamp and webhook-signature are required');
+    throw new WebhookVerificationError(
+      'MISSING_HEADERS',
+      'webhook-id, webhook-timestamp and webhook-signature are required',
+    );
   }
-  if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('INVALID_TIMESTAMP', 'webhook-timestamp is not a number of seconds');
+  if (!/^\d{1,15}$/.test(timestamp))
+    throw new WebhookVerificationError('INVALID_TIMESTAMP', 'webhook-timestamp is not a number of seconds');
   const now = Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
   if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? 300)) {
     throw new WebhookVerificationError('TIMESTAMP_OUT_OF_TOLERANCE', 'webhook-timestamp is too far from now');

@@ -16,7 +16,9 @@ import { routeRecorder } from './msw-route.js';
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
 const sign = (key: string, id: string, ts: number, body: string) =>
-  `v1,${createHmac('sha256', Buffer.from(key.slice(6), 'base64')).update(`${id}.${ts}.${body}`).digest('base64')}`;
+  `v1,${createHmac('sha256', Buffer.from(key.slice(6), 'base64'))
+    .update(`${id}.${ts}.${body}`)
+    .digest('base64')}`;
 
 const body = JSON.stringify({
   type: 'email.click',
@@ -51,9 +53,24 @@ describe('webhooks.verify', () => {
   it.each([
     ['a changed body', `${body} `, headersFor(sign(secret, 'msg_1', ts, body)), 'INVALID_SIGNATURE'],
     ['another secret', body, headersFor(sign(otherSecret, 'msg_1', ts, body)), 'INVALID_SIGNATURE'],
-    ['another id', body, { ...headersFor(sign(secret, 'msg_1', ts, body)), 'webhook-id': 'msg_2' }, 'INVALID_SIGNATURE'],
-    ['an old timestamp', body, headersFor(sign(secret, 'msg_1', ts - 600, body), ts - 600), 'TIMESTAMP_OUT_OF_TOLERANCE'],
-    ['a future timestamp', body, headersFor(sign(secret, 'msg_1', ts + 600, body), ts + 600), 'TIMESTAMP_OUT_OF_TOLERANCE'],
+    [
+      'another id',
+      body,
+      { ...headersFor(sign(secret, 'msg_1', ts, body)), 'webhook-id': 'msg_2' },
+      'INVALID_SIGNATURE',
+    ],
+    [
+      'an old timestamp',
+      body,
+      headersFor(sign(secret, 'msg_1', ts - 600, body), ts - 600),
+      'TIMESTAMP_OUT_OF_TOLERANCE',
+    ],
+    [
+      'a future timestamp',
+      body,
+      headersFor(sign(secret, 'msg_1', ts + 600, body), ts + 600),
+      'TIMESTAMP_OUT_OF_TOLERANCE',
+    ],
     ['no signature', body, { 'webhook-id': 'msg_1', 'webhook-timestamp': String(ts) }, 'MISSING_HEADERS'],
     ['a bad timestamp', body, { ...headersFor('v1,x'), 'webhook-timestamp': 'soon' }, 'INVALID_TIMESTAMP'],
     ['a body that is not JSON', 'hello', headersFor(sign(secret, 'msg_1', ts, 'hello')), 'INVALID_PAYLOAD'],
@@ -116,7 +133,9 @@ describe('resources', () => {
           : { data: [delivery], cursor: 'c2', hasMore: true, total: 2 },
       ),
     );
-    route('post', `/webhook-endpoints/${id}/deliveries/${id}/replay`, () => HttpResponse.json(delivery, { status: 202 }));
+    route('post', `/webhook-endpoints/${id}/deliveries/${id}/replay`, () =>
+      HttpResponse.json(delivery, { status: 202 }),
+    );
     const detail: EmailDetail = {
       id,
       status: 'SCHEDULED',
@@ -145,7 +164,9 @@ describe('resources', () => {
       timeline: [{ type: 'email.scheduled', at, data: { sendAt: at } }],
     };
     route('get', `/emails/${id}`, () => HttpResponse.json(detail));
-    route('post', `/emails/${id}/cancel`, () => HttpResponse.json({ ...detail, status: 'CANCELLED', timeline: undefined }));
+    route('post', `/emails/${id}/cancel`, () =>
+      HttpResponse.json({ ...detail, status: 'CANCELLED', timeline: undefined }),
+    );
 
     const client = pigeon();
     expect(await client.webhooks.endpoints.create({ url: endpoint.url, eventTypes: ['email.*'] })).toEqual(endpoint);

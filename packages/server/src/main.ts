@@ -27,7 +27,12 @@ import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** Every consumer of the contact change feed. */
-const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer, analyticsCountsConsumer, eventWebhooksConsumer];
+const FEED_CONSUMERS = [
+  trackedSegmentsConsumer,
+  workflowTriggersConsumer,
+  analyticsCountsConsumer,
+  eventWebhooksConsumer,
+];
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */

@@ -48,10 +48,16 @@ it('a worker killed mid-burst loses no event webhook; a repeat carries the same 
 
     const first = startCli(['worker'], env);
     await first.ready;
-    await until(() => hook.received.length, (n) => n >= 30, 30_000);
+    await until(
+      () => hook.received.length,
+      (n) => n >= 30,
+      30_000,
+    );
     first.child.kill('SIGKILL');
     await first.exited;
-    const { rows } = await api.deps.db.pool.query("SELECT count(*)::int AS n FROM webhook_messages WHERE status = 'SENDING'");
+    const { rows } = await api.deps.db.pool.query(
+      "SELECT count(*)::int AS n FROM webhook_messages WHERE status = 'SENDING'",
+    );
     expect(rows[0].n).toBeGreaterThan(0); // the kill really happened with deliveries in flight
     expect(hook.received.length).toBeLessThan(EVENTS);
 

@@ -28,7 +28,9 @@ export type EmailStatus = z.infer<typeof EmailStatus>;
 export const SEND_AT_MAX_DAYS = 30;
 
 export const EmailTimelineEntry = z.object({
-  type: z.string().describe('`email.queued`, `email.scheduled`, an `email.*` event, `email.failed` or `email.cancelled`'),
+  type: z
+    .string()
+    .describe('`email.queued`, `email.scheduled`, an `email.*` event, `email.failed` or `email.cancelled`'),
   at: Timestamp,
   data: z.record(z.unknown()).describe('What the event recorded (link of a click, reason of a bounce…)'),
 });

@@ -263,7 +263,9 @@ export const SendBody = z.object({
     .string()
     .datetime({ offset: true })
     .optional()
-    .describe('Send later: an ISO date-time at most 30 days ahead (a past time sends now); cancel with POST /emails/:id/cancel'),
+    .describe(
+      'Send later: an ISO date-time at most 30 days ahead (a past time sends now); cancel with POST /emails/:id/cancel',
+    ),
 });
 
 export const SendResult = z.object({

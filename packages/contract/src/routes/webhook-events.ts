@@ -229,7 +229,8 @@ export function eventTypeFilterProblem(filter: string): string | null {
     return `unknown event type; the ${head}.* types are ${WebhookEventTypeName.options.filter((t) => t.startsWith(`${head}.`) && t !== 'webhook.test').join(', ') || 'sent to every endpoint'}`;
   }
   if (head === 'segment') {
-    if (prefix !== null) return /^segment\.[^.]+$/.test(prefix) ? null : 'segment patterns are segment.* or segment.<slug>.*';
+    if (prefix !== null)
+      return /^segment\.[^.]+$/.test(prefix) ? null : 'segment patterns are segment.* or segment.<slug>.*';
     return /^segment\.[^.]+\.(entry|exit)$/.test(lower) ? null : 'segment events are segment.<slug>.entry or .exit';
   }
   return null;
@@ -241,4 +242,6 @@ export const EventTypeFilter = z
     const problem = eventTypeFilterProblem(value);
     if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
   })
-  .describe('An event type (`email.click`), `segment.<slug>.entry`, a custom event name, a prefix such as `order.*`, or `*`');
+  .describe(
+    'An event type (`email.click`), `segment.<slug>.entry`, a custom event name, a prefix such as `order.*`, or `*`',
+  );

@@ -68,6 +68,8 @@ export class Migration20261205000000_webhook_endpoints extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql('ALTER TABLE emails DROP COLUMN send_at; DROP TABLE webhook_attempts, webhook_messages, webhook_endpoints;');
+    this.addSql(
+      'ALTER TABLE emails DROP COLUMN send_at; DROP TABLE webhook_attempts, webhook_messages, webhook_endpoints;',
+    );
   }
 }

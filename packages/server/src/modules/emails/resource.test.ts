@@ -31,7 +31,8 @@ async function setup() {
   return { ...project, sender: { ...project.auth, from: `hello@${name}` }, domain: name };
 }
 
-const emailOf = async (auth: Auth, id: string) => (await pigeon.request('GET', `/emails/${id}`, { headers: auth })).body;
+const emailOf = async (auth: Auth, id: string) =>
+  (await pigeon.request('GET', `/emails/${id}`, { headers: auth })).body;
 const inOutbox = (id: string) => outboxMessages(pigeon).some((raw) => raw.includes(`<${id}@`));
 
 describe('scheduled sends', () => {
@@ -66,7 +67,11 @@ describe('scheduled sends', () => {
     expect(gone.timeline.map((t: { type: string }) => t.type)).toEqual(['email.scheduled', 'email.cancelled']);
 
     // Handed to the transport: too late to cancel.
-    expectEnvelope(await pigeon.request('POST', `/emails/${keptId}/cancel`, { headers: auth, body: {} }), 409, 'CONFLICT');
+    expectEnvelope(
+      await pigeon.request('POST', `/emails/${keptId}/cancel`, { headers: auth, body: {} }),
+      409,
+      'CONFLICT',
+    );
   });
 
   it('refuses a sendAt beyond the documented horizon, naming the field, and queues nothing', async () => {
@@ -74,7 +79,11 @@ describe('scheduled sends', () => {
     const far = new Date(Date.now() + 31 * 86_400_000).toISOString();
     const error = expectEnvelope(await send(sender, { to: 'far@example.com', sendAt: far }), 422, 'VALIDATION_ERROR');
     expect(error.errors?.[0]?.field).toBe('sendAt');
-    const bad = expectEnvelope(await send(sender, { to: 'far@example.com', sendAt: 'tomorrow' }), 422, 'VALIDATION_ERROR');
+    const bad = expectEnvelope(
+      await send(sender, { to: 'far@example.com', sendAt: 'tomorrow' }),
+      422,
+      'VALIDATION_ERROR',
+    );
     expect(bad.errors?.[0]?.field).toBe('sendAt');
     expect((await pigeon.request('GET', '/emails', { headers: auth })).body.total).toBe(0);
   });
@@ -88,8 +97,9 @@ describe('GET /emails', () => {
     for (const to of ['a@example.com', 'b@example.com', 'a@example.com']) {
       ids.push((await send(sender, { to })).body.data.emails[0].email);
     }
-    const scheduled = (await send(sender, { to: 'c@example.com', sendAt: new Date(Date.now() + 3_600_000).toISOString() }))
-      .body.data.emails[0];
+    const scheduled = (
+      await send(sender, { to: 'c@example.com', sendAt: new Date(Date.now() + 3_600_000).toISOString() })
+    ).body.data.emails[0];
     await until(
       async () => (await pigeon.request('GET', '/emails?status=SENT', { headers: auth })).body.total,
       (n) => n === 3,

@@ -148,8 +148,8 @@ export async function listEmails(db: Queryable, projectId: string, query: z.infe
   const last = data.at(-1);
   const total = query.cursor
     ? 0
-    : ((await queryRows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM emails em WHERE ${and(filters)}`))[0]?.n ??
-      0);
+    : ((await queryRows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM emails em WHERE ${and(filters)}`))[0]
+        ?.n ?? 0);
   return {
     data: data.map(toSummary),
     // The raw timestamp (microseconds) so that no row is skipped or repeated between pages.

@@ -3,8 +3,8 @@ import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { and, queryRows, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
-import { conflict, notFound } from '../../http/errors.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
+import { conflict, notFound } from '../../http/errors.js';
 import { newWebhookId } from '../webhooks/index.js';
 import { WEBHOOKS_CHANNEL } from './consumer.js';
 import { findEndpoint } from './endpoints.js';
@@ -84,8 +84,12 @@ export async function listDeliveries(
   const last = data.at(-1);
   const total = query.cursor
     ? 0
-    : ((await queryRows<{ n: number }>(deps.db.pool, sql`SELECT count(*)::int AS n FROM webhook_messages m WHERE ${base}`))[0]
-        ?.n ?? 0);
+    : ((
+        await queryRows<{ n: number }>(
+          deps.db.pool,
+          sql`SELECT count(*)::int AS n FROM webhook_messages m WHERE ${base}`,
+        )
+      )[0]?.n ?? 0);
   return {
     data,
     cursor: hasMore && last ? encodeCursor({ v: last.createdAt, id: last.id }) : null,

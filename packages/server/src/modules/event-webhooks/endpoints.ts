@@ -59,7 +59,11 @@ export function toEndpoint(row: EndpointRow, now: Date): Endpoint {
 function checkUrl(deps: AppDeps, url: string | undefined): void {
   if (url === undefined || deps.config.webhooks.allowPrivateNetworks) return;
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
-  const reason = isIP(host) ? forbiddenReason(host) : host === 'localhost' || host.endsWith('.localhost') ? 'a loopback address' : null;
+  const reason = isIP(host)
+    ? forbiddenReason(host)
+    : host === 'localhost' || host.endsWith('.localhost')
+      ? 'a loopback address'
+      : null;
   if (reason) {
     throw validationFailed([
       {
@@ -80,12 +84,19 @@ export async function findEndpoint(db: Queryable, projectId: string, id: string)
   return row;
 }
 
-export async function createEndpoint(deps: AppDeps, projectId: string, fields: Required<Pick<EndpointFields, 'url' | 'eventTypes'>> & EndpointFields) {
+export async function createEndpoint(
+  deps: AppDeps,
+  projectId: string,
+  fields: Required<Pick<EndpointFields, 'url' | 'eventTypes'>> & EndpointFields,
+) {
   checkUrl(deps, fields.url);
   const now = nowOf(deps);
   const row = await inTransaction(deps.db.pool, async (client) => {
     // Serialises creations per project, so the limit holds under concurrent requests.
-    await queryRows(client, sql`SELECT pg_advisory_xact_lock(hashtext('webhook-endpoints'), hashtext(${projectId}::text))`);
+    await queryRows(
+      client,
+      sql`SELECT pg_advisory_xact_lock(hashtext('webhook-endpoints'), hashtext(${projectId}::text))`,
+    );
     const [count] = await queryRows<{ n: number }>(
       client,
       sql`SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = ${projectId}::uuid`,
@@ -167,7 +178,10 @@ export async function rotateEndpointSecret(deps: AppDeps, projectId: string, id:
 }
 
 /** The secrets an attempt signs with at `now`, newest first. */
-export function signingSecrets(row: Pick<EndpointRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, now: Date) {
+export function signingSecrets(
+  row: Pick<EndpointRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>,
+  now: Date,
+) {
   const previous =
     row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > now
       ? [row.previous_secret]

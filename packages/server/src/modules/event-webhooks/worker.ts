@@ -90,7 +90,12 @@ async function recordAttempt(deps: AppDeps, row: ClaimedRow, result: WebhookResu
         WHERE id = ${row.endpoint_id}::uuid
         RETURNING failing_since, enabled`,
   );
-  if (!ok && endpoint?.enabled && endpoint.failing_since && at.getTime() - endpoint.failing_since.getTime() >= DISABLE_AFTER_MS) {
+  if (
+    !ok &&
+    endpoint?.enabled &&
+    endpoint.failing_since &&
+    at.getTime() - endpoint.failing_since.getTime() >= DISABLE_AFTER_MS
+  ) {
     await disableEndpoint(deps, row, endpoint.failing_since, at);
   }
 }
@@ -105,7 +110,10 @@ async function disableEndpoint(deps: AppDeps, row: ClaimedRow, since: Date, at: 
         RETURNING p.name`,
   );
   if (!disabled) return; // another worker did it (and told the owners)
-  deps.logger.warn({ endpointId: row.endpoint_id, projectId: row.project_id }, 'webhook endpoint disabled after 5 days of failures');
+  deps.logger.warn(
+    { endpointId: row.endpoint_id, projectId: row.project_id },
+    'webhook endpoint disabled after 5 days of failures',
+  );
   const owners = await queryRows<{ email: string }>(
     deps.db.pool,
     sql`SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id
