@@ -79,6 +79,11 @@ export const EmailListQuery = CursorQuery.extend({
   before: z.string().datetime({ offset: true }).optional().describe('Created before'),
 });
 
+const emailPage = cursorPage(EmailSummary);
+type EmailPageObject = typeof emailPage;
+export interface EmailPageSchema extends EmailPageObject {}
+export const EmailPage: EmailPageSchema = emailPage;
+
 const Id = z.object({ id: z.string().uuid() });
 
 export const emailResourceContract = c.router(
@@ -97,7 +102,7 @@ export const emailResourceContract = c.router(
       summary: 'Emails of the project, newest first, with filters (cursor pages)',
       metadata: dashboard,
       query: EmailListQuery,
-      responses: { 200: cursorPage(EmailSummary), ...commonErrors },
+      responses: { 200: EmailPage, ...commonErrors },
     },
     cancel: {
       method: 'POST',
@@ -113,4 +118,4 @@ export const emailResourceContract = c.router(
   { strictStatusCodes: true },
 );
 
-export const emailResourceSchemas = { EmailSummary, EmailDetail, EmailStatus };
+export const emailResourceSchemas = { EmailSummary, EmailDetail };

@@ -75,6 +75,17 @@ type WebhookDeliveryObject = typeof webhookDeliveryObject;
 export interface WebhookDeliverySchema extends WebhookDeliveryObject {}
 export const WebhookDelivery: WebhookDeliverySchema = webhookDeliveryObject;
 
+const webhookDeliveryPage = cursorPage(WebhookDelivery);
+type WebhookDeliveryPageObject = typeof webhookDeliveryPage;
+export interface WebhookDeliveryPageSchema extends WebhookDeliveryPageObject {}
+/** Named so declaration files refer to it rather than spell out every payload type per route. */
+export const WebhookDeliveryPage: WebhookDeliveryPageSchema = webhookDeliveryPage;
+
+const webhookEndpointList = z.object({ data: z.array(WebhookEndpoint) });
+type WebhookEndpointListObject = typeof webhookEndpointList;
+export interface WebhookEndpointListSchema extends WebhookEndpointListObject {}
+export const WebhookEndpointList: WebhookEndpointListSchema = webhookEndpointList;
+
 const Id = z.object({ id: z.string().uuid() });
 const DeliveryPath = z.object({ id: z.string().uuid(), deliveryId: z.string().uuid() });
 const notFoundErrors = { 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors };
@@ -94,7 +105,7 @@ export const webhookEndpointsContract = c.router(
       path: '/webhook-endpoints',
       summary: "The project's webhook endpoints",
       metadata: dashboard,
-      responses: { 200: z.object({ data: z.array(WebhookEndpoint) }), 403: ErrorEnvelope, ...commonErrors },
+      responses: { 200: WebhookEndpointList, 403: ErrorEnvelope, ...commonErrors },
     },
     get: {
       method: 'GET',
@@ -157,7 +168,7 @@ export const webhookEndpointsContract = c.router(
         status: WebhookDeliveryStatus.optional(),
         eventType: z.string().max(200).optional(),
       }),
-      responses: { 200: cursorPage(WebhookDelivery), ...notFoundErrors },
+      responses: { 200: WebhookDeliveryPage, ...notFoundErrors },
     },
     delivery: {
       method: 'GET',

@@ -42,23 +42,23 @@ const envelope = <T extends string, D extends z.ZodTypeAny>(type: T, data: D, de
     })
     .describe(description);
 
-export const EmailSentEvent = envelope(
+const emailSentEvent = envelope(
   'email.sent',
   EmailEventData,
   'The email was handed to the transport (accepted by the relay, or written to the outbox)',
 );
-export const EmailDeliveryEvent = envelope(
+const emailDeliveryEvent = envelope(
   'email.delivery',
   EmailEventData,
   "The receiving server accepted the email (SMTP's final 250, or the provider's delivery notice)",
 );
-export const EmailOpenEvent = envelope('email.open', EmailEventData, 'The open pixel was loaded (bursts folded)');
-export const EmailClickEvent = envelope(
+const emailOpenEvent = envelope('email.open', EmailEventData, 'The open pixel was loaded (bursts folded)');
+const emailClickEvent = envelope(
   'email.click',
   EmailEventData.extend({ link: z.string().describe('The URL that was followed') }),
   'A tracked link was followed (bursts folded)',
 );
-export const EmailBounceEvent = envelope(
+const emailBounceEvent = envelope(
   'email.bounce',
   EmailEventData.extend({
     bounceType: z.enum(['hard', 'soft']),
@@ -66,7 +66,7 @@ export const EmailBounceEvent = envelope(
   }),
   'The email bounced; a hard bounce also suppresses the address',
 );
-export const EmailComplaintEvent = envelope(
+const emailComplaintEvent = envelope(
   'email.complaint',
   EmailEventData.extend({ feedbackType: z.string().nullable() }),
   'The recipient marked the email as spam; the address is suppressed',
@@ -76,14 +76,14 @@ const SubscriptionData = z.object({
   contact: ContactRef.extend({ subscribed: z.boolean() }),
   reason: z.string().nullable().describe('Why, when Pigeon changed it (e.g. `hard_bounce`, `complaint`)'),
 });
-export const ContactSubscribedEvent = envelope('contact.subscribed', SubscriptionData, 'A contact became subscribed');
-export const ContactUnsubscribedEvent = envelope(
+const contactSubscribedEvent = envelope('contact.subscribed', SubscriptionData, 'A contact became subscribed');
+const contactUnsubscribedEvent = envelope(
   'contact.unsubscribed',
   SubscriptionData,
   'A contact became unsubscribed',
 );
 
-export const SegmentMembershipEvent = z
+const segmentMembershipEvent = z
   .object({
     type: z
       .string()
@@ -97,7 +97,7 @@ export const SegmentMembershipEvent = z
   })
   .describe('A contact entered or left a segment that tracks membership');
 
-export const CustomEvent = z
+const customEvent = z
   .object({
     type: z.string().describe('The event name given to `POST /v1/track`'),
     timestamp: Timestamp,
@@ -108,17 +108,42 @@ export const CustomEvent = z
   })
   .describe('An event tracked by your application (`POST /v1/track`)');
 
-export const WebhookTestEvent = envelope(
+const webhookTestEvent = envelope(
   'webhook.test',
   z.object({ endpointId: z.string().uuid(), message: z.string() }),
   'Sent by `POST /webhook-endpoints/:id/test`; every endpoint receives it whatever its filters',
 );
 
+// Each payload type is an interface, so declaration files name it wherever it is used (the SDK's
+// declarations would otherwise spell every payload out in every route that returns one).
+export interface EmailSentEventPayload extends z.infer<typeof emailSentEvent> {}
+export const EmailSentEvent: z.ZodType<EmailSentEventPayload> = emailSentEvent;
+export interface EmailDeliveryEventPayload extends z.infer<typeof emailDeliveryEvent> {}
+export const EmailDeliveryEvent: z.ZodType<EmailDeliveryEventPayload> = emailDeliveryEvent;
+export interface EmailOpenEventPayload extends z.infer<typeof emailOpenEvent> {}
+export const EmailOpenEvent: z.ZodType<EmailOpenEventPayload> = emailOpenEvent;
+export interface EmailClickEventPayload extends z.infer<typeof emailClickEvent> {}
+export const EmailClickEvent: z.ZodType<EmailClickEventPayload> = emailClickEvent;
+export interface EmailBounceEventPayload extends z.infer<typeof emailBounceEvent> {}
+export const EmailBounceEvent: z.ZodType<EmailBounceEventPayload> = emailBounceEvent;
+export interface EmailComplaintEventPayload extends z.infer<typeof emailComplaintEvent> {}
+export const EmailComplaintEvent: z.ZodType<EmailComplaintEventPayload> = emailComplaintEvent;
+export interface ContactSubscribedEventPayload extends z.infer<typeof contactSubscribedEvent> {}
+export const ContactSubscribedEvent: z.ZodType<ContactSubscribedEventPayload> = contactSubscribedEvent;
+export interface ContactUnsubscribedEventPayload extends z.infer<typeof contactUnsubscribedEvent> {}
+export const ContactUnsubscribedEvent: z.ZodType<ContactUnsubscribedEventPayload> = contactUnsubscribedEvent;
+export interface SegmentMembershipEventPayload extends z.infer<typeof segmentMembershipEvent> {}
+export const SegmentMembershipEvent: z.ZodType<SegmentMembershipEventPayload> = segmentMembershipEvent;
+export interface CustomEventPayload extends z.infer<typeof customEvent> {}
+export const CustomEvent: z.ZodType<CustomEventPayload> = customEvent;
+export interface WebhookTestEventPayload extends z.infer<typeof webhookTestEvent> {}
+export const WebhookTestEvent: z.ZodType<WebhookTestEventPayload> = webhookTestEvent;
+
 /**
  * Every payload. Fixed types come first: a parser (and `webhooks.verify`) reads `email.click` as
  * `EmailClickEvent`, and any other name as a segment or custom event.
  */
-export const WebhookEvent = z.union([
+const webhookEventUnion = z.union([
   EmailSentEvent,
   EmailDeliveryEvent,
   EmailOpenEvent,
@@ -131,7 +156,20 @@ export const WebhookEvent = z.union([
   SegmentMembershipEvent,
   CustomEvent,
 ]);
-export type WebhookEvent = z.infer<typeof WebhookEvent>;
+export type WebhookEvent =
+  | EmailSentEventPayload
+  | EmailDeliveryEventPayload
+  | EmailOpenEventPayload
+  | EmailClickEventPayload
+  | EmailBounceEventPayload
+  | EmailComplaintEventPayload
+  | ContactSubscribedEventPayload
+  | ContactUnsubscribedEventPayload
+  | WebhookTestEventPayload
+  | SegmentMembershipEventPayload
+  | CustomEventPayload;
+/** Typed by its alias, so declaration files name `WebhookEvent` instead of spelling out every payload where it is used. */
+export const WebhookEvent: z.ZodType<WebhookEvent> = webhookEventUnion;
 
 const emailExample = {
   emailId: '0193a5f2-7c1e-7d3a-9b1f-2f6c1e8a9d40',
