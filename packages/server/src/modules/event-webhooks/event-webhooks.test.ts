@@ -354,6 +354,24 @@ describe('event webhooks', () => {
     });
   });
 
+  it('an endpoint that never answers holds only its own share: another endpoint gets every event meanwhile', async () => {
+    const { auth } = await newProject(pigeon);
+    const silent = await startTarget(() => {}); // reads the request, never answers
+    const quick = await target();
+    try {
+      await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
+      await createEndpoint(auth, { url: `${quick.origin}/q`, eventTypes: ['load.*'] });
+      for (let i = 0; i < 30; i++) await track(pigeon, auth, `load${i}@example.com`, 'load.tick');
+      await until(() => quick.received.length, (n) => n === 30);
+      expect(quick.received).toHaveLength(30);
+      // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open.
+      expect(silent.received.length).toBeGreaterThan(0);
+      expect(silent.received.length).toBeLessThanOrEqual(16);
+    } finally {
+      await silent.close();
+    }
+  });
+
   it('pages deliveries and keeps endpoints and emails to their project', async () => {
     const mine = await newProject(pigeon);
     const theirs = await newProject(pigeon);
