@@ -362,7 +362,10 @@ describe('event webhooks', () => {
       await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
       await createEndpoint(auth, { url: `${quick.origin}/q`, eventTypes: ['load.*'] });
       for (let i = 0; i < 30; i++) await track(pigeon, auth, `load${i}@example.com`, 'load.tick');
-      await until(() => quick.received.length, (n) => n === 30);
+      await until(
+        () => quick.received.length,
+        (n) => n === 30,
+      );
       expect(quick.received).toHaveLength(30);
       // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open.
       expect(silent.received.length).toBeGreaterThan(0);

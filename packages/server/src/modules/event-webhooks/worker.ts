@@ -40,7 +40,7 @@ function claimDue(deps: AppDeps, limit: number, now: Date) {
             SELECT m.id FROM webhook_messages m
             WHERE m.endpoint_id = e.id AND m.status = 'PENDING' AND m.next_attempt_at <= ${now}::timestamptz
             ORDER BY m.next_attempt_at
-            LIMIT greatest(0, ${perEndpoint}::int - (SELECT count(*) FROM webhook_messages s
+            LIMIT greatest(0, ${2 * perEndpoint}::int - (SELECT count(*) FROM webhook_messages s
                                                      WHERE s.endpoint_id = e.id AND s.status = 'SENDING'))
             FOR UPDATE OF m SKIP LOCKED
           ) m
@@ -66,38 +66,94 @@ async function reclaimStale(deps: AppDeps, now: Date): Promise<void> {
   );
 }
 
+export interface Outcome {
+  row: ClaimedRow;
+  result: WebhookResult;
+  at: Date;
+}
+
 /**
- * Records one attempt and what follows in one statement: the attempt row, the delivery's state
- * (SUCCEEDED; PENDING at its next time; FAILED after the last attempt) and the endpoint's failure
- * clock (cleared by a success, started by the first failure). Returns the endpoint's state.
+ * Records the attempts that ended together in one statement: the attempt rows, each delivery's
+ * state (SUCCEEDED; PENDING at its next time; FAILED after the last attempt) and each endpoint's
+ * failure clock (cleared when its latest attempt succeeded, else started by its first failure).
+ * Returns the endpoints whose latest attempt failed, with their failure clocks.
  */
-async function recordAttempt(deps: AppDeps, row: ClaimedRow, result: WebhookResult, at: Date) {
-  const ok = result.outcome === 'success';
-  const delay = ok ? null : retryDelayMs(row.attempts);
-  const status = ok ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING';
-  const next = delay === null ? null : new Date(at.getTime() + delay);
-  const [endpoint] = await queryRows<{ failing_since: Date | null; enabled: boolean }>(
+async function recordAttempts(deps: AppDeps, outcomes: Outcome[]) {
+  const states = outcomes.map(({ row, result, at }) => {
+    const ok = result.outcome === 'success';
+    const delay = ok ? null : retryDelayMs(row.attempts);
+    return {
+      status: ok ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING',
+      next: delay === null ? null : new Date(at.getTime() + delay).toISOString(),
+    };
+  });
+  // Per endpoint: did its latest attempt of the batch succeed, and when did failing start since the last success.
+  const endpoints = new Map<string, { ok: boolean; failedSince: Date | null; row: ClaimedRow; at: Date }>();
+  for (const { row, result, at } of [...outcomes].sort((a, b) => a.at.getTime() - b.at.getTime())) {
+    const ok = result.outcome === 'success';
+    const known = endpoints.get(row.endpoint_id);
+    const failedSince = ok ? null : (known?.failedSince ?? at);
+    endpoints.set(row.endpoint_id, { ok, failedSince, row, at });
+  }
+  const list = [...endpoints.entries()];
+  const column = <T>(f: (o: Outcome, i: number) => T) => outcomes.map(f);
+  const updated = await queryRows<{ id: string; failing_since: Date | null; enabled: boolean }>(
     deps.db.pool,
     sql`WITH attempt AS (
           INSERT INTO webhook_attempts (id, message_id, at, trigger, status_code, duration_ms, response, error)
-          VALUES (${uuidv7()}::uuid, ${row.id}::uuid, ${at}::timestamptz, ${row.replay ? 'REPLAY' : 'SCHEDULED'},
-                  ${result.statusCode}::int, ${Math.round(result.durationMs)}::int, ${result.responseBody}, ${result.error})
+          SELECT * FROM unnest(${column(() => uuidv7())}::uuid[], ${column((o) => o.row.id)}::uuid[],
+                               ${column((o) => o.at.toISOString())}::timestamptz[],
+                               ${column((o) => (o.row.replay ? 'REPLAY' : 'SCHEDULED'))}::text[],
+                               ${column((o) => o.result.statusCode)}::int[], ${column((o) => Math.round(o.result.durationMs))}::int[],
+                               ${column((o) => o.result.responseBody)}::text[], ${column((o) => o.result.error)}::text[])
         ), message AS (
-          UPDATE webhook_messages SET status = ${status}, next_attempt_at = ${next}::timestamptz, claimed_at = NULL, replay = false
-          WHERE id = ${row.id}::uuid AND status = 'SENDING'
+          UPDATE webhook_messages m SET status = v.status, next_attempt_at = v.next, claimed_at = NULL, replay = false
+          FROM unnest(${column((o) => o.row.id)}::uuid[], ${states.map((s) => s.status)}::text[],
+                      ${states.map((s) => s.next)}::timestamptz[]) AS v(id, status, next)
+          WHERE m.id = v.id AND m.status = 'SENDING'
         )
-        UPDATE webhook_endpoints SET failing_since = CASE WHEN ${ok} THEN NULL ELSE coalesce(failing_since, ${at}::timestamptz) END
-        WHERE id = ${row.endpoint_id}::uuid
-        RETURNING failing_since, enabled`,
+        UPDATE webhook_endpoints e
+        SET failing_since = CASE WHEN v.ok THEN NULL ELSE coalesce(e.failing_since, v.since) END
+        FROM unnest(${list.map(([id]) => id)}::uuid[], ${list.map(([, e]) => e.ok)}::boolean[],
+                    ${list.map(([, e]) => e.failedSince?.toISOString() ?? null)}::timestamptz[]) AS v(id, ok, since)
+        WHERE e.id = v.id
+        RETURNING e.id, e.failing_since, e.enabled`,
   );
-  if (
-    !ok &&
-    endpoint?.enabled &&
-    endpoint.failing_since &&
-    at.getTime() - endpoint.failing_since.getTime() >= DISABLE_AFTER_MS
-  ) {
-    await disableEndpoint(deps, row, endpoint.failing_since, at);
+  for (const endpoint of updated) {
+    const last = endpoints.get(endpoint.id);
+    if (!last || last.ok || !endpoint.enabled || !endpoint.failing_since) continue;
+    if (last.at.getTime() - endpoint.failing_since.getTime() >= DISABLE_AFTER_MS) {
+      await disableEndpoint(deps, last.row, endpoint.failing_since, last.at);
+    }
   }
+}
+
+/**
+ * Writes outcomes in batches, one statement at a time: the outcomes that arrive while a statement
+ * runs go together in the next one, so a busy worker writes few statements and an idle one
+ * writes each outcome at once.
+ */
+function batchedRecorder(deps: AppDeps, onError: (err: unknown) => void) {
+  let waiting: Array<{ outcome: Outcome; done: () => void }> = [];
+  let flushing = false;
+  const flush = async () => {
+    flushing = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      await recordAttempts(
+        deps,
+        batch.map((w) => w.outcome),
+      ).catch(onError); // unrecorded: the claims time out and the deliveries are attempted again
+      for (const w of batch) w.done();
+    }
+    flushing = false;
+  };
+  return (outcome: Outcome) =>
+    new Promise<void>((done) => {
+      waiting.push({ outcome, done });
+      if (!flushing) void flush();
+    });
 }
 
 /** Five days of failures: the endpoint stops receiving and the project's owners are told why. */
@@ -155,6 +211,13 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
   await listener.connect();
   await listener.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
 
+  const record = batchedRecorder(deps, (err) =>
+    logger.error({ err }, 'webhook attempts not recorded; their claims time out'),
+  );
+  /** Rows this process claimed and has not recorded yet (queued, in flight or being recorded). */
+  let held = 0;
+  const queues = new Map<string, { active: number; rows: ClaimedRow[] }>();
+
   const attempt = async (row: ClaimedRow) => {
     const at = nowOf(deps);
     const result = await sendWebhook({
@@ -167,17 +230,41 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
       resolver,
       now: () => nowOf(deps),
     });
-    await recordAttempt(deps, row, result, at);
+    return { row, result, at };
+  };
+
+  /** Starts the endpoint's queued rows while it has fewer than `endpointConcurrency` requests open. */
+  const pump = (endpointId: string) => {
+    const queue = queues.get(endpointId);
+    if (!queue) return;
+    while (running && queue.active < cfg.endpointConcurrency && queue.rows.length > 0) {
+      const row = queue.rows.shift() as ClaimedRow;
+      queue.active++;
+      const p: Promise<void> = attempt(row)
+        .then((outcome) => {
+          // The request is over: the endpoint's slot goes to the next row while this one is recorded.
+          queue.active--;
+          pump(endpointId);
+          return record(outcome);
+        })
+        .catch((err) => logger.error({ err, deliveryId: row.id }, 'webhook attempt failed unexpectedly'))
+        .finally(() => {
+          inFlight.delete(p);
+          held--;
+          if (queue.active === 0 && queue.rows.length === 0 && queues.get(endpointId) === queue)
+            queues.delete(endpointId);
+          wakeUp();
+        });
+      inFlight.add(p);
+    }
   };
 
   const track = (row: ClaimedRow) => {
-    const p: Promise<void> = attempt(row)
-      .catch((err) => logger.error({ err, deliveryId: row.id }, 'webhook attempt not recorded; the claim times out'))
-      .finally(() => {
-        inFlight.delete(p);
-        wakeUp();
-      });
-    inFlight.add(p);
+    held++;
+    const queue = queues.get(row.endpoint_id) ?? { active: 0, rows: [] };
+    queues.set(row.endpoint_id, queue);
+    queue.rows.push(row);
+    pump(row.endpoint_id);
   };
 
   let lastReclaim = 0;
@@ -190,7 +277,8 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
           lastReclaim = Date.now();
           await reclaimStale(deps, now);
         }
-        const free = cfg.concurrency - inFlight.size;
+        // Claimed ahead up to twice the request concurrency, so requests never wait for the database.
+        const free = 2 * cfg.concurrency - held;
         const rows = free > 0 ? await claimDue(deps, free, now) : [];
         for (const row of rows) track(row);
         if (rows.length > 0 && rows.length === free) continue;
@@ -217,6 +305,15 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
       running = false;
       wakeUp();
       await looping;
+      // Claimed but not started: due again at once, for this process after a restart or for another.
+      const unstarted = [...queues.values()].flatMap((q) => q.rows.splice(0).map((r) => r.id));
+      if (unstarted.length > 0) {
+        await queryRows(
+          deps.db.pool,
+          sql`UPDATE webhook_messages SET status = 'PENDING', claimed_at = NULL, attempts = attempts - 1
+              WHERE id = ANY(${unstarted}::uuid[]) AND status = 'SENDING'`,
+        ).catch((err) => logger.warn({ err }, 'claimed webhook deliveries not released; their claims time out'));
+      }
       await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, graceMs))]);
       await listener.end().catch(() => {});
     },
