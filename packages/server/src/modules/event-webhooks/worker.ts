@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
@@ -23,6 +25,9 @@ interface ClaimedRow {
   previous_secret_expires_at: Date | null;
 }
 
+/** Deliveries claimed per endpoint (and per process) at most, as a multiple of the request concurrency. */
+const CLAIM_AHEAD = 4;
+
 export interface EventWebhookWorker {
   stop(graceMs: number): Promise<void>;
 }
@@ -40,7 +45,7 @@ function claimDue(deps: AppDeps, limit: number, now: Date) {
             SELECT m.id FROM webhook_messages m
             WHERE m.endpoint_id = e.id AND m.status = 'PENDING' AND m.next_attempt_at <= ${now}::timestamptz
             ORDER BY m.next_attempt_at
-            LIMIT greatest(0, ${2 * perEndpoint}::int - (SELECT count(*) FROM webhook_messages s
+            LIMIT greatest(0, ${CLAIM_AHEAD * perEndpoint}::int - (SELECT count(*) FROM webhook_messages s
                                                      WHERE s.endpoint_id = e.id AND s.status = 'SENDING'))
             FOR UPDATE OF m SKIP LOCKED
           ) m
@@ -195,6 +200,14 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
   const cfg = deps.config.webhooks;
   const logger = deps.logger.child({ component: 'event-webhooks' });
   const resolver = createResolver(deps.config.dns.servers);
+  // Connections are kept per vetted address (the agent's key is the address Pigeon connects to, not
+  // the name): a burst to one endpoint does not open a connection per delivery.
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: cfg.endpointConcurrency,
+    maxFreeSockets: cfg.endpointConcurrency,
+  };
+  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   let running = true;
   let wake: (() => void) | undefined;
   /** Set by every wake-up, so one that arrives during a claim is not lost. */
@@ -229,6 +242,7 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
       allowPrivateNetworks: cfg.allowPrivateNetworks,
       resolver,
       now: () => nowOf(deps),
+      agents,
     });
     return { row, result, at };
   };
@@ -277,8 +291,9 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
           lastReclaim = Date.now();
           await reclaimStale(deps, now);
         }
-        // Claimed ahead up to twice the request concurrency, so requests never wait for the database.
-        const free = 2 * cfg.concurrency - held;
+        // Claimed ahead of the requests, so they never wait for the database (claim and record
+        // statements take milliseconds, a loopback request less).
+        const free = CLAIM_AHEAD * cfg.concurrency - held;
         const rows = free > 0 ? await claimDue(deps, free, now) : [];
         for (const row of rows) track(row);
         if (rows.length > 0 && rows.length === free) continue;
@@ -316,6 +331,8 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
       }
       await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, graceMs))]);
       await listener.end().catch(() => {});
+      agents.http.destroy();
+      agents.https.destroy();
     },
   };
 }
