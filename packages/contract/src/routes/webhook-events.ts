@@ -77,11 +77,7 @@ const SubscriptionData = z.object({
   reason: z.string().nullable().describe('Why, when Pigeon changed it (e.g. `hard_bounce`, `complaint`)'),
 });
 const contactSubscribedEvent = envelope('contact.subscribed', SubscriptionData, 'A contact became subscribed');
-const contactUnsubscribedEvent = envelope(
-  'contact.unsubscribed',
-  SubscriptionData,
-  'A contact became unsubscribed',
-);
+const contactUnsubscribedEvent = envelope('contact.unsubscribed', SubscriptionData, 'A contact became unsubscribed');
 
 const segmentMembershipEvent = z
   .object({
