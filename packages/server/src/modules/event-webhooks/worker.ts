@@ -106,11 +106,14 @@ async function recordAttempts(deps: AppDeps, outcomes: Outcome[]) {
     deps.db.pool,
     sql`WITH attempt AS (
           INSERT INTO webhook_attempts (id, message_id, at, trigger, status_code, duration_ms, response, error)
-          SELECT * FROM unnest(${column(() => uuidv7())}::uuid[], ${column((o) => o.row.id)}::uuid[],
+          SELECT v.* FROM unnest(${column(() => uuidv7())}::uuid[], ${column((o) => o.row.id)}::uuid[],
                                ${column((o) => o.at.toISOString())}::timestamptz[],
                                ${column((o) => (o.row.replay ? 'REPLAY' : 'SCHEDULED'))}::text[],
                                ${column((o) => o.result.statusCode)}::int[], ${column((o) => Math.round(o.result.durationMs))}::int[],
                                ${column((o) => o.result.responseBody)}::text[], ${column((o) => o.result.error)}::text[])
+            AS v(id, message_id, at, trigger, status_code, duration_ms, response, error)
+          -- A delivery whose endpoint was deleted meanwhile is gone, and so is its attempt.
+          WHERE EXISTS (SELECT 1 FROM webhook_messages m WHERE m.id = v.message_id)
         ), message AS (
           UPDATE webhook_messages m SET status = v.status, next_attempt_at = v.next, claimed_at = NULL, replay = false
           FROM unnest(${column((o) => o.row.id)}::uuid[], ${states.map((s) => s.status)}::text[],
@@ -146,10 +149,12 @@ function batchedRecorder(deps: AppDeps, onError: (err: unknown) => void) {
     while (waiting.length > 0) {
       const batch = waiting;
       waiting = [];
-      await recordAttempts(
-        deps,
-        batch.map((w) => w.outcome),
-      ).catch(onError); // unrecorded: the claims time out and the deliveries are attempted again
+      const outcomes = batch.map((w) => w.outcome);
+      await recordAttempts(deps, outcomes).catch(async (err) => {
+        if (outcomes.length === 1) return onError(err);
+        // One bad outcome must not leave the others unrecorded: each on its own.
+        for (const outcome of outcomes) await recordAttempts(deps, [outcome]).catch(onError);
+      }); // unrecorded: the claim times out and the delivery is attempted again
       for (const w of batch) w.done();
     }
     flushing = false;
