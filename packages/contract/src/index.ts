@@ -7,12 +7,15 @@ import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { deliverabilitySchemas, suppressionsContract, verifyContract } from './routes/deliverability.js';
+import { emailResourceContract, emailResourceSchemas } from './routes/email-resource.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
 import { domainsContract, emailsContract, sendingSchemas, templatesContract } from './routes/sending.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 import { uploadSchemas, uploadsContract } from './routes/uploads.js';
+import { webhookEndpointSchemas, webhookEndpointsContract } from './routes/webhook-endpoints.js';
+import { webhookEventSchemas } from './routes/webhook-events.js';
 import { workflowSchemas, workflowsContract } from './routes/workflows.js';
 
 export * from './common.js';
@@ -25,6 +28,7 @@ export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
 export * from './routes/deliverability.js';
+export * from './routes/email-resource.js';
 export * from './routes/events.js';
 export * from './routes/projects.js';
 export * from './routes/segments.js';
@@ -32,6 +36,8 @@ export * from './routes/send-options.js';
 export * from './routes/sending.js';
 export * from './routes/system.js';
 export * from './routes/uploads.js';
+export * from './routes/webhook-endpoints.js';
+export * from './routes/webhook-events.js';
 export * from './routes/workflows.js';
 
 /**
@@ -60,6 +66,8 @@ export type Contract = {
   billing: typeof billingContract;
   inboundWebhooks: typeof inboundWebhooksContract;
   uploads: typeof uploadsContract;
+  sentEmails: typeof emailResourceContract;
+  webhookEndpoints: typeof webhookEndpointsContract;
 };
 
 export const contract: Contract = {
@@ -82,6 +90,8 @@ export const contract: Contract = {
   billing: billingContract,
   inboundWebhooks: inboundWebhooksContract,
   uploads: uploadsContract,
+  sentEmails: emailResourceContract,
+  webhookEndpoints: webhookEndpointsContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -102,4 +112,7 @@ export const namedSchemas = {
   ...deliverabilitySchemas,
   ...billingSchemas,
   ...uploadSchemas,
+  ...emailResourceSchemas,
+  ...webhookEndpointSchemas,
+  ...webhookEventSchemas,
 };

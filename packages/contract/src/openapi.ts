@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ignoreOverride, zodToJsonSchema } from 'zod-to-json-schema';
 import type { ErrorCode } from './common.js';
 import { type RouteAuth, type RouteMeta, SESSION_COOKIE } from './meta.js';
+import { WEBHOOK_EVENT_EXAMPLES } from './routes/webhook-events.js';
 
 export { toOpenApi30 } from './openapi30.js';
 
@@ -46,6 +47,9 @@ const TAGS: Record<string, string> = {
   inboundWebhooks: 'Inbound webhooks from infrastructure (Stripe, Amazon SNS); not called by applications',
   analytics: 'Email metrics per hour or day, top campaigns and top events, from hourly counts',
   uploads: 'Images for template bodies, served from the public URL',
+  sentEmails: 'GET /emails/:id and GET /emails: what became of each email, with its timeline; cancel a scheduled one',
+  webhookEndpoints:
+    'Outbound event webhooks: endpoints, their deliveries and attempts, replay, test events, secret rotation (Standard Webhooks)',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */
@@ -360,6 +364,7 @@ const COMPONENT_EXAMPLES: Record<string, unknown> = {
       { id: 'google', name: 'Google', authorizeUrl: 'https://pigeon.example.com/auth/oauth/google/start' },
     ],
   },
+  ...WEBHOOK_EVENT_EXAMPLES,
   ConditionTree: {
     logic: 'AND',
     groups: [

@@ -7,6 +7,7 @@ import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
 import { Segments } from './segments.js';
+import { SentEmails } from './sent-emails.js';
 import { type RequestOptions, Transport } from './transport.js';
 import type {
   ActivityItem,
@@ -25,6 +26,7 @@ import type {
   ContactWithMeta,
   DeploymentConfig,
   Domain,
+  EmailListQuery,
   Event,
   EventListQuery,
   EventNameSummary,
@@ -54,6 +56,7 @@ import type {
 } from './types.js';
 import { readUpload, type UploadSource } from './upload.js';
 import { Uploads } from './uploads.js';
+import { Webhooks } from './webhooks.js';
 import { Workflows } from './workflows.js';
 
 export interface PigeonOptions {
@@ -218,8 +221,16 @@ export class Pigeon {
       waitForJob((pollOptions) => this.events.jobStatus(jobId, pollOptions), jobId, { ...wait, kind: 'bulk' }, options),
   };
 
-  /** Sending email now (secret key). */
+  /** Sending email now or at `sendAt`, and what became of it (secret key). */
   readonly emails = {
+    /** One email with its status and timeline (`GET /emails/:id`). */
+    get: (id: string, options?: RequestOptions) => this.sentEmails.get(id, options),
+    /** One page of emails, newest first, with filters (`GET /emails`). */
+    list: (query?: EmailListQuery, options?: RequestOptions) => this.sentEmails.list(query, options),
+    /** Every email matching `query`, fetching pages lazily. */
+    all: (query?: EmailListQuery, options?: RequestOptions) => this.sentEmails.all(query, options),
+    /** Cancel a scheduled email before it is handed to the transport (409 once it is). */
+    cancel: (id: string, options?: RequestOptions) => this.sentEmails.cancel(id, options),
     /**
      * Send an email to one or more recipients (at most 100), processed one by one: each gets its own
      * contact upsert and rendered email. Content is a `template` id, or `subject` and `body`; the
@@ -347,6 +358,14 @@ export class Pigeon {
    */
   readonly billing: Billing;
 
+  /**
+   * Event webhooks: `verify` an incoming request (Standard Webhooks signature), manage `endpoints`,
+   * inspect and replay `deliveries` (secret key).
+   */
+  readonly webhooks: Webhooks;
+
+  private readonly sentEmails: SentEmails;
+
   constructor(options: PigeonOptions) {
     if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
     this.transport = new Transport({
@@ -365,6 +384,8 @@ export class Pigeon {
     this.campaigns = new Campaigns(this.transport);
     this.workflows = new Workflows(this.transport);
     this.billing = new Billing(this.transport);
+    this.webhooks = new Webhooks(this.transport);
+    this.sentEmails = new SentEmails(this.transport);
   }
 }
 

@@ -5,6 +5,9 @@ import type { Suppressions as SuppressionsResource } from './deliverability.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { Segments as SegmentsResource } from './segments.js';
 import type { Uploads as UploadsResource } from './uploads.js';
+import type { WebhookDeliveries as WebhookDeliveriesResource } from './webhook-deliveries.js';
+import type { WebhookEndpoints as WebhookEndpointsResource } from './webhook-endpoints.js';
+import type { Webhooks as WebhooksResource } from './webhooks.js';
 import type {
   WorkflowSteps as WorkflowStepsResource,
   Workflows as WorkflowsResource,
@@ -67,6 +70,11 @@ export type {
   DnsRecord,
   Domain,
   DurationUnit,
+  EmailDetail,
+  EmailListQuery,
+  EmailPage,
+  EmailStatus,
+  EmailSummary,
   ErrorCode,
   ErrorEnvelope,
   Event,
@@ -142,6 +150,15 @@ export type {
   UploadedImage,
   Verification,
   WaitForEventStepConfig,
+  WebhookDelivery,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryPage,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointCreateBody,
+  WebhookEndpointUpdateBody,
+  WebhookEvent,
+  WebhookEventTypeName,
   WebhookStepConfig,
   Workflow,
   WorkflowCreateBody,
@@ -159,6 +176,14 @@ export type {
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
 export type { ImageUploadOptions } from './uploads.js';
 export { SDK_VERSION } from './version.js';
+export {
+  type VerifyOptions,
+  verifyWebhook,
+  type WebhookHeaders,
+  WebhookVerificationError,
+  type WebhookVerificationReason,
+  webhooks,
+} from './webhook-verify.js';
 export type { RemoveStepOptions } from './workflows.js';
 
 /**
@@ -182,6 +207,13 @@ export type Campaigns = CampaignsResource;
 
 /** The type of `pigeon.workflows` (an alias for the same reason as {@link Segments}). */
 export type Workflows = WorkflowsResource;
+
+/** The type of `pigeon.webhooks` (an alias for the same reason as {@link Segments}). */
+export type Webhooks = WebhooksResource;
+/** The type of `pigeon.webhooks.endpoints`. */
+export type WebhookEndpoints = WebhookEndpointsResource;
+/** The type of `pigeon.webhooks.deliveries`. */
+export type WebhookDeliveries = WebhookDeliveriesResource;
 
 /** The type of `pigeon.workflows.steps`. */
 export type WorkflowSteps = WorkflowStepsResource;

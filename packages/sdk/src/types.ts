@@ -305,3 +305,22 @@ export type TopEvents = SuccessBody<AnalyticsRoutes['topEvents']>;
 /** A stored image: its public `url`, the `contentType` detected from its bytes, its `size` in bytes. */
 export type UploadedImage = z.infer<typeof wire.UploadedImage>;
 export type ImageContentType = z.infer<typeof wire.ImageContentType>;
+
+// Event webhooks and the email resource
+type WebhookEndpointRoutes = wire.Contract['webhookEndpoints'];
+type SentEmailRoutes = wire.Contract['sentEmails'];
+/** A payload Pigeon POSTs to a webhook endpoint (a union on `type`), as `webhooks.verify` returns it. */
+export type WebhookEvent = z.infer<typeof wire.WebhookEvent>;
+export type WebhookEventTypeName = z.infer<typeof wire.WebhookEventTypeName>;
+export type WebhookEndpoint = z.infer<typeof wire.WebhookEndpoint>;
+export type WebhookEndpointCreateBody = RouteInput<WebhookEndpointRoutes['create']>['body'];
+export type WebhookEndpointUpdateBody = RouteInput<WebhookEndpointRoutes['update']>['body'];
+export type WebhookDelivery = z.infer<typeof wire.WebhookDelivery>;
+export type WebhookDeliveryStatus = z.infer<typeof wire.WebhookDeliveryStatus>;
+export type WebhookDeliveryPage = SuccessBody<WebhookEndpointRoutes['deliveries']>;
+export type WebhookDeliveryListQuery = RouteInput<WebhookEndpointRoutes['deliveries']>['query'];
+export type EmailStatus = z.infer<typeof wire.EmailStatus>;
+export type EmailSummary = z.infer<typeof wire.EmailSummary>;
+export type EmailDetail = z.infer<typeof wire.EmailDetail>;
+export type EmailPage = SuccessBody<SentEmailRoutes['list']>;
+export type EmailListQuery = RouteInput<SentEmailRoutes['list']>['query'];

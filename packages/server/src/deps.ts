@@ -14,4 +14,8 @@ export interface AppDeps {
   /** Check every response against the contract (on in tests, off in production). */
   validateResponses?: boolean;
   startedAt: Date;
+  /** The clock of time-based decisions that tests move (event webhook retries and disabling); default: now. */
+  clock?: () => Date;
 }
+
+export const nowOf = (deps: Pick<AppDeps, 'clock'>): Date => deps.clock?.() ?? new Date();

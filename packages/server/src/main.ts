@@ -23,19 +23,28 @@ import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js
 import { startInboundReceiver } from './modules/deliverability/inbound.js';
 import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { startDelivery } from './modules/emails/delivery.js';
+import { eventWebhooksConsumer } from './modules/event-webhooks/consumer.js';
+import { startEventWebhooks } from './modules/event-webhooks/worker.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 import { startHeartbeat } from './modules/system/heartbeat.js';
 import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** Every consumer of the contact change feed. */
-const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer, analyticsCountsConsumer];
+const FEED_CONSUMERS = [
+  trackedSegmentsConsumer,
+  workflowTriggersConsumer,
+  analyticsCountsConsumer,
+  eventWebhooksConsumer,
+];
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
   validateResponses?: boolean;
   /** Extra routes mounted before the 404 handler (tests). */
   mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
+  /** The clock of event webhook retries and disabling (tests move it). */
+  clock?: () => Date;
   /** Extra job definitions (tests). */
   extraJobs?: JobDefinition[];
   /**
@@ -124,6 +133,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       mailer,
       startedAt: new Date(),
       validateResponses: options.validateResponses,
+      clock: options.clock,
     };
 
     if (config.role !== 'api') {
@@ -136,6 +146,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       cleanups.unshift(() => dispatcher.stop());
       const workflows = await startWorkflowRunner(deps);
       cleanups.unshift(() => workflows.stop(config.shutdownTimeoutMs));
+      const webhooks = await startEventWebhooks(deps);
+      cleanups.unshift(() => webhooks.stop(config.shutdownTimeoutMs));
       const heartbeat = startHeartbeat(deps);
       cleanups.unshift(heartbeat.stop);
     }

@@ -263,6 +263,13 @@ const sendBodyObject = z.object({
     .optional()
     .describe("Open and click tracking for this send; omitted follows the project's trackingMode"),
   ...sendOptionFields,
+  sendAt: z
+    .string()
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'Send later: an ISO date-time at most 30 days ahead (a past time sends now); cancel with POST /emails/:id/cancel',
+    ),
 });
 type SendBodyObject = typeof sendBodyObject;
 /** `SendBody` under a name of its own: `/v1/send` and each message of the batch refer to it. */

@@ -86,7 +86,14 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
       claimTimeoutSeconds: e.DELIVERY_CLAIM_TIMEOUT_SECONDS,
     },
-    webhooks: { allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS },
+    webhooks: {
+      allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
+      timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
+      claimTimeoutSeconds: e.WEBHOOK_CLAIM_TIMEOUT_SECONDS,
+      pollMs: e.WEBHOOK_POLL_MS,
+    },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     track: {
       idempotencyTtlMinutes: e.IDEMPOTENCY_TRACK_TTL_MINUTES,

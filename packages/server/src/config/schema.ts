@@ -64,6 +64,11 @@ export const EnvSchema = z.object({
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
   DISABLE_SIGNUPS: bool.default('false'),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default('false'),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(15),
+  WEBHOOK_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
@@ -208,6 +213,16 @@ export interface Config {
   webhooks: {
     /** Let webhooks call private, loopback and other non-public addresses (self-hosted setups). */
     allowPrivateNetworks: boolean;
+    /** Event webhook requests in flight per worker process, over all endpoints. */
+    concurrency: number;
+    /** In flight per endpoint (over all processes, approximately): a slow endpoint holds no more. */
+    endpointConcurrency: number;
+    /** Bounds one event webhook attempt (DNS, connect, redirects, answer). */
+    timeoutMs: number;
+    /** A claim older than this belongs to a dead worker: the delivery is due again (same webhook-id). */
+    claimTimeoutSeconds: number;
+    /** Idle pause of the event webhook workers (a NOTIFY wakes them sooner). */
+    pollMs: number;
   };
   idempotencyTtlHours: number;
   track: {

@@ -13,8 +13,10 @@ import { createCampaignsRouter } from '../modules/campaigns/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
 import { createSuppressionsRouter } from '../modules/deliverability/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
+import { createEmailResourceRouter } from '../modules/emails/resource-router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
 import { engagementRouter } from '../modules/engagement/router.js';
+import { createWebhookEndpointsRouter } from '../modules/event-webhooks/router.js';
 import { createEventsRouter } from '../modules/events/router.js';
 import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
@@ -85,6 +87,8 @@ export function createApp(
     billing: createBillingRouter(deps),
     inboundWebhooks: createInboundWebhooksRouter(deps),
     uploads: createUploadsRouter(deps, images),
+    sentEmails: createEmailResourceRouter(deps),
+    webhookEndpoints: createWebhookEndpointsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

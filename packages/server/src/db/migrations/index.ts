@@ -26,6 +26,7 @@ import { Migration20261127041000_feed_statement_trigger } from './Migration20261
 import { Migration20261127050000_event_facts_lookup } from './Migration20261127050000_event_facts_lookup.js';
 import { Migration20261203000000_worker_heartbeats } from './Migration20261203000000_worker_heartbeats.js';
 import { Migration20261204000000_sso } from './Migration20261204000000_sso.js';
+import { Migration20261205000000_webhook_endpoints } from './Migration20261205000000_webhook_endpoints.js';
 import { Migration20261206010000_send_options } from './Migration20261206010000_send_options.js';
 
 /**
@@ -60,5 +61,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127050000_event_facts_lookup', class: Migration20261127050000_event_facts_lookup },
   { name: 'Migration20261203000000_worker_heartbeats', class: Migration20261203000000_worker_heartbeats },
   { name: 'Migration20261204000000_sso', class: Migration20261204000000_sso },
+  { name: 'Migration20261205000000_webhook_endpoints', class: Migration20261205000000_webhook_endpoints },
   { name: 'Migration20261206010000_send_options', class: Migration20261206010000_send_options },
 ];

@@ -1,5 +1,5 @@
 import type { ContentType } from '@pigeon/contract';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, sql, toQuery } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
 export const NOTIFY_CHANNEL = 'pigeon_email_queued';
@@ -31,6 +31,8 @@ export interface QueuedEmail {
   headers: Record<string, string>;
   attachments?: Array<{ filename: string; content: string; contentType?: string }>;
   tracked: boolean;
+  /** A scheduled send: the row waits in the queue until then (its `next_attempt_at` is the timer). */
+  sendAt?: Date | null;
 }
 
 /**
@@ -39,39 +41,22 @@ export interface QueuedEmail {
  * in one transaction fold into one).
  */
 export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<void> {
-  await db.query(
-    `WITH queued AS (
+  const json = (value: unknown[] | Record<string, string> | undefined) =>
+    value && Object.keys(value).length ? JSON.stringify(value) : null;
+  const sendAt = email.sendAt ?? null;
+  const { text, values } = toQuery(sql`WITH queued AS (
        INSERT INTO emails (id, project_id, contact_id, template_id, workflow_execution_id, content_type, source, priority,
-         from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id, tracked, cc, bcc, tags)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+         from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id,
+         tracked, cc, bcc, tags, send_at, next_attempt_at)
+       VALUES (${email.id}, ${email.projectId}, ${email.contactId}, ${email.templateId}, ${email.workflowExecutionId ?? null},
+         ${email.type}, ${email.source ?? 'TRANSACTIONAL'}, ${email.priority}, ${email.from.email}, ${email.from.name},
+         ${email.replyTo}, ${email.to.email}, ${email.to.name}, ${email.subject}, ${email.html}, ${email.text},
+         ${JSON.stringify(email.headers)}, ${JSON.stringify(email.attachments ?? [])},
+         ${`<${email.id}@${email.from.email.split('@')[1]}>`}, ${email.tracked}, ${json(email.cc)}, ${json(email.bcc)},
+         ${json(email.tags)}, ${sendAt}::timestamptz, coalesce(${sendAt}::timestamptz, now()))
        RETURNING id
-     ) SELECT pg_notify('${NOTIFY_CHANNEL}', '') FROM queued`,
-    [
-      email.id,
-      email.projectId,
-      email.contactId,
-      email.templateId,
-      email.workflowExecutionId ?? null,
-      email.type,
-      email.source ?? 'TRANSACTIONAL',
-      email.priority,
-      email.from.email,
-      email.from.name,
-      email.replyTo,
-      email.to.email,
-      email.to.name,
-      email.subject,
-      email.html,
-      email.text,
-      JSON.stringify(email.headers),
-      JSON.stringify(email.attachments ?? []),
-      `<${email.id}@${email.from.email.split('@')[1]}>`,
-      email.tracked,
-      email.cc?.length ? JSON.stringify(email.cc) : null,
-      email.bcc?.length ? JSON.stringify(email.bcc) : null,
-      email.tags && Object.keys(email.tags).length ? JSON.stringify(email.tags) : null,
-    ],
-  );
+     ) SELECT pg_notify(${NOTIFY_CHANNEL}, '') FROM queued`);
+  await db.query(text, values);
 }
 
 export type PriorityName = keyof typeof PRIORITY;

@@ -1,4 +1,11 @@
-import type { BodyFormat, ContentType, SendBody, SendResult, SendWarning } from '@pigeon/contract';
+import {
+  type BodyFormat,
+  type ContentType,
+  SEND_AT_MAX_DAYS,
+  type SendBody,
+  type SendResult,
+  type SendWarning,
+} from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
@@ -128,6 +135,18 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
 const replyToHeader = (reply: { email: string; name?: string }) =>
   reply.name ? `"${reply.name.replace(/["\\]/g, '\\$&')}" <${reply.email}>` : reply.email;
 
+/** `sendAt` within the documented horizon; a time already past sends now (null). */
+function scheduledTime(sendAt: string | undefined): Date | null {
+  if (sendAt === undefined) return null;
+  const at = new Date(sendAt);
+  if (at.getTime() - Date.now() > SEND_AT_MAX_DAYS * 86_400_000) {
+    throw validationFailed([
+      { field: 'sendAt', message: `must be at most ${SEND_AT_MAX_DAYS} days ahead`, code: 'too_big', received: sendAt },
+    ]);
+  }
+  return at.getTime() > Date.now() ? at : null;
+}
+
 const bodyHtml = async (body: string, format: BodyFormat | undefined) =>
   format === 'markdown' ? await markdownToHtml(body) : body;
 
@@ -154,6 +173,8 @@ interface PreparedSend {
   to: Recipient[];
   cc: Recipient[];
   bcc: Recipient[];
+  /** A scheduled send's time (null: now). */
+  sendAt: Date | null;
   warnings: SendWarning[];
 }
 
@@ -161,6 +182,7 @@ interface PreparedSend {
 async function prepareSend(deps: AppDeps, projectId: string, body: SendInput, raw: unknown): Promise<PreparedSend> {
   const tooMany = recipientLimitError(body);
   if (tooMany) throw validationFailed([tooMany]);
+  const sendAt = scheduledTime(body.sendAt);
   const content = await resolveContent(deps, projectId, body);
   return {
     body,
@@ -169,6 +191,7 @@ async function prepareSend(deps: AppDeps, projectId: string, body: SendInput, ra
     to: mailboxes(body.to),
     cc: mailboxes(body.cc),
     bcc: mailboxes(body.bcc),
+    sendAt,
     warnings: [...unknownFieldWarnings(raw), ...ignoredFieldWarnings(body)],
   };
 }
@@ -248,6 +271,7 @@ async function queueSend(deps: AppDeps, client: Queryable, projectId: string, se
       headers: message.headers,
       attachments: content.attachments,
       tracked,
+      sendAt: send.sendAt,
     });
     emails.push({ contact: { id: contact.id, email: contact.email }, email: emailId });
   }

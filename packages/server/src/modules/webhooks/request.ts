@@ -26,6 +26,13 @@ export interface ExchangeRequest {
   body: string | undefined;
   signal: AbortSignal;
   ca?: string | Buffer;
+  /** Keep-alive agents to reuse connections with (keyed by the vetted address); default none: one connection per request. */
+  agents?: WebhookAgents;
+}
+
+export interface WebhookAgents {
+  http: http.Agent;
+  https: https.Agent;
 }
 
 /**
@@ -42,7 +49,7 @@ export function exchange(req: ExchangeRequest): Promise<Exchange> {
     path: `${url.pathname}${url.search}`,
     method: req.method,
     headers: { ...req.headers, host: url.host },
-    agent: false,
+    agent: req.agents ? (secure ? req.agents.https : req.agents.http) : false,
     signal: req.signal,
     ...(secure ? { servername: isIP(hostname) ? undefined : hostname, ca: req.ca } : {}),
   };
@@ -52,10 +59,11 @@ export function exchange(req: ExchangeRequest): Promise<Exchange> {
       let body = '';
       let read = 0;
       let done = false;
-      const finish = (bodyError: string | null) => {
+      const finish = (bodyError: string | null, complete = false) => {
         if (done) return;
         done = true;
-        res.destroy();
+        // A body read to its end leaves the connection reusable (keep-alive agents); else it is cut.
+        if (!complete) res.destroy();
         resolve({
           status: res.statusCode ?? 0,
           statusMessage: res.statusMessage ?? '',
@@ -70,7 +78,7 @@ export function exchange(req: ExchangeRequest): Promise<Exchange> {
         body += decoder.write(part);
         if (read >= RESPONSE_EXCERPT_BYTES) finish(null);
       });
-      res.on('end', () => finish(null));
+      res.on('end', () => finish(null, true));
       res.on('close', () =>
         finish(req.signal.aborted ? 'timed out reading the response body' : 'the connection closed mid-body'),
       );

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { callerHeaders, encodeBody, WEBHOOK_USER_AGENT, withoutCredentials } from './headers.js';
-import { type Exchange, exchange } from './request.js';
+import { type Exchange, exchange, type WebhookAgents } from './request.js';
 import { classifyStatus, parseRetryAfter, type WebhookOutcome } from './retry.js';
 import { webhookHeaders } from './sign.js';
 import {
@@ -40,6 +40,8 @@ export interface WebhookRequest {
   isForbidden?: AddressPolicy;
   /** Extra trusted CA certificates (PEM). */
   ca?: string | Buffer;
+  /** Keep-alive agents (event webhooks); default: a connection per request (the WEBHOOK step). */
+  agents?: WebhookAgents;
 }
 
 export interface WebhookResult {
@@ -102,6 +104,7 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResult> {
         body: hop.body,
         signal: controller.signal,
         ca: req.ca,
+        agents: req.agents,
       });
       const location = response.headers.location;
       if (!REDIRECT_STATUSES.has(response.status) || !location) return finish(fromResponse(response));

@@ -1,0 +1,61 @@
+// The bare program the event-webhook bench compares Pigeon with: POSTs the same payloads, signed
+// the Standard Webhooks way (HMAC-SHA256 per request, as Pigeon does), to URL with CONCURRENCY
+// requests in flight, over node:http with a keep-alive agent. Reads `{ secret, messages:
+// [{ id, body }] }` from FILE; prints `result {…}` when every request has been answered 2xx.
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+
+const { secret, messages } = JSON.parse(readFileSync(process.env.FILE, 'utf8'));
+const url = new URL(process.env.URL);
+const concurrency = Number(process.env.CONCURRENCY ?? 16);
+const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+
+function post({ id, body }) {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'webhook-id': id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': `v1,${signature}`,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode >= 200 && res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const startAt = performance.timeOrigin + performance.now();
+let next = 0;
+let failed = 0;
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    while (next < messages.length) {
+      const message = messages[next++];
+      await post(message).catch(() => failed++);
+    }
+  }),
+);
+const endAt = performance.timeOrigin + performance.now();
+console.log(
+  `result ${JSON.stringify({ sent: messages.length - failed, failed, startAt, endAt, perSec: (messages.length - failed) / ((endAt - startAt) / 1000) })}`,
+);
+agent.destroy();

@@ -1,0 +1,194 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, Timestamp } from '../common.js';
+import { meta } from '../meta.js';
+import { EventTypeFilter, WebhookEvent } from './webhook-events.js';
+
+const c = initContract();
+const dashboard = meta({ auth: 'dashboard' });
+
+/** Endpoints per project at most (documented in README "Webhooks"). */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+/** Event-type filters per endpoint at most. */
+export const MAX_WEBHOOK_EVENT_TYPES = 50;
+/** After a rotation the previous secret keeps signing (a second signature) this long by default. */
+export const DEFAULT_ROTATION_OVERLAP_HOURS = 24;
+
+export const WebhookUrl = z
+  .string()
+  .trim()
+  .max(2000)
+  .url('must be an absolute http(s) URL')
+  .refine((u) => /^https?:\/\//i.test(u), 'the scheme must be http or https')
+  .describe('Where events are POSTed; checked against the SSRF guard (see WEBHOOK_ALLOW_PRIVATE_NETWORKS)');
+
+const webhookEndpointObject = z.object({
+  id: z.string().uuid(),
+  url: z.string(),
+  description: z.string().nullable(),
+  eventTypes: z.array(z.string()),
+  enabled: z.boolean(),
+  disabledReason: z.string().nullable().describe('Set when Pigeon disabled the endpoint after 5 days of failures'),
+  failingSince: Timestamp.nullable().describe('First failed attempt since the last success'),
+  secret: z.string().describe('`whsec_…`: verify signatures with it (Standard Webhooks)'),
+  previousSecretExpiresAt: Timestamp.nullable().describe('Until when the replaced secret still signs (rotation)'),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+type WebhookEndpointObject = typeof webhookEndpointObject;
+export interface WebhookEndpointSchema extends WebhookEndpointObject {}
+export const WebhookEndpoint: WebhookEndpointSchema = webhookEndpointObject;
+
+const EndpointFields = z.object({
+  url: WebhookUrl,
+  description: z.string().max(500).nullable().optional(),
+  eventTypes: z.array(EventTypeFilter).min(1).max(MAX_WEBHOOK_EVENT_TYPES),
+  enabled: z.boolean().optional(),
+});
+
+export const WebhookDeliveryStatus = z.enum(['PENDING', 'SENDING', 'SUCCEEDED', 'FAILED']);
+export type WebhookDeliveryStatus = z.infer<typeof WebhookDeliveryStatus>;
+export const WebhookAttemptTrigger = z.enum(['SCHEDULED', 'REPLAY']);
+export type WebhookAttemptTrigger = z.infer<typeof WebhookAttemptTrigger>;
+
+export const WebhookAttempt = z.object({
+  at: Timestamp,
+  trigger: WebhookAttemptTrigger,
+  statusCode: z.number().int().nullable().describe('Null when no answer arrived'),
+  durationMs: z.number().int(),
+  response: z.string().nullable().describe('The first 1 KB of the answer'),
+  error: z.string().nullable(),
+});
+
+const webhookDeliveryObject = z.object({
+  id: z.string().uuid(),
+  webhookId: z.string().describe('The `webhook-id` header: the same on every attempt of this delivery'),
+  eventType: z.string(),
+  status: WebhookDeliveryStatus,
+  attemptCount: z.number().int(),
+  nextAttemptAt: Timestamp.nullable(),
+  createdAt: Timestamp,
+  payload: WebhookEvent,
+  attempts: z.array(WebhookAttempt).describe('Newest first, at most the last 20'),
+});
+type WebhookDeliveryObject = typeof webhookDeliveryObject;
+export interface WebhookDeliverySchema extends WebhookDeliveryObject {}
+export const WebhookDelivery: WebhookDeliverySchema = webhookDeliveryObject;
+
+const webhookDeliveryPage = cursorPage(WebhookDelivery);
+type WebhookDeliveryPageObject = typeof webhookDeliveryPage;
+export interface WebhookDeliveryPageSchema extends WebhookDeliveryPageObject {}
+/** Named so declaration files refer to it rather than spell out every payload type per route. */
+export const WebhookDeliveryPage: WebhookDeliveryPageSchema = webhookDeliveryPage;
+
+const webhookEndpointList = z.object({ data: z.array(WebhookEndpoint) });
+type WebhookEndpointListObject = typeof webhookEndpointList;
+export interface WebhookEndpointListSchema extends WebhookEndpointListObject {}
+export const WebhookEndpointList: WebhookEndpointListSchema = webhookEndpointList;
+
+const Id = z.object({ id: z.string().uuid() });
+const DeliveryPath = z.object({ id: z.string().uuid(), deliveryId: z.string().uuid() });
+const notFoundErrors = { 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors };
+
+export const webhookEndpointsContract = c.router(
+  {
+    create: {
+      method: 'POST',
+      path: '/webhook-endpoints',
+      summary: `Add a webhook endpoint (at most ${MAX_WEBHOOK_ENDPOINTS} per project); the answer carries its signing secret`,
+      metadata: dashboard,
+      body: EndpointFields,
+      responses: { 201: WebhookEndpoint, 403: ErrorEnvelope, ...commonErrors },
+    },
+    list: {
+      method: 'GET',
+      path: '/webhook-endpoints',
+      summary: "The project's webhook endpoints",
+      metadata: dashboard,
+      responses: { 200: WebhookEndpointList, 403: ErrorEnvelope, ...commonErrors },
+    },
+    get: {
+      method: 'GET',
+      path: '/webhook-endpoints/:id',
+      summary: 'Get a webhook endpoint',
+      metadata: dashboard,
+      pathParams: Id,
+      responses: { 200: WebhookEndpoint, ...notFoundErrors },
+    },
+    update: {
+      method: 'PATCH',
+      path: '/webhook-endpoints/:id',
+      summary: 'Change a webhook endpoint; enabling it again clears what disabled it',
+      metadata: dashboard,
+      pathParams: Id,
+      body: EndpointFields.partial(),
+      responses: { 200: WebhookEndpoint, ...notFoundErrors },
+    },
+    delete: {
+      method: 'DELETE',
+      path: '/webhook-endpoints/:id',
+      summary: 'Remove a webhook endpoint and its deliveries',
+      metadata: dashboard,
+      pathParams: Id,
+      body: c.noBody(),
+      responses: { 204: c.noBody(), ...notFoundErrors },
+    },
+    rotateSecret: {
+      method: 'POST',
+      path: '/webhook-endpoints/:id/rotate-secret',
+      summary: 'A new signing secret; the old one keeps signing (a second signature) during the overlap',
+      metadata: dashboard,
+      pathParams: Id,
+      body: z.object({
+        overlapHours: z
+          .number()
+          .min(0)
+          .max(168)
+          .default(DEFAULT_ROTATION_OVERLAP_HOURS)
+          .describe('How long both secrets sign, 0 to 168 hours (default 24)'),
+      }),
+      responses: { 200: WebhookEndpoint, ...notFoundErrors },
+    },
+    test: {
+      method: 'POST',
+      path: '/webhook-endpoints/:id/test',
+      summary: 'Send a `webhook.test` event to the endpoint now (whatever its filters); returns the delivery',
+      metadata: dashboard,
+      pathParams: Id,
+      body: z.object({}).optional(),
+      responses: { 202: WebhookDelivery, ...notFoundErrors },
+    },
+    deliveries: {
+      method: 'GET',
+      path: '/webhook-endpoints/:id/deliveries',
+      summary: 'Deliveries to the endpoint, newest first, each with its attempts (cursor pages)',
+      metadata: dashboard,
+      pathParams: Id,
+      query: CursorQuery.extend({
+        status: WebhookDeliveryStatus.optional(),
+        eventType: z.string().max(200).optional(),
+      }),
+      responses: { 200: WebhookDeliveryPage, ...notFoundErrors },
+    },
+    delivery: {
+      method: 'GET',
+      path: '/webhook-endpoints/:id/deliveries/:deliveryId',
+      summary: 'One delivery with its attempts',
+      metadata: dashboard,
+      pathParams: DeliveryPath,
+      responses: { 200: WebhookDelivery, ...notFoundErrors },
+    },
+    replay: {
+      method: 'POST',
+      path: '/webhook-endpoints/:id/deliveries/:deliveryId/replay',
+      summary: 'Send a delivery again now, with the same `webhook-id` and payload (a new attempt)',
+      metadata: dashboard,
+      pathParams: DeliveryPath,
+      body: z.object({}).optional(),
+      responses: { 202: WebhookDelivery, 409: ErrorEnvelope, ...notFoundErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const webhookEndpointSchemas = { WebhookEndpoint, WebhookDelivery, WebhookAttempt };

@@ -1,0 +1,179 @@
+import type { EmailDetail, EmailListQuery, EmailStatus, EmailSummary } from '@pigeon/contract';
+import type { z } from 'zod';
+import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
+import { decodeCursor, encodeCursor } from '../../http/cursor.js';
+import { conflict, notFound } from '../../http/errors.js';
+
+type Summary = z.infer<typeof EmailSummary>;
+
+/**
+ * The status shown for an email: the row's own, except a queued email whose `send_at` is ahead
+ * (SCHEDULED) and a sent one the receiving server accepted (DELIVERED).
+ */
+const STATUS: Sql = raw(`CASE
+  WHEN em.status = 'QUEUED' AND em.send_at > now() THEN 'SCHEDULED'
+  WHEN em.status = 'SENT' AND em.delivered_at IS NOT NULL THEN 'DELIVERED'
+  ELSE em.status END`);
+
+interface EmailRow {
+  id: string;
+  shown_status: EmailStatus;
+  status: string;
+  to_email: string;
+  to_name: string | null;
+  from_email: string;
+  from_name: string | null;
+  subject: string;
+  source: string;
+  contact_id: string | null;
+  template_id: string | null;
+  campaign_id: string | null;
+  workflow_id: string | null;
+  workflow_execution_id: string | null;
+  send_at: Date | null;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  opened_at: Date | null;
+  clicked_at: Date | null;
+  bounced_at: Date | null;
+  complained_at: Date | null;
+  opens: number;
+  clicks: number;
+  last_error: string | null;
+  created_at: Date;
+  created_at_text: string;
+  updated_at: Date;
+  project_id: string;
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+const toSummary = (r: EmailRow): Summary => ({
+  id: r.id,
+  status: r.shown_status,
+  to: r.to_email,
+  toName: r.to_name,
+  from: r.from_email,
+  fromName: r.from_name,
+  subject: r.subject,
+  source: r.source,
+  contactId: r.contact_id,
+  templateId: r.template_id,
+  campaignId: r.campaign_id,
+  workflowId: r.workflow_id,
+  workflowExecutionId: r.workflow_execution_id,
+  sendAt: iso(r.send_at),
+  sentAt: iso(r.sent_at),
+  deliveredAt: iso(r.delivered_at),
+  openedAt: iso(r.opened_at),
+  clickedAt: iso(r.clicked_at),
+  bouncedAt: iso(r.bounced_at),
+  complainedAt: iso(r.complained_at),
+  opens: r.opens,
+  clicks: r.clicks,
+  lastError: r.last_error,
+  createdAt: r.created_at.toISOString(),
+});
+
+/** The metadata columns only: never the content (HTML, text, attachments). */
+const selectEmails = (where: Sql, tail: Sql = raw('')) => sql`
+  SELECT em.id, ${STATUS} AS shown_status, em.status, em.to_email, em.to_name, em.from_email, em.from_name, em.subject,
+         em.source, em.contact_id, em.template_id, em.campaign_id, x.workflow_id, em.workflow_execution_id, em.send_at,
+         em.sent_at, em.delivered_at, em.opened_at, em.clicked_at, em.bounced_at, em.complained_at, em.opens, em.clicks,
+         em.last_error, em.created_at, em.created_at::text AS created_at_text, em.updated_at, em.project_id
+  FROM emails em LEFT JOIN workflow_executions x ON x.id = em.workflow_execution_id
+  WHERE ${where} ${tail}`;
+
+async function findEmail(db: Queryable, projectId: string, id: string): Promise<EmailRow> {
+  const [row] = await queryRows<EmailRow>(
+    db,
+    selectEmails(sql`em.id = ${id}::uuid AND em.project_id = ${projectId}::uuid`),
+  );
+  if (!row) throw notFound('Email');
+  return row;
+}
+
+/** Events recorded in one transaction share a time: show them in the order they happen to a message. */
+const LIFECYCLE_ORDER = raw(`CASE name WHEN 'email.sent' THEN 0 WHEN 'email.delivery' THEN 1 WHEN 'email.open' THEN 2
+  WHEN 'email.click' THEN 3 WHEN 'email.bounce' THEN 4 WHEN 'email.complaint' THEN 5 ELSE 6 END`);
+
+/** `GET /emails/:id`: the email and its timeline (queued or scheduled, its events, and how it ended). */
+export async function getEmail(db: Queryable, projectId: string, id: string): Promise<z.infer<typeof EmailDetail>> {
+  const row = await findEmail(db, projectId, id);
+  const events = row.contact_id
+    ? await queryRows<{ name: string; created_at: Date; data: Record<string, unknown> }>(
+        db,
+        sql`SELECT name, created_at, data FROM events
+            WHERE contact_id = ${row.contact_id}::uuid AND project_id = ${projectId}::uuid AND data->>'emailId' = ${id}
+            ORDER BY created_at, ${LIFECYCLE_ORDER}, id`,
+      )
+    : [];
+  const timeline = [
+    row.send_at
+      ? { type: 'email.scheduled', at: row.created_at.toISOString(), data: { sendAt: row.send_at.toISOString() } }
+      : { type: 'email.queued', at: row.created_at.toISOString(), data: {} },
+    ...events.map((e) => ({ type: e.name, at: e.created_at.toISOString(), data: e.data })),
+  ];
+  if (row.status === 'CANCELLED' || row.status === 'FAILED') {
+    timeline.push({
+      type: row.status === 'CANCELLED' ? 'email.cancelled' : 'email.failed',
+      at: row.updated_at.toISOString(),
+      data: row.last_error ? { reason: row.last_error } : {},
+    });
+  }
+  return { ...toSummary(row), timeline };
+}
+
+/** `GET /emails`: newest first, keyset pages on (created_at, id). */
+export async function listEmails(db: Queryable, projectId: string, query: z.infer<typeof EmailListQuery>) {
+  const filters = [sql`em.project_id = ${projectId}::uuid`];
+  if (query.contactId) filters.push(sql`em.contact_id = ${query.contactId}::uuid`);
+  if (query.campaignId) filters.push(sql`em.campaign_id = ${query.campaignId}::uuid`);
+  if (query.templateId) filters.push(sql`em.template_id = ${query.templateId}::uuid`);
+  if (query.status) filters.push(sql`${STATUS} = ${query.status}`);
+  if (query.after) filters.push(sql`em.created_at >= ${query.after}::timestamptz`);
+  if (query.before) filters.push(sql`em.created_at < ${query.before}::timestamptz`);
+  const page = [...filters];
+  if (query.cursor) {
+    const c = decodeCursor(query.cursor);
+    page.push(sql`(em.created_at, em.id) < (${c.v}::timestamptz, ${c.id}::uuid)`);
+  }
+  const rows = await queryRows<EmailRow>(
+    db,
+    selectEmails(and(page), sql`ORDER BY em.created_at DESC, em.id DESC LIMIT ${query.limit + 1}::int`),
+  );
+  const hasMore = rows.length > query.limit;
+  const data = rows.slice(0, query.limit);
+  const last = data.at(-1);
+  const total = query.cursor
+    ? 0
+    : ((await queryRows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM emails em WHERE ${and(filters)}`))[0]
+        ?.n ?? 0);
+  return {
+    data: data.map(toSummary),
+    // The raw timestamp (microseconds) so that no row is skipped or repeated between pages.
+    cursor: hasMore && last ? encodeCursor({ v: last.created_at_text, id: last.id }) : null,
+    hasMore,
+    total,
+  };
+}
+
+/**
+ * `POST /emails/:id/cancel`: only while the email waits in the queue (scheduled, or between
+ * retries). Claimed by a worker (SENDING) or further, the transport may already have it: 409.
+ */
+export async function cancelEmail(db: Queryable, projectId: string, id: string): Promise<Summary> {
+  const cancelled = await queryRows<{ id: string }>(
+    db,
+    sql`UPDATE emails SET status = 'CANCELLED', last_error = 'cancelled by request', updated_at = now()
+        WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid AND status = 'QUEUED' RETURNING id`,
+  );
+  const row = await findEmail(db, projectId, id);
+  if (cancelled.length === 0) {
+    throw conflict(`The email is ${row.shown_status}: only a queued or scheduled email can be cancelled`, {
+      details: { status: row.shown_status },
+    });
+  }
+  return toSummary(row);
+}

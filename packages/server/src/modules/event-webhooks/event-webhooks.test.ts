@@ -1,0 +1,505 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook, WebhookVerificationError } from '../../../../sdk/dist/index.js';
+import { decodeQuotedPrintable, newProject } from '../../../test/accounts.js';
+import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { hrefs, pixelUrl, receivedMessage } from '../../../test/mail.js';
+import { verifiedSender } from '../../../test/sending.js';
+import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+import { type Received, startTarget, type Target } from '../../../test/webhook-targets.js';
+import { track, until } from '../../../test/workflows.js';
+import { recordDeliveryFeedback } from '../deliverability/feedback.js';
+
+/** The clock Pigeon's webhook workers read: tests move it forward instead of waiting hours. */
+let offsetMs = 0;
+const clock = () => new Date(Date.now() + offsetMs);
+const advance = (ms: number) => {
+  offsetMs += ms;
+};
+const HOUR = 3_600_000;
+
+let pigeon: TestPigeon;
+let sink: SmtpSink;
+let dns: TestDnsServer;
+const targets: Target[] = [];
+
+beforeAll(async () => {
+  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
+  pigeon = await startTestPigeon({
+    env: {
+      SMTP_URL: sink.url,
+      DNS_SERVERS: dns.address,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_POLL_MS: '50',
+      CHANGE_FEED_POLL_MS: '50',
+    },
+    clock,
+  });
+});
+afterAll(async () => {
+  await pigeon?.stop();
+  await Promise.all([sink?.close(), dns?.close(), ...targets.map((t) => t.close())]);
+});
+
+async function target(handler?: Parameters<typeof startTarget>[0]): Promise<Target> {
+  const t = await startTarget(handler);
+  targets.push(t);
+  return t;
+}
+
+type Auth = Record<string, string>;
+
+async function createEndpoint(auth: Auth, body: Record<string, unknown>) {
+  const res = await pigeon.request('POST', '/webhook-endpoints', { headers: auth, body });
+  expect(res.status, res.text).toBe(201);
+  return res.body as { id: string; secret: string; enabled: boolean };
+}
+
+const typeOf = (r: Received) => JSON.parse(r.body).type as string;
+const received = (t: Target, type: string) =>
+  until(
+    () => t.received.filter((r) => typeOf(r) === type),
+    (l) => l.length > 0,
+  );
+
+async function deliveriesOf(auth: Auth, endpointId: string, query = '') {
+  const res = await pigeon.request('GET', `/webhook-endpoints/${endpointId}/deliveries?limit=100${query}`, {
+    headers: auth,
+  });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data as Array<{
+    id: string;
+    webhookId: string;
+    eventType: string;
+    status: string;
+    attemptCount: number;
+    nextAttemptAt: string | null;
+    attempts: Array<{
+      at: string;
+      trigger: string;
+      statusCode: number | null;
+      response: string | null;
+      error: string | null;
+    }>;
+  }>;
+}
+
+describe('event webhooks', () => {
+  it('delivers every event type, signed so that the SDK helper (and the reference library) verifies it', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const hook = await target();
+    const endpoint = await createEndpoint(sender.auth, { url: `${hook.origin}/hooks`, eventTypes: ['*'] });
+    const segment = await pigeon.request('POST', '/segments', {
+      headers: sender.auth,
+      body: {
+        name: 'Pro',
+        trackMembership: true,
+        condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] },
+      },
+    });
+    expect(segment.status, segment.text).toBe(201);
+
+    const to = `ada-${process.pid}@example.com`;
+    const sent = await pigeon.request('POST', '/v1/send', {
+      headers: sender.auth,
+      body: {
+        to,
+        from: sender.from,
+        subject: 'Hello',
+        body: '<p><a href="https://example.com/start">Start</a></p>',
+        tracking: true,
+        subscribed: true,
+      },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    const emailId = sent.body.data.emails[0].email as string;
+    const message = await receivedMessage(sink, `<${emailId}@${sender.domain}>`);
+    await received(hook, 'email.sent');
+    expect((await fetch(pixelUrl(message) ?? '')).status).toBe(200);
+    const click = hrefs(message).find((h) => h.includes('/t/c/')) ?? '';
+    expect((await fetch(click, { redirect: 'manual' })).status).toBe(302);
+    await received(hook, 'email.click');
+    await recordDeliveryFeedback(pigeon.deps, emailId, { kind: 'complaint', feedbackType: 'abuse', source: 'arf' });
+    await recordDeliveryFeedback(pigeon.deps, emailId, {
+      kind: 'bounce',
+      bounceType: 'hard',
+      diagnostic: '550 5.1.1 user unknown',
+      source: 'dsn',
+    });
+    await track(pigeon, sender.auth, 'grace@example.com', 'order.created', { total: 42 }, false);
+    await track(pigeon, sender.auth, 'grace@example.com', 'order.paid', { plan: 'pro' }, true); // subscribes her
+
+    const types = [
+      'email.sent',
+      'email.delivery',
+      'email.open',
+      'email.click',
+      'email.complaint',
+      'email.bounce',
+      'contact.subscribed',
+      'contact.unsubscribed',
+      `segment.${segment.body.slug}.entry`,
+      'order.created',
+    ];
+    const seen = await until(
+      () => hook.received.map(typeOf),
+      (seen) => types.every((t) => seen.includes(t)),
+    );
+    expect(types.filter((t) => !seen.includes(t))).toEqual([]);
+    const reference = new Webhook(endpoint.secret);
+    const events = [];
+    for (const r of hook.received) {
+      const event = await verifyWebhook(r.body, r.headers, endpoint.secret);
+      reference.verify(r.body, r.headers as Record<string, string>);
+      expect(r.headers['content-type']).toBe('application/json');
+      events.push(event);
+    }
+    const byType = new Map(events.map((e) => [e.type, e]));
+    expect(byType.get('email.click')?.data).toMatchObject({
+      emailId,
+      to,
+      from: sender.from,
+      subject: 'Hello',
+      link: 'https://example.com/start',
+      contact: { email: to },
+    });
+    expect(byType.get('email.bounce')?.data).toMatchObject({ bounceType: 'hard', reason: '550 5.1.1 user unknown' });
+    expect(byType.get('email.complaint')?.data).toMatchObject({ feedbackType: 'abuse' });
+    expect(byType.get('contact.unsubscribed')?.data).toMatchObject({ contact: { email: to, subscribed: false } });
+    expect(byType.get(`segment.${segment.body.slug}.entry`)?.data).toMatchObject({
+      contact: { email: 'grace@example.com' },
+      segment: { id: segment.body.id, slug: segment.body.slug, name: 'Pro' },
+    });
+    expect(byType.get('order.created')?.data).toMatchObject({
+      data: { total: 42 },
+      contact: { email: 'grace@example.com' },
+    });
+
+    // One delivery per event, each with its own webhook-id.
+    const ids = hook.received.map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(ids.length);
+
+    // A tampered body or another secret is refused with a typed error.
+    const first = hook.received[0] as Received;
+    await expect(verifyWebhook(`${first.body} `, first.headers, endpoint.secret)).rejects.toMatchObject({
+      reason: 'INVALID_SIGNATURE',
+    });
+    const other = await createEndpoint(sender.auth, { url: `${hook.origin}/other`, eventTypes: ['order.*'] });
+    await expect(verifyWebhook(first.body, first.headers, other.secret)).rejects.toBeInstanceOf(
+      WebhookVerificationError,
+    );
+
+    // The email resource tells the same story.
+    const detail = await pigeon.request('GET', `/emails/${emailId}`, { headers: sender.auth });
+    expect(detail.status, detail.text).toBe(200);
+    expect(detail.body).toMatchObject({
+      id: emailId,
+      to,
+      from: sender.from,
+      subject: 'Hello',
+      status: 'BOUNCED',
+      opens: 1,
+      clicks: 1,
+    });
+    const timeline = (detail.body.timeline as Array<{ type: string }>).map((t) => t.type);
+    expect(timeline).toEqual([
+      'email.queued',
+      'email.sent',
+      'email.delivery',
+      'email.open',
+      'email.click',
+      'email.complaint',
+      'contact.unsubscribed', // the complaint unsubscribed the contact (its event names the email)
+      'email.bounce',
+    ]);
+  });
+
+  it('retries with the same webhook-id on the Svix schedule, disables after 5 days of failures and tells the owners', async () => {
+    const setup = await newProject(pigeon);
+    let answer = 500;
+    const hook = await target((_req, res) => {
+      res.statusCode = answer;
+      res.end(answer === 200 ? 'ok' : 'nope, try later');
+    });
+    const endpoint = await createEndpoint(setup.auth, { url: `${hook.origin}/flaky`, eventTypes: ['order.*'] });
+    await track(pigeon, setup.auth, 'retry@example.com', 'order.created');
+    await until(
+      () => hook.received.length,
+      (n) => n >= 1,
+    );
+    const [first] = await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.attemptCount === 1 && d[0].status === 'PENDING',
+    );
+    expect(first?.attempts[0]).toMatchObject({
+      statusCode: 500,
+      response: 'nope, try later',
+      error: 'HTTP 500 Internal Server Error',
+    });
+    const wait = Date.parse(first?.nextAttemptAt ?? '') - Date.parse(first?.attempts[0]?.at ?? '');
+    expect(wait).toBeGreaterThanOrEqual(4_500); // 5 s ± 10%
+    expect(wait).toBeLessThanOrEqual(5_500);
+
+    advance(6_000);
+    await until(
+      () => hook.received.length,
+      (n) => n >= 2,
+    );
+    const [second] = await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.attemptCount === 2 && d[0].status === 'PENDING',
+    );
+    const secondWait = Date.parse(second?.nextAttemptAt ?? '') - Date.parse(second?.attempts[0]?.at ?? '');
+    expect(secondWait).toBeGreaterThanOrEqual(270_000); // 5 min ± 10%
+    expect(secondWait).toBeLessThanOrEqual(330_000);
+    expect(new Set(hook.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+
+    // Five days later the next failure disables the endpoint; its owner gets an email.
+    advance(5 * 24 * HOUR + 60_000);
+    const disabled = await until(
+      async () => (await pigeon.request('GET', `/webhook-endpoints/${endpoint.id}`, { headers: setup.auth })).body,
+      (e) => e.enabled === false,
+    );
+    expect(disabled).toMatchObject({ enabled: false, disabledReason: expect.stringContaining('5 days') });
+    expect(hook.received).toHaveLength(3);
+    const toOwner = () =>
+      sink.messages.filter((m) => m.to.includes(setup.owner.user.email) && m.raw.includes('webhook endpoint'));
+    const [mail] = await until(toOwner, (m) => m.length > 0);
+    expect(decodeQuotedPrintable(mail?.raw ?? '')).toContain(`${hook.origin}/flaky`);
+
+    // Disabled: new events are not queued for it, and the pending retry waits.
+    await track(pigeon, setup.auth, 'retry@example.com', 'order.paid');
+    advance(HOUR);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hook.received).toHaveLength(3);
+    expect(await deliveriesOf(setup.auth, endpoint.id)).toHaveLength(1);
+
+    // Enabled again and fixed: the pending delivery goes through, still with the same webhook-id.
+    answer = 200;
+    const enabled = await pigeon.request('PATCH', `/webhook-endpoints/${endpoint.id}`, {
+      headers: setup.auth,
+      body: { enabled: true },
+    });
+    expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+    const [done] = await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.status === 'SUCCEEDED',
+    );
+    expect(done?.attemptCount).toBe(4);
+    expect(new Set(hook.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+  });
+
+  it('sends test events, replays a delivery with its id, and signs with both secrets during a rotation', async () => {
+    const setup = await newProject(pigeon);
+    const hook = await target();
+    const endpoint = await createEndpoint(setup.auth, { url: `${hook.origin}/t`, eventTypes: ['email.bounce'] });
+    const test = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, {
+      headers: setup.auth,
+      body: {},
+    });
+    expect(test.status, test.text).toBe(202);
+    const [arrived] = await received(hook, 'webhook.test');
+    const event = await verifyWebhook(arrived?.body ?? '', arrived?.headers ?? {}, endpoint.secret, { now: clock });
+    expect(event).toMatchObject({ type: 'webhook.test', data: { endpointId: endpoint.id } });
+
+    await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.status === 'SUCCEEDED',
+    );
+    const replay = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${test.body.id}/replay`, {
+      headers: setup.auth,
+      body: {},
+    });
+    expect(replay.status, replay.text).toBe(202);
+    await until(
+      () => hook.received.length,
+      (n) => n >= 2,
+    );
+    expect(hook.received[1]?.headers['webhook-id']).toBe(test.body.webhookId);
+    expect(hook.received[1]?.body).toBe(arrived?.body);
+    const [replayed] = await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.attempts.length === 2 && d[0].status === 'SUCCEEDED',
+    );
+    expect(replayed?.attempts.map((a) => a.trigger)).toEqual(['REPLAY', 'SCHEDULED']);
+
+    const rotated = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+      headers: setup.auth,
+      body: { overlapHours: 24 },
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body.secret).not.toBe(endpoint.secret);
+    expect(rotated.body.previousSecretExpiresAt).not.toBeNull();
+    await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, { headers: setup.auth, body: {} });
+    const during = await until(() => hook.received[2], Boolean);
+    expect(String(during?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [endpoint.secret, rotated.body.secret]) {
+      await verifyWebhook(during?.body ?? '', during?.headers ?? {}, secret, { now: clock });
+    }
+
+    advance(25 * HOUR);
+    await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, { headers: setup.auth, body: {} });
+    const after = await until(() => hook.received[3], Boolean);
+    expect(String(after?.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    await verifyWebhook(after?.body ?? '', after?.headers ?? {}, rotated.body.secret, { now: clock });
+    await expect(
+      verifyWebhook(after?.body ?? '', after?.headers ?? {}, endpoint.secret, { now: clock }),
+    ).rejects.toMatchObject({
+      reason: 'INVALID_SIGNATURE',
+    });
+    // The SDK refuses a timestamp out of tolerance (the moved clock is 25 h ahead of the real one).
+    await expect(verifyWebhook(after?.body ?? '', after?.headers ?? {}, rotated.body.secret)).rejects.toMatchObject({
+      reason: 'TIMESTAMP_OUT_OF_TOLERANCE',
+    });
+  });
+
+  it('an endpoint that never answers holds only its own share: another endpoint gets every event meanwhile', async () => {
+    const { auth } = await newProject(pigeon);
+    const silent = await startTarget(() => {}); // reads the request, never answers
+    const quick = await target();
+    try {
+      await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
+      await createEndpoint(auth, { url: `${quick.origin}/q`, eventTypes: ['load.*'] });
+      for (let i = 0; i < 30; i++) await track(pigeon, auth, `load${i}@example.com`, 'load.tick');
+      await until(
+        () => quick.received.length,
+        (n) => n === 30,
+      );
+      expect(quick.received).toHaveLength(30);
+      // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open.
+      expect(silent.received.length).toBeGreaterThan(0);
+      expect(silent.received.length).toBeLessThanOrEqual(16);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('pages deliveries and keeps endpoints and emails to their project', async () => {
+    const mine = await newProject(pigeon);
+    const theirs = await newProject(pigeon);
+    const hook = await target();
+    const endpoint = await createEndpoint(mine.auth, { url: `${hook.origin}/p`, eventTypes: ['signup'] });
+    for (let i = 0; i < 3; i++) await track(pigeon, mine.auth, `p${i}@example.com`, 'signup');
+    await until(
+      () => deliveriesOf(mine.auth, endpoint.id),
+      (d) => d.length === 3,
+    );
+    const page1 = await pigeon.request('GET', `/webhook-endpoints/${endpoint.id}/deliveries?limit=2`, {
+      headers: mine.auth,
+    });
+    expect(page1.body).toMatchObject({ hasMore: true, total: 3 });
+    const page2 = await pigeon.request(
+      'GET',
+      `/webhook-endpoints/${endpoint.id}/deliveries?limit=2&cursor=${page1.body.cursor}`,
+      { headers: mine.auth },
+    );
+    expect(page2.body).toMatchObject({ hasMore: false, cursor: null });
+    const ids = [...page1.body.data, ...page2.body.data].map((d: { id: string }) => d.id);
+    expect(new Set(ids).size).toBe(3);
+
+    const delivery = ids[0];
+    for (const [method, path] of [
+      ['GET', `/webhook-endpoints/${endpoint.id}`],
+      ['PATCH', `/webhook-endpoints/${endpoint.id}`],
+      ['DELETE', `/webhook-endpoints/${endpoint.id}`],
+      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries`],
+      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery}`],
+      ['POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery}/replay`],
+      ['POST', `/webhook-endpoints/${endpoint.id}/test`],
+      ['POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`],
+    ] as const) {
+      const res = await pigeon.request(method, path, { headers: theirs.auth, body: method === 'GET' ? undefined : {} });
+      expectEnvelope(res, 404, 'NOT_FOUND');
+    }
+    expect((await pigeon.request('GET', '/webhook-endpoints', { headers: theirs.auth })).body.data).toEqual([]);
+  });
+
+  it('refuses bad endpoint input with 422 naming the field, and more endpoints than the documented maximum', async () => {
+    const { auth } = await newProject(pigeon);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ url: 'not a url', eventTypes: ['*'] }, 'url'],
+      [{ url: 'ftp://example.com/hook', eventTypes: ['*'] }, 'url'],
+      [{ url: 'https://example.com/hook', eventTypes: ['email.opened'] }, 'eventTypes.0'],
+      [{ url: 'https://example.com/hook', eventTypes: ['email.sent', 'contact.created'] }, 'eventTypes.1'],
+      [{ url: 'https://example.com/hook', eventTypes: ['segment.pro'] }, 'eventTypes.0'],
+      [{ url: 'https://example.com/hook', eventTypes: ['or*der'] }, 'eventTypes.0'],
+      [{ url: 'https://example.com/hook', eventTypes: [] }, 'eventTypes'],
+    ];
+    for (const [body, field] of cases) {
+      const error = expectEnvelope(
+        await pigeon.request('POST', '/webhook-endpoints', { headers: auth, body }),
+        422,
+        'VALIDATION_ERROR',
+      );
+      expect(
+        error.errors?.map((e) => e.field),
+        JSON.stringify(body),
+      ).toContain(field);
+    }
+    for (const good of [['email.*'], ['order.*', 'segment.pro.entry', 'segment.*', 'signup'], ['*']]) {
+      await createEndpoint(auth, { url: 'https://example.com/hook', eventTypes: good, enabled: false });
+    }
+    for (let i = 3; i < 20; i++) await createEndpoint(auth, { url: `https://example.com/h${i}`, eventTypes: ['*'] });
+    const tooMany = await pigeon.request('POST', '/webhook-endpoints', {
+      headers: auth,
+      body: { url: 'https://example.com/21', eventTypes: ['*'] },
+    });
+    const error = expectEnvelope(tooMany, 422, 'VALIDATION_ERROR');
+    expect(error.message + JSON.stringify(error.errors)).toContain('20');
+    expect((await pigeon.request('GET', '/webhook-endpoints', { headers: auth })).body.data).toHaveLength(20);
+  });
+});
+
+describe('the SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS off)', () => {
+  let guarded: TestPigeon;
+  beforeAll(async () => {
+    guarded = await startTestPigeon({
+      env: { DNS_SERVERS: dns.address, WEBHOOK_POLL_MS: '50', CHANGE_FEED_POLL_MS: '50' },
+    });
+  });
+  afterAll(() => guarded?.stop());
+
+  it('refuses private IP literals at creation and records a failed attempt when a name resolves to one', async () => {
+    const { auth } = await newProject(guarded);
+    for (const url of [
+      'http://127.0.0.1:8080/hook',
+      'http://10.1.2.3/hook',
+      'http://192.168.0.10/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/hook',
+      'http://[fd00::1]/hook',
+      'http://100.64.0.1/hook',
+      'http://0.0.0.0/hook',
+      'http://localhost:3000/hook',
+    ]) {
+      const res = await guarded.request('POST', '/webhook-endpoints', {
+        headers: auth,
+        body: { url, eventTypes: ['*'] },
+      });
+      const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+      expect(error.errors?.[0]?.field, url).toBe('url');
+    }
+    const hook = await target();
+    const name = `hooks-${process.pid}.example.test`;
+    dns.setAddresses(name, '127.0.0.1');
+    const res = await guarded.request('POST', '/webhook-endpoints', {
+      headers: auth,
+      body: { url: `http://${name}:${hook.port}/x`, eventTypes: ['*'] },
+    });
+    expect(res.status, res.text).toBe(201);
+    const test = await guarded.request('POST', `/webhook-endpoints/${res.body.id}/test`, { headers: auth, body: {} });
+    const attempt = await until(
+      async () =>
+        (
+          await guarded.request('GET', `/webhook-endpoints/${res.body.id}/deliveries/${test.body.id}`, {
+            headers: auth,
+          })
+        ).body.attempts[0] as { error: string } | undefined,
+      Boolean,
+    );
+    expect(attempt).toMatchObject({ statusCode: null, error: expect.stringContaining('loopback') });
+    expect(attempt?.error).toContain('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
+    expect(hook.received).toHaveLength(0);
+  });
+});
