@@ -1,16 +1,20 @@
 import type { AppDeps } from '../../deps.js';
 import { VERSION } from '../../version.js';
+import { readTransportStatus } from '../emails/transport-status.js';
 
+/**
+ * Liveness: one primary-key read, which both proves the database answers and reads the mail
+ * transport's breaker. A transport that is down does not make the process unhealthy (mail waits).
+ */
 export async function checkHealth(deps: AppDeps) {
-  const database = await deps.db.pool
-    .query('SELECT 1')
-    .then(() => 'up' as const)
-    .catch(() => 'down' as const);
+  const mailTransport = await readTransportStatus(deps.db.pool, deps.mailer.kind).catch(() => undefined);
+  const database = mailTransport ? ('up' as const) : ('down' as const);
   return {
     status: database === 'up' ? ('ok' as const) : ('degraded' as const),
     database,
     version: VERSION,
     uptimeSeconds: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
+    ...(mailTransport && { mailTransport }),
   };
 }
 
