@@ -39,6 +39,7 @@ import type {
   Job,
   JobAccepted,
   LookupResult,
+  RequeueResult,
   SendBody,
   SendResult,
   Template,
@@ -228,6 +229,14 @@ export class Pigeon {
      */
     send: async (body: SendBody, options?: RequestOptions & IdempotencyOptions): Promise<SendResult> =>
       (await this.transport.call(contract.emails.send, { body, headers: {} }, withIdempotencyKey(options))).data,
+    /**
+     * Queue the project's FAILED messages again, each with a new lifetime. Suppressed addresses,
+     * MARKETING mail to unsubscribed contacts and mail of cancelled campaigns are refused and stay FAILED.
+     */
+    requeueFailed: async (options?: RequestOptions): Promise<RequeueResult> => {
+      const { data, message } = await this.transport.call(contract.emails.requeueFailed, {}, options);
+      return { ...data, message };
+    },
   };
 
   /** Email templates of the key's project. */

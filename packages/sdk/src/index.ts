@@ -101,6 +101,7 @@ export type {
   MemberResult,
   MemberStatus,
   MembersChange,
+  RequeueResult,
   Segment,
   SegmentComputeResult,
   SegmentContactPage,

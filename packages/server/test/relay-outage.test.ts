@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readTransportStatus } from '../src/modules/emails/transport-status.js';
 import { killAllCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
-import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
+import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';
 import { verifiedSender } from './sending.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 
@@ -164,6 +164,118 @@ it('a worker killed -9 during the outage changes nothing in the result', async (
     expect(await second.exited).toBe(0);
   } finally {
     await api.stop();
+    await sink.close();
+  }
+}, 120_000);
+
+it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces; neither pauses the transport; requeue refuses what sending refuses', async () => {
+  const sink = await startSmtpSink();
+  const lifetimeMs = 1800;
+  const pigeon = await startTestPigeon({
+    env: {
+      SMTP_URL: sink.url,
+      DNS_SERVERS: dns.address,
+      ...FAST,
+      DELIVERY_RETRY_BASE_MS: '100',
+      DELIVERY_LIFETIME_HOURS: String(lifetimeMs / 3_600_000),
+    },
+  });
+  const db = pigeon.deps.db.pool;
+  try {
+    const s = await verifiedSender(pigeon, dns);
+    const [a, b, c] = ['rq-a@c.example', 'rq-b@c.example', 'rq-c@c.example'];
+    for (const email of [a, b, c]) {
+      sink.failFor(email, 451);
+      expect((await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email } })).status).toBe(201);
+    }
+    const body = {
+      name: 'Requeue',
+      subject: 'Hi',
+      body: '<p>Hi {{unsubscribeUrl}}</p>',
+      from: s.from,
+      audienceType: 'ALL',
+    };
+    const campaignId = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data.id;
+    await pigeon.request('POST', `/campaigns/${campaignId}/send`, { headers: s.auth });
+    const get = async () => (await pigeon.request('GET', `/campaigns/${campaignId}`, { headers: s.auth })).body;
+    expect((await until(get, (k) => k.status === 'SENT')).status).toBe('SENT');
+    const { rows: failed } = await db.query(
+      `SELECT status, attempts, last_error, next_attempt_at <= created_at + make_interval(secs => $2) AS within
+       FROM emails WHERE campaign_id = $1`,
+      [campaignId, lifetimeMs / 1000],
+    );
+    expect(failed).toHaveLength(3);
+    for (const row of failed) {
+      expect(row).toMatchObject({ status: 'FAILED', within: true });
+      expect(row.attempts).toBeGreaterThan(2); // tried again with backoff, each try charged
+      expect(row.last_error).toMatch(/451/);
+    }
+    expect((await readTransportStatus(db, 'smtp')).state).toBe('up');
+
+    // A 5xx about the recipient is the message's own final failure: a bounce, which suppresses a.
+    sink.failFor(a, 550);
+    const bounced = await pigeon.request('POST', '/v1/send', {
+      headers: s.auth,
+      body: { to: a, from: s.from, subject: 'bounce', body: '<p>b</p>' },
+    });
+    const bouncedId = bounced.body.data.emails[0].email;
+    const status = async () =>
+      (await db.query('SELECT status, attempts FROM emails WHERE id = $1', [bouncedId])).rows[0];
+    expect(await until(status, (r) => r.status !== 'QUEUED' && r.status !== 'SENDING')).toEqual({
+      status: 'BOUNCED',
+      attempts: 1,
+    });
+    expect((await readTransportStatus(db, 'smtp')).state).toBe('up');
+    // b unsubscribes; the relay takes every address again.
+    await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: b, subscribed: false } });
+    for (const email of [a, b, c]) sink.failFor(email, null);
+
+    const requeued = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: s.auth });
+    expect(requeued.body).toMatchObject({
+      success: true,
+      data: { requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } },
+    });
+    await until(get, (k) => k.status === 'SENT');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.messages.flatMap((m) => m.to).filter((t) => t.startsWith('rq-'))).toEqual([c]);
+    const { rows } = await db.query('SELECT to_email, status FROM emails WHERE campaign_id = $1 ORDER BY to_email', [
+      campaignId,
+    ]);
+    expect(rows).toEqual([
+      { to_email: a, status: 'FAILED' },
+      { to_email: b, status: 'FAILED' },
+      { to_email: c, status: 'SENT' },
+    ]);
+    // Nothing left to requeue: a second call changes nothing; a DRAFT has nothing to requeue.
+    const again = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: s.auth });
+    expect(again.body.data).toEqual({ requeued: 0, refused: { suppressed: 1, unsubscribed: 1 } });
+    const draft = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data.id;
+    expectEnvelope(
+      await pigeon.request('POST', `/campaigns/${draft}/requeue-failed`, { headers: s.auth }),
+      409,
+      'CONFLICT',
+    );
+
+    // The project-wide requeue: transactional mail that outlived its lifetime goes once the relay takes it.
+    const d = 'rq-d@c.example';
+    sink.failFor(d, 451);
+    const sent = await pigeon.request('POST', '/v1/send', {
+      headers: s.auth,
+      body: { to: d, from: s.from, subject: 'later', body: '<p>l</p>' },
+    });
+    const dId = sent.body.data.emails[0].email;
+    const dStatus = async () => (await db.query('SELECT status FROM emails WHERE id = $1', [dId])).rows[0].status;
+    expect(await until(dStatus, (v) => v === 'FAILED')).toBe('FAILED');
+    sink.failFor(d, null);
+    const project = await pigeon.request('POST', '/emails/requeue-failed', { headers: s.auth });
+    // The campaign's two refused messages are counted again; d goes.
+    expect(project.body.data).toEqual({ requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } });
+    expect(await until(dStatus, (v) => v === 'SENT')).toBe('SENT');
+    const other = await verifiedSender(pigeon, dns);
+    const foreign = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: other.auth });
+    expectEnvelope(foreign, 404, 'NOT_FOUND');
+  } finally {
+    await pigeon.stop();
     await sink.close();
   }
 }, 120_000);

@@ -13,6 +13,8 @@ export interface SmtpSink {
   messages: ReceivedMessage[];
   /** SMTP replies to give at the end of DATA, in order, before accepting normally again (e.g. 451, 550). */
   failNext(...codes: number[]): void;
+  /** Answers `code` at the end of DATA to every message for `address` until set to null. */
+  failFor(address: string, code: number | null): void;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   /** A relay outage: stops listening and drops open connections at once (connecting is then refused). */
   stop(): Promise<void>;
@@ -29,6 +31,7 @@ export interface SmtpSink {
 export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const failures: number[] = [];
+  const failing = new Map<string, number>();
   const closed = new Set<string>();
   const makeServer = () =>
     new SMTPServer({
@@ -43,7 +46,7 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
-          const code = failures.shift();
+          const code = session.envelope.rcptTo.map((r) => failing.get(r.address)).find(Boolean) ?? failures.shift();
           if (code) {
             const err = Object.assign(new Error(code >= 500 ? 'Mailbox unavailable' : 'Try again later'), {
               responseCode: code,
@@ -74,6 +77,7 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
     port,
     messages,
     failNext: (...codes) => failures.push(...codes),
+    failFor: (address, code) => (code ? failing.set(address, code) : failing.delete(address)),
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (messages.length < count) {

@@ -9,6 +9,7 @@ import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../emails/queue.js';
+import { requeueFailedEmails } from '../emails/requeue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { audienceSql } from './audience.js';
 import { CAMPAIGN_CANCELLED_CHANNEL } from './delivery-content.js';
@@ -195,6 +196,31 @@ async function settledCounts(pool: pg.Pool, id: string) {
     if (counts.in_flight === 0 || Date.now() >= deadline) return counts;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * POST /campaigns/:id/requeue-failed: the campaign's FAILED messages queued again (refusing what
+ * sending refuses); a SENT campaign with messages queued again is SENDING until they are done.
+ */
+export async function requeueCampaignFailed(pool: pg.Pool, projectId: string, id: string) {
+  await findCampaign(pool, projectId, id);
+  return inTransaction(pool, async (client) => {
+    const [campaign] = await queryRows<CampaignRow>(
+      client,
+      sql`SELECT * FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`,
+    );
+    if (campaign?.status !== 'SENDING' && campaign?.status !== 'SENT') {
+      throw conflict(`The campaign is ${campaign?.status}; only a SENDING or SENT campaign has mail to requeue`);
+    }
+    const counts = await requeueFailedEmails(client, projectId, id);
+    if (counts.requeued > 0) {
+      await queryRows(
+        client,
+        sql`UPDATE campaigns SET status = 'SENDING', sent_at = NULL, updated_at = now() WHERE id = ${id}::uuid`,
+      );
+    }
+    return counts;
+  });
 }
 
 /** POST /campaigns/:id/test: the campaign, composed for one address (its contact's data when it exists), sent once. */
