@@ -141,7 +141,7 @@ it('a worker killed -9 during the outage changes nothing in the result', async (
     const dir = mkdtempSync(join(tmpdir(), 'pigeon-outage-'));
     chmodSync(dir, 0o755);
     dirs.push(dir);
-    const workerEnv = { ...env, PIGEON_DATA_DIR: dir, DATABASE_URL: databaseUrl, DELIVERY_CLAIM_TIMEOUT_SECONDS: '2' };
+    const workerEnv = { ...env, PIGEON_DATA_DIR: dir, DATABASE_URL: databaseUrl, DELIVERY_CLAIM_TIMEOUT_SECONDS: '5' };
     const first = startCli(['worker'], workerEnv);
     await first.ready;
     const setup = await startCampaign(api, 'kill');

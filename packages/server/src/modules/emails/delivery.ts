@@ -364,37 +364,40 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
     );
   }
 
+  /** FAILED for good, saying why (and what the last try met). */
+  const expire = sql`status = 'FAILED', claimed_at = NULL, updated_at = now(),
+    last_error = left('expired: not delivered within its lifetime' || COALESCE('; last error: ' || last_error, ''), 500)`;
+
   async function failExpired(ids: string[]) {
-    await queryRows(
-      pool,
-      sql`UPDATE emails SET status = 'FAILED', claimed_at = NULL, updated_at = now(),
-            last_error = left('expired: not delivered within its lifetime' || COALESCE('; last error: ' || last_error, ''), 500)
-          WHERE id = ANY(${ids}::uuid[]) AND status IN ('SENDING', 'QUEUED')`,
-    );
+    await queryRows(pool, sql`UPDATE emails SET ${expire} WHERE id = ANY(${ids}::uuid[]) AND status = 'SENDING'`);
   }
 
   /** While the transport is down nothing is claimed: queued mail past its lifetime fails here. */
   async function failExpiredQueued() {
     await queryRows(
       pool,
-      sql`UPDATE emails SET status = 'FAILED', updated_at = now(),
-            last_error = left('expired: not delivered within its lifetime' || COALESCE('; last error: ' || last_error, ''), 500)
-          WHERE status = 'QUEUED' AND next_attempt_at <= now() AND ${lifetimeEnd} <= now()`,
+      sql`UPDATE emails SET ${expire} WHERE status = 'QUEUED' AND next_attempt_at <= now() AND ${lifetimeEnd} <= now()`,
     );
   }
 
   let lastReclaim = 0;
+  /** Ids this process has claimed and not settled yet. */
+  const held = new Set<string>();
   async function loop(): Promise<void> {
     while (running) {
       let probe = false;
+      let claimed: string[] = [];
       try {
-        // A claim older than the timeout belongs to a worker that died: back to the queue.
+        // A claim older than the timeout belongs to a worker that died: back to the queue, with no
+        // attempt used (nothing answered about the message; its lifetime still bounds it). Never
+        // this process's own claims: a slow batch here is not a dead worker.
         if (Date.now() - lastReclaim >= RECLAIM_EVERY_MS) {
           lastReclaim = Date.now();
-          await pool.query(
-            `UPDATE emails SET status = 'QUEUED', claimed_at = NULL WHERE status = 'SENDING'
-             AND claimed_at < now() - make_interval(secs => $1)`,
-            [deps.config.delivery.claimTimeoutSeconds],
+          await queryRows(
+            pool,
+            sql`UPDATE emails SET status = 'QUEUED', claimed_at = NULL, attempts = greatest(attempts - 1, 0)
+                WHERE status = 'SENDING' AND NOT (id = ANY(${[...held]}::uuid[]))
+                  AND claimed_at < now() - make_interval(secs => ${deps.config.delivery.claimTimeoutSeconds})`,
           );
         }
         const admission = breaker.admit();
@@ -413,6 +416,8 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           await idle();
           continue;
         }
+        claimed = rows.map((r) => r.id);
+        for (const id of claimed) held.add(id);
         let batch: Batch;
         try {
           batch = await prepare(rows);
@@ -443,6 +448,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         logger.error({ err }, 'delivery loop error');
         await new Promise((r) => setTimeout(r, 1000));
       } finally {
+        for (const id of claimed) held.delete(id);
         // A probe that found nothing or was not sent (suppressed, cancelled, expired) tested nothing.
         if (probe) breaker.probeSkipped();
       }
