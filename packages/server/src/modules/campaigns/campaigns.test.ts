@@ -248,7 +248,7 @@ describe('campaigns API', () => {
     const s = await verifiedSender(pigeon, dns);
     await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
       headers: { cookie: s.owner.cookie },
-      body: { campaignSendRate: 10 },
+      body: { campaignSendRate: 5 },
     });
     await contacts(
       s,
@@ -263,7 +263,7 @@ describe('campaigns API', () => {
     const atAnswer = before();
     expect(cancel.body).toMatchObject({ success: true, data: { status: 'CANCELLED' } });
     const { sent, cancelled } = cancel.body.data;
-    expect(cancelled).toBeGreaterThan(20);
+    expect(cancelled).toBeGreaterThan(0); // cancelled mid-send (40 spread over 8 s, cancelled after 5)
     // The answer waits for what workers had claimed: what they were handing over has arrived and is
     // counted in `sent`; the rest was dropped. Nothing reaches the relay after the answer.
     expect(atAnswer).toBe(sent);
@@ -377,14 +377,17 @@ describe('campaign delivery', () => {
         () => slowSink.messages.length,
         (n) => n >= 20,
       );
-      const started = Date.now();
       const send = await slow.request('POST', '/v1/send', {
         headers: s.auth,
         body: { to: 'urgent@c.example', from: s.from, subject: 'Your code', body: '<p>123456</p>' },
       });
       expect(send.status).toBe(200);
-      await until(() => slowSink.messages.some((m) => m.to.includes('urgent@c.example')), Boolean, 5000);
-      expect(Date.now() - started).toBeLessThan(2000);
+      const queuedAt = slowSink.messages.length;
+      const urgent = () => slowSink.messages.findIndex((m) => m.to.includes('urgent@c.example'));
+      expect(await until(urgent, (i) => i >= 0, 30_000)).toBeGreaterThanOrEqual(0);
+      // Queued, it is claimed before any campaign mail: only the batches the two loops had already
+      // claimed (2 × 10) can reach the relay ahead of it, however slow the machine.
+      expect(urgent() - queuedAt).toBeLessThanOrEqual(20);
       const stats = (await slow.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth })).body;
       expect(stats.pending).toBeGreaterThan(1000); // the campaign was still draining
       await slow.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth });
