@@ -94,7 +94,10 @@ async function expectAllDeliveredOnce(
 
 it('a relay down longer than the old retry schedule costs no mail: the campaign waits, then every message goes once', async () => {
   const sink = await startSmtpSink();
-  const pigeon = await startTestPigeon({ env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...FAST } });
+  const pigeon = await startTestPigeon({
+    // The owners' notice after 3 s of outage (it cannot go through the dead relay: it goes when it is back).
+    env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...FAST, DELIVERY_OUTAGE_NOTIFY_MINUTES: '0.05' },
+  });
   try {
     const setup = await startCampaign(pigeon, 'out');
     const ours = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('out'))).length;
@@ -126,6 +129,9 @@ it('a relay down longer than the old retry schedule costs no mail: the campaign 
     await sink.restart();
     await expectAllDeliveredOnce(pigeon, sink, 'out', setup);
     expect((await readTransportStatus(pigeon.deps.db.pool, 'smtp')).state).toBe('up');
+    const owner = setup.s.owner.user.email as string;
+    const notices = sink.messages.filter((m) => m.to.includes(owner) && /relay was down/.test(m.raw));
+    expect(notices).toHaveLength(1);
   } finally {
     await pigeon.stop();
     await sink.close();
