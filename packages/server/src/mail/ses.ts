@@ -51,8 +51,8 @@ export function sesTransport(ses: SesConfig): MailTransport {
 
 /**
  * In the delivery worker's terms (mail/delivery-failure.ts): a 5xx `responseCode` is a bounce;
- * throttling, the account, credentials, a 5xx of the API itself or no answer at all are the
- * transport's failure; anything else is the message's and retried.
+ * throttling, the account, credentials, a 5xx of the API itself, a timeout or a network error are
+ * the transport's failure; anything else (a message that cannot be built, say) is the message's.
  */
 function asDeliveryError(
   err: Error & {
@@ -64,7 +64,8 @@ function asDeliveryError(
 ) {
   const status = err.$metadata?.httpStatusCode;
   if (PERMANENT.has(err.name)) err.responseCode = 554;
-  else if (TRANSPORT.has(err.name) || status === undefined || status === 429 || status >= 500) {
+  // No HTTP answer at all: a network error (its `code`, ECONNREFUSED…, is classified as such) or a timeout.
+  else if (TRANSPORT.has(err.name) || err.name === 'TimeoutError' || status === 429 || (status ?? 0) >= 500) {
     err.transportFailure = true;
   }
   return err;
