@@ -12,6 +12,7 @@ import type {
   CampaignSendResult,
   CampaignStats,
   CampaignTestResult,
+  RequeueResult,
 } from './types.js';
 
 /** Options of `campaigns.send`, besides the per-call ones. */
@@ -157,6 +158,14 @@ export class Campaigns {
         details: { campaignId: id, progress: last },
       }),
     );
+
+  /**
+   * Queue the campaign's FAILED messages again (after a relay outage that outlasted their lifetime,
+   * say): each gets a new lifetime. Suppressed addresses and unsubscribed contacts are refused as
+   * sending refuses them; a SENT campaign goes back to SENDING. 409 unless SENDING or SENT.
+   */
+  readonly requeueFailed = async (id: string, options?: RequestOptions): Promise<RequeueResult> =>
+    withMessage(await this.transport.call(contract.campaigns.requeueFailed, { params: { id } }, options));
 
   /** Delivery and engagement counts, with rates as fractions of `sent`. */
   readonly stats = (id: string, options?: RequestOptions): Promise<CampaignStats> =>

@@ -41,6 +41,7 @@ import type {
   Job,
   JobAccepted,
   LookupResult,
+  RequeueResult,
   SendBatchResult,
   SendBody,
   SendResult,
@@ -253,6 +254,14 @@ export class Pigeon {
           withIdempotencyKey(options),
         )
       ).data,
+    /**
+     * Queue the project's FAILED messages again, each with a new lifetime. Suppressed addresses,
+     * MARKETING mail to unsubscribed contacts and mail of cancelled campaigns are refused and stay FAILED.
+     */
+    requeueFailed: async (options?: RequestOptions): Promise<RequeueResult> => {
+      const { data, message } = await this.transport.call(contract.emails.requeueFailed, {}, options);
+      return { ...data, message };
+    },
   };
 
   /** Email templates of the key's project. */

@@ -109,6 +109,7 @@ export type {
   MemberResult,
   MemberStatus,
   MembersChange,
+  RequeueResult,
   Segment,
   SegmentComputeResult,
   SegmentContactPage,

@@ -165,6 +165,10 @@ export type CampaignSendResult = CampaignSendResponse['data'] & Pick<CampaignSen
 type CampaignCancelResponse = SuccessBody<CampaignRoutes['cancel']>;
 /** The answer of `campaigns.cancel`: messages already `sent`, messages `cancelled`, and the server's message. */
 export type CampaignCancelResult = CampaignCancelResponse['data'] & Pick<CampaignCancelResponse, 'message'>;
+/** `{ success, data, message }`, the 200 body of `campaigns.requeueFailed` (and `emails.requeueFailed`). */
+type RequeueResponse = SuccessBody<CampaignRoutes['requeueFailed']>;
+/** The answer of a requeue: messages `requeued`, those `refused` (suppressed, unsubscribed), and the server's message. */
+export type RequeueResult = RequeueResponse['data'] & Pick<RequeueResponse, 'message'>;
 
 // Workflows: an event starts an execution per contact, which walks a graph of steps
 type WorkflowRoutes = Contract['workflows'];

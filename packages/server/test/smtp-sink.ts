@@ -13,7 +13,13 @@ export interface SmtpSink {
   messages: ReceivedMessage[];
   /** SMTP replies to give at the end of DATA, in order, before accepting normally again (e.g. 451, 550). */
   failNext(...codes: number[]): void;
+  /** Answers `code` at the end of DATA to every message for `address` until set to null. */
+  failFor(address: string, code: number | null): void;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
+  /** A relay outage: stops listening and drops open connections at once (connecting is then refused). */
+  stop(): Promise<void>;
+  /** Listens again on the same port after `stop`. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,42 +31,45 @@ export interface SmtpSink {
 export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<SmtpSink> {
   const messages: ReceivedMessage[] = [];
   const failures: number[] = [];
+  const failing = new Map<string, number>();
   const closed = new Set<string>();
-  const server = new SMTPServer({
-    onClose(session) {
-      closed.add(session.id);
-    },
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    size: 60 * 1024 * 1024,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const code = failures.shift();
-        if (code) {
-          const err = Object.assign(new Error(code >= 500 ? 'Mailbox unavailable' : 'Try again later'), {
-            responseCode: code,
-          });
-          return callback(err);
-        }
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const accept = () => {
-          if (closed.has(session.id)) return;
-          messages.push({
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            to: session.envelope.rcptTo.map((r) => r.address),
-            raw,
-            messageId: /^Message-ID:\s*(<[^>]+>)/im.exec(raw)?.[1],
-          });
-          callback();
-        };
-        if (opts.delayMs) setTimeout(accept, opts.delayMs);
-        else accept();
-      });
-    },
-  });
+  const makeServer = () =>
+    new SMTPServer({
+      onClose(session) {
+        closed.add(session.id);
+      },
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      size: 60 * 1024 * 1024,
+      onData(stream, session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          const code = session.envelope.rcptTo.map((r) => failing.get(r.address)).find(Boolean) ?? failures.shift();
+          if (code) {
+            const err = Object.assign(new Error(code >= 500 ? 'Mailbox unavailable' : 'Try again later'), {
+              responseCode: code,
+            });
+            return callback(err);
+          }
+          const raw = Buffer.concat(chunks).toString('utf8');
+          const accept = () => {
+            if (closed.has(session.id)) return;
+            messages.push({
+              from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+              to: session.envelope.rcptTo.map((r) => r.address),
+              raw,
+              messageId: /^Message-ID:\s*(<[^>]+>)/im.exec(raw)?.[1],
+            });
+            callback();
+          };
+          if (opts.delayMs) setTimeout(accept, opts.delayMs);
+          else accept();
+        });
+      },
+    });
+  let server = makeServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.server.address() as { port: number }).port;
   return {
@@ -68,6 +77,7 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
     port,
     messages,
     failNext: (...codes) => failures.push(...codes),
+    failFor: (address, code) => (code ? failing.set(address, code) : failing.delete(address)),
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (messages.length < count) {
@@ -75,6 +85,16 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
         await new Promise((r) => setTimeout(r, 20));
       }
       return messages;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        (server as unknown as { options: { closeTimeout: number } }).options.closeTimeout = 1;
+        server.close(() => resolve());
+      }),
+    // A closed SMTPServer greets with 421 from then on: a new one takes the port.
+    restart: () => {
+      server = makeServer();
+      return new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

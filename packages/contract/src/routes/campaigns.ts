@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, knownOrDefault, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ConditionTree, ConditionTreeShape } from './conditions.js';
-import { ContentType, Subject, Template } from './sending.js';
+import { ContentType, RequeueResult, Subject, Template } from './sending.js';
 
 const c = initContract();
 
@@ -221,6 +221,22 @@ export const campaignsContract = c.router(
             cancelled: z.number().int().describe('Messages that will never be sent'),
           }),
         ).extend({ message: z.string() }),
+        409: ErrorEnvelope,
+        ...notFound,
+        ...commonErrors,
+      },
+    },
+    requeueFailed: {
+      method: 'POST',
+      path: '/campaigns/:id/requeue-failed',
+      summary: "Queue the campaign's FAILED messages again; a SENT campaign goes back to SENDING",
+      description:
+        'Suppressed addresses and unsubscribed contacts (MARKETING, HEADLESS) are refused as sending refuses them and stay FAILED. 409 for a DRAFT, SCHEDULED or CANCELLED campaign.',
+      metadata: secret,
+      pathParams: CampaignId,
+      body: c.noBody(),
+      responses: {
+        200: success(RequeueResult).extend({ message: z.string() }),
         409: ErrorEnvelope,
         ...notFound,
         ...commonErrors,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { Email, User } from './auth.js';
+import { MailTransportStatus } from './system.js';
 
 const c = initContract();
 
@@ -130,6 +131,7 @@ const securityStateObject = z.object({
   disabled: z.boolean(),
   disabledReason: z.string().nullable(),
   recentSuspensions: z.array(z.object({ at: Timestamp, reason: z.string() })),
+  mailTransport: MailTransportStatus,
   health: z
     .object({
       sample: z.number().int().describe('Messages in the rolling window: the last `windowSize` sent'),

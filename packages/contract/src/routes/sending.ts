@@ -331,8 +331,33 @@ export const SendBatchResult = z.object({
   timestamp: Timestamp,
 });
 
+export const RequeueResult = z
+  .object({
+    requeued: z.number().int().describe('FAILED messages queued again, each with a full lifetime and no attempt used'),
+    refused: z
+      .object({
+        suppressed: z.number().int().describe('Left FAILED: the address is suppressed'),
+        unsubscribed: z
+          .number()
+          .int()
+          .describe('Left FAILED: MARKETING (or HEADLESS campaign) mail to an unsubscribed contact'),
+      })
+      .describe('Refused as sending refuses them'),
+  })
+  .describe('What a requeue of FAILED messages did');
+
 export const emailsContract = c.router(
   {
+    requeueFailed: {
+      method: 'POST',
+      path: '/emails/requeue-failed',
+      summary: "Queue the project's FAILED messages again (after a relay outage, say)",
+      description:
+        'Suppressed addresses and MARKETING mail to unsubscribed contacts are refused as sending refuses them and stay FAILED; so does mail of cancelled campaigns.',
+      metadata: meta({ auth: 'secret' }),
+      body: c.noBody(),
+      responses: { 200: success(RequeueResult).extend({ message: z.string() }), ...commonErrors },
+    },
     send: {
       method: 'POST',
       path: '/v1/send',
@@ -379,4 +404,4 @@ export const emailsContract = c.router(
   { strictStatusCodes: true },
 );
 
-export const sendingSchemas = { Domain, DnsRecord, Template, SendResult, SendBatchResult };
+export const sendingSchemas = { Domain, DnsRecord, Template, SendResult, SendBatchResult, RequeueResult };

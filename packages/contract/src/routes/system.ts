@@ -4,11 +4,26 @@ import { publicErrors } from '../common.js';
 
 const c = initContract();
 
+export const TransportState = z.enum(['up', 'down']);
+export type TransportState = z.infer<typeof TransportState>;
+
+/** The mail transport's circuit breaker as the delivery workers last recorded it. */
+export const MailTransportStatus = z
+  .object({
+    transport: z.string().describe('`smtp`, `ses` or `outbox`'),
+    state: TransportState.describe('`down`: delivery is paused and probed; queued mail waits, using no attempt'),
+    downSince: z.string().datetime().nullable(),
+    lastError: z.string().nullable(),
+    nextProbeAt: z.string().datetime().nullable(),
+  })
+  .describe('Relay outages cost no mail: see README, Relay outages');
+
 export const Health = z.object({
   status: z.enum(['ok', 'degraded']),
   database: z.enum(['up', 'down']),
   version: z.string(),
   uptimeSeconds: z.number(),
+  mailTransport: MailTransportStatus.optional().describe('Absent when the database does not answer'),
 });
 
 /** What `/health/ready` checks; each failing one is a reason in a 503. */
@@ -61,4 +76,4 @@ export const systemContract = c.router({
   },
 });
 
-export const systemSchemas = { Health, Readiness, DeploymentConfig };
+export const systemSchemas = { Health, Readiness, DeploymentConfig, MailTransportStatus };

@@ -84,7 +84,12 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       concurrency: e.DELIVERY_CONCURRENCY,
       attachmentLimitBytes: Math.round(e.ATTACHMENT_LIMIT_MB * 1024 * 1024),
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
+      retryMaxMs: e.DELIVERY_RETRY_MAX_MS,
+      lifetimeMs: Math.round(e.DELIVERY_LIFETIME_HOURS * 3_600_000),
       claimTimeoutSeconds: e.DELIVERY_CLAIM_TIMEOUT_SECONDS,
+      probeBaseMs: e.DELIVERY_PROBE_BASE_MS,
+      probeMaxMs: e.DELIVERY_PROBE_MAX_MS,
+      outageNotifyMs: Math.round(e.DELIVERY_OUTAGE_NOTIFY_MINUTES * 60_000),
     },
     webhooks: {
       allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,

@@ -71,7 +71,16 @@ export const EnvSchema = z.object({
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
-  DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
+  DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(300_000),
+  DELIVERY_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
+  DELIVERY_LIFETIME_HOURS: z.coerce
+    .number()
+    .min(0.0001)
+    .max(24 * 30)
+    .default(72),
+  DELIVERY_PROBE_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),
+  DELIVERY_PROBE_MAX_MS: z.coerce.number().int().min(10).max(3_600_000).default(300_000),
+  DELIVERY_OUTAGE_NOTIFY_MINUTES: z.coerce.number().min(0).max(10_080).default(30),
   ATTACHMENT_LIMIT_MB: z.coerce.number().min(1).max(40).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
   IDEMPOTENCY_TTL_HOURS: z.coerce
@@ -209,7 +218,21 @@ export interface Config {
   };
   /** Requests per minute per project; 0 disables the limit. */
   rateLimitPerMinute: number;
-  delivery: { concurrency: number; attachmentLimitBytes: number; retryBaseMs: number; claimTimeoutSeconds: number };
+  delivery: {
+    concurrency: number;
+    attachmentLimitBytes: number;
+    /** A message's own temporary failure: the first wait, doubled per attempt up to `retryMaxMs`. */
+    retryBaseMs: number;
+    retryMaxMs: number;
+    /** A message is tried for this long from when it was queued (or requeued), then FAILED. */
+    lifetimeMs: number;
+    claimTimeoutSeconds: number;
+    /** The transport's circuit breaker: first probe after `probeBaseMs`, doubled up to `probeMaxMs`. */
+    probeBaseMs: number;
+    probeMaxMs: number;
+    /** The projects' owners are emailed once the transport has been down this long. */
+    outageNotifyMs: number;
+  };
   webhooks: {
     /** Let webhooks call private, loopback and other non-public addresses (self-hosted setups). */
     allowPrivateNetworks: boolean;

@@ -5,6 +5,19 @@ import type { MailTransport } from './transport.js';
 
 /** SES answers that say the message itself will never be accepted: recorded as a bounce, not retried. */
 const PERMANENT = new Set(['MessageRejected', 'MailFromDomainNotVerifiedException', 'BadRequestException']);
+/** SES answers about the account or the rate, not the message: the transport pauses (DESIGN.md §9). */
+const TRANSPORT = new Set([
+  'TooManyRequestsException',
+  'ThrottlingException',
+  'Throttling',
+  'LimitExceededException',
+  'SendingPausedException',
+  'AccountSuspendedException',
+  'UnrecognizedClientException',
+  'InvalidClientTokenId',
+  'ExpiredTokenException',
+  'AccessDeniedException',
+]);
 
 /**
  * Amazon SES through its v2 API with raw MIME (nodemailer's SES transport): the message is built
@@ -36,10 +49,24 @@ export function sesTransport(ses: SesConfig): MailTransport {
   };
 }
 
-/** In the delivery worker's terms: a 5xx `responseCode` is a bounce; anything else is retried. */
+/**
+ * In the delivery worker's terms (mail/delivery-failure.ts): a 5xx `responseCode` is a bounce;
+ * throttling, the account, credentials, a 5xx of the API itself, a timeout or a network error are
+ * the transport's failure; anything else (a message that cannot be built, say) is the message's.
+ */
 function asDeliveryError(
-  err: Error & { name: string; responseCode?: number; $metadata?: { httpStatusCode?: number } },
+  err: Error & {
+    name: string;
+    responseCode?: number;
+    transportFailure?: boolean;
+    $metadata?: { httpStatusCode?: number };
+  },
 ) {
+  const status = err.$metadata?.httpStatusCode;
   if (PERMANENT.has(err.name)) err.responseCode = 554;
+  // No HTTP answer at all: a network error (its `code`, ECONNREFUSED…, is classified as such) or a timeout.
+  else if (TRANSPORT.has(err.name) || err.name === 'TimeoutError' || status === 429 || (status ?? 0) >= 500) {
+    err.transportFailure = true;
+  }
   return err;
 }

@@ -24,6 +24,7 @@ import { Migration20261127030000_billing } from './Migration20261127030000_billi
 import { Migration20261127040000_track_idempotency } from './Migration20261127040000_track_idempotency.js';
 import { Migration20261127041000_feed_statement_trigger } from './Migration20261127041000_feed_statement_trigger.js';
 import { Migration20261127050000_event_facts_lookup } from './Migration20261127050000_event_facts_lookup.js';
+import { Migration20261201000000_transport_status } from './Migration20261201000000_transport_status.js';
 import { Migration20261203000000_worker_heartbeats } from './Migration20261203000000_worker_heartbeats.js';
 import { Migration20261204000000_sso } from './Migration20261204000000_sso.js';
 import { Migration20261205000000_webhook_endpoints } from './Migration20261205000000_webhook_endpoints.js';
@@ -59,6 +60,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127040000_track_idempotency', class: Migration20261127040000_track_idempotency },
   { name: 'Migration20261127041000_feed_statement_trigger', class: Migration20261127041000_feed_statement_trigger },
   { name: 'Migration20261127050000_event_facts_lookup', class: Migration20261127050000_event_facts_lookup },
+  { name: 'Migration20261201000000_transport_status', class: Migration20261201000000_transport_status },
   { name: 'Migration20261203000000_worker_heartbeats', class: Migration20261203000000_worker_heartbeats },
   { name: 'Migration20261204000000_sso', class: Migration20261204000000_sso },
   { name: 'Migration20261205000000_webhook_endpoints', class: Migration20261205000000_webhook_endpoints },

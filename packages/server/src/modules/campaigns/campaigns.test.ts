@@ -248,7 +248,7 @@ describe('campaigns API', () => {
     const s = await verifiedSender(pigeon, dns);
     await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
       headers: { cookie: s.owner.cookie },
-      body: { campaignSendRate: 10 },
+      body: { campaignSendRate: 5 },
     });
     await contacts(
       s,
@@ -260,15 +260,19 @@ describe('campaigns API', () => {
     await until(before, (n) => n >= 5);
     expectEnvelope(await pigeon.request('DELETE', `/campaigns/${c.id}`, { headers: s.auth }), 409, 'CONFLICT');
     const cancel = await pigeon.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth });
+    const atAnswer = before();
     expect(cancel.body).toMatchObject({ success: true, data: { status: 'CANCELLED' } });
     const { sent, cancelled } = cancel.body.data;
-    expect(cancelled).toBeGreaterThan(20);
+    expect(cancelled).toBeGreaterThan(0); // cancelled mid-send (40 spread over 8 s, cancelled after 5)
+    // The answer waits for what workers had claimed: what they were handing over has arrived and is
+    // counted in `sent`; the rest was dropped. Nothing reaches the relay after the answer.
+    expect(atAnswer).toBe(sent);
     await new Promise((r) => setTimeout(r, 1500));
     const stats = (await pigeon.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth })).body;
     expect(stats.pending).toBe(0);
     expect(stats.sent + stats.cancelled).toBe(40);
-    expect(before()).toBe(stats.sent);
-    expect(stats.sent - sent).toBeLessThanOrEqual(1); // at most the one being handed over at that moment
+    expect(before()).toBe(atAnswer);
+    expect(stats.sent).toBe(sent);
     expect((await get(s, c.id)).status).toBe('CANCELLED');
     expectEnvelope(await pigeon.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth }), 409, 'CONFLICT');
     expect((await pigeon.request('DELETE', `/campaigns/${c.id}`, { headers: s.auth })).status).toBe(204);
@@ -373,14 +377,17 @@ describe('campaign delivery', () => {
         () => slowSink.messages.length,
         (n) => n >= 20,
       );
-      const started = Date.now();
       const send = await slow.request('POST', '/v1/send', {
         headers: s.auth,
         body: { to: 'urgent@c.example', from: s.from, subject: 'Your code', body: '<p>123456</p>' },
       });
       expect(send.status).toBe(200);
-      await until(() => slowSink.messages.some((m) => m.to.includes('urgent@c.example')), Boolean, 5000);
-      expect(Date.now() - started).toBeLessThan(2000);
+      const queuedAt = slowSink.messages.length;
+      const urgent = () => slowSink.messages.findIndex((m) => m.to.includes('urgent@c.example'));
+      expect(await until(urgent, (i) => i >= 0, 30_000)).toBeGreaterThanOrEqual(0);
+      // Queued, it is claimed before any campaign mail: only the batches the two loops had already
+      // claimed (2 × 10) can reach the relay ahead of it, however slow the machine.
+      expect(urgent() - queuedAt).toBeLessThanOrEqual(20);
       const stats = (await slow.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth })).body;
       expect(stats.pending).toBeGreaterThan(1000); // the campaign was still draining
       await slow.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth });

@@ -2,7 +2,8 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
-import { cancelCampaign, sendCampaign, testCampaign } from './sending.js';
+import { requeueMessage } from '../emails/requeue.js';
+import { cancelCampaign, requeueCampaignFailed, sendCampaign, testCampaign } from './sending.js';
 import * as campaigns from './service.js';
 import { campaignStats } from './stats.js';
 
@@ -53,6 +54,10 @@ export const createCampaignsRouter = (deps: AppDeps) => {
     cancel: async ({ req, params }) => {
       const { message, ...data } = await cancelCampaign(db, callerProject(req).id, params.id);
       return { status: 200, body: { success: true, data, message } };
+    },
+    requeueFailed: async ({ req, params }) => {
+      const data = await requeueCampaignFailed(db, callerProject(req).id, params.id);
+      return { status: 200, body: { success: true, data, message: requeueMessage(data) } };
     },
     stats: async ({ req, params }) => ({
       status: 200,

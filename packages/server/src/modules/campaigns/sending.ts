@@ -9,6 +9,7 @@ import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../emails/queue.js';
+import { requeueFailedEmails } from '../emails/requeue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { audienceSql } from './audience.js';
 import { CAMPAIGN_CANCELLED_CHANNEL } from './delivery-content.js';
@@ -137,10 +138,19 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
   );
 }
 
-/** SCHEDULED or SENDING → CANCELLED; every recipient not yet handed to the transport is cancelled with it. */
+/** How long a cancel waits for the messages already claimed by a worker to be handed over or dropped. */
+const CANCEL_SETTLE_MS = 10_000;
+
+/**
+ * SCHEDULED or SENDING → CANCELLED; every recipient not yet handed to the transport is cancelled with it.
+ * Queued mail is cancelled in the transaction; mail a worker claimed before it is dropped by that
+ * worker (the notification, or the campaign's status read with its batch) unless it was already being
+ * handed over. The answer waits until no claimed message of the campaign is left (bounded), so nothing
+ * of the campaign reaches the transport after it, and `sent` is final.
+ */
 export async function cancelCampaign(pool: pg.Pool, projectId: string, id: string) {
   await findCampaign(pool, projectId, id);
-  return inTransaction(pool, async (client) => {
+  const cancelled = await inTransaction(pool, async (client) => {
     const [campaign] = await queryRows<CampaignRow>(
       client,
       sql`SELECT * FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`,
@@ -148,30 +158,68 @@ export async function cancelCampaign(pool: pg.Pool, projectId: string, id: strin
     if (campaign?.status !== 'SCHEDULED' && campaign?.status !== 'SENDING') {
       throw conflict(`The campaign is ${campaign?.status}; only SCHEDULED or SENDING campaigns can be cancelled`);
     }
-    const [counts] = await queryRows<{ cancelled: number; sent: number; in_flight: number }>(
+    const [row] = await queryRows<{ cancelled: number }>(
       client,
       sql`WITH cancelled AS (
             UPDATE emails SET status = 'CANCELLED', updated_at = now()
             WHERE campaign_id = ${id}::uuid AND status = 'QUEUED' RETURNING 1
-          ) SELECT (SELECT count(*) FROM cancelled)::int AS cancelled,
-                   count(*) FILTER (WHERE sent_at IS NOT NULL OR status IN ('BOUNCED', 'FAILED'))::int AS sent,
-                   count(*) FILTER (WHERE status = 'SENDING')::int AS in_flight
-            FROM emails WHERE campaign_id = ${id}::uuid`,
+          ) SELECT count(*)::int AS cancelled FROM cancelled`,
     );
-    await client.query(
-      `UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = $1`,
-      [id],
+    await queryRows(
+      client,
+      sql`UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = ${id}::uuid`,
     );
+    const count = row?.cancelled ?? 0;
     // Mail that will never be sent no longer counts against the month it was counted in.
-    if (campaign.started_at)
-      await refundEmails(client, projectId, 'campaigns', counts?.cancelled ?? 0, campaign.started_at);
+    if (campaign.started_at) await refundEmails(client, projectId, 'campaigns', count, campaign.started_at);
     // Delivered on commit: workers stop composing this campaign's mail they claimed before the cancel.
-    await client.query('SELECT pg_notify($1, $2)', [CAMPAIGN_CANCELLED_CHANNEL, id]);
-    const { cancelled = 0, sent = 0, in_flight = 0 } = counts ?? {};
-    const message =
-      `Cancelled: ${sent} sent, ${cancelled} never will be` +
-      (in_flight ? `; ${in_flight} were being handed to the transport (see stats for where they ended)` : '');
-    return { id, status: 'CANCELLED' as const, sent, cancelled, message };
+    await queryRows(client, sql`SELECT pg_notify(${CAMPAIGN_CANCELLED_CHANNEL}, ${id})`);
+    return count;
+  });
+  const { sent, in_flight } = await settledCounts(pool, id);
+  const message =
+    `Cancelled: ${sent} sent, ${cancelled} never will be` +
+    (in_flight ? `; ${in_flight} were still being handed to the transport (see stats for where they ended)` : '');
+  return { id, status: 'CANCELLED' as const, sent, cancelled, message };
+}
+
+/** The campaign's sent count once no message of it is claimed any more (or the wait ran out). */
+async function settledCounts(pool: pg.Pool, id: string) {
+  const deadline = Date.now() + CANCEL_SETTLE_MS;
+  for (;;) {
+    const [counts = { sent: 0, in_flight: 0 }] = await queryRows<{ sent: number; in_flight: number }>(
+      pool,
+      sql`SELECT count(*) FILTER (WHERE sent_at IS NOT NULL OR status IN ('BOUNCED', 'FAILED'))::int AS sent,
+                 count(*) FILTER (WHERE status = 'SENDING')::int AS in_flight
+          FROM emails WHERE campaign_id = ${id}::uuid`,
+    );
+    if (counts.in_flight === 0 || Date.now() >= deadline) return counts;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * POST /campaigns/:id/requeue-failed: the campaign's FAILED messages queued again (refusing what
+ * sending refuses); a SENT campaign with messages queued again is SENDING until they are done.
+ */
+export async function requeueCampaignFailed(pool: pg.Pool, projectId: string, id: string) {
+  await findCampaign(pool, projectId, id);
+  return inTransaction(pool, async (client) => {
+    const [campaign] = await queryRows<CampaignRow>(
+      client,
+      sql`SELECT * FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`,
+    );
+    if (campaign?.status !== 'SENDING' && campaign?.status !== 'SENT') {
+      throw conflict(`The campaign is ${campaign?.status}; only a SENDING or SENT campaign has mail to requeue`);
+    }
+    const counts = await requeueFailedEmails(client, projectId, id);
+    if (counts.requeued > 0) {
+      await queryRows(
+        client,
+        sql`UPDATE campaigns SET status = 'SENDING', sent_at = NULL, updated_at = now() WHERE id = ${id}::uuid`,
+      );
+    }
+    return counts;
   });
 }
 

@@ -1,13 +1,18 @@
 import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
+import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
+import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
 import { recordDeliveryOutcome } from '../../metrics/delivery.js';
 import { deliveryReclaimed } from '../../metrics/registry.js';
 import { CAMPAIGN_CANCELLED_CHANNEL, type CampaignBatch, CampaignComposer } from '../campaigns/delivery-content.js';
 import { recordDeliveryFeedback } from '../deliverability/feedback.js';
 import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
 import { dkimKeyObject } from '../domains/dkim.js';
+import { TransportBreaker } from './breaker.js';
+import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
 import { NOTIFY_CHANNEL } from './queue.js';
+import { markTransportDown, markTransportUp } from './transport-status.js';
 
 interface EmailRow {
   id: string;
@@ -26,6 +31,9 @@ interface EmailRow {
   attachments: Array<{ filename: string; content: string; contentType?: string }>;
   message_id: string;
   attempts: number;
+  created_at: Date;
+  /** Set when a FAILED message was queued again: its lifetime counts from then. */
+  requeued_at: Date | null;
   campaign_id: string | null;
   contact_id: string | null;
   tracked: boolean;
@@ -39,7 +47,6 @@ interface EmailRow {
 }
 
 const BATCH = 10;
-const MAX_ATTEMPTS = 8;
 const IDLE_POLL_MS = 1000;
 /** How often a process looks for claims of dead workers (on top of the claim timeout). */
 const RECLAIM_EVERY_MS = 1000;
@@ -186,16 +193,44 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   await listener.connect();
   await listener.query(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${CAMPAIGN_CANCELLED_CHANNEL}`);
 
-  const idle = () =>
+  const idle = (ms = IDLE_POLL_MS) =>
     new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
         wakers.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, IDLE_POLL_MS);
+      const timer = setTimeout(wake, ms);
       wakers.add(wake);
     });
+
+  const { lifetimeMs, outageNotifyMs } = deps.config.delivery;
+  const transport = deps.mailer.kind;
+  const breaker = new TransportBreaker(deps.config.delivery, {
+    opened(error, nextProbeAt) {
+      logger.warn({ transport, err: error, nextProbeAt }, 'mail transport down: delivery paused, no attempt charged');
+      void markTransportDown(pool, transport, error, nextProbeAt).catch((err) =>
+        logger.error({ err }, 'transport status not recorded'),
+      );
+    },
+    reopened(error, nextProbeAt) {
+      logger.warn({ transport, err: error, nextProbeAt }, 'mail transport still down: probe failed');
+      void markTransportDown(pool, transport, error, nextProbeAt)
+        .then(() => tellOwnersOfOutage(deps, transport, outageNotifyMs))
+        .catch((err) => logger.error({ err }, 'transport status not recorded'));
+    },
+    closed() {
+      logger.info({ transport }, 'mail transport up: delivery resumed');
+      wakeAll();
+      void markTransportUp(pool, transport)
+        .then((outage) => tellOwnersOfRecovery(deps, transport, outage, outageNotifyMs))
+        .catch((err) => logger.error({ err }, 'transport status not recorded'));
+    },
+  });
+  /** The end of an email row's lifetime, as SQL on the `emails` row being updated. */
+  const lifetimeEnd = sql`COALESCE(requeued_at, created_at) + make_interval(secs => ${lifetimeMs / 1000})`;
+  const expired = (email: EmailRow) =>
+    Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
   const recordSent =
     deps.mailer.kind === 'smtp'
@@ -217,7 +252,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   }
 
   /** One message; `handedOver` is called once the transport has answered (or it never got there). */
-  async function deliver(email: EmailRow, batch: Batch, handedOver: () => void): Promise<void> {
+  async function deliver(email: EmailRow, batch: Batch, handedOver: () => void, probe = false): Promise<void> {
     inFlight.add(email.id);
     try {
       // Suppressed after it was queued (a hard bounce or complaint since): not sent, and said why.
@@ -228,6 +263,10 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
           [email.id, `suppressed: ${email.suppressed}`],
         );
         recordDeliveryOutcome('suppressed');
+        return;
+      }
+      if (expired(email)) {
+        await failExpired([email.id]);
         return;
       }
       const message = await messageOf(email, batch);
@@ -270,6 +309,18 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
                 }
               : undefined,
         })
+        .then(
+          (info) => {
+            breaker.transportAnswered();
+            return info;
+          },
+          (err: DeliveryError) => {
+            // Before the loop goes on to the next message, so that one is not tried on a dead transport.
+            if (classifyDeliveryError(err) === 'transport') breaker.transportFailed(err.message, probe);
+            else if (err.responseCode) breaker.transportAnswered();
+            throw err;
+          },
+        )
         .finally(handedOver);
       await recordSent(email.id, null, sent.file ?? null, sent.providerMessageId ?? null);
       recordDeliveryOutcome('sent', {
@@ -277,7 +328,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         transportSeconds: (performance.now() - handedAt) / 1000,
       });
     } catch (err) {
-      await recordFailure(email, err as Error & { responseCode?: number; code?: string });
+      await recordFailure(email, err as DeliveryError);
     } finally {
       handedOver();
       inFlight.delete(email.id);
@@ -285,12 +336,21 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
   }
 
   /**
-   * A 5xx SMTP reply is a hard bounce, recorded like any other feedback (event, suppression of the
-   * address, health check); everything else is retried with backoff.
+   * The transport's failure: the message goes back to the queue as it was (no attempt used) and the
+   * breaker pauses the transport. A 5xx reply about the message is a hard bounce, recorded like any
+   * other feedback (event, suppression of the address, health check). Anything else is the message's
+   * temporary failure: tried again after `retryBaseMs` doubled per attempt (at most `retryMaxMs`),
+   * never later than the end of its lifetime, and FAILED once that has passed.
    */
-  async function recordFailure(email: EmailRow, err: Error & { responseCode?: number }) {
+  async function recordFailure(email: EmailRow, err: DeliveryError) {
     const reason = err.message.slice(0, 500);
-    if (err.responseCode && err.responseCode >= 500) {
+    const kind = classifyDeliveryError(err);
+    if (kind === 'transport') {
+      await requeueUncharged([email.id], reason);
+      recordDeliveryOutcome('deferred', { error: reason });
+      return;
+    }
+    if (kind === 'bounce') {
       await recordDeliveryFeedback(deps, email.id, {
         kind: 'bounce',
         bounceType: 'hard',
@@ -300,37 +360,86 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
       recordDeliveryOutcome('bounced', { error: reason });
       return;
     }
-    const final = email.attempts >= MAX_ATTEMPTS;
-    const delaySeconds = Math.min(3600, (2 ** (email.attempts - 1) * deps.config.delivery.retryBaseMs) / 1000);
-    await pool.query(
-      `UPDATE emails SET status = $2, claimed_at = NULL, last_error = $3, updated_at = now(),
-         next_attempt_at = now() + make_interval(secs => $4)
-       WHERE id = $1 AND status = 'SENDING'`,
-      [email.id, final ? 'FAILED' : 'QUEUED', reason, delaySeconds],
+    const { retryBaseMs, retryMaxMs } = deps.config.delivery;
+    const delaySeconds = Math.min(retryMaxMs, 2 ** Math.min(email.attempts - 1, 30) * retryBaseMs) / 1000;
+    const [row] = await queryRows<{ status: string }>(
+      pool,
+      sql`UPDATE emails SET claimed_at = NULL, last_error = ${reason}, updated_at = now(),
+            status = CASE WHEN now() >= ${lifetimeEnd} THEN 'FAILED' ELSE 'QUEUED' END,
+            next_attempt_at = LEAST(now() + make_interval(secs => ${delaySeconds}), ${lifetimeEnd})
+          WHERE id = ${email.id}::uuid AND status = 'SENDING' RETURNING status`,
     );
+    const final = row?.status === 'FAILED';
     recordDeliveryOutcome(final ? 'failed' : 'deferred', { error: reason });
     logger.warn({ emailId: email.id, attempt: email.attempts, final, err: reason }, 'delivery attempt failed');
   }
 
+  /** Claimed mail given back untried or failed by the transport: as it was before the claim. */
+  async function requeueUncharged(ids: string[], reason: string | null) {
+    await queryRows(
+      pool,
+      sql`UPDATE emails SET status = 'QUEUED', claimed_at = NULL, attempts = attempts - 1,
+            last_error = COALESCE(${reason}, last_error), updated_at = now()
+          WHERE id = ANY(${ids}::uuid[]) AND status = 'SENDING'`,
+    );
+  }
+
+  /** FAILED for good, saying why (and what the last try met). */
+  const expire = sql`status = 'FAILED', claimed_at = NULL, updated_at = now(),
+    last_error = left('expired: not delivered within its lifetime' || COALESCE('; last error: ' || last_error, ''), 500)`;
+
+  async function failExpired(ids: string[]) {
+    await queryRows(pool, sql`UPDATE emails SET ${expire} WHERE id = ANY(${ids}::uuid[]) AND status = 'SENDING'`);
+  }
+
+  /** While the transport is down nothing is claimed: queued mail past its lifetime fails here. */
+  async function failExpiredQueued() {
+    await queryRows(
+      pool,
+      sql`UPDATE emails SET ${expire} WHERE status = 'QUEUED' AND next_attempt_at <= now() AND ${lifetimeEnd} <= now()`,
+    );
+  }
+
   let lastReclaim = 0;
+  /** Ids this process has claimed and not settled yet. */
+  const held = new Set<string>();
   async function loop(): Promise<void> {
     while (running) {
+      let probe = false;
+      let claimed: string[] = [];
       try {
-        // A claim older than the timeout belongs to a worker that died: back to the queue.
+        // A claim older than the timeout belongs to a worker that died: back to the queue, with no
+        // attempt used (nothing answered about the message; its lifetime still bounds it). Never
+        // this process's own claims: a slow batch here is not a dead worker.
         if (Date.now() - lastReclaim >= RECLAIM_EVERY_MS) {
           lastReclaim = Date.now();
-          const reclaimed = await pool.query(
-            `UPDATE emails SET status = 'QUEUED', claimed_at = NULL WHERE status = 'SENDING'
-             AND claimed_at < now() - make_interval(secs => $1)`,
-            [deps.config.delivery.claimTimeoutSeconds],
+          const reclaimed = await queryRows(
+            pool,
+            sql`UPDATE emails SET status = 'QUEUED', claimed_at = NULL, attempts = greatest(attempts - 1, 0)
+                WHERE status = 'SENDING' AND NOT (id = ANY(${[...held]}::uuid[]))
+                  AND claimed_at < now() - make_interval(secs => ${deps.config.delivery.claimTimeoutSeconds})
+                RETURNING id`,
           );
-          if (reclaimed.rowCount) deliveryReclaimed.inc(reclaimed.rowCount);
+          if (reclaimed.length) deliveryReclaimed.inc(reclaimed.length);
         }
-        const { rows } = await pool.query<EmailRow>({ name: 'emails.claim', text: CLAIM_SQL, values: [BATCH] });
+        const admission = breaker.admit();
+        if (admission === 'wait') {
+          await idle(Math.max(10, Math.min(IDLE_POLL_MS, breaker.msUntilProbe())));
+          continue;
+        }
+        probe = admission === 'probe';
+        if (probe) await failExpiredQueued();
+        const { rows } = await pool.query<EmailRow>({
+          name: 'emails.claim',
+          text: CLAIM_SQL,
+          values: [probe ? 1 : BATCH],
+        });
         if (rows.length === 0) {
           await idle();
           continue;
         }
+        claimed = rows.map((r) => r.id);
+        for (const id of claimed) held.add(id);
         let batch: Batch;
         try {
           batch = await prepare(rows);
@@ -341,26 +450,29 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
         // The next message goes as soon as the transport has answered this one; the outcomes are
         // written meanwhile (group commit) and awaited before the next claim.
         const outcomes: Array<Promise<void>> = [];
+        const started = new Set<string>();
         for (const email of rows) {
-          if (!running) break;
+          // Stopping, or the transport went down meanwhile: the rest goes back untried.
+          if (!running || (breaker.isOpen && !probe)) break;
+          started.add(email.id);
           await new Promise<void>((handedOver) =>
             outcomes.push(
-              deliver(email, batch, handedOver).catch((err) => logger.error({ err }, 'delivery outcome not recorded')),
+              deliver(email, batch, handedOver, probe).catch((err) =>
+                logger.error({ err }, 'delivery outcome not recorded'),
+              ),
             ),
           );
         }
         await Promise.all(outcomes);
-        // Claimed but not started because we are stopping: back to the queue at once.
-        const left = rows.filter((r) => !inFlight.has(r.id)).map((r) => r.id);
-        if (!running && left.length) {
-          await pool.query(
-            "UPDATE emails SET status = 'QUEUED', claimed_at = NULL, attempts = attempts - 1 WHERE id = ANY($1) AND status = 'SENDING'",
-            [left],
-          );
-        }
+        const left = rows.filter((r) => !started.has(r.id)).map((r) => r.id);
+        if (left.length) await requeueUncharged(left, null);
       } catch (err) {
         logger.error({ err }, 'delivery loop error');
         await new Promise((r) => setTimeout(r, 1000));
+      } finally {
+        for (const id of claimed) held.delete(id);
+        // A probe that found nothing or was not sent (suppressed, cancelled, expired) tested nothing.
+        if (probe) breaker.probeSkipped();
       }
     }
   }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppDeps } from '../../deps.js';
 import { projectHealth } from '../deliverability/health.js';
+import { readTransportStatus } from '../emails/transport-status.js';
 import type { Project } from './project.entity.js';
 
 const WINDOW_DAYS = 30;
@@ -9,6 +10,7 @@ const WINDOW_DAYS = 30;
  * Bounce and complaint rates over the last 30 days, from the stored email records, and the
  * deliverability health over the last messages (which pauses campaigns above its thresholds).
  */
+
 export async function securityState(em: EntityManager, project: Project, deps: AppDeps) {
   const counts = await mailCounts(em, project.id);
   const suspensions = await em
@@ -28,6 +30,7 @@ export async function securityState(em: EntityManager, project: Project, deps: A
     disabled: project.disabled,
     disabledReason: project.disabledReason ?? null,
     recentSuspensions: suspensions.map((s) => ({ at: new Date(s.created_at).toISOString(), reason: s.reason })),
+    mailTransport: await readTransportStatus(deps.db.pool, deps.mailer.kind),
     health: await projectHealth(deps.db.pool, project.id, deps.config.deliverability.health),
   };
 }

@@ -5,18 +5,22 @@ import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { VERSION } from '../../version.js';
 import { feedLag } from '../change-feed/feed.js';
+import { readTransportStatus } from '../emails/transport-status.js';
 import { workerHeartbeats } from './heartbeat.js';
 
+/**
+ * Liveness: one primary-key read, which both proves the database answers and reads the mail
+ * transport's breaker. A transport that is down does not make the process unhealthy (mail waits).
+ */
 export async function checkHealth(deps: AppDeps) {
-  const database = await deps.db.pool
-    .query('SELECT 1')
-    .then(() => 'up' as const)
-    .catch(() => 'down' as const);
+  const mailTransport = await readTransportStatus(deps.db.pool, deps.mailer.kind).catch(() => undefined);
+  const database = mailTransport ? ('up' as const) : ('down' as const);
   return {
     status: database === 'up' ? ('ok' as const) : ('degraded' as const),
     database,
     version: VERSION,
     uptimeSeconds: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
+    ...(mailTransport && { mailTransport }),
   };
 }
 

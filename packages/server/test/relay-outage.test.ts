@@ -1,0 +1,287 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { readTransportStatus } from '../src/modules/emails/transport-status.js';
+import { killAllCli, startCli } from './cli.js';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
+import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';
+import { verifiedSender } from './sending.js';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
+
+/**
+ * The relay goes away in the middle of a campaign for longer than the whole old retry schedule
+ * (8 attempts, the wait doubling from DELIVERY_RETRY_BASE_MS: 50 ms × 127 = 6.4 s here), then
+ * comes back. A transport failure uses no attempt, so nothing fails and nothing is sent twice.
+ */
+const OUTAGE_MS = 8000;
+const FAST = {
+  DELIVERY_RETRY_BASE_MS: '50',
+  DELIVERY_PROBE_BASE_MS: '200',
+  DELIVERY_PROBE_MAX_MS: '1000',
+  CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
+};
+const RECIPIENTS = 30;
+
+let dns: TestDnsServer;
+const dirs: string[] = [];
+beforeAll(async () => {
+  dns = await startDnsServer();
+});
+afterAll(async () => {
+  await killAllCli();
+  await dns?.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function until<T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (check(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out; last value ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A campaign to RECIPIENTS contacts, spread at 10 a second so the outage falls in its middle. */
+async function startCampaign(pigeon: TestPigeon, tag: string) {
+  const s = await verifiedSender(pigeon, dns);
+  await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
+    headers: { cookie: s.owner.cookie },
+    body: { campaignSendRate: 10 },
+  });
+  for (let i = 0; i < RECIPIENTS; i++) {
+    const res = await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: `${tag}${i}@c.example` } });
+    expect(res.status).toBe(201);
+  }
+  const body = {
+    name: 'Outage',
+    subject: 'Hi',
+    body: '<p>Hello {{unsubscribeUrl}}</p>',
+    from: s.from,
+    audienceType: 'ALL',
+  };
+  const c = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data;
+  expect((await pigeon.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth })).status).toBe(200);
+  return { s, campaignId: c.id as string };
+}
+
+/** Every recipient got the campaign exactly once; the campaign is SENT with nothing FAILED. */
+async function expectAllDeliveredOnce(
+  pigeon: TestPigeon,
+  sink: SmtpSink,
+  tag: string,
+  setup: { s: { auth: Record<string, string> }; campaignId: string },
+) {
+  const get = async () =>
+    (await pigeon.request('GET', `/campaigns/${setup.campaignId}`, { headers: setup.s.auth })).body;
+  expect((await until(get, (c) => c.status !== 'SENDING', 60_000)).status).toBe('SENT');
+  await new Promise((r) => setTimeout(r, 300)); // room for a duplicate to show up
+  const ours = sink.messages.filter((m) => m.to.some((t) => t.startsWith(tag)));
+  const addresses = ours.flatMap((m) => m.to);
+  expect(addresses).toHaveLength(RECIPIENTS);
+  expect(new Set(addresses).size).toBe(RECIPIENTS);
+  const stats = (await pigeon.request('GET', `/campaigns/${setup.campaignId}/stats`, { headers: setup.s.auth })).body;
+  expect(stats).toMatchObject({ sent: RECIPIENTS, pending: 0 });
+  const { rows } = await pigeon.deps.db.pool.query(
+    'SELECT status, max(attempts)::int AS attempts, count(*)::int AS n FROM emails WHERE campaign_id = $1 GROUP BY status',
+    [setup.campaignId],
+  );
+  // No attempt was charged for the outage.
+  expect(rows).toEqual([{ status: 'SENT', attempts: 1, n: RECIPIENTS }]);
+}
+
+it('a relay down longer than the old retry schedule costs no mail: the campaign waits, then every message goes once', async () => {
+  const sink = await startSmtpSink();
+  const pigeon = await startTestPigeon({
+    // The owners' notice after 3 s of outage (it cannot go through the dead relay: it goes when it is back).
+    env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...FAST, DELIVERY_OUTAGE_NOTIFY_MINUTES: '0.05' },
+  });
+  try {
+    const setup = await startCampaign(pigeon, 'out');
+    const ours = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('out'))).length;
+    await until(ours, (n) => n >= 5);
+    await sink.stop();
+    const during = await until(
+      () => readTransportStatus(pigeon.deps.db.pool, 'smtp'),
+      (t) => t.state === 'down',
+    );
+    expect(during.downSince).not.toBeNull();
+    expect(during.lastError).toMatch(/ECONNREFUSED|421|connect/i);
+    const health = await pigeon.request('GET', '/health');
+    expect(health.body).toMatchObject({ status: 'ok', mailTransport: { state: 'down' } });
+    const security = await pigeon.request('GET', `/users/@me/projects/${setup.s.project.id}/security`, {
+      headers: { cookie: setup.s.owner.cookie },
+    });
+    expect(security.body.mailTransport, JSON.stringify(security.body)).toMatchObject({
+      state: 'down',
+      downSince: during.downSince,
+    });
+    await new Promise((r) => setTimeout(r, OUTAGE_MS));
+    const { rows: failed } = await pigeon.deps.db.pool.query(
+      "SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status = 'FAILED'",
+      [setup.campaignId],
+    );
+    expect(failed[0].n).toBe(0);
+    const campaign = await pigeon.request('GET', `/campaigns/${setup.campaignId}`, { headers: setup.s.auth });
+    expect(campaign.body.status).toBe('SENDING');
+    await sink.restart();
+    await expectAllDeliveredOnce(pigeon, sink, 'out', setup);
+    expect((await readTransportStatus(pigeon.deps.db.pool, 'smtp')).state).toBe('up');
+    const owner = setup.s.owner.user.email as string;
+    const notices = sink.messages.filter((m) => m.to.includes(owner) && /relay was down/.test(m.raw));
+    expect(notices).toHaveLength(1);
+  } finally {
+    await pigeon.stop();
+    await sink.close();
+  }
+}, 120_000);
+
+it('a worker killed -9 during the outage changes nothing in the result', async () => {
+  const sink = await startSmtpSink();
+  const databaseUrl = await createTestDatabase();
+  const env = { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...FAST };
+  const api = await startTestPigeon({ databaseUrl, role: 'api', env });
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'pigeon-outage-'));
+    chmodSync(dir, 0o755);
+    dirs.push(dir);
+    const workerEnv = { ...env, PIGEON_DATA_DIR: dir, DATABASE_URL: databaseUrl, DELIVERY_CLAIM_TIMEOUT_SECONDS: '5' };
+    const first = startCli(['worker'], workerEnv);
+    await first.ready;
+    const setup = await startCampaign(api, 'kill');
+    const ours = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('kill'))).length;
+    await until(ours, (n) => n >= 5);
+    await sink.stop();
+    await until(
+      () => readTransportStatus(api.deps.db.pool, 'smtp'),
+      (t) => t.state === 'down',
+    );
+    await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = startCli(['worker'], workerEnv);
+    await second.ready;
+    await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
+    await sink.restart();
+    await expectAllDeliveredOnce(api, sink, 'kill', setup);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  } finally {
+    await api.stop();
+    await sink.close();
+  }
+}, 120_000);
+
+it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces; neither pauses the transport; requeue refuses what sending refuses', async () => {
+  const sink = await startSmtpSink();
+  const lifetimeMs = 1800;
+  const pigeon = await startTestPigeon({
+    env: {
+      SMTP_URL: sink.url,
+      DNS_SERVERS: dns.address,
+      ...FAST,
+      DELIVERY_RETRY_BASE_MS: '100',
+      DELIVERY_LIFETIME_HOURS: String(lifetimeMs / 3_600_000),
+    },
+  });
+  const db = pigeon.deps.db.pool;
+  try {
+    const s = await verifiedSender(pigeon, dns);
+    const [a, b, c] = ['rq-a@c.example', 'rq-b@c.example', 'rq-c@c.example'];
+    for (const email of [a, b, c]) {
+      sink.failFor(email, 451);
+      expect((await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email } })).status).toBe(201);
+    }
+    const body = {
+      name: 'Requeue',
+      subject: 'Hi',
+      body: '<p>Hi {{unsubscribeUrl}}</p>',
+      from: s.from,
+      audienceType: 'ALL',
+    };
+    const campaignId = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data.id;
+    await pigeon.request('POST', `/campaigns/${campaignId}/send`, { headers: s.auth });
+    const get = async () => (await pigeon.request('GET', `/campaigns/${campaignId}`, { headers: s.auth })).body;
+    expect((await until(get, (k) => k.status === 'SENT')).status).toBe('SENT');
+    const { rows: failed } = await db.query(
+      `SELECT status, attempts, last_error, next_attempt_at <= created_at + make_interval(secs => $2) AS within
+       FROM emails WHERE campaign_id = $1`,
+      [campaignId, lifetimeMs / 1000],
+    );
+    expect(failed).toHaveLength(3);
+    for (const row of failed) {
+      expect(row).toMatchObject({ status: 'FAILED', within: true });
+      expect(row.attempts).toBeGreaterThan(2); // tried again with backoff, each try charged
+      expect(row.last_error).toMatch(/451/);
+    }
+    expect((await readTransportStatus(db, 'smtp')).state).toBe('up');
+
+    // A 5xx about the recipient is the message's own final failure: a bounce, which suppresses a.
+    sink.failFor(a, 550);
+    const bounced = await pigeon.request('POST', '/v1/send', {
+      headers: s.auth,
+      body: { to: a, from: s.from, subject: 'bounce', body: '<p>b</p>' },
+    });
+    const bouncedId = bounced.body.data.emails[0].email;
+    const status = async () =>
+      (await db.query('SELECT status, attempts FROM emails WHERE id = $1', [bouncedId])).rows[0];
+    expect(await until(status, (r) => r.status !== 'QUEUED' && r.status !== 'SENDING')).toEqual({
+      status: 'BOUNCED',
+      attempts: 1,
+    });
+    expect((await readTransportStatus(db, 'smtp')).state).toBe('up');
+    // b unsubscribes; the relay takes every address again.
+    await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: b, subscribed: false } });
+    for (const email of [a, b, c]) sink.failFor(email, null);
+
+    const requeued = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: s.auth });
+    expect(requeued.body).toMatchObject({
+      success: true,
+      data: { requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } },
+    });
+    await until(get, (k) => k.status === 'SENT');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sink.messages.flatMap((m) => m.to).filter((t) => t.startsWith('rq-'))).toEqual([c]);
+    const { rows } = await db.query('SELECT to_email, status FROM emails WHERE campaign_id = $1 ORDER BY to_email', [
+      campaignId,
+    ]);
+    expect(rows).toEqual([
+      { to_email: a, status: 'FAILED' },
+      { to_email: b, status: 'FAILED' },
+      { to_email: c, status: 'SENT' },
+    ]);
+    // Nothing left to requeue: a second call changes nothing; a DRAFT has nothing to requeue.
+    const again = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: s.auth });
+    expect(again.body.data).toEqual({ requeued: 0, refused: { suppressed: 1, unsubscribed: 1 } });
+    const draft = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data.id;
+    expectEnvelope(
+      await pigeon.request('POST', `/campaigns/${draft}/requeue-failed`, { headers: s.auth }),
+      409,
+      'CONFLICT',
+    );
+
+    // The project-wide requeue: transactional mail that outlived its lifetime goes once the relay takes it.
+    const d = 'rq-d@c.example';
+    sink.failFor(d, 451);
+    const sent = await pigeon.request('POST', '/v1/send', {
+      headers: s.auth,
+      body: { to: d, from: s.from, subject: 'later', body: '<p>l</p>' },
+    });
+    const dId = sent.body.data.emails[0].email;
+    const dStatus = async () => (await db.query('SELECT status FROM emails WHERE id = $1', [dId])).rows[0].status;
+    expect(await until(dStatus, (v) => v === 'FAILED')).toBe('FAILED');
+    sink.failFor(d, null);
+    const project = await pigeon.request('POST', '/emails/requeue-failed', { headers: s.auth });
+    // The campaign's two refused messages are counted again; d goes.
+    expect(project.body.data).toEqual({ requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } });
+    expect(await until(dStatus, (v) => v === 'SENT')).toBe('SENT');
+    const other = await verifiedSender(pigeon, dns);
+    const foreign = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: other.auth });
+    expectEnvelope(foreign, 404, 'NOT_FOUND');
+  } finally {
+    await pigeon.stop();
+    await sink.close();
+  }
+}, 120_000);
