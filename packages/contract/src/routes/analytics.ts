@@ -62,6 +62,7 @@ export interface MetricRatesSchema extends MetricRatesObject {}
 export const MetricRates: MetricRatesSchema = metricRatesObject;
 
 export const AnalyticsInterval = z.enum(['hour', 'day']);
+export type AnalyticsInterval = z.infer<typeof AnalyticsInterval>;
 
 /** Optional range; bounds are widened to whole buckets (hours, or UTC days). */
 const analyticsRangeObject = z.object({

@@ -1,3 +1,4 @@
+import type { AnalyticsInterval } from '@pigeon/contract';
 import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@pigeon/contract';
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -68,7 +69,7 @@ async function ensureOwned(db: Queryable, table: 'campaigns' | 'templates', proj
 }
 
 export interface TimeseriesInput extends RangeInput {
-  interval: 'hour' | 'day';
+  interval: AnalyticsInterval;
   campaignId?: string;
   templateId?: string;
 }

@@ -1,15 +1,8 @@
+import type { JobKind, JobStatus } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
-
-export type JobKind =
-  | 'import'
-  | 'bulk_subscribe'
-  | 'bulk_unsubscribe'
-  | 'bulk_delete'
-  | 'delete_field'
-  | 'delete_events';
 
 export interface JobError {
   row?: number;
@@ -21,7 +14,7 @@ export interface JobRow {
   id: string;
   project_id: string;
   kind: JobKind;
-  status: 'queued' | 'running' | 'completed' | 'failed';
+  status: JobStatus;
   input: Record<string, unknown>;
   file: Buffer | null;
   total: number;

@@ -1,9 +1,10 @@
+import type { JobKind } from '@pigeon/contract';
 import type pg from 'pg';
 import { z } from 'zod';
 import { inTransaction } from '../../db/sql.js';
 import { defineJob } from '../../jobs/registry.js';
 import type { Logger } from '../../logger.js';
-import { type JobKind, type JobRow, recordBatch } from './repository.js';
+import { type JobRow, recordBatch } from './repository.js';
 
 export interface JobHandlerContext {
   pool: pg.Pool;

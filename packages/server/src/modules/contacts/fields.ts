@@ -1,3 +1,4 @@
+import type { FieldType } from '@pigeon/contract';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { findUsages, groupUsages } from '../references/index.js';
@@ -8,8 +9,6 @@ const STANDARD_FIELDS = [
   { field: 'createdAt', type: 'date' },
   { field: 'updatedAt', type: 'date' },
 ] as const;
-
-type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'object' | 'array' | 'mixed';
 
 const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
 

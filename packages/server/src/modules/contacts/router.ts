@@ -1,10 +1,11 @@
+import type { JobKind } from '@pigeon/contract';
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { backgroundJob } from '../background-jobs/registry.js';
-import { getJob, insertJob, type JobKind } from '../background-jobs/repository.js';
+import { getJob, insertJob } from '../background-jobs/repository.js';
 import { customKey, fieldUsage, fieldValues, listFields } from './fields.js';
 import { listContacts } from './list.js';
 import * as contacts from './service.js';

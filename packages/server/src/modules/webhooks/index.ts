@@ -20,7 +20,6 @@ export {
   MAX_REDIRECTS,
   sendWebhook,
   WEBHOOK_TIMEOUT_MS,
-  type WebhookMethod,
   type WebhookRequest,
   type WebhookResult,
 } from './send.js';

@@ -1,4 +1,4 @@
-import type { TransitionBranch } from '@pigeon/contract';
+import type { ExecutionStatus, StepRunStatus, TransitionBranch } from '@pigeon/contract';
 import pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { preparedRows, queryRows, sql } from '../../db/query.js';
@@ -21,7 +21,7 @@ interface Claimed extends ExecutionRow {
 interface NewRun {
   id: string;
   step: StepRow;
-  status: 'COMPLETED' | 'SKIPPED' | 'FAILED' | 'WAITING';
+  status: Extract<StepRunStatus, 'COMPLETED' | 'SKIPPED' | 'FAILED' | 'WAITING'>;
   output: Record<string, unknown> | null;
   error: string | null;
   startedAt: Date;
@@ -270,7 +270,7 @@ async function writeRuns(ctx: StepContext, runs: NewRun[]) {
 async function finish(
   ctx: StepContext,
   runs: NewRun[],
-  status: 'COMPLETED' | 'EXITED' | 'FAILED',
+  status: Extract<ExecutionStatus, 'COMPLETED' | 'EXITED' | 'FAILED'>,
   reason: string | null,
   stepId: string | null = ctx.exec.current_step_id,
 ): Promise<undefined> {
