@@ -15,6 +15,7 @@ import type { Logger } from './logger.js';
 import { createMailTransport } from './mail/transport.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
+import { CampaignComposer } from './modules/campaigns/delivery-content.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { startInboundReceiver } from './modules/deliverability/inbound.js';
@@ -108,7 +109,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
 
     if (config.role !== 'api') {
       await scheduler.startWorker();
-      const delivery = await startDelivery(deps);
+      const delivery = await startDelivery(deps, { campaign: new CampaignComposer(deps.db.pool, deps.config) });
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
       const feed = await startChangeFeed(deps, FEED_CONSUMERS, config.changeFeed);
       cleanups.unshift(() => feed.stop());

@@ -1,9 +1,9 @@
 import type { JobKind } from '@pigeon/contract';
 import type pg from 'pg';
-import { z } from 'zod';
 import { inTransaction } from '../../db/sql.js';
 import { defineJob } from '../../jobs/registry.js';
 import type { Logger } from '../../logger.js';
+import { BACKGROUND_JOB } from './queue.js';
 import { type JobRow, recordBatch } from './repository.js';
 
 export interface JobHandlerContext {
@@ -25,10 +25,13 @@ export class PermanentJobError extends Error {}
 
 const MAX_ATTEMPTS = 5;
 
+/**
+ * The job with its handler per kind. The handlers belong to the modules that own the work; the
+ * composition root (`jobs/index.ts`) passes them in, so this module imports none of them.
+ */
 export function createBackgroundJob(handlers: Record<JobKind, JobHandler>) {
   return defineJob({
-    name: 'background.run',
-    payload: z.object({ jobId: z.string().uuid() }),
+    ...BACKGROUND_JOB,
     maxRetries: MAX_ATTEMPTS,
     lockLifetimeMs: 60_000,
     concurrency: 2,

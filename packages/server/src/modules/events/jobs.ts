@@ -1,7 +1,9 @@
-import { forgetEventCounts } from '../analytics/rollup.js';
 import { changeInBatches, type JobHandler } from '../background-jobs/runner.js';
 
-/** Deletes every event of one name in committed batches; naturally resumable. */
+/**
+ * Deletes every event of one name in committed batches; naturally resumable. The analytics
+ * counts of the name are dropped after it by the job's registration (`jobs/index.ts`).
+ */
 export const deleteEventsByName: JobHandler = async (ctx) => {
   await changeInBatches(
     ctx,
@@ -12,5 +14,4 @@ export const deleteEventsByName: JobHandler = async (ctx) => {
     ctx.job.input.name,
     10_000,
   );
-  await forgetEventCounts(ctx.pool, ctx.job.project_id, ctx.job.input.name as string);
 };

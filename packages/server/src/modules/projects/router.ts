@@ -5,11 +5,11 @@ import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
 import { resumeCampaigns } from '../deliverability/health.js';
-import { regenerateWebhookSecret } from '../webhooks/secrets.js';
 import { securityState, setupState } from './insights.js';
 import * as members from './members.js';
 import { wipeProjectData } from './project-data.js';
 import * as projects from './service.js';
+import { regenerateWebhookSecret } from './webhook-secret.js';
 
 const s = initServer();
 

@@ -12,7 +12,6 @@ export {
 export {
   PREVIOUS_SECRET_GRACE_HOURS,
   type RotatedSecret,
-  regenerateWebhookSecret,
   rotateWebhookSecret,
   webhookSecrets,
 } from './secrets.js';

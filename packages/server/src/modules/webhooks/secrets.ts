@@ -1,7 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Queryable } from '../../db/sql.js';
 import { notFound } from '../../http/errors.js';
-import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
 import { generateWebhookSecret } from './sign.js';
 
 /** After a rotation, deliveries are signed with the previous secret too for this long. */
@@ -56,16 +54,4 @@ export async function webhookSecrets(db: Queryable, projectId: string): Promise<
     row = await read(); // a concurrent first delivery may have won: everyone signs with the stored one
   }
   return [row.current, row.previous].filter((s): s is string => Boolean(s));
-}
-
-/** `POST /users/@me/projects/:id/webhook-secret`: OWNER or ADMIN, like the API keys. */
-export async function regenerateWebhookSecret(em: EntityManager, db: Queryable, userId: string, projectId: string) {
-  const { project } = await requireMembership(em, userId, projectId, MANAGERS);
-  refuseIfDisabled(project);
-  const rotated = await rotateWebhookSecret(db, project.id);
-  return {
-    secret: rotated.secret,
-    createdAt: rotated.createdAt.toISOString(),
-    previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
-  };
 }
