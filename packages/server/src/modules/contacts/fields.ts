@@ -86,10 +86,10 @@ export const customKey = (field: string) => (field.startsWith('data.') ? field.s
 
 export async function fieldValues(db: Queryable, projectId: string, field: string, limit: number) {
   const key = customKey(field);
-  const { rows } = await db.query<{ value: unknown; n: number }>(
-    `SELECT data -> $2 AS value, count(*)::int AS n FROM contacts
-     WHERE project_id = $1 AND data ? $2 GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $3`,
-    [projectId, key, limit],
+  const rows = await queryRows<{ value: unknown; n: number }>(
+    db,
+    sql`SELECT data -> ${key}::text AS value, count(*)::int AS n FROM contacts
+     WHERE project_id = ${projectId} AND data ? ${key} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${limit}`,
   );
   return { field: `data.${key}`, values: rows.map((r) => ({ value: r.value, count: r.n })) };
 }

@@ -1,6 +1,7 @@
 import type { ContentType, TemplateListQuery } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
+import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
@@ -59,21 +60,10 @@ async function saved(db: Queryable, row: TemplateRow) {
 
 export async function createTemplate(db: Queryable, projectId: string, input: TemplateInput) {
   await requireVerifiedSender(db, projectId, input.from);
-  const { rows } = await db.query<TemplateRow>(
-    `INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [
-      uuidv7(),
-      projectId,
-      input.name,
-      input.description ?? null,
-      input.subject,
-      input.body,
-      input.from,
-      input.fromName ?? null,
-      input.replyTo ?? null,
-      input.type,
-    ],
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
+     VALUES (${uuidv7()}, ${projectId}, ${input.name}, ${input.description ?? null}, ${input.subject}, ${input.body}, ${input.from}, ${input.fromName ?? null}, ${input.replyTo ?? null}, ${input.type}) RETURNING *`,
   );
   return saved(db, rows[0] as TemplateRow);
 }
@@ -108,10 +98,10 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
 export async function templateUsage(db: Queryable, projectId: string, id: string) {
   await findTemplate(db, projectId, id);
   const { campaigns, workflows } = groupUsages(await findUsages(db, projectId, { type: 'template', key: id }));
-  const { rows: workflowSteps } = await db.query<{ id: string; workflowId: string; name: string }>(
-    `SELECT id, workflow_id AS "workflowId", name FROM workflow_steps
-     WHERE workflow_id = ANY($1::uuid[]) AND template_id = $2 ORDER BY created_at`,
-    [workflows.map((w) => w.id), id],
+  const workflowSteps = await queryRows<{ id: string; workflowId: string; name: string }>(
+    db,
+    sql`SELECT id, workflow_id AS "workflowId", name FROM workflow_steps
+     WHERE workflow_id = ANY(${workflows.map((w) => w.id)}::uuid[]) AND template_id = ${id} ORDER BY created_at`,
   );
   return { campaigns, workflowSteps };
 }
@@ -124,17 +114,17 @@ export async function deleteTemplate(db: Queryable, projectId: string, id: strin
       details: { workflowSteps },
     });
   }
-  await db.query('DELETE FROM templates WHERE project_id = $1 AND id = $2', [projectId, id]);
+  await queryRows(db, sql`DELETE FROM templates WHERE project_id = ${projectId} AND id = ${id}`);
   await dropRefs(db, { type: 'template', id });
 }
 
 export async function duplicateTemplate(db: Queryable, projectId: string, id: string) {
   const source = await findTemplate(db, projectId, id);
-  const { rows } = await db.query<TemplateRow>(
-    `INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
-     SELECT $3, project_id, name || ' (copy)', description, subject, body, from_email, from_name, reply_to, type
-     FROM templates WHERE project_id = $1 AND id = $2 RETURNING *`,
-    [projectId, source.id, uuidv7()],
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
+     SELECT ${uuidv7()}, project_id, name || ' (copy)', description, subject, body, from_email, from_name, reply_to, type
+     FROM templates WHERE project_id = ${projectId} AND id = ${source.id} RETURNING *`,
   );
   return saved(db, rows[0] as TemplateRow);
 }
