@@ -1,7 +1,7 @@
 import type { ContentType, TemplateListQuery } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
-import { queryRows, sql } from '../../db/query.js';
+import { and, join, queryRows, raw, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
@@ -86,10 +86,11 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
   await findTemplate(db, projectId, id);
   if (patch.from) await requireVerifiedSender(db, projectId, patch.from);
   const entries = Object.entries(patch).filter(([, v]) => v !== undefined) as Array<[keyof TemplateInput, unknown]>;
-  const sets = entries.map(([key], i) => `${COLUMNS[key]} = $${i + 3}`);
-  const { rows } = await db.query<TemplateRow>(
-    `UPDATE templates SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE project_id = $1 AND id = $2 RETURNING *`,
-    [projectId, id, ...entries.map(([, v]) => v)],
+  const sets = entries.map(([key, value]) => sql`${raw(COLUMNS[key])} = ${value}`);
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`UPDATE templates SET ${join([...sets, raw('updated_at = now()')], ', ')}
+        WHERE project_id = ${projectId} AND id = ${id} RETURNING *`,
   );
   return saved(db, rows[0] as TemplateRow);
 }
@@ -132,27 +133,22 @@ export async function duplicateTemplate(db: Queryable, projectId: string, id: st
 const SORT = { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
 export async function listTemplates(db: Queryable, projectId: string, q: z.output<typeof TemplateListQuery>) {
-  const values: unknown[] = [projectId];
-  const where = ['project_id = $1'];
-  if (q.type) {
-    values.push(q.type);
-    where.push(`type = $${values.length}`);
-  }
+  const where = [sql`project_id = ${projectId}`];
+  if (q.type) where.push(sql`type = ${q.type}`);
   if (q.search) {
-    values.push(`%${escapeLike(q.search.trim())}%`);
-    const n = values.length;
-    where.push(`(name ILIKE $${n} OR description ILIKE $${n} OR subject ILIKE $${n})`);
+    const pattern = `%${escapeLike(q.search.trim())}%`;
+    where.push(sql`(name ILIKE ${pattern} OR description ILIKE ${pattern} OR subject ILIKE ${pattern})`);
   }
-  const { rows: counts } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM templates WHERE ${where.join(' AND ')}`,
-    values,
+  const [counted] = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM templates WHERE ${and(where)}`,
   );
-  const total = counts[0]?.n ?? 0;
-  const dir = q.dir === 'asc' ? 'ASC' : 'DESC';
-  const { rows } = await db.query<TemplateRow>(
-    `SELECT * FROM templates WHERE ${where.join(' AND ')} ORDER BY ${SORT[q.sort]} ${dir}, id ${dir}
-     LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
-    [...values, q.pageSize, (q.page - 1) * q.pageSize],
+  const total = counted?.n ?? 0;
+  const dir = raw(q.dir === 'asc' ? 'ASC' : 'DESC');
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`SELECT * FROM templates WHERE ${and(where)} ORDER BY ${raw(SORT[q.sort])} ${dir}, id ${dir}
+        LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`,
   );
   return {
     data: rows.map(toTemplateDto),
