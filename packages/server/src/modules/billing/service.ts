@@ -1,4 +1,4 @@
-import type { BillingCategory, BillingConsumption, BillingLimits, Role } from '@pigeon/contract';
+import { type BillingCategory, type BillingConsumption, type BillingLimits, Role } from '@pigeon/contract';
 import type { Request } from 'express';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
@@ -11,7 +11,7 @@ import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/servi
 import { nextPeriod, periodStart } from './allowance.js';
 
 type Limits = z.infer<typeof BillingLimits>;
-const ANYONE: Role[] = ['OWNER', 'ADMIN', 'MEMBER'];
+const ANYONE: Role[] = [...Role.options];
 
 /**
  * The project of a `project`-authenticated route: the secret key's own project (another id is

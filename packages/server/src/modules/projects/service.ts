@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Role, TrackingMode } from '@pigeon/contract';
+import { Role, type TrackingMode } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import { isUuid } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
@@ -65,7 +65,7 @@ export async function requireMembership(
   em: EntityManager,
   userId: string,
   projectId: string,
-  roles: readonly Role[] = ['OWNER', 'ADMIN', 'MEMBER'],
+  roles: readonly Role[] = Role.options,
 ): Promise<{ project: Project; membership: Membership }> {
   if (!isUuid(projectId)) throw notFound('Project');
   const membership = await em.findOne(MembershipSchema, { projectId, userId });
