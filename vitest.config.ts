@@ -3,6 +3,13 @@ import { defineConfig } from 'vitest/config';
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
+// .ci/run's self-check runs the suite's own command on one deliberately failing file (and nothing
+// else) to prove a failing test makes the command exit non-zero.
+const selfCheck = process.env.PIGEON_TEST_SELF_CHECK === '1';
+const include = selfCheck
+  ? ['.ci/self-check/*.check.ts']
+  : ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'];
+
 export default defineConfig({
   resolve: {
     alias: {
@@ -11,7 +18,7 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
+    include,
     globalSetup: ['packages/server/test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

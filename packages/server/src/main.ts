@@ -18,6 +18,7 @@ import { answerMetricsRequests } from './metrics/ipc.js';
 import { labelThisProcess } from './metrics/registry.js';
 import { bootstrapFirstRun } from './modules/accounts/bootstrap.js';
 import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
+import { CampaignComposer } from './modules/campaigns/delivery-content.js';
 import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { startInboundReceiver } from './modules/deliverability/inbound.js';
@@ -138,7 +139,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
 
     if (config.role !== 'api') {
       await scheduler.startWorker();
-      const delivery = await startDelivery(deps);
+      const delivery = await startDelivery(deps, { campaign: new CampaignComposer(deps.db.pool, deps.config) });
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
       const feed = await startChangeFeed(deps, FEED_CONSUMERS, config.changeFeed);
       cleanups.unshift(() => feed.stop());

@@ -100,9 +100,14 @@ export async function request(
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Asserts the full spec §7 envelope and returns its `error` part. */
-export function expectEnvelope(res: TestResponse, status: number, code: string) {
-  const { body } = res;
+/** Asserts the full spec §7 envelope and returns its `error` part (of a `pigeon.request` or `api()` answer). */
+export function expectEnvelope(
+  res: Pick<TestResponse, 'status' | 'headers'> & { body: unknown; text?: string },
+  status: number,
+  code: string,
+) {
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope is read field by field below
+  const body = res.body as any;
   const problems: string[] = [];
   if (res.status !== status) problems.push(`status ${res.status} != ${status}`);
   if (body?.success !== false) problems.push('success is not false');
@@ -113,7 +118,8 @@ export function expectEnvelope(res: TestResponse, status: number, code: string) 
   if (body?.error?.requestId !== res.headers.get('x-request-id')) problems.push('requestId != X-Request-ID');
   if (Number.isNaN(Date.parse(body?.timestamp ?? ''))) problems.push('timestamp is not a date');
   if (body?.message !== body?.error?.message) problems.push('top-level message is not error.message');
-  if (problems.length) throw new Error(`Bad error envelope (${problems.join('; ')}): ${res.text}`);
+  if (problems.length)
+    throw new Error(`Bad error envelope (${problems.join('; ')}): ${res.text ?? JSON.stringify(body)}`);
   return body.error as {
     code: string;
     message: string;

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { readTransportStatus } from '../src/modules/emails/transport-status.js';
+import { readTransportStatus } from '../src/mail/transport-status.js';
 import { killAllCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';

@@ -1,6 +1,8 @@
 import { expect } from 'vitest';
 import type { TestPigeon } from './helpers.js';
 
+export { until } from './until.js';
+
 type Auth = Record<string, string>;
 
 export interface StepSpec {
@@ -68,16 +70,6 @@ export async function createTemplate(pigeon: TestPigeon, auth: Auth, body: Recor
   const res = await pigeon.request('POST', '/templates', { headers: auth, body: { name: 'wf template', ...body } });
   expect(res.status, res.text).toBe(201);
   return res.body.id as string;
-}
-
-/** Polls until `check` holds (or the time is up) and returns the last value read. */
-export async function until<T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The executions of a workflow (first page, newest first). */

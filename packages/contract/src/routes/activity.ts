@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { CursorQuery, commonErrors, cursorPage, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
+import { AudienceType } from './campaigns.js';
 import { RangeTotals, TimeRange } from './events.js';
 import { TagFilter } from './send-options.js';
 
@@ -20,6 +21,7 @@ export const ActivityType = z
     'event',
   ])
   .describe('An emitted event name, or `event` for the custom events your code tracked');
+export type ActivityType = z.infer<typeof ActivityType>;
 
 export const ActivityItem = z.object({
   id: z.string().uuid().describe('Id of the underlying event'),
@@ -38,12 +40,15 @@ export const ActivityItem = z.object({
   createdAt: Timestamp,
 });
 
+export const UpcomingType = z.enum(['campaign', 'workflow']);
+export type UpcomingType = z.infer<typeof UpcomingType>;
+
 export const UpcomingItem = z.object({
-  type: z.enum(['campaign', 'workflow']),
+  type: UpcomingType,
   id: z.string().uuid().describe('The campaign, or the waiting workflow execution'),
   name: z.string().describe('The campaign’s or the workflow’s name'),
   scheduledFor: Timestamp,
-  audienceType: z.enum(['ALL', 'SEGMENT', 'FILTERED']).optional().describe('Campaigns'),
+  audienceType: AudienceType.optional().describe('Campaigns'),
   workflowId: z.string().uuid().optional().describe('Workflow executions'),
   contactId: z.string().uuid().optional().describe('Workflow executions'),
   step: z

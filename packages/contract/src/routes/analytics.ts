@@ -62,6 +62,7 @@ export interface MetricRatesSchema extends MetricRatesObject {}
 export const MetricRates: MetricRatesSchema = metricRatesObject;
 
 export const AnalyticsInterval = z.enum(['hour', 'day']);
+export type AnalyticsInterval = z.infer<typeof AnalyticsInterval>;
 
 /** Optional range; bounds are widened to whole buckets (hours, or UTC days). */
 const analyticsRangeObject = z.object({
@@ -133,12 +134,15 @@ type CampaignStatsSummaryObject = typeof campaignStatsSummaryObject;
 export interface CampaignStatsSummarySchema extends CampaignStatsSummaryObject {}
 export const CampaignStatsSummary: CampaignStatsSummarySchema = campaignStatsSummaryObject;
 
+/** Which event names top-events ranks: tracked ones only, or with the ones Pigeon records itself. */
+export const TopEventsType = z.enum(['custom', 'all']);
+export type TopEventsType = z.infer<typeof TopEventsType>;
+
 const topEventsQueryObject = AnalyticsRange.extend({
   limit,
-  type: z
-    .enum(['custom', 'all'])
-    .default('custom')
-    .describe('`custom` (default): tracked events only; `all`: with the ones Pigeon records itself'),
+  type: TopEventsType.default('custom').describe(
+    '`custom` (default): tracked events only; `all`: with the ones Pigeon records itself',
+  ),
 });
 type TopEventsQueryObject = typeof topEventsQueryObject;
 export interface TopEventsQuerySchema extends TopEventsQueryObject {}

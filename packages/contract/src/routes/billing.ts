@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { commonErrors, ErrorEnvelope, publicErrors, Timestamp } from '../common.js';
+import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 
 const c = initContract();
@@ -100,22 +100,10 @@ type InvoicesObject = typeof invoices;
 export interface InvoicesSchema extends InvoicesObject {}
 export const Invoices: InvoicesSchema = invoices;
 
-const webhookReceived = z.object({
-  received: z.literal(true),
-  type: z.string().describe('The kind of message that was processed'),
-});
-type WebhookReceivedObject = typeof webhookReceived;
-export interface WebhookReceivedSchema extends WebhookReceivedObject {}
-export const WebhookReceived: WebhookReceivedSchema = webhookReceived;
-
 const projectId = z.object({ id: z.string().uuid() });
 type ProjectIdObject = typeof projectId;
 interface ProjectIdSchema extends ProjectIdObject {}
 const ProjectId: ProjectIdSchema = projectId;
-const inboundBody = z.record(z.unknown());
-type InboundBodyObject = typeof inboundBody;
-interface InboundBodySchema extends InboundBodyObject {}
-const InboundBody: InboundBodySchema = inboundBody;
 const billingErrors = { 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors };
 const stripeErrors = { ...billingErrors, 409: ErrorEnvelope, 502: ErrorEnvelope };
 
@@ -175,38 +163,6 @@ export const billingContract = c.router(
       metadata: meta({ auth: 'project' }),
       pathParams: ProjectId,
       responses: { 200: Invoices, ...stripeErrors },
-    },
-  },
-  { strictStatusCodes: true },
-);
-
-export const inboundWebhooksContract = c.router(
-  {
-    stripe: {
-      method: 'POST',
-      path: '/webhooks/incoming/stripe',
-      summary: 'Stripe events (signed with STRIPE_WEBHOOK_SECRET); not called by applications',
-      description:
-        'The `Stripe-Signature` header is checked against the raw body: a forged or stale (older than 5 minutes) payload is 400 INVALID_SIGNATURE, an event already processed is 409. 404 BILLING_DISABLED when billing is off.',
-      metadata: meta({ auth: 'none' }),
-      body: InboundBody,
-      responses: {
-        200: WebhookReceived,
-        404: ErrorEnvelope,
-        409: ErrorEnvelope,
-        422: ErrorEnvelope,
-        ...publicErrors,
-      },
-    },
-    sns: {
-      method: 'POST',
-      path: '/webhooks/sns',
-      summary: 'Amazon SNS: SES bounce, complaint and delivery notifications, and subscription confirmations',
-      description:
-        'The SNS signature is verified against the signing certificate (fetched only from sns.<region>.amazonaws.com, cached). A bad signature, a certificate elsewhere or a message older than an hour is 400 INVALID_SIGNATURE.',
-      metadata: meta({ auth: 'none' }),
-      body: InboundBody,
-      responses: { 200: WebhookReceived, 422: ErrorEnvelope, 502: ErrorEnvelope, ...publicErrors },
     },
   },
   { strictStatusCodes: true },

@@ -3,13 +3,15 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, knownOrDefault, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ConditionTree, ConditionTreeShape } from './conditions.js';
-import { ContentType, RequeueResult, Subject, Template } from './sending.js';
+import { RequeueResult } from './sending.js';
+import { ContentType, Subject, Template } from './templates.js';
 
 const c = initContract();
 
 export const CampaignStatus = z.enum(['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED']);
 export type CampaignStatus = z.infer<typeof CampaignStatus>;
 export const AudienceType = z.enum(['ALL', 'SEGMENT', 'FILTERED']);
+export type AudienceType = z.infer<typeof AudienceType>;
 
 /** A campaign carries a template's content fields, plus its audience, state and counters. */
 const campaignObject = Template.extend({

@@ -28,6 +28,7 @@ export const ConditionUnit = z.enum(['seconds', 'minutes', 'hours', 'days']);
 export type ConditionUnit = z.infer<typeof ConditionUnit>;
 
 export const ConditionLogic = z.enum(['AND', 'OR']);
+export type ConditionLogic = z.infer<typeof ConditionLogic>;
 
 /** Limits that keep a condition a cheap query, checked before anything else reads the tree. */
 export const CONDITION_LIMITS = { maxDepth: 5, maxFilters: 100, maxGroups: 50 } as const;

@@ -88,6 +88,7 @@ export const ContactListQuery = CursorQuery.extend({
 });
 
 export const JobStatus = z.enum(['queued', 'running', 'completed', 'failed']);
+export type JobStatus = z.infer<typeof JobStatus>;
 export const JobKind = z.enum([
   'import',
   'bulk_subscribe',
@@ -96,6 +97,7 @@ export const JobKind = z.enum([
   'delete_field',
   'delete_events',
 ]);
+export type JobKind = z.infer<typeof JobKind>;
 
 const jobObject = z.object({
   id: z.string().uuid(),
@@ -129,10 +131,15 @@ export const Job: JobSchema = jobObject;
 export const JobAccepted = z.object({ jobId: z.string().uuid() });
 const ContactIds = z.object({ contactIds: z.array(z.string().uuid()).min(1).max(1000) });
 
+export const FieldKind = z.enum(['standard', 'custom']);
+export type FieldKind = z.infer<typeof FieldKind>;
+export const FieldType = z.enum(['string', 'number', 'boolean', 'date', 'object', 'array', 'mixed']);
+export type FieldType = z.infer<typeof FieldType>;
+
 export const FieldInfo = z.object({
   field: z.string().describe('`email`, `subscribed`, `createdAt`, `updatedAt`, or `data.<key>`'),
-  kind: z.enum(['standard', 'custom']),
-  type: z.enum(['string', 'number', 'boolean', 'date', 'object', 'array', 'mixed']),
+  kind: FieldKind,
+  type: FieldType,
   count: z.number().int().describe('Contacts that have the field'),
   coverage: z.number().describe('Percentage of contacts that have the field, 0..100'),
 });

@@ -8,7 +8,9 @@ import { MailTransportStatus } from './system.js';
 const c = initContract();
 
 export const Role = z.enum(['OWNER', 'ADMIN', 'MEMBER']);
+export type Role = z.infer<typeof Role>;
 export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
+export type TrackingMode = z.infer<typeof TrackingMode>;
 
 const projectObject = z.object({
   id: z.string().uuid(),
@@ -110,10 +112,13 @@ export const InviteResult = z.discriminatedUnion('status', [
   z.object({ status: z.literal('invited'), invitation: Invitation }),
 ]);
 
+export const SetupStepId = z.enum(['verify_domain', 'send_first_email', 'track_first_event', 'add_contacts']);
+export type SetupStepId = z.infer<typeof SetupStepId>;
+
 export const SetupState = z.object({
   steps: z.array(
     z.object({
-      id: z.enum(['verify_domain', 'send_first_email', 'track_first_event', 'add_contacts']),
+      id: SetupStepId,
       done: z.boolean(),
       title: z.string(),
     }),

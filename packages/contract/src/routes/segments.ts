@@ -53,9 +53,12 @@ export const SegmentUpdate = z.object({
 
 const Emails = z.array(ContactEmail).min(1).max(1000);
 
+export const MemberResultStatus = z.enum(['added', 'created', 'already_member', 'removed', 'not_member', 'not_found']);
+export type MemberResultStatus = z.infer<typeof MemberResultStatus>;
+
 export const MemberResult = z.object({
   email: z.string(),
-  status: z.enum(['added', 'created', 'already_member', 'removed', 'not_member', 'not_found']),
+  status: MemberResultStatus,
   contactId: z.string().uuid().nullable(),
 });
 

@@ -1,8 +1,18 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { publicErrors } from '../common.js';
+import { TrackingMode } from './projects.js';
 
 const c = initContract();
+
+export const HealthStatus = z.enum(['ok', 'degraded']);
+export type HealthStatus = z.infer<typeof HealthStatus>;
+export const DatabaseStatus = z.enum(['up', 'down']);
+export type DatabaseStatus = z.infer<typeof DatabaseStatus>;
+export const StorageKind = z.enum(['local', 's3']);
+export type StorageKind = z.infer<typeof StorageKind>;
+export const MailTransportKind = z.enum(['smtp', 'outbox', 'ses']);
+export type MailTransportKind = z.infer<typeof MailTransportKind>;
 
 export const TransportState = z.enum(['up', 'down']);
 export type TransportState = z.infer<typeof TransportState>;
@@ -19,8 +29,8 @@ export const MailTransportStatus = z
   .describe('Relay outages cost no mail: see README, Relay outages');
 
 export const Health = z.object({
-  status: z.enum(['ok', 'degraded']),
-  database: z.enum(['up', 'down']),
+  status: HealthStatus,
+  database: DatabaseStatus,
   version: z.string(),
   uptimeSeconds: z.number(),
   mailTransport: MailTransportStatus.optional().describe('Absent when the database does not answer'),
@@ -43,9 +53,9 @@ export const DeploymentConfig = z.object({
   signupsEnabled: z.boolean(),
   oauthProviders: z.array(z.string()),
   billingEnabled: z.boolean(),
-  storage: z.enum(['local', 's3']),
-  mailTransport: z.enum(['smtp', 'outbox', 'ses']),
-  trackingModes: z.array(z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY'])),
+  storage: StorageKind,
+  mailTransport: MailTransportKind,
+  trackingModes: z.array(TrackingMode),
 });
 
 export const systemContract = c.router({

@@ -2,7 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
-import { ConditionFilter, ConditionTree } from './conditions.js';
+import { ConditionFilter, ConditionTree, ConditionUnit } from './conditions.js';
 
 const c = initContract();
 
@@ -23,13 +23,24 @@ export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 export const ACTIVE_EXECUTION_STATUSES = ['RUNNING', 'WAITING'] as const;
 
 export const StepRunStatus = z.enum(['RUNNING', 'WAITING', 'COMPLETED', 'SKIPPED', 'FAILED', 'CANCELLED']);
+export type StepRunStatus = z.infer<typeof StepRunStatus>;
 
 /** `branch` of a transition: CONDITION sources need yes/no; WAIT_FOR_EVENT sources may use event/timeout. */
 export const TransitionBranch = z.enum(['yes', 'no', 'event', 'timeout']);
 export type TransitionBranch = z.infer<typeof TransitionBranch>;
 
-export const DurationUnit = z.enum(['seconds', 'minutes', 'hours', 'days']);
-export type DurationUnit = z.infer<typeof DurationUnit>;
+/** The same value set as a condition's `within` unit: one enum under both names. */
+export const DurationUnit = ConditionUnit;
+export type DurationUnit = ConditionUnit;
+
+export const RecipientType = z.enum(['CONTACT', 'CUSTOM']);
+export type RecipientType = z.infer<typeof RecipientType>;
+export const WebhookMethod = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+export type WebhookMethod = z.infer<typeof WebhookMethod>;
+export const SubscriptionAction = z.enum(['none', 'subscribe', 'unsubscribe']);
+export type SubscriptionAction = z.infer<typeof SubscriptionAction>;
+export const WorkflowFieldSource = z.enum(['contact', 'data', 'event', 'workflow', 'history']);
+export type WorkflowFieldSource = z.infer<typeof WorkflowFieldSource>;
 const YEAR_SECONDS = 366 * 24 * 3600;
 const EventName = z.string().trim().min(1).max(200);
 const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'must be an HTTP header name');
@@ -40,7 +51,7 @@ export const SendEmailConfig = z
     templateId: z.string().uuid(),
     recipient: z
       .object({
-        type: z.enum(['CONTACT', 'CUSTOM']).default('CONTACT'),
+        type: RecipientType.default('CONTACT'),
         customEmail: z.string().trim().toLowerCase().email().max(254).optional(),
       })
       .refine((r) => r.type === 'CONTACT' || r.customEmail !== undefined, {
@@ -79,7 +90,7 @@ export const ConditionConfig = z.union([z.object({ condition: ConditionTree }).s
 export const WebhookConfig = z
   .object({
     url: z.string().trim().min(1).max(2000).describe('http(s); `{{variables}}` are filled in'),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
+    method: WebhookMethod.default('POST'),
     headers: z.record(HeaderName, z.string().max(2000)).optional(),
     body: z
       .unknown()
@@ -91,7 +102,7 @@ export const WebhookConfig = z
 export const UpdateContactConfig = z
   .object({
     updates: z.record(z.unknown()).optional().describe('Data keys to set (null removes); string values are rendered'),
-    subscriptionAction: z.enum(['none', 'subscribe', 'unsubscribe']).default('none'),
+    subscriptionAction: SubscriptionAction.default('none'),
   })
   .strict();
 
@@ -247,7 +258,7 @@ export const ExecutionListQuery = CursorQuery.extend({
 
 export const WorkflowField = z.object({
   field: z.string().describe('Use as a CONDITION filter field'),
-  source: z.enum(['contact', 'data', 'event', 'workflow', 'history']),
+  source: WorkflowFieldSource,
   type: z.string().describe('string, number, boolean, date, object, array or mixed'),
   operators: z.array(z.string()),
 });

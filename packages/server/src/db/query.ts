@@ -61,6 +61,13 @@ export async function queryRows<R extends pg.QueryResultRow>(db: Queryable, frag
   return result.rows;
 }
 
+/** Runs a built statement for its effect and answers how many rows it touched. */
+export async function runStatement(db: Queryable, fragment: Sql): Promise<number> {
+  const { text, values } = toQuery(fragment);
+  const result = await db.query(text, values);
+  return result.rowCount ?? 0;
+}
+
 /**
  * Runs a built query as a named prepared statement (planned once per connection, DESIGN.md §7),
  * for fixed-shape queries on hot paths: one name must always build the same SQL text.

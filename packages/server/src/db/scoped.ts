@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { notFound } from '../http/errors.js';
+import { queryRows, raw, type Sql, sql } from './query.js';
 import type { Queryable } from './sql.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -9,7 +10,8 @@ export const isUuid = (value: string) => UUID.test(value);
 /**
  * Loads one row by id within the caller's project: the one way every module fetches a resource
  * by id. Another project's id, an unknown id and a malformed id are all the same 404, so nothing
- * reveals that a resource exists elsewhere. `extra` narrows further (e.g. a job's kind).
+ * reveals that a resource exists elsewhere. `extra` narrows further (e.g. sql`kind = ANY(${kinds})`).
+ * `table` is a table name from the code, never input.
  */
 export async function findInProject<T extends pg.QueryResultRow>(
   db: Queryable,
@@ -17,12 +19,12 @@ export async function findInProject<T extends pg.QueryResultRow>(
   projectId: string,
   id: string,
   what: string,
-  extra?: { where: string; values: unknown[] },
+  extra: Sql = raw('true'),
 ): Promise<T> {
   if (!isUuid(id)) throw notFound(what);
-  const { rows } = await db.query<T>(
-    `SELECT * FROM ${table} WHERE project_id = $1 AND id = $2${extra ? ` AND ${extra.where}` : ''}`,
-    [projectId, id, ...(extra?.values ?? [])],
+  const rows = await queryRows<T>(
+    db,
+    sql`SELECT * FROM ${raw(table)} WHERE project_id = ${projectId} AND id = ${id} AND ${extra}`,
   );
   if (!rows[0]) throw notFound(what);
   return rows[0];

@@ -1,12 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { RouteAuth, RouteMeta } from '@pigeon/contract';
+import type { Role, RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
 import { preparedRows, raw, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
-import type { Role } from '../modules/projects/project.entity.js';
 import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
 import { applyRateLimit, countSessionRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
 

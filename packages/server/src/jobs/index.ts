@@ -1,10 +1,22 @@
-import { backgroundJob } from '../modules/background-jobs/registry.js';
+import { forgetEventCounts } from '../modules/analytics/rollup.js';
+import { createBackgroundJob, type JobHandler } from '../modules/background-jobs/runner.js';
 import { changeFeedPruneJob } from '../modules/change-feed/jobs.js';
+import { contactJobHandlers } from '../modules/contacts/jobs.js';
 import { recheckDomainsJob } from '../modules/domains/jobs.js';
 import { webhookDeliveriesPruneJob } from '../modules/event-webhooks/jobs.js';
+import { deleteEventsByName } from '../modules/events/jobs.js';
 import { segmentsSweepJob } from '../modules/segments/jobs.js';
 import { cleanupJob } from './maintenance.js';
 import { JobRegistry } from './registry.js';
+
+/** Deleting an event name also drops its analytics counts (events cannot import analytics, which reads them). */
+const deleteEvents: JobHandler = async (ctx) => {
+  await deleteEventsByName(ctx);
+  await forgetEventCounts(ctx.pool, ctx.job.project_id, ctx.job.input.name as string);
+};
+
+/** The project background job, with each module's handler per kind: registered here, not imported by it. */
+const backgroundJob = createBackgroundJob({ ...contactJobHandlers, delete_events: deleteEvents });
 
 /** Every job of every module, registered once. Modules add their definitions here. */
 export function buildJobRegistry(): JobRegistry {

@@ -17,7 +17,12 @@ export interface EnqueueOptions {
 
 export interface Scheduler {
   /** Validates the payload against the job's schema and stores the job durably. Returns its id. */
-  enqueue<P extends z.ZodTypeAny>(job: JobDefinition<P>, payload: z.infer<P>, opts?: EnqueueOptions): Promise<string>;
+  /** Queues a run of a job, named by its definition or by a reference to it (name and payload schema). */
+  enqueue<P extends z.ZodTypeAny>(
+    job: Pick<JobDefinition<P>, 'name' | 'payload'>,
+    payload: z.infer<P>,
+    opts?: EnqueueOptions,
+  ): Promise<string>;
   /** Starts running jobs in this process (worker role). */
   startWorker(): Promise<void>;
   /** Stops taking jobs; running jobs get `graceMs` to finish, the rest are unlocked for another worker. */

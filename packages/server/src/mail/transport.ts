@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { MailTransportKind } from '@pigeon/contract';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { SesConfig } from '../config/index.js';
@@ -14,7 +15,7 @@ export interface SentMessage {
 }
 
 export interface MailTransport {
-  kind: 'smtp' | 'outbox' | 'ses';
+  kind: MailTransportKind;
   send(message: Mail.Options): Promise<SentMessage>;
   close(): void;
 }

@@ -1,15 +1,12 @@
 import type { ActivityType } from '@pigeon/contract';
-import type { z } from 'zod';
 import type { Queryable } from '../../db/sql.js';
 import { upcomingCampaigns } from '../campaigns/service.js';
 import { countEvents, type EventFilter, eventStats, listEvents } from '../events/queries.js';
 import { isReservedEventName } from '../events/reserved.js';
 import { upcomingSteps } from '../workflows/executions.js';
 
-type Type = z.infer<typeof ActivityType>;
-
 /** Every activity type, in the order a filter menu shows them. */
-export const ACTIVITY_TYPES: Array<{ type: Type; description: string }> = [
+export const ACTIVITY_TYPES: Array<{ type: ActivityType; description: string }> = [
   { type: 'email.sent', description: 'An email was accepted by the receiving mail server (or written to the outbox)' },
   { type: 'email.delivery', description: "The receiving provider reported the email in the recipient's mailbox" },
   { type: 'email.open', description: 'The open pixel of a tracked email was loaded (bursts folded, see docs)' },
@@ -22,7 +19,7 @@ export const ACTIVITY_TYPES: Array<{ type: Type; description: string }> = [
 ];
 const EMITTED = new Set<string>(ACTIVITY_TYPES.map((t) => t.type).filter((t) => t !== 'event'));
 
-const namesFor = (types: Type[] | undefined): EventFilter['names'] =>
+const namesFor = (types: ActivityType[] | undefined): EventFilter['names'] =>
   types?.length ? { exact: types.filter((t) => t !== 'event'), custom: types.includes('event') } : undefined;
 
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
@@ -36,7 +33,7 @@ export async function listActivity(
     from?: string;
     to?: string;
     contactId?: string;
-    types?: Type[];
+    types?: ActivityType[];
     tag?: Record<string, string>;
   },
 ) {
@@ -45,7 +42,7 @@ export async function listActivity(
     ...page,
     data: page.data.map((e) => ({
       ...e,
-      type: (EMITTED.has(e.name) ? e.name : 'event') as Type,
+      type: (EMITTED.has(e.name) ? e.name : 'event') as ActivityType,
       emailId: text(e.data.emailId),
       subject: text(e.data.subject),
       link: text(e.data.link),
@@ -75,7 +72,11 @@ export async function activityStats(db: Queryable, projectId: string, range: { f
   return { from: stats.from, to: stats.to, total: stats.total, byType, byDay: stats.byDay };
 }
 
-export async function recentActivityCount(db: Queryable, projectId: string, q: { minutes: number; types?: Type[] }) {
+export async function recentActivityCount(
+  db: Queryable,
+  projectId: string,
+  q: { minutes: number; types?: ActivityType[] },
+) {
   const since = new Date(Date.now() - q.minutes * 60_000).toISOString();
   return { count: await countEvents(db, projectId, { from: since, names: namesFor(q.types) }), since };
 }

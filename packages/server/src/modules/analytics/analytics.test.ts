@@ -1,40 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newProject, waitForJob } from '../../../test/accounts.js';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { expectEnvelope } from '../../../test/helpers.js';
 import { hrefs, parseMessage, pixelUrl } from '../../../test/mail.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+import { until } from '../../../test/until.js';
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({
-    env: {
-      SMTP_URL: sink.url,
-      DNS_SERVERS: dns.address,
-      CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
-      CHANGE_FEED_POLL_MS: '40',
-    },
-  });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
+const { pigeon, sink, dns } = await startMailingPigeon({
+  CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
+  CHANGE_FEED_POLL_MS: '40',
 });
 
 type Auth = Record<string, string>;
-
-async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const get = async (auth: Auth, path: string) => pigeon.request('GET', path, { headers: auth });
 

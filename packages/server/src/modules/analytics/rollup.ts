@@ -1,4 +1,4 @@
-import { sql } from '../../db/query.js';
+import { preparedRows, queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { FeedConsumer } from '../change-feed/feed.js';
 
@@ -20,16 +20,16 @@ export const analyticsCountsConsumer: FeedConsumer = {
   async handle(client, changes) {
     const ids = changes.flatMap((c) => (c.kind === 'event' && c.eventId ? [c.eventId] : []));
     if (ids.length === 0) return;
-    await client.query({
-      name: 'analytics.count-events',
-      text: `INSERT INTO event_counts AS ec (project_id, hour, name, campaign_id, template_id, part, count)
+    await preparedRows(
+      client,
+      'analytics.count-events',
+      sql`INSERT INTO event_counts AS ec (project_id, hour, name, campaign_id, template_id, part, count)
              SELECT project_id, hour, name, campaign_id, template_id, part, count(*)
-             FROM event_count_facts WHERE id = ANY($1::uuid[])
+             FROM event_count_facts WHERE id = ANY(${ids}::uuid[])
              GROUP BY 1, 2, 3, 4, 5, 6
              ON CONFLICT (project_id, hour, name, campaign_id, template_id, part)
              DO UPDATE SET count = ec.count + excluded.count`,
-      values: [ids],
-    });
+    );
   },
 };
 
@@ -38,5 +38,5 @@ export const analyticsCountsConsumer: FeedConsumer = {
  * Events of that name the consumer reads later are gone from `events`, so they add nothing.
  */
 export async function forgetEventCounts(db: Queryable, projectId: string, name: string): Promise<void> {
-  await db.query('DELETE FROM event_counts WHERE project_id = $1 AND name = $2', [projectId, name]);
+  await queryRows(db, sql`DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`);
 }

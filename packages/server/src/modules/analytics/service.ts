@@ -1,3 +1,4 @@
+import type { AnalyticsInterval, TopEventsType } from '@pigeon/contract';
 import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@pigeon/contract';
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -68,7 +69,7 @@ async function ensureOwned(db: Queryable, table: 'campaigns' | 'templates', proj
 }
 
 export interface TimeseriesInput extends RangeInput {
-  interval: 'hour' | 'day';
+  interval: AnalyticsInterval;
   campaignId?: string;
   templateId?: string;
 }
@@ -166,7 +167,7 @@ export async function campaignStatsSummary(db: Queryable, projectId: string, inp
 export async function topEvents(
   db: Queryable,
   projectId: string,
-  input: RangeInput & { limit: number; type: 'custom' | 'all' },
+  input: RangeInput & { limit: number; type: TopEventsType },
 ) {
   const range = hourRange(input);
   const custom = input.type === 'custom' ? sql` AND NOT ${raw(EMITTED_EVENT_NAME)}` : sql``;

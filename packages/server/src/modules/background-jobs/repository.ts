@@ -1,15 +1,9 @@
+import type { JobKind, JobStatus } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
+import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
-
-export type JobKind =
-  | 'import'
-  | 'bulk_subscribe'
-  | 'bulk_unsubscribe'
-  | 'bulk_delete'
-  | 'delete_field'
-  | 'delete_events';
 
 export interface JobError {
   row?: number;
@@ -21,7 +15,7 @@ export interface JobRow {
   id: string;
   project_id: string;
   kind: JobKind;
-  status: 'queued' | 'running' | 'completed' | 'failed';
+  status: JobStatus;
   input: Record<string, unknown>;
   file: Buffer | null;
   total: number;
@@ -48,22 +42,22 @@ export async function insertJob(
   file?: Buffer,
 ): Promise<string> {
   const id = uuidv7();
-  await db.query('INSERT INTO background_jobs (id, project_id, kind, input, file) VALUES ($1, $2, $3, $4, $5)', [
-    id,
-    projectId,
-    kind,
-    JSON.stringify(input),
-    file ?? null,
-  ]);
+  await queryRows(
+    db,
+    sql`INSERT INTO background_jobs (id, project_id, kind, input, file)
+        VALUES (${id}, ${projectId}, ${kind}, ${JSON.stringify(input)}, ${file ?? null})`,
+  );
   return id;
+}
+
+/** Sets how many items the job will process in all (`processed` and `total` drive its progress). */
+export async function setJobTotal(db: Queryable, jobId: string, total: number): Promise<void> {
+  await queryRows(db, sql`UPDATE background_jobs SET total = ${total} WHERE id = ${jobId}`);
 }
 
 /** A job of the caller's project, of one of the given kinds; anything else is 404. */
 export async function getJob(db: Queryable, projectId: string, id: string, kinds: JobKind[]) {
-  const job = await findInProject<JobRow>(db, 'background_jobs', projectId, id, 'Job', {
-    where: 'kind = ANY($3)',
-    values: [kinds],
-  });
+  const job = await findInProject<JobRow>(db, 'background_jobs', projectId, id, 'Job', sql`kind = ANY(${kinds})`);
   return toJobDto(job);
 }
 
@@ -95,21 +89,15 @@ export interface BatchOutcome {
 
 /** Adds one batch's counts; called inside the batch's own transaction so both commit together. */
 export async function recordBatch(client: pg.PoolClient, jobId: string, outcome: BatchOutcome): Promise<void> {
-  await client.query(
-    `UPDATE background_jobs SET
-       processed = processed + $2, created = created + $3, updated = updated + $4, skipped = skipped + $5,
-       errors = CASE WHEN jsonb_array_length(errors) >= $7 THEN errors
-                ELSE (SELECT coalesce(jsonb_agg(e), '[]') FROM (
-                  SELECT e FROM jsonb_array_elements(errors || $6::jsonb) AS e LIMIT $7) limited) END
-     WHERE id = $1`,
-    [
-      jobId,
-      outcome.processed,
-      outcome.created ?? 0,
-      outcome.updated ?? 0,
-      outcome.skipped ?? 0,
-      JSON.stringify(outcome.errors ?? []),
-      MAX_JOB_ERRORS,
-    ],
+  await queryRows(
+    client,
+    sql`UPDATE background_jobs SET
+          processed = processed + ${outcome.processed}, created = created + ${outcome.created ?? 0},
+          updated = updated + ${outcome.updated ?? 0}, skipped = skipped + ${outcome.skipped ?? 0},
+          errors = CASE WHEN jsonb_array_length(errors) >= ${MAX_JOB_ERRORS} THEN errors
+                   ELSE (SELECT coalesce(jsonb_agg(e), '[]') FROM (
+                     SELECT e FROM jsonb_array_elements(errors || ${JSON.stringify(outcome.errors ?? [])}::jsonb) AS e
+                     LIMIT ${MAX_JOB_ERRORS}) limited) END
+        WHERE id = ${jobId}`,
   );
 }

@@ -1,9 +1,11 @@
+import type { JobKind } from '@pigeon/contract';
 import type pg from 'pg';
-import { z } from 'zod';
+import { queryRows, type Sql, sql, toQuery } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { defineJob } from '../../jobs/registry.js';
 import type { Logger } from '../../logger.js';
-import { type JobKind, type JobRow, recordBatch } from './repository.js';
+import { BACKGROUND_JOB } from './queue.js';
+import { type JobRow, recordBatch } from './repository.js';
 
 export interface JobHandlerContext {
   pool: pg.Pool;
@@ -24,35 +26,39 @@ export class PermanentJobError extends Error {}
 
 const MAX_ATTEMPTS = 5;
 
+/**
+ * The job with its handler per kind. The handlers belong to the modules that own the work; the
+ * composition root (`jobs/index.ts`) passes them in, so this module imports none of them.
+ */
 export function createBackgroundJob(handlers: Record<JobKind, JobHandler>) {
   return defineJob({
-    name: 'background.run',
-    payload: z.object({ jobId: z.string().uuid() }),
+    ...BACKGROUND_JOB,
     maxRetries: MAX_ATTEMPTS,
     lockLifetimeMs: 60_000,
     concurrency: 2,
     async handler({ jobId }, ctx) {
       const pool = ctx.deps.db.pool;
-      const { rows } = await pool.query<JobRow>(
-        `UPDATE background_jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now())
-         WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,
-        [jobId],
+      const [job] = await queryRows<JobRow>(
+        pool,
+        sql`UPDATE background_jobs SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now())
+            WHERE id = ${jobId} AND status IN ('queued', 'running') RETURNING *`,
       );
-      const job = rows[0];
       if (!job) return; // finished already (a duplicate delivery) or deleted with its project
       try {
         await handlers[job.kind]({ pool, job, logger: ctx.logger, heartbeat: () => ctx.progress(0) });
-        await pool.query(
-          "UPDATE background_jobs SET status = 'completed', finished_at = now(), file = NULL WHERE id = $1",
-          [jobId],
+        await queryRows(
+          pool,
+          sql`UPDATE background_jobs SET status = 'completed', finished_at = now(), file = NULL WHERE id = ${jobId}`,
         );
       } catch (err) {
         const permanent = err instanceof PermanentJobError || job.attempts >= MAX_ATTEMPTS;
         if (!permanent) throw err; // Agenda retries with backoff; the handler resumes where it stopped
         ctx.logger.warn({ err, jobId }, 'background job failed');
-        await pool.query(
-          "UPDATE background_jobs SET status = 'failed', error = $2, finished_at = now(), file = NULL WHERE id = $1",
-          [jobId, err instanceof PermanentJobError ? err.message : 'The job failed repeatedly; see the server log'],
+        const reason = err instanceof PermanentJobError ? err.message : 'The job failed repeatedly; see the server log';
+        await queryRows(
+          pool,
+          sql`UPDATE background_jobs SET status = 'failed', error = ${reason}, finished_at = now(), file = NULL
+              WHERE id = ${jobId}`,
         );
       }
     },
@@ -60,22 +66,22 @@ export function createBackgroundJob(handlers: Record<JobKind, JobHandler>) {
 }
 
 /**
- * For jobs that change every row matching something: counts the rows once (`countSql`, params
- * $1 project, $2 value), then runs `batchSql` ($1 project, $2 value, $3 batch size; it must touch
- * at most $3 matching rows and leave them non-matching) in committed batches until none is left.
- * Each batch commits with the job's counters, so the job resumes where a crash stopped it.
+ * For jobs that change every row matching something: counts the rows once (`count`, a query
+ * answering `n`), then runs `batch(size)` (it must touch at most `size` matching rows and leave
+ * them non-matching) in committed batches until none is left. Each batch commits with the job's
+ * counters, so the job resumes where a crash stopped it.
  */
 export async function changeInBatches(
   { pool, job, heartbeat }: JobHandlerContext,
-  sql: { countSql: string; batchSql: string },
-  value: unknown,
+  statements: { count: Sql; batch: (size: number) => Sql },
   batchSize: number,
 ): Promise<void> {
-  const { rows } = await pool.query<{ n: number }>(sql.countSql, [job.project_id, value]);
-  await pool.query('UPDATE background_jobs SET total = processed + $2 WHERE id = $1', [job.id, rows[0]?.n ?? 0]);
+  const [counted] = await queryRows<{ n: number }>(pool, statements.count);
+  await queryRows(pool, sql`UPDATE background_jobs SET total = processed + ${counted?.n ?? 0} WHERE id = ${job.id}`);
   for (;;) {
     const changed = await inTransaction(pool, async (client) => {
-      const result = await client.query(sql.batchSql, [job.project_id, value, batchSize]);
+      const { text, values } = toQuery(statements.batch(batchSize));
+      const result = await client.query(text, values);
       const n = result.rowCount ?? 0;
       await recordBatch(client, job.id, { processed: n, updated: n });
       return n;

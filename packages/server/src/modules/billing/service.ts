@@ -1,4 +1,4 @@
-import type { BillingCategory, BillingConsumption, BillingLimits } from '@pigeon/contract';
+import { type BillingCategory, type BillingConsumption, type BillingLimits, Role } from '@pigeon/contract';
 import type { Request } from 'express';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
@@ -7,12 +7,11 @@ import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import { notFound } from '../../http/errors.js';
-import type { Role } from '../projects/project.entity.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
 import { nextPeriod, periodStart } from './allowance.js';
 
 type Limits = z.infer<typeof BillingLimits>;
-const ANYONE: Role[] = ['OWNER', 'ADMIN', 'MEMBER'];
+const ANYONE: Role[] = [...Role.options];
 
 /**
  * The project of a `project`-authenticated route: the secret key's own project (another id is

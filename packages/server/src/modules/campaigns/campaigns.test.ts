@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase, expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+import { startSmtpSink } from '../../../test/smtp-sink.js';
+import { until } from '../../../test/until.js';
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({
-    env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, CAMPAIGN_DISPATCH_INTERVAL_MS: '100' },
-  });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
-});
+const { pigeon, sink, dns } = await startMailingPigeon({ CAMPAIGN_DISPATCH_INTERVAL_MS: '100' });
 
 type Setup = Awaited<ReturnType<typeof verifiedSender>>;
 const campaign = (s: Setup, over: Record<string, unknown> = {}) => ({
@@ -38,15 +27,6 @@ async function contacts(
 }
 
 const received = (to: string) => sink.messages.filter((m) => m.to.includes(to));
-
-async function until<T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const get = async (s: Setup, id: string) => (await pigeon.request('GET', `/campaigns/${id}`, { headers: s.auth })).body;
 

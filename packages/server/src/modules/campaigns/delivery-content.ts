@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Config } from '../../config/index.js';
 import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
+import type { DeferredBatch, DeferredEmail, DeliveryComposer } from '../emails/composers.js';
 
 /** `NOTIFY`ed (payload: the campaign id) when a campaign is cancelled; delivery listens for it. */
 export const CAMPAIGN_CANCELLED_CHANNEL = 'pigeon_campaign_cancelled';
@@ -17,28 +18,19 @@ interface RecipientRow extends ContactRow {
   campaign_status: string;
 }
 
-export interface CampaignEmail {
-  id: string;
-  campaign_id: string;
-  contact_id: string | null;
-  tracked: boolean;
-  headers: Record<string, string>;
-}
-
-/** The recipients of a claimed batch's campaign mail, read in one query; composes each of them. */
-export interface CampaignBatch {
-  compose(email: CampaignEmail): Promise<ComposedMessage | undefined>;
-}
+type CampaignEmail = DeferredEmail;
 
 /**
  * Renders campaign mail at delivery: the campaign's content (read once per worker: it cannot
  * change after sending starts) composed with the contact as it is now. `load` reads the contacts
  * of a claimed batch and their campaigns' status in one query, at claim time; `compose` then
  * answers undefined when the message must not go out: the campaign was cancelled (at claim time,
- * or since, as told by `cancelled()`), the contact is gone, or a MARKETING or HEADLESS recipient
+ * or since, as told by `heard()`), the contact is gone, or a MARKETING or HEADLESS recipient
  * unsubscribed since the audience was frozen.
  */
-export class CampaignComposer {
+export class CampaignComposer implements DeliveryComposer {
+  readonly channel = CAMPAIGN_CANCELLED_CHANNEL;
+
   private readonly contents = new Map<string, CampaignContent>();
   private readonly cancelledIds = new Set<string>();
 
@@ -49,12 +41,12 @@ export class CampaignComposer {
   ) {}
 
   /** A campaign was cancelled (a notification): nothing of it is composed from now on. */
-  cancelled(campaignId: string): void {
+  heard(campaignId: string): void {
     if (this.cancelledIds.size >= 1000) this.cancelledIds.clear();
     this.cancelledIds.add(campaignId);
   }
 
-  async load(emails: CampaignEmail[]): Promise<CampaignBatch> {
+  async load(emails: CampaignEmail[]): Promise<DeferredBatch> {
     const recipients = new Map<string, RecipientRow>();
     if (emails.length) {
       const { rows } = await this.pool.query<RecipientRow>({

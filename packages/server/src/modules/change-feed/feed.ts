@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import { preparedRows, queryRows, raw, runStatement, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 
@@ -68,11 +68,11 @@ interface ChangeRow {
 
 /** New consumers start at the feed's present, not at its retained past. */
 export async function registerConsumer(pool: pg.Pool, name: string): Promise<void> {
-  await pool.query(
-    `INSERT INTO change_feed_cursors (consumer, part, txid)
-     SELECT $1, part, pg_snapshot_xmin(pg_current_snapshot()) FROM generate_series(0, $2 - 1) AS part
+  await queryRows(
+    pool,
+    sql`INSERT INTO change_feed_cursors (consumer, part, txid)
+     SELECT ${name}, part, pg_snapshot_xmin(pg_current_snapshot()) FROM generate_series(0, ${PARTS} - 1) AS part
      ON CONFLICT DO NOTHING`,
-    [name, PARTS],
   );
 }
 
@@ -96,11 +96,11 @@ export async function processParts(
   batchSize: number,
 ): Promise<{ handled: number; backlog: boolean }> {
   return inTransaction(deps.db.pool, async (client) => {
-    const { rows: locked } = await client.query<{ part: number }>({
-      name: 'change-feed.lock',
-      text: 'SELECT part FROM unnest($2::smallint[]) AS part WHERE pg_try_advisory_xact_lock(hashtext($1), part)',
-      values: [`change-feed:${consumer.name}`, parts],
-    });
+    const locked = await preparedRows<{ part: number }>(
+      client,
+      'change-feed.lock',
+      sql`SELECT part FROM unnest(${parts}::smallint[]) AS part WHERE pg_try_advisory_xact_lock(hashtext(${`change-feed:${consumer.name}`}), part)`,
+    );
     if (locked.length === 0) return { handled: 0, backlog: false };
     // A statement of its own, after the locks: its snapshot sees the cursor the part's previous
     // holder committed (read in the locking statement, it could be the one from before).
@@ -117,13 +117,13 @@ export async function processParts(
     if (ends.length === 0) return { handled: 0, backlog: false };
     const changes = rows.filter((r) => !r.is_end).map(toChange);
     if (changes.length > 0) await consumer.handle(client, changes, deps);
-    await client.query({
-      name: 'change-feed.advance',
-      text: `UPDATE change_feed_cursors c SET txid = m.txid, seq = m.seq, updated_at = now()
-             FROM unnest($2::smallint[], $3::xid8[], $4::bigint[]) AS m(part, txid, seq)
-             WHERE c.consumer = $1 AND c.part = m.part`,
-      values: [consumer.name, ends.map((r) => r.part), ends.map((r) => r.txid), ends.map((r) => r.seq)],
-    });
+    await preparedRows(
+      client,
+      'change-feed.advance',
+      sql`UPDATE change_feed_cursors c SET txid = m.txid, seq = m.seq, updated_at = now()
+             FROM unnest(${ends.map((r) => r.part)}::smallint[], ${ends.map((r) => r.txid)}::xid8[], ${ends.map((r) => r.seq)}::bigint[]) AS m(part, txid, seq)
+             WHERE c.consumer = ${consumer.name} AND c.part = m.part`,
+    );
     return { handled: changes.length, backlog: ends.some((r) => (r.n ?? 0) >= batchSize) };
   });
 }
@@ -251,27 +251,27 @@ export async function startChangeFeed(
 
 /** Whether some part has changes past the consumer's cursor that it may read now. */
 async function hasPending(pool: pg.Pool, consumer: string): Promise<boolean> {
-  const { rows } = await pool.query<{ pending: boolean }>({
-    name: 'change-feed.pending',
-    text: `SELECT EXISTS (
+  const rows = await preparedRows<{ pending: boolean }>(
+    pool,
+    'change-feed.pending',
+    sql`SELECT EXISTS (
              SELECT 1 FROM change_feed_cursors c
-             WHERE c.consumer = $1 AND EXISTS (
+             WHERE c.consumer = ${consumer} AND EXISTS (
                SELECT 1 FROM contact_changes ch
                WHERE ch.part = c.part AND (ch.txid, ch.seq) > (c.txid, c.seq)
                  AND ch.txid < pg_snapshot_xmin(pg_current_snapshot()))) AS pending`,
-    values: [consumer],
-  });
+  );
   return rows[0]?.pending ?? false;
 }
 
 /** Drops rows every consumer has passed. */
 export async function pruneChangeFeed(pool: pg.Pool): Promise<number> {
-  const { rowCount } = await pool.query(
-    `DELETE FROM contact_changes ch
+  return runStatement(
+    pool,
+    sql`DELETE FROM contact_changes ch
      USING (SELECT DISTINCT ON (part) part, txid, seq FROM change_feed_cursors ORDER BY part, txid, seq) AS slowest
      WHERE ch.part = slowest.part AND (ch.txid, ch.seq) <= (slowest.txid, slowest.seq)`,
   );
-  return rowCount ?? 0;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ConditionTree, FieldError, SegmentType } from '@pigeon/contract';
-import { raw, type Sql, sql } from '../../db/query.js';
+import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { AppError } from '../../http/errors.js';
 import type { Ref } from '../references/index.js';
@@ -45,9 +45,9 @@ export async function loadScope(db: Queryable, projectId: string, trees: Prepare
   const scope: SegmentScope = new Map();
   let pending = [...factsNeeded(trees).segments];
   for (let level = 0; pending.length > 0 && level <= MAX_SEGMENT_CHAIN; level++) {
-    const { rows } = await db.query<{ id: string; type: SegmentType; condition: ConditionTree | null }>(
-      'SELECT id, type, condition FROM segments WHERE project_id = $1 AND id = ANY($2::uuid[])',
-      [projectId, pending],
+    const rows = await queryRows<{ id: string; type: SegmentType; condition: ConditionTree | null }>(
+      db,
+      sql`SELECT id, type, condition FROM segments WHERE project_id = ${projectId} AND id = ANY(${pending}::uuid[])`,
     );
     const next = new Set<string>();
     for (const row of rows) {
@@ -169,10 +169,10 @@ export async function loadFacts(
   const facts = new Map<string, ContactFacts>();
   if (contactIds.length === 0) return facts;
   const needed = factsNeeded(treesInScope(trees, scope));
-  const { rows } = await db.query<ContactFactRow>(
-    `SELECT id, email, subscribed, data, created_at, updated_at FROM contacts
-     WHERE project_id = $1 AND id = ANY($2::uuid[])`,
-    [projectId, contactIds],
+  const rows = await queryRows<ContactFactRow>(
+    db,
+    sql`SELECT id, email, subscribed, data, created_at, updated_at FROM contacts
+     WHERE project_id = ${projectId} AND id = ANY(${contactIds}::uuid[])`,
   );
   for (const row of rows) {
     facts.set(row.id, {
@@ -187,19 +187,19 @@ export async function loadFacts(
     });
   }
   if (needed.events.size > 0) {
-    const { rows: events } = await db.query<{ contact_id: string; name: string; first: Date; last: Date }>(
-      `SELECT contact_id, name, min(created_at) AS first, max(created_at) AS last FROM events
-       WHERE project_id = $1 AND contact_id = ANY($2::uuid[]) AND name = ANY($3::text[]) GROUP BY 1, 2`,
-      [projectId, contactIds, [...needed.events]],
+    const events = await queryRows<{ contact_id: string; name: string; first: Date; last: Date }>(
+      db,
+      sql`SELECT contact_id, name, min(created_at) AS first, max(created_at) AS last FROM events
+       WHERE project_id = ${projectId} AND contact_id = ANY(${contactIds}::uuid[]) AND name = ANY(${[...needed.events]}::text[]) GROUP BY 1, 2`,
     );
     for (const e of events)
       facts.get(e.contact_id)?.events.set(e.name, { first: e.first.getTime(), last: e.last.getTime() });
   }
   const statics = [...needed.segments].filter((id) => scope.get(id)?.type === 'STATIC');
   if (statics.length > 0) {
-    const { rows: members } = await db.query<{ contact_id: string; segment_id: string }>(
-      'SELECT contact_id, segment_id FROM segment_members WHERE segment_id = ANY($1::uuid[]) AND contact_id = ANY($2::uuid[])',
-      [statics, contactIds],
+    const members = await queryRows<{ contact_id: string; segment_id: string }>(
+      db,
+      sql`SELECT contact_id, segment_id FROM segment_members WHERE segment_id = ANY(${statics}::uuid[]) AND contact_id = ANY(${contactIds}::uuid[])`,
     );
     for (const m of members) facts.get(m.contact_id)?.staticSegments.add(m.segment_id);
   }

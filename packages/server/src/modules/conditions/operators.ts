@@ -288,3 +288,6 @@ export function operatorFor(field: FieldRef, operator: ConditionOperator): Opera
 }
 
 export const operatorsOf = (kind: FieldKind) => Object.keys(OPERATORS[kind]) as ConditionOperator[];
+
+/** Every field kind (the keys of the operator table, which the type requires to be complete). */
+export const FIELD_KINDS = Object.keys(OPERATORS) as FieldKind[];

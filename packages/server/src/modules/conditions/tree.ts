@@ -1,4 +1,4 @@
-import type { ConditionFilter, ConditionTree } from '@pigeon/contract';
+import type { ConditionFilter, ConditionLogic, ConditionTree } from '@pigeon/contract';
 import { and, or, type Sql } from '../../db/query.js';
 import { type FieldOptions, type FieldRef, parseField } from './fields.js';
 import {
@@ -17,7 +17,7 @@ export interface PreparedFilter {
   op: NonNullable<ReturnType<typeof operatorFor>>;
 }
 export interface PreparedTree {
-  logic: 'AND' | 'OR';
+  logic: ConditionLogic;
   groups: Array<{ filters: PreparedFilter[]; conditions?: PreparedTree }>;
 }
 

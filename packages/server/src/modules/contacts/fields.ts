@@ -1,3 +1,4 @@
+import type { FieldType } from '@pigeon/contract';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { findUsages, groupUsages } from '../references/index.js';
@@ -8,8 +9,6 @@ const STANDARD_FIELDS = [
   { field: 'createdAt', type: 'date' },
   { field: 'updatedAt', type: 'date' },
 ] as const;
-
-type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'object' | 'array' | 'mixed';
 
 const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
 
@@ -87,10 +86,10 @@ export const customKey = (field: string) => (field.startsWith('data.') ? field.s
 
 export async function fieldValues(db: Queryable, projectId: string, field: string, limit: number) {
   const key = customKey(field);
-  const { rows } = await db.query<{ value: unknown; n: number }>(
-    `SELECT data -> $2 AS value, count(*)::int AS n FROM contacts
-     WHERE project_id = $1 AND data ? $2 GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $3`,
-    [projectId, key, limit],
+  const rows = await queryRows<{ value: unknown; n: number }>(
+    db,
+    sql`SELECT data -> ${key}::text AS value, count(*)::int AS n FROM contacts
+     WHERE project_id = ${projectId} AND data ? ${key} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${limit}`,
   );
   return { field: `data.${key}`, values: rows.map((r) => ({ value: r.value, count: r.n })) };
 }

@@ -1,5 +1,6 @@
+import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { type JobError, recordBatch } from '../background-jobs/repository.js';
+import { type JobError, recordBatch, setJobTotal } from '../background-jobs/repository.js';
 import { changeInBatches, type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
 import { insertSubscriptionEvents } from './subscription.js';
 
@@ -9,25 +10,25 @@ const IMPORT_BATCH = 2000;
  * One batch of imported rows in one statement: existing contacts get the new data merged and
  * `subscribed` set when the row gives it (recording the change), new ones are inserted.
  */
-const IMPORT_BATCH_SQL = `
+const importBatch = (projectId: string, input: string) => sql`
   WITH input AS (
-    SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(email text, subscribed boolean, data jsonb)
+    SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS r(email text, subscribed boolean, data jsonb)
   ), existing AS (
     SELECT c.id, c.email, c.subscribed AS old_subscribed FROM contacts c JOIN input i ON i.email = c.email
-    WHERE c.project_id = $1 FOR UPDATE OF c
+    WHERE c.project_id = ${projectId} FOR UPDATE OF c
   ), updated AS (
     UPDATE contacts c SET data = c.data || i.data, subscribed = coalesce(i.subscribed, c.subscribed), updated_at = now()
     FROM input i, existing e WHERE c.id = e.id AND i.email = e.email AND pigeon_contact_data_ok(c.data || i.data)
     RETURNING c.id, c.project_id, c.subscribed, e.old_subscribed
   ), inserted AS (
     INSERT INTO contacts (id, project_id, email, subscribed, data)
-    SELECT uuidv7_compat(), $1, i.email, coalesce(i.subscribed, true), i.data FROM input i
+    SELECT uuidv7_compat(), ${projectId}::uuid, i.email, coalesce(i.subscribed, true), i.data FROM input i
     WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.email = i.email) AND pigeon_contact_data_ok(i.data)
     ON CONFLICT (project_id, email) DO NOTHING
     RETURNING id
   ), changed AS (
     SELECT id, project_id, subscribed FROM updated WHERE old_subscribed IS DISTINCT FROM subscribed
-  ), subscription_events AS (${insertSubscriptionEvents('changed', "'import'")})
+  ), subscription_events AS (${insertSubscriptionEvents('changed', 'import')})
   SELECT (SELECT count(*) FROM inserted)::int AS created, (SELECT count(*) FROM updated)::int AS updated`;
 
 const encodingNote = (encoding: string) =>
@@ -44,7 +45,7 @@ export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
   if (job.processed === 0) {
     // First run: the total and the parse errors are recorded once, before any batch.
     await inTransaction(pool, async (client) => {
-      await client.query('UPDATE background_jobs SET total = $2 WHERE id = $1', [job.id, rows.length + errors.length]);
+      await setJobTotal(client, job.id, rows.length + errors.length);
       await recordBatch(client, job.id, { processed: errors.length, skipped: errors.length, errors });
     });
   }
@@ -53,10 +54,10 @@ export const importContacts: JobHandler = async ({ pool, job, heartbeat }) => {
     const batch = rows.slice(start, start + IMPORT_BATCH);
     await inTransaction(pool, async (client) => {
       const input = batch.map((r) => ({ email: r.email, subscribed: r.subscribed, data: r.data }));
-      const { rows: counts } = await client.query<{ created: number; updated: number }>(IMPORT_BATCH_SQL, [
-        job.project_id,
-        JSON.stringify(input),
-      ]);
+      const counts = await queryRows<{ created: number; updated: number }>(
+        client,
+        importBatch(job.project_id, JSON.stringify(input)),
+      );
       const created = counts[0]?.created ?? 0;
       const updated = counts[0]?.updated ?? 0;
       const raced = batch.length - created - updated;
@@ -87,21 +88,19 @@ async function forEachContactId(job: Parameters<JobHandler>[0]['job'], apply: (i
 const setSubscribed =
   (subscribed: boolean): JobHandler =>
   async ({ pool, job }) => {
-    await pool.query('UPDATE background_jobs SET total = $2 WHERE id = $1', [
-      job.id,
-      (job.input.contactIds as string[]).length,
-    ]);
+    await setJobTotal(pool, job.id, (job.input.contactIds as string[]).length);
     await forEachContactId(job, (ids) =>
       inTransaction(pool, async (client) => {
-        const { rows } = await client.query<{ id: string; changed: boolean }>(
-          `WITH target AS (
-             SELECT id, subscribed FROM contacts WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR UPDATE
-           ), changed AS (
-             UPDATE contacts c SET subscribed = $3, updated_at = now() FROM target t
-             WHERE c.id = t.id AND t.subscribed <> $3 RETURNING c.id, c.project_id, c.subscribed
-           ), subscription_events AS (${insertSubscriptionEvents('changed', "'bulk'")})
-           SELECT t.id, (t.subscribed <> $3) AS changed FROM target t`,
-          [job.project_id, ids, subscribed],
+        const rows = await queryRows<{ id: string; changed: boolean }>(
+          client,
+          sql`WITH target AS (
+                SELECT id, subscribed FROM contacts WHERE project_id = ${job.project_id} AND id = ANY(${ids}::uuid[])
+                FOR UPDATE
+              ), changed AS (
+                UPDATE contacts c SET subscribed = ${subscribed}, updated_at = now() FROM target t
+                WHERE c.id = t.id AND t.subscribed <> ${subscribed} RETURNING c.id, c.project_id, c.subscribed
+              ), subscription_events AS (${insertSubscriptionEvents('changed', 'bulk')})
+              SELECT t.id, (t.subscribed <> ${subscribed}) AS changed FROM target t`,
         );
         await recordBatch(client, job.id, outcome(ids, rows));
       }),
@@ -109,15 +108,12 @@ const setSubscribed =
   };
 
 const deleteContacts: JobHandler = async ({ pool, job }) => {
-  await pool.query('UPDATE background_jobs SET total = $2 WHERE id = $1', [
-    job.id,
-    (job.input.contactIds as string[]).length,
-  ]);
+  await setJobTotal(pool, job.id, (job.input.contactIds as string[]).length);
   await forEachContactId(job, (ids) =>
     inTransaction(pool, async (client) => {
-      const { rows } = await client.query<{ id: string }>(
-        'DELETE FROM contacts WHERE project_id = $1 AND id = ANY($2::uuid[]) RETURNING id',
-        [job.project_id, ids],
+      const rows = await queryRows<{ id: string }>(
+        client,
+        sql`DELETE FROM contacts WHERE project_id = ${job.project_id} AND id = ANY(${ids}::uuid[]) RETURNING id`,
       );
       await recordBatch(
         client,
@@ -142,17 +138,19 @@ function outcome(ids: string[], rows: Array<{ id: string; changed: boolean }>) {
 }
 
 /** Removes a data key from every contact in committed batches; naturally resumable. */
-const deleteField: JobHandler = (ctx) =>
-  changeInBatches(
+const deleteField: JobHandler = (ctx) => {
+  const project = ctx.job.project_id;
+  const key = ctx.job.input.key as string;
+  return changeInBatches(
     ctx,
     {
-      countSql: 'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1 AND data ? $2',
-      batchSql: `UPDATE contacts SET data = data - $2::text, updated_at = now()
-                 WHERE id IN (SELECT id FROM contacts WHERE project_id = $1 AND data ? $2 LIMIT $3)`,
+      count: sql`SELECT count(*)::int AS n FROM contacts WHERE project_id = ${project} AND data ? ${key}`,
+      batch: (size) => sql`UPDATE contacts SET data = data - ${key}::text, updated_at = now()
+                           WHERE id IN (SELECT id FROM contacts WHERE project_id = ${project} AND data ? ${key} LIMIT ${size})`,
     },
-    ctx.job.input.key,
     5000,
   );
+};
 
 export const contactJobHandlers = {
   import: importContacts,

@@ -1,10 +1,11 @@
+import type { JobKind } from '@pigeon/contract';
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
-import { backgroundJob } from '../background-jobs/registry.js';
-import { getJob, insertJob, type JobKind } from '../background-jobs/repository.js';
+import { queueJob } from '../background-jobs/queue.js';
+import { getJob } from '../background-jobs/repository.js';
 import { customKey, fieldUsage, fieldValues, listFields } from './fields.js';
 import { listContacts } from './list.js';
 import * as contacts from './service.js';
@@ -16,8 +17,7 @@ export const createContactsRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
   /** Stores the job row, then queues its run: a job id handed out always exists. */
   const queue = async (projectId: string, kind: JobKind, input: Record<string, unknown>, file?: Buffer) => {
-    const jobId = await insertJob(db, projectId, kind, input, file);
-    await deps.scheduler.enqueue(backgroundJob, { jobId });
+    const jobId = await queueJob(deps, projectId, kind, input, file);
     return { status: 202 as const, body: { jobId } };
   };
 

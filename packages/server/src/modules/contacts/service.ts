@@ -1,3 +1,4 @@
+import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound } from '../../http/errors.js';
@@ -48,9 +49,9 @@ export async function removeContact(db: Queryable, projectId: string, id: string
 
 export async function lookupEmails(db: Queryable, projectId: string, emails: string[]) {
   const unique = [...new Set(emails)];
-  const { rows } = await db.query<{ email: string; id: string }>(
-    'SELECT email, id FROM contacts WHERE project_id = $1 AND email = ANY($2::text[])',
-    [projectId, unique],
+  const rows = await queryRows<{ email: string; id: string }>(
+    db,
+    sql`SELECT email, id FROM contacts WHERE project_id = ${projectId} AND email = ANY(${unique}::text[])`,
   );
   const found = new Set(rows.map((r) => r.email));
   return { found: rows, missing: unique.filter((e) => !found.has(e)) };

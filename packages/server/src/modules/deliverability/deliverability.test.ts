@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventNames, signUp } from '../../../test/accounts.js';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { expectEnvelope } from '../../../test/helpers.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+import { until } from '../../../test/until.js';
 import { recordDeliveryFeedback } from './feedback.js';
 import { emailIdOfReturnPath, returnPathFor } from './verp.js';
 
@@ -15,42 +15,19 @@ const BOUNCE_DOMAIN = 'bounces.pigeon.test';
 const MAX_BYTES = 64 * 1024;
 const FLOOD_LIMIT = 60;
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({
-    env: {
-      SMTP_URL: sink.url,
-      DNS_SERVERS: dns.address,
-      BOUNCE_DOMAIN,
-      INBOUND_SMTP_PORT: '0',
-      INBOUND_SMTP_HOST: '127.0.0.1',
-      INBOUND_SMTP_MAX_BYTES: String(MAX_BYTES),
-      INBOUND_SMTP_MESSAGES_PER_MINUTE: String(FLOOD_LIMIT),
-      HEALTH_MIN_SAMPLE: '5',
-      CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
-    },
-  });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
+const { pigeon, sink, dns } = await startMailingPigeon({
+  BOUNCE_DOMAIN,
+  INBOUND_SMTP_PORT: '0',
+  INBOUND_SMTP_HOST: '127.0.0.1',
+  INBOUND_SMTP_MAX_BYTES: String(MAX_BYTES),
+  INBOUND_SMTP_MESSAGES_PER_MINUTE: String(FLOOD_LIMIT),
+  HEALTH_MIN_SAMPLE: '5',
+  CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
 });
 
 type Sender = Awaited<ReturnType<typeof verifiedSender>>;
 let recipientCounter = 0;
 const recipient = () => `r${++recipientCounter}-${process.pid}@inbox.example`;
-
-async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Sends one transactional email and waits until the sink has it; returns ids and its return path. */
 async function sendOne(s: Sender, to = recipient()) {

@@ -1,5 +1,5 @@
 import type { SuppressionReason } from '@pigeon/contract';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, runStatement, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { deliveryFeedback } from '../../metrics/registry.js';
@@ -98,23 +98,24 @@ async function changeState(db: Queryable, email: EmailState, feedback: DeliveryF
   if (feedback.kind === 'bounce') {
     if (feedback.bounceType === 'soft') return true;
     if (email.bounced_at) return false;
-    await db.query(
-      `UPDATE emails SET status = 'BOUNCED', bounced_at = now(), claimed_at = NULL, last_error = $2, updated_at = now()
-       WHERE id = $1`,
-      [email.id, feedback.diagnostic?.slice(0, 500) ?? null],
+    await queryRows(
+      db,
+      sql`UPDATE emails SET status = 'BOUNCED', bounced_at = now(), claimed_at = NULL, last_error = ${feedback.diagnostic?.slice(0, 500) ?? null}, updated_at = now()
+       WHERE id = ${email.id}`,
     );
     return true;
   }
   if (feedback.kind === 'complaint') {
     if (email.complained_at) return false;
-    await db.query(`UPDATE emails SET status = 'COMPLAINED', complained_at = now(), updated_at = now() WHERE id = $1`, [
-      email.id,
-    ]);
+    await queryRows(
+      db,
+      sql`UPDATE emails SET status = 'COMPLAINED', complained_at = now(), updated_at = now() WHERE id = ${email.id}`,
+    );
     return true;
   }
   if (email.delivered_at || email.bounced_at) return false;
   // The status stays what delivery made it (SENT); `delivered_at` carries the fact.
-  await db.query('UPDATE emails SET delivered_at = now(), updated_at = now() WHERE id = $1', [email.id]);
+  await queryRows(db, sql`UPDATE emails SET delivered_at = now(), updated_at = now() WHERE id = ${email.id}`);
   return true;
 }
 
@@ -149,10 +150,10 @@ async function recordEvent(db: Queryable, email: EmailState, feedback: DeliveryF
         ? { feedbackType: feedback.feedbackType ?? undefined }
         : { detail: feedback.detail ?? undefined }),
   };
-  await db.query(
-    `INSERT INTO events (id, project_id, contact_id, name, data)
-     VALUES (uuidv7_compat(), $1, $2, $3, jsonb_strip_nulls($4::jsonb))`,
-    [email.project_id, email.contact_id, EVENT_NAME[feedback.kind], JSON.stringify(data)],
+  await queryRows(
+    db,
+    sql`INSERT INTO events (id, project_id, contact_id, name, data)
+     VALUES (uuidv7_compat(), ${email.project_id}, ${email.contact_id}, ${EVENT_NAME[feedback.kind]}, jsonb_strip_nulls(${JSON.stringify(data)}::jsonb))`,
   );
 }
 
@@ -166,24 +167,24 @@ async function suppress(
   reason: SuppressionReason,
   detail: string | null,
 ): Promise<boolean> {
-  const inserted = await db.query(
-    `INSERT INTO suppressions (id, project_id, email, reason, detail, email_id)
-     VALUES (uuidv7_compat(), $1, $2, $3, $4, $5)
+  const inserted = await runStatement(
+    db,
+    sql`INSERT INTO suppressions (id, project_id, email, reason, detail, email_id)
+     VALUES (uuidv7_compat(), ${email.project_id}, ${email.to_email.toLowerCase()}, ${reason}, ${detail?.slice(0, 500) ?? null}, ${email.id})
      ON CONFLICT (project_id, email) DO NOTHING`,
-    [email.project_id, email.to_email.toLowerCase(), reason, detail?.slice(0, 500) ?? null, email.id],
   );
-  await db.query(
-    `WITH changed AS (
+  await queryRows(
+    db,
+    sql`WITH changed AS (
        UPDATE contacts SET subscribed = false, updated_at = now()
-       WHERE project_id = $1 AND email = $2 AND subscribed RETURNING id, project_id
+       WHERE project_id = ${email.project_id} AND email = ${email.to_email.toLowerCase()} AND subscribed RETURNING id, project_id
      )
      INSERT INTO events (id, project_id, contact_id, name, data)
      SELECT uuidv7_compat(), project_id, id, 'contact.unsubscribed',
-            jsonb_build_object('source', $3::text, 'reason', $3::text, 'emailId', $4::uuid)
+            jsonb_build_object('source', ${reason}::text, 'reason', ${reason}::text, 'emailId', ${email.id}::uuid)
      FROM changed`,
-    [email.project_id, email.to_email.toLowerCase(), reason, email.id],
   );
-  return (inserted.rowCount ?? 0) > 0;
+  return inserted > 0;
 }
 
 function recordFeedbackMetric(feedback: DeliveryFeedback): void {

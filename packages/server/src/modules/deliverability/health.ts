@@ -1,9 +1,9 @@
 import { uuidv7 } from 'uuidv7';
+import { EMAIL_QUEUED_CHANNEL } from '../../db/channels.js';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import { NOTIFY_CHANNEL } from '../emails/queue.js';
 
 type HealthConfig = AppDeps['config']['deliverability']['health'];
 
@@ -137,5 +137,5 @@ export async function resumeCampaigns(db: Queryable, projectId: string): Promise
        AND next_attempt_at = 'infinity'`,
     [projectId],
   );
-  await db.query(`NOTIFY ${NOTIFY_CHANNEL}`);
+  await db.query(`NOTIFY ${EMAIL_QUEUED_CHANNEL}`);
 }

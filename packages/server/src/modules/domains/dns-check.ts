@@ -1,7 +1,6 @@
 import { Resolver } from 'node:dns/promises';
+import type { DnsRecordPurpose, DnsRecordStatus } from '@pigeon/contract';
 import { dkimRecordValue } from './dkim.js';
-
-export type RecordStatus = 'verified' | 'missing' | 'mismatch' | 'unchecked';
 
 export interface DomainRecords {
   domain: string;
@@ -54,7 +53,7 @@ const normalise = (value: string) => value.replace(/\s+/g, '').toLowerCase();
 export async function checkRecords(
   resolver: Resolver,
   d: DomainRecords,
-): Promise<Record<'dkim' | 'spf' | 'dmarc', RecordStatus>> {
+): Promise<Record<DnsRecordPurpose, DnsRecordStatus>> {
   const [dkim, spf, dmarc] = await Promise.all([
     txt(resolver, `${d.dkim_selector}._domainkey.${d.domain}`),
     txt(resolver, d.domain),

@@ -1,3 +1,4 @@
+import type { DnsRecordPurpose, DnsRecordStatus, TrackingMode } from '@pigeon/contract';
 import type { DatabaseError } from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { keyringOf } from '../../db/at-rest.js';
@@ -5,9 +6,8 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, notFound } from '../../http/errors.js';
-import type { TrackingMode } from '../projects/project.entity.js';
 import { generateDkimKeys } from './dkim.js';
-import { checkRecords, createResolver, expectedRecords, type RecordStatus } from './dns-check.js';
+import { checkRecords, createResolver, expectedRecords } from './dns-check.js';
 import { sealDkimKey } from './key-storage.js';
 
 export interface DomainRow {
@@ -19,7 +19,7 @@ export interface DomainRow {
   dkim_public_key: string;
   verified_at: Date | null;
   last_checked_at: Date | null;
-  record_status: Partial<Record<'dkim' | 'spf' | 'dmarc', RecordStatus>>;
+  record_status: Partial<Record<DnsRecordPurpose, DnsRecordStatus>>;
   note: string | null;
   created_at: Date;
 }

@@ -3,16 +3,16 @@ import { keyringOf } from '../../db/at-rest.js';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
+import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
 import { recordDeliveryOutcome } from '../../metrics/delivery.js';
 import { deliveryReclaimed } from '../../metrics/registry.js';
-import { CAMPAIGN_CANCELLED_CHANNEL, type CampaignBatch, CampaignComposer } from '../campaigns/delivery-content.js';
 import { recordDeliveryFeedback } from '../deliverability/feedback.js';
 import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
 import { dkimKeyObject } from '../domains/dkim.js';
 import { TransportBreaker } from './breaker.js';
+import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
 import { NOTIFY_CHANNEL } from './queue.js';
-import { markTransportDown, markTransportUp } from './transport-status.js';
 
 interface EmailRow {
   id: string;
@@ -170,7 +170,7 @@ function groupCommit(pool: pg.Pool, name: string, text: string) {
  * record the outcome (grouped per event-loop turn). A claim whose worker died times out and is retried; SMTP only
  * accepts a message on its final reply, so a worker killed before that reply leaves nothing delivered.
  */
-export async function startDelivery(deps: AppDeps): Promise<Delivery> {
+export async function startDelivery(deps: AppDeps, composers: DeliveryComposers): Promise<Delivery> {
   const pool = deps.db.pool;
   const keyring = keyringOf(deps.config);
   const logger = deps.logger.child({ component: 'delivery' });
@@ -181,17 +181,17 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
     for (const wake of [...wakers]) wake();
   };
   const inFlight = new Set<string>();
-  const composer = new CampaignComposer(pool, deps.config);
+  const composer = composers.campaign;
 
   const listener = new pg.Client({ connectionString: deps.db.url });
   listener.on('error', (err) => logger.warn({ err }, 'delivery LISTEN connection error'));
   listener.on('notification', (n) => {
-    if (n.channel === CAMPAIGN_CANCELLED_CHANNEL) {
-      if (n.payload) composer.cancelled(n.payload);
+    if (n.channel === composer.channel) {
+      if (n.payload) composer.heard(n.payload);
     } else wakeAll();
   });
   await listener.connect();
-  await listener.query(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${CAMPAIGN_CANCELLED_CHANNEL}`);
+  await listener.query(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${composer.channel}`);
 
   const idle = (ms = IDLE_POLL_MS) =>
     new Promise<void>((resolve) => {
@@ -240,7 +240,7 @@ export async function startDelivery(deps: AppDeps): Promise<Delivery> {
     returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
   /** What the composition of a claimed batch needs, read once for the batch (one query per source). */
-  type Batch = { campaigns: CampaignBatch };
+  type Batch = { campaigns: DeferredBatch };
   const prepare = async (rows: EmailRow[]): Promise<Batch> => ({
     campaigns: await composer.load(rows.flatMap((r) => (r.campaign_id ? [{ ...r, campaign_id: r.campaign_id }] : []))),
   });

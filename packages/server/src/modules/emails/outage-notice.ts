@@ -1,7 +1,7 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import { claimOutageNotice, releaseOutageNotice } from './transport-status.js';
+import { claimOutageNotice, releaseOutageNotice } from '../../mail/transport-status.js';
 
 /**
  * Once the transport has been down `afterMs`, the owners of every project with mail waiting are

@@ -1,8 +1,9 @@
 import type { ContentType } from '@pigeon/contract';
+import { EMAIL_QUEUED_CHANNEL } from '../../db/channels.js';
 import { queryRows, sql, toQuery } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
-export const NOTIFY_CHANNEL = 'pigeon_email_queued';
+export const NOTIFY_CHANNEL = EMAIL_QUEUED_CHANNEL;
 
 /** Named priorities of the one delivery queue: lower goes first. */
 export const PRIORITY = { transactional: 0, workflow: 1, campaign: 2 } as const;

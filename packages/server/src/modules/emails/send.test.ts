@@ -1,25 +1,12 @@
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventNames, newProject } from '../../../test/accounts.js';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({
-    env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, DELIVERY_RETRY_BASE_MS: '100' },
-  });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
-});
+const { pigeon, sink, dns } = await startMailingPigeon({ DELIVERY_RETRY_BASE_MS: '100' });
 
 const projectWithVerifiedDomain = () => verifiedSender(pigeon, dns);
 

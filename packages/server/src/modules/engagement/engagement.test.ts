@@ -1,23 +1,11 @@
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hrefs, type ParsedMessage, pixelUrl, receivedMessage } from '../../../test/mail.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({ env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address } });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
-});
+const { pigeon, sink, dns } = await startMailingPigeon();
 
 type Sender = Awaited<ReturnType<typeof verifiedSender>>;
 type ContentType = 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';

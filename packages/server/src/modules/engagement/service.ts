@@ -1,3 +1,4 @@
+import { preparedRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { insertSubscriptionEvents } from '../contacts/subscription.js';
 import type { LinkClaims, TrackingClaims } from '../rendering/links.js';
@@ -38,19 +39,18 @@ export async function setSubscribedFromLink(
   claims: LinkClaims,
   subscribed: boolean,
 ): Promise<LinkContact | undefined> {
-  const { rows } = await db.query<LinkContact>({
-    name: 'engagement.set-subscribed',
-    text: `
-      WITH changed AS (
-        UPDATE contacts SET subscribed = $2, updated_at = now()
-        WHERE id = $1 AND subscribed <> $2 RETURNING id, project_id, subscribed
-      ), recorded AS (${insertSubscriptionEvents('changed', "'link'", 'uuidv7_compat()', '$3')})
-      SELECT c.id, c.email, $2::boolean AS subscribed, p.name AS "projectName",
-             p.subscribed_redirect_url AS "subscribedRedirectUrl", p.unsubscribed_redirect_url AS "unsubscribedRedirectUrl"
-      FROM contacts c JOIN projects p ON p.id = c.project_id WHERE c.id = $1`,
-    values: [claims.c, subscribed, claims.e ?? null],
-  });
-  return rows[0];
+  const [row] = await preparedRows<LinkContact>(
+    db,
+    'engagement.set-subscribed',
+    sql`WITH changed AS (
+          UPDATE contacts SET subscribed = ${subscribed}::boolean, updated_at = now()
+          WHERE id = ${claims.c}::uuid AND subscribed <> ${subscribed}::boolean RETURNING id, project_id, subscribed
+        ), recorded AS (${insertSubscriptionEvents('changed', 'link', { emailId: sql`${claims.e ?? null}` })})
+        SELECT c.id, c.email, ${subscribed}::boolean AS subscribed, p.name AS "projectName",
+               p.subscribed_redirect_url AS "subscribedRedirectUrl", p.unsubscribed_redirect_url AS "unsubscribedRedirectUrl"
+        FROM contacts c JOIN projects p ON p.id = c.project_id WHERE c.id = ${claims.c}::uuid`,
+  );
+  return row;
 }
 
 const emailEventData = (extra = '') =>

@@ -1,5 +1,4 @@
-import type { ContentType } from '@pigeon/contract';
-import type { TrackingMode } from '../projects/project.entity.js';
+import type { ContentType, TrackingMode } from '@pigeon/contract';
 import { signTrackingToken } from '../rendering/links.js';
 
 /** Whether one message gets the open pixel and click redirects: the send's own choice wins. */

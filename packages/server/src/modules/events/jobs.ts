@@ -1,16 +1,20 @@
-import { forgetEventCounts } from '../analytics/rollup.js';
+import { sql } from '../../db/query.js';
 import { changeInBatches, type JobHandler } from '../background-jobs/runner.js';
 
-/** Deletes every event of one name in committed batches; naturally resumable. */
+/**
+ * Deletes every event of one name in committed batches; naturally resumable. The analytics
+ * counts of the name are dropped after it by the job's registration (`jobs/index.ts`).
+ */
 export const deleteEventsByName: JobHandler = async (ctx) => {
+  const project = ctx.job.project_id;
+  const name = ctx.job.input.name as string;
   await changeInBatches(
     ctx,
     {
-      countSql: 'SELECT count(*)::int AS n FROM events WHERE project_id = $1 AND name = $2',
-      batchSql: 'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE project_id = $1 AND name = $2 LIMIT $3)',
+      count: sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${project} AND name = ${name}`,
+      batch: (size) =>
+        sql`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE project_id = ${project} AND name = ${name} LIMIT ${size})`,
     },
-    ctx.job.input.name,
     10_000,
   );
-  await forgetEventCounts(ctx.pool, ctx.job.project_id, ctx.job.input.name as string);
 };

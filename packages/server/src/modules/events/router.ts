@@ -4,8 +4,8 @@ import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject, settleKeyCheck } from '../../http/auth.js';
 import { idempotencyKeyOf, reusedKeyError } from '../../http/idempotency.js';
-import { backgroundJob } from '../background-jobs/registry.js';
-import { getJob, insertJob } from '../background-jobs/repository.js';
+import { queueJob } from '../background-jobs/queue.js';
+import { getJob } from '../background-jobs/repository.js';
 import { eventNames, eventStats, eventUsage, listContactEvents, listEvents } from './queries.js';
 import { keyCheckOf, type TrackInput, toTrackRow, trackResult } from './track.js';
 import { TrackBatcher } from './track-batcher.js';
@@ -56,8 +56,7 @@ export const createEventsRouter = (deps: AppDeps) => {
       body: await eventUsage(db, callerProject(req).id, params.eventName),
     }),
     deleteByName: async ({ req, params }) => {
-      const jobId = await insertJob(db, callerProject(req).id, 'delete_events', { name: params.eventName });
-      await deps.scheduler.enqueue(backgroundJob, { jobId });
+      const jobId = await queueJob(deps, callerProject(req).id, 'delete_events', { name: params.eventName });
       return { status: 202, body: { jobId } };
     },
   });

@@ -153,7 +153,7 @@ function trackSql(owner: TrackOwner, counted: boolean, rows: TrackRow[], options
     SELECT u.id, u.project_id, u.subscribed, p.sub_event_id
     FROM upserted u JOIN existing e ON e.id = u.id JOIN proceeding p ON p.email = u.email
     WHERE e.subscribed IS DISTINCT FROM u.subscribed
-  ), subscription_event AS (${raw(insertSubscriptionEvents('changed', "'track'", 'ch.sub_event_id'))}
+  ), subscription_event AS (${insertSubscriptionEvents('changed', 'track', { id: raw('ch.sub_event_id') })}
   ), tracked AS (
     INSERT INTO events (id, project_id, contact_id, name, data)
     SELECT p.event_id, u.project_id, u.id, p.name, p.event_data FROM upserted u JOIN proceeding p ON p.email = u.email

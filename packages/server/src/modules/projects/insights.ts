@@ -1,7 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, raw, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import { readTransportStatus } from '../../mail/transport-status.js';
 import { projectHealth } from '../deliverability/health.js';
-import { readTransportStatus } from '../emails/transport-status.js';
 import type { Project } from './project.entity.js';
 
 const WINDOW_DAYS = 30;
@@ -10,15 +11,14 @@ const WINDOW_DAYS = 30;
  * Bounce and complaint rates over the last 30 days, from the stored email records, and the
  * deliverability health over the last messages (which pauses campaigns above its thresholds).
  */
-
-export async function securityState(em: EntityManager, project: Project, deps: AppDeps) {
-  const counts = await mailCounts(em, project.id);
-  const suspensions = await em
-    .getConnection()
-    .execute<{ created_at: Date; reason: string }[]>(
-      'SELECT created_at, reason FROM project_suspensions WHERE project_id = ? ORDER BY created_at DESC LIMIT 10',
-      [project.id],
-    );
+export async function securityState(project: Project, deps: AppDeps) {
+  const db = deps.db.pool;
+  const counts = await mailCounts(db, project.id);
+  const suspensions = await queryRows<{ created_at: Date; reason: string }>(
+    db,
+    sql`SELECT created_at, reason FROM project_suspensions WHERE project_id = ${project.id}
+        ORDER BY created_at DESC LIMIT 10`,
+  );
   const rate = (n: number) => (counts.sent === 0 ? 0 : n / counts.sent);
   return {
     windowDays: WINDOW_DAYS,
@@ -35,13 +35,13 @@ export async function securityState(em: EntityManager, project: Project, deps: A
   };
 }
 
-async function mailCounts(em: EntityManager, projectId: string) {
-  const [row] = await em.getConnection().execute<{ sent: number; bounces: number; complaints: number }[]>(
-    `SELECT count(*) FILTER (WHERE sent_at IS NOT NULL)::int AS sent,
+async function mailCounts(db: Queryable, projectId: string) {
+  const [row] = await queryRows<{ sent: number; bounces: number; complaints: number }>(
+    db,
+    sql`SELECT count(*) FILTER (WHERE sent_at IS NOT NULL)::int AS sent,
             count(*) FILTER (WHERE bounced_at IS NOT NULL)::int AS bounces,
             count(*) FILTER (WHERE complained_at IS NOT NULL)::int AS complaints
-     FROM emails WHERE project_id = ? AND created_at > now() - make_interval(days => ?)`,
-    [projectId, WINDOW_DAYS],
+     FROM emails WHERE project_id = ${projectId} AND created_at > now() - make_interval(days => ${WINDOW_DAYS})`,
   );
   return row ?? { sent: 0, bounces: 0, complaints: 0 };
 }
@@ -54,12 +54,13 @@ const STEPS = [
 ] as const;
 
 /** Each onboarding step is done once a matching row exists in the project's data. */
-export async function setupState(em: EntityManager, projectId: string) {
+export async function setupState(db: Queryable, projectId: string) {
   const steps = [];
   for (const step of STEPS) {
-    const found = await em
-      .getConnection()
-      .execute(`SELECT 1 FROM ${step.table} WHERE project_id = ? AND ${step.where} LIMIT 1`, [projectId]);
+    const found = await queryRows(
+      db,
+      sql`SELECT 1 FROM ${raw(step.table)} WHERE project_id = ${projectId} AND ${raw(step.where)} LIMIT 1`,
+    );
     const done = found.length > 0;
     steps.push({ id: step.id, title: step.title, done });
   }

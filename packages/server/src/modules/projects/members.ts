@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Role } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
@@ -12,7 +13,6 @@ import {
   MembershipSchema,
   type Project,
   ProjectSchema,
-  type Role,
   seesSecretKey,
 } from './project.entity.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';

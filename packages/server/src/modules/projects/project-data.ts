@@ -1,4 +1,6 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { raw, sql, toQuery } from '../../db/query.js';
+import { inTransaction } from '../../db/sql.js';
 
 /**
  * Tables holding a project's data (not its settings, members or keys), in delete order.
@@ -21,12 +23,12 @@ export const PROJECT_DATA_TABLES: string[] = [
 ];
 
 /** Wipes the project's data in one transaction; returns rows deleted per table. */
-export async function wipeProjectData(em: EntityManager, projectId: string): Promise<Record<string, number>> {
-  return em.transactional(async (tx) => {
+export async function wipeProjectData(pool: pg.Pool, projectId: string): Promise<Record<string, number>> {
+  return inTransaction(pool, async (client) => {
     const deleted: Record<string, number> = {};
     for (const table of PROJECT_DATA_TABLES) {
-      const result = await tx.getConnection().execute(`DELETE FROM ${table} WHERE project_id = ?`, [projectId], 'run');
-      deleted[table] = (result as { affectedRows?: number }).affectedRows ?? 0;
+      const { text, values } = toQuery(sql`DELETE FROM ${raw(table)} WHERE project_id = ${projectId}`);
+      deleted[table] = (await client.query(text, values)).rowCount ?? 0;
     }
     return deleted;
   });

@@ -1,10 +1,8 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-
-export type Role = 'OWNER' | 'ADMIN' | 'MEMBER';
+import type { Role, TrackingMode } from '@pigeon/contract';
 
 /** Secret keys are shown to OWNER and ADMIN only (DESIGN §3); a MEMBER sees the public key. */
 export const seesSecretKey = (role: Role) => role === 'OWNER' || role === 'ADMIN';
-export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
 
 export const ProjectSchema = defineEntity({
   name: 'Project',

@@ -5,11 +5,11 @@ import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
 import { resumeCampaigns } from '../deliverability/health.js';
-import { regenerateWebhookSecret } from '../webhooks/secrets.js';
 import { securityState, setupState } from './insights.js';
 import * as members from './members.js';
 import { wipeProjectData } from './project-data.js';
 import * as projects from './service.js';
+import { regenerateWebhookSecret } from './webhook-secret.js';
 
 const s = initServer();
 
@@ -48,11 +48,11 @@ export const createUsersRouter = (deps: AppDeps) => {
         'OWNER',
       ]);
       projects.refuseIfDisabled(project);
-      return { status: 200, body: { success: true, deleted: await wipeProjectData(requestEm(deps, req), project.id) } };
+      return { status: 200, body: { success: true, deleted: await wipeProjectData(deps.db.pool, project.id) } };
     },
     security: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(requestEm(deps, req), project, deps) };
+      return { status: 200, body: await securityState(project, deps) };
     },
   });
 };
@@ -61,11 +61,11 @@ export const createProjectsRouter = (deps: AppDeps) => {
   return s.router(contract.projects, {
     setupState: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await setupState(requestEm(deps, req), project.id) };
+      return { status: 200, body: await setupState(deps.db.pool, project.id) };
     },
     security: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(requestEm(deps, req), project, deps) };
+      return { status: 200, body: await securityState(project, deps) };
     },
     resumeCampaigns: async ({ req, params }) => {
       const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id, [
@@ -73,7 +73,7 @@ export const createProjectsRouter = (deps: AppDeps) => {
         'ADMIN',
       ]);
       await resumeCampaigns(deps.db.pool, project.id);
-      return { status: 200, body: await securityState(requestEm(deps, req), project, deps) };
+      return { status: 200, body: await securityState(project, deps) };
     },
     listMembers: async ({ req, params }) => ({
       status: 200,

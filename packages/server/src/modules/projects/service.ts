@@ -1,19 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { Role, type TrackingMode } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import { isUuid } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
-import {
-  type Membership,
-  MembershipSchema,
-  type Project,
-  ProjectSchema,
-  type Role,
-  seesSecretKey,
-  type TrackingMode,
-} from './project.entity.js';
+import { type Membership, MembershipSchema, type Project, ProjectSchema, seesSecretKey } from './project.entity.js';
 
 export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
 
@@ -72,7 +65,7 @@ export async function requireMembership(
   em: EntityManager,
   userId: string,
   projectId: string,
-  roles: readonly Role[] = ['OWNER', 'ADMIN', 'MEMBER'],
+  roles: readonly Role[] = Role.options,
 ): Promise<{ project: Project; membership: Membership }> {
   if (!isUuid(projectId)) throw notFound('Project');
   const membership = await em.findOne(MembershipSchema, { projectId, userId });

@@ -28,7 +28,7 @@ async function contactIds(db: pg.PoolClient, projectId: string, emails: string[]
 }
 
 async function memberCount(db: pg.PoolClient, projectId: string, id: string): Promise<number> {
-  await db.query('UPDATE segments SET member_count_at = now() WHERE id = $1', [id]);
+  await queryRows(db, sql`UPDATE segments SET member_count_at = now() WHERE id = ${id}`);
   return (await findSegment(db, projectId, id)).member_count;
 }
 

@@ -1,6 +1,6 @@
 import type { ConditionTree } from '@pigeon/contract';
 import type pg from 'pg';
-import { sql } from '../../db/query.js';
+import { queryRows, sql } from '../../db/query.js';
 import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
 import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
 import { evaluateTree, prepareCondition } from '../conditions/tree.js';
@@ -55,18 +55,18 @@ export async function reevaluate(
   projectId: string,
   contactIds: string[],
 ): Promise<MemberMove[]> {
-  const { rows: tracked } = await client.query<TrackedRow>(
-    `SELECT id, condition FROM segments WHERE project_id = $1 AND type = 'DYNAMIC' AND track_membership`,
-    [projectId],
+  const tracked = await queryRows<TrackedRow>(
+    client,
+    sql`SELECT id, condition FROM segments WHERE project_id = ${projectId} AND type = 'DYNAMIC' AND track_membership`,
   );
   if (tracked.length === 0) return [];
   const segments = tracked.map((row) => ({ id: row.id, tree: prepareCondition(row.condition).tree }));
   const trees = segments.map((s) => s.tree);
   const scope = await loadScope(client, projectId, trees);
   const facts = await loadFacts(client, projectId, contactIds, trees, scope);
-  const { rows: current } = await client.query<{ segment_id: string; contact_id: string }>(
-    'SELECT segment_id, contact_id FROM segment_members WHERE segment_id = ANY($1::uuid[]) AND contact_id = ANY($2::uuid[])',
-    [segments.map((s) => s.id), contactIds],
+  const current = await queryRows<{ segment_id: string; contact_id: string }>(
+    client,
+    sql`SELECT segment_id, contact_id FROM segment_members WHERE segment_id = ANY(${segments.map((s) => s.id)}::uuid[]) AND contact_id = ANY(${contactIds}::uuid[])`,
   );
   const isMember = new Set(current.map((r) => `${r.segment_id}:${r.contact_id}`));
   const ev = evaluation(scope);

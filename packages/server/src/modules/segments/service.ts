@@ -85,9 +85,9 @@ export function slugify(name: string): string {
 
 async function freeSlug(db: Queryable, projectId: string, name: string): Promise<string> {
   const base = slugify(name);
-  const { rows } = await db.query<{ slug: string }>(
-    `SELECT slug FROM segments WHERE project_id = $1 AND (slug = $2 OR slug LIKE $2 || '-%')`,
-    [projectId, base],
+  const rows = await queryRows<{ slug: string }>(
+    db,
+    sql`SELECT slug FROM segments WHERE project_id = ${projectId} AND (slug = ${base}::text OR slug LIKE ${base}::text || '-%')`,
   );
   const taken = new Set(rows.map((r) => r.slug));
   let slug = base;
@@ -222,7 +222,7 @@ export async function updateSegment(
     );
     if (patch.condition && checked) await saveRefs(client, projectId, { type: 'segment', id }, refsOf(checked.refs));
     if (before.type === 'DYNAMIC' && before.track_membership && updated?.track_membership === false) {
-      await client.query('DELETE FROM segment_members WHERE segment_id = $1', [id]);
+      await queryRows(client, sql`DELETE FROM segment_members WHERE segment_id = ${id}`);
     }
     return updated as SegmentRow;
   });
@@ -251,7 +251,7 @@ export async function deleteSegment(pool: pg.Pool, projectId: string, id: string
     );
   }
   await inTransaction(pool, async (client) => {
-    await client.query('DELETE FROM segments WHERE project_id = $1 AND id = $2', [projectId, id]);
+    await queryRows(client, sql`DELETE FROM segments WHERE project_id = ${projectId} AND id = ${id}`);
     await dropRefs(client, { type: 'segment', id });
   });
 }

@@ -3,9 +3,9 @@ import type { Config } from '../../config/index.js';
 import { pendingMigrations } from '../../db/migrate.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import { readTransportStatus } from '../../mail/transport-status.js';
 import { VERSION } from '../../version.js';
 import { feedLag } from '../change-feed/feed.js';
-import { readTransportStatus } from '../emails/transport-status.js';
 import { workerHeartbeats } from './heartbeat.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { ContentType, TemplateListQuery } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
+import { and, join, queryRows, raw, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
@@ -59,21 +60,10 @@ async function saved(db: Queryable, row: TemplateRow) {
 
 export async function createTemplate(db: Queryable, projectId: string, input: TemplateInput) {
   await requireVerifiedSender(db, projectId, input.from);
-  const { rows } = await db.query<TemplateRow>(
-    `INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-    [
-      uuidv7(),
-      projectId,
-      input.name,
-      input.description ?? null,
-      input.subject,
-      input.body,
-      input.from,
-      input.fromName ?? null,
-      input.replyTo ?? null,
-      input.type,
-    ],
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
+     VALUES (${uuidv7()}, ${projectId}, ${input.name}, ${input.description ?? null}, ${input.subject}, ${input.body}, ${input.from}, ${input.fromName ?? null}, ${input.replyTo ?? null}, ${input.type}) RETURNING *`,
   );
   return saved(db, rows[0] as TemplateRow);
 }
@@ -96,10 +86,11 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
   await findTemplate(db, projectId, id);
   if (patch.from) await requireVerifiedSender(db, projectId, patch.from);
   const entries = Object.entries(patch).filter(([, v]) => v !== undefined) as Array<[keyof TemplateInput, unknown]>;
-  const sets = entries.map(([key], i) => `${COLUMNS[key]} = $${i + 3}`);
-  const { rows } = await db.query<TemplateRow>(
-    `UPDATE templates SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE project_id = $1 AND id = $2 RETURNING *`,
-    [projectId, id, ...entries.map(([, v]) => v)],
+  const sets = entries.map(([key, value]) => sql`${raw(COLUMNS[key])} = ${value}`);
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`UPDATE templates SET ${join([...sets, raw('updated_at = now()')], ', ')}
+        WHERE project_id = ${projectId} AND id = ${id} RETURNING *`,
   );
   return saved(db, rows[0] as TemplateRow);
 }
@@ -108,10 +99,10 @@ export async function updateTemplate(db: Queryable, projectId: string, id: strin
 export async function templateUsage(db: Queryable, projectId: string, id: string) {
   await findTemplate(db, projectId, id);
   const { campaigns, workflows } = groupUsages(await findUsages(db, projectId, { type: 'template', key: id }));
-  const { rows: workflowSteps } = await db.query<{ id: string; workflowId: string; name: string }>(
-    `SELECT id, workflow_id AS "workflowId", name FROM workflow_steps
-     WHERE workflow_id = ANY($1::uuid[]) AND template_id = $2 ORDER BY created_at`,
-    [workflows.map((w) => w.id), id],
+  const workflowSteps = await queryRows<{ id: string; workflowId: string; name: string }>(
+    db,
+    sql`SELECT id, workflow_id AS "workflowId", name FROM workflow_steps
+     WHERE workflow_id = ANY(${workflows.map((w) => w.id)}::uuid[]) AND template_id = ${id} ORDER BY created_at`,
   );
   return { campaigns, workflowSteps };
 }
@@ -124,17 +115,17 @@ export async function deleteTemplate(db: Queryable, projectId: string, id: strin
       details: { workflowSteps },
     });
   }
-  await db.query('DELETE FROM templates WHERE project_id = $1 AND id = $2', [projectId, id]);
+  await queryRows(db, sql`DELETE FROM templates WHERE project_id = ${projectId} AND id = ${id}`);
   await dropRefs(db, { type: 'template', id });
 }
 
 export async function duplicateTemplate(db: Queryable, projectId: string, id: string) {
   const source = await findTemplate(db, projectId, id);
-  const { rows } = await db.query<TemplateRow>(
-    `INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
-     SELECT $3, project_id, name || ' (copy)', description, subject, body, from_email, from_name, reply_to, type
-     FROM templates WHERE project_id = $1 AND id = $2 RETURNING *`,
-    [projectId, source.id, uuidv7()],
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`INSERT INTO templates (id, project_id, name, description, subject, body, from_email, from_name, reply_to, type)
+     SELECT ${uuidv7()}, project_id, name || ' (copy)', description, subject, body, from_email, from_name, reply_to, type
+     FROM templates WHERE project_id = ${projectId} AND id = ${source.id} RETURNING *`,
   );
   return saved(db, rows[0] as TemplateRow);
 }
@@ -142,27 +133,22 @@ export async function duplicateTemplate(db: Queryable, projectId: string, id: st
 const SORT = { name: 'name', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
 export async function listTemplates(db: Queryable, projectId: string, q: z.output<typeof TemplateListQuery>) {
-  const values: unknown[] = [projectId];
-  const where = ['project_id = $1'];
-  if (q.type) {
-    values.push(q.type);
-    where.push(`type = $${values.length}`);
-  }
+  const where = [sql`project_id = ${projectId}`];
+  if (q.type) where.push(sql`type = ${q.type}`);
   if (q.search) {
-    values.push(`%${escapeLike(q.search.trim())}%`);
-    const n = values.length;
-    where.push(`(name ILIKE $${n} OR description ILIKE $${n} OR subject ILIKE $${n})`);
+    const pattern = `%${escapeLike(q.search.trim())}%`;
+    where.push(sql`(name ILIKE ${pattern} OR description ILIKE ${pattern} OR subject ILIKE ${pattern})`);
   }
-  const { rows: counts } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM templates WHERE ${where.join(' AND ')}`,
-    values,
+  const [counted] = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM templates WHERE ${and(where)}`,
   );
-  const total = counts[0]?.n ?? 0;
-  const dir = q.dir === 'asc' ? 'ASC' : 'DESC';
-  const { rows } = await db.query<TemplateRow>(
-    `SELECT * FROM templates WHERE ${where.join(' AND ')} ORDER BY ${SORT[q.sort]} ${dir}, id ${dir}
-     LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
-    [...values, q.pageSize, (q.page - 1) * q.pageSize],
+  const total = counted?.n ?? 0;
+  const dir = raw(q.dir === 'asc' ? 'ASC' : 'DESC');
+  const rows = await queryRows<TemplateRow>(
+    db,
+    sql`SELECT * FROM templates WHERE ${and(where)} ORDER BY ${raw(SORT[q.sort])} ${dir}, id ${dir}
+        LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}`,
   );
   return {
     data: rows.map(toTemplateDto),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
 // Local outbox: domains are verified on creation, so templates can be made at once.
@@ -15,8 +16,8 @@ let counter = 0;
 async function projectWithDomain() {
   const setup = await newProject(pigeon);
   domain = `brand${++counter}.example`;
-  const res = await pigeon.request('POST', '/domains', { headers: setup.auth, body: { domain } });
-  expect(res.body.status).toBe('verified');
+  const res = await api(pigeon, setup.auth).domains.create({ body: { domain } });
+  expect(res.status === 201 && res.body.status).toBe('verified');
   return setup;
 }
 
@@ -62,8 +63,7 @@ describe('templates', () => {
     const { auth } = await projectWithDomain();
     const names = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo'];
     for (const [i, name] of names.entries()) {
-      await pigeon.request('POST', '/templates', {
-        headers: auth,
+      await api(pigeon, auth).templates.create({
         body: template({
           name,
           type: i % 2 ? 'TRANSACTIONAL' : 'MARKETING',
@@ -85,22 +85,25 @@ describe('templates', () => {
 
   it('gets, updates, duplicates, reports usage and deletes; another project sees 404', async () => {
     const { auth } = await projectWithDomain();
-    const { body: created } = await pigeon.request('POST', '/templates', { headers: auth, body: template() });
-    const updated = await pigeon.request('PATCH', `/templates/${created.id}`, {
-      headers: auth,
+    const client = api(pigeon, auth);
+    const made = await client.templates.create({ body: template() });
+    if (made.status !== 201) throw new Error(`template not created: ${made.status}`);
+    const created = made.body;
+    const updated = await client.templates.update({
+      params: { id: created.id },
       body: { subject: 'New subject', type: 'HEADLESS' },
     });
     expect(updated.body).toMatchObject({ subject: 'New subject', type: 'HEADLESS', name: 'Welcome' });
     expectEnvelope(
-      await pigeon.request('PATCH', `/templates/${created.id}`, { headers: auth, body: { from: 'x@nope.example' } }),
+      await client.templates.update({ params: { id: created.id }, body: { from: 'x@nope.example' } }),
       403,
       'INTERNAL_SERVER_ERROR',
     );
-    const copy = await pigeon.request('POST', `/templates/${created.id}/duplicate`, { headers: auth });
+    const copy = await client.templates.duplicate({ params: { id: created.id } });
     expect(copy.status).toBe(201);
     expect(copy.body).toMatchObject({ name: 'Welcome (copy)', subject: 'New subject' });
-    expect(copy.body.id).not.toBe(created.id);
-    expect((await pigeon.request('GET', `/templates/${created.id}/usage`, { headers: auth })).body).toEqual({
+    expect(copy.status === 201 && copy.body.id).not.toBe(created.id);
+    expect((await client.templates.usage({ params: { id: created.id } })).body).toEqual({
       campaigns: [],
       workflowSteps: [],
     });
@@ -117,14 +120,20 @@ describe('templates', () => {
       });
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
-    expect((await pigeon.request('DELETE', `/templates/${created.id}`, { headers: auth })).status).toBe(204);
-    expectEnvelope(await pigeon.request('GET', `/templates/${created.id}`, { headers: auth }), 404, 'NOT_FOUND');
+    expect((await client.templates.delete({ params: { id: created.id } })).status).toBe(204);
+    expectEnvelope(await client.templates.get({ params: { id: created.id } }), 404, 'NOT_FOUND');
   });
 
   it('keeps a domain that templates send from', async () => {
     const { auth, project } = await projectWithDomain();
-    await pigeon.request('POST', '/templates', { headers: auth, body: template() });
-    const [domain] = (await pigeon.request('GET', `/domains/project/${project.id}`, { headers: auth })).body;
-    expectEnvelope(await pigeon.request('DELETE', `/domains/${domain.id}`, { headers: auth }), 409, 'CONFLICT');
+    const client = api(pigeon, auth);
+    await client.templates.create({ body: template() });
+    const domains = await client.domains.list({ params: { projectId: project.id } });
+    if (domains.status !== 200) throw new Error(`domains not listed: ${domains.status}`);
+    expectEnvelope(
+      await client.domains.delete({ params: { id: domains.body[0]?.id ?? 'none listed' } }),
+      409,
+      'CONFLICT',
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { StorageKind } from '@pigeon/contract';
 import type { Config, S3Settings } from '../../config/index.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Config, S3Settings } from '../../config/index.js';
  * itself (the bucket need not be public), so the public URL never depends on the store.
  */
 export interface ImageStorage {
-  kind: 'local' | 's3';
+  kind: StorageKind;
   put(key: string, body: Buffer, contentType: string): Promise<void>;
   /** The bytes, or undefined when the key holds nothing. */
   get(key: string): Promise<Buffer | undefined>;

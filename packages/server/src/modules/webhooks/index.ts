@@ -12,7 +12,6 @@ export {
 export {
   PREVIOUS_SECRET_GRACE_HOURS,
   type RotatedSecret,
-  regenerateWebhookSecret,
   rotateWebhookSecret,
   webhookSecrets,
 } from './secrets.js';
@@ -20,7 +19,6 @@ export {
   MAX_REDIRECTS,
   sendWebhook,
   WEBHOOK_TIMEOUT_MS,
-  type WebhookMethod,
   type WebhookRequest,
   type WebhookResult,
 } from './send.js';

@@ -1,7 +1,6 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound } from '../../http/errors.js';
-import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
 import { generateWebhookSecret } from './sign.js';
 
 /** After a rotation, deliveries are signed with the previous secret too for this long. */
@@ -17,12 +16,12 @@ export interface RotatedSecret {
 /** A new secret for the project; the current one becomes the previous one. */
 export async function rotateWebhookSecret(db: Queryable, projectId: string): Promise<RotatedSecret> {
   const secret = generateWebhookSecret();
-  const { rows } = await db.query<{ rotated_at: Date; had_previous: boolean }>(
-    `UPDATE projects
-        SET webhook_secret_previous = webhook_secret, webhook_secret = $2, webhook_secret_rotated_at = now()
-      WHERE id = $1
+  const rows = await queryRows<{ rotated_at: Date; had_previous: boolean }>(
+    db,
+    sql`UPDATE projects
+        SET webhook_secret_previous = webhook_secret, webhook_secret = ${secret}, webhook_secret_rotated_at = now()
+      WHERE id = ${projectId}
       RETURNING webhook_secret_rotated_at AS rotated_at, webhook_secret_previous IS NOT NULL AS had_previous`,
-    [projectId, secret],
   );
   const row = rows[0];
   if (!row) throw notFound('Project');
@@ -37,35 +36,23 @@ export async function rotateWebhookSecret(db: Queryable, projectId: string): Pro
  */
 export async function webhookSecrets(db: Queryable, projectId: string): Promise<string[]> {
   const read = async () => {
-    const { rows } = await db.query<{ current: string | null; previous: string | null }>(
-      `SELECT webhook_secret AS current,
-              CASE WHEN webhook_secret_rotated_at > now() - make_interval(hours => $2)
+    const rows = await queryRows<{ current: string | null; previous: string | null }>(
+      db,
+      sql`SELECT webhook_secret AS current,
+              CASE WHEN webhook_secret_rotated_at > now() - make_interval(hours => ${PREVIOUS_SECRET_GRACE_HOURS})
                    THEN webhook_secret_previous END AS previous
-         FROM projects WHERE id = $1`,
-      [projectId, PREVIOUS_SECRET_GRACE_HOURS],
+         FROM projects WHERE id = ${projectId}`,
     );
     if (!rows[0]) throw notFound('Project');
     return rows[0];
   };
   let row = await read();
   if (!row.current) {
-    await db.query(
-      'UPDATE projects SET webhook_secret = $2, webhook_secret_rotated_at = now() WHERE id = $1 AND webhook_secret IS NULL',
-      [projectId, generateWebhookSecret()],
+    await queryRows(
+      db,
+      sql`UPDATE projects SET webhook_secret = ${generateWebhookSecret()}, webhook_secret_rotated_at = now() WHERE id = ${projectId} AND webhook_secret IS NULL`,
     );
     row = await read(); // a concurrent first delivery may have won: everyone signs with the stored one
   }
   return [row.current, row.previous].filter((s): s is string => Boolean(s));
-}
-
-/** `POST /users/@me/projects/:id/webhook-secret`: OWNER or ADMIN, like the API keys. */
-export async function regenerateWebhookSecret(em: EntityManager, db: Queryable, userId: string, projectId: string) {
-  const { project } = await requireMembership(em, userId, projectId, MANAGERS);
-  refuseIfDisabled(project);
-  const rotated = await rotateWebhookSecret(db, project.id);
-  return {
-    secret: rotated.secret,
-    createdAt: rotated.createdAt.toISOString(),
-    previousSecretExpiresAt: rotated.previousSecretExpiresAt?.toISOString() ?? null,
-  };
 }

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { WebhookMethod } from '@pigeon/contract';
 import { callerHeaders, encodeBody, WEBHOOK_USER_AGENT, withoutCredentials } from './headers.js';
 import { type Exchange, exchange, type WebhookAgents } from './request.js';
 import { classifyStatus, parseRetryAfter, type WebhookOutcome } from './retry.js';
@@ -12,8 +13,6 @@ import {
   permanent,
   vetTarget,
 } from './target.js';
-
-export type WebhookMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 export const MAX_REDIRECTS = 5;

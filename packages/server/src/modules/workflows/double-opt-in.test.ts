@@ -1,24 +1,10 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
-import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { expect, it } from 'vitest';
 import { hrefs, parseMessage } from '../../../test/mail.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
-import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 import { buildWorkflow, createTemplate, executionsOf, track, until } from '../../../test/workflows.js';
 
-let pigeon: TestPigeon;
-let sink: SmtpSink;
-let dns: TestDnsServer;
-beforeAll(async () => {
-  [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
-  pigeon = await startTestPigeon({
-    env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, CHANGE_FEED_POLL_MS: '20', WORKFLOW_POLL_MS: '50' },
-  });
-});
-afterAll(async () => {
-  await pigeon?.stop();
-  await Promise.all([sink?.close(), dns?.close()]);
-});
+const { pigeon, sink, dns } = await startMailingPigeon({ CHANGE_FEED_POLL_MS: '20', WORKFLOW_POLL_MS: '50' });
 
 const inbox = (to: string) => sink.messages.filter((m) => m.to.includes(to)).map((m) => parseMessage(m.raw));
 const subjects = (to: string) => inbox(to).map((m) => m.headers.get('subject'));

@@ -1,7 +1,7 @@
-import type { TransitionBranch } from '@pigeon/contract';
+import type { ExecutionStatus, StepRunStatus, TransitionBranch } from '@pigeon/contract';
 import pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { preparedRows, queryRows, sql } from '../../db/query.js';
+import { preparedRows, queryRows, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { type ExecutionRow, WORKFLOW_CHANNEL } from './executions.js';
@@ -21,7 +21,7 @@ interface Claimed extends ExecutionRow {
 interface NewRun {
   id: string;
   step: StepRow;
-  status: 'COMPLETED' | 'SKIPPED' | 'FAILED' | 'WAITING';
+  status: Extract<StepRunStatus, 'COMPLETED' | 'SKIPPED' | 'FAILED' | 'WAITING'>;
   output: Record<string, unknown> | null;
   error: string | null;
   startedAt: Date;
@@ -270,7 +270,7 @@ async function writeRuns(ctx: StepContext, runs: NewRun[]) {
 async function finish(
   ctx: StepContext,
   runs: NewRun[],
-  status: 'COMPLETED' | 'EXITED' | 'FAILED',
+  status: Extract<ExecutionStatus, 'COMPLETED' | 'EXITED' | 'FAILED'>,
   reason: string | null,
   stepId: string | null = ctx.exec.current_step_id,
 ): Promise<undefined> {
@@ -318,11 +318,11 @@ function isTransient(err: unknown): boolean {
  */
 async function failExecution(deps: AppDeps, executionId: string, err: Error) {
   deps.logger.error({ err, executionId }, 'workflow execution failed');
-  await deps.db.pool
-    .query(
-      `UPDATE workflow_executions SET status = 'FAILED', wake_at = NULL, exit_reason = $2, completed_at = now(), updated_at = now()
-       WHERE id = $1 AND status IN ('RUNNING', 'WAITING')`,
-      [executionId, `internal error: ${err.message}`.slice(0, 500)],
-    )
-    .catch(() => {});
+  const reason = `internal error: ${err.message}`.slice(0, 500);
+  await runStatement(
+    deps.db.pool,
+    sql`UPDATE workflow_executions SET status = 'FAILED', wake_at = NULL, exit_reason = ${reason}, completed_at = now(),
+          updated_at = now()
+        WHERE id = ${executionId} AND status IN ('RUNNING', 'WAITING')`,
+  ).catch(() => {});
 }

@@ -1,4 +1,4 @@
-import { sql } from '../../db/query.js';
+import { queryRows, sql } from '../../db/query.js';
 import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
 import { resumeWaiting, startFromEvents, WORKFLOW_CHANNEL } from './executions.js';
 
@@ -22,7 +22,7 @@ export const workflowTriggersConsumer: FeedConsumer = {
       due += await resumeWaiting(client, projectId, ids);
       due += await startFromEvents(client, projectId, ids);
     }
-    if (due > 0) await client.query('SELECT pg_notify($1, $2)', [WORKFLOW_CHANNEL, '']);
+    if (due > 0) await queryRows(client, sql`SELECT pg_notify(${WORKFLOW_CHANNEL}, ${''})`);
   },
 };
 

@@ -1,4 +1,4 @@
-import type { StepConfig } from '@pigeon/contract';
+import type { StepConfig, WebhookMethod } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
@@ -10,7 +10,6 @@ import {
   sendWebhook,
   WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_TIMEOUT_MS,
-  type WebhookMethod,
   type WebhookResult,
   webhookRetryDelayMs,
   webhookSecrets,

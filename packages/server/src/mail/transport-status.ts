@@ -1,10 +1,11 @@
-import { queryRows, sql } from '../../db/query.js';
-import type { Queryable } from '../../db/sql.js';
+import type { TransportState } from '@pigeon/contract';
+import { queryRows, sql } from '../db/query.js';
+import type { Queryable } from '../db/sql.js';
 
 /** The shared view of a mail transport's circuit breaker (table `transport_status`). */
 export interface TransportStatus {
   transport: string;
-  state: 'up' | 'down';
+  state: TransportState;
   downSince: string | null;
   lastError: string | null;
   nextProbeAt: string | null;

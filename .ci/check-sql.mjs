@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+/**
+ * One way to write SQL: refuses literal `$1`-style placeholders in string and template literals
+ * (write `sql\`… ${value} …\`` from db/query.ts instead) and MikroORM raw `execute` calls with `?`
+ * placeholders, in packages/server/src. What is left from before the builder is in
+ * .ci/sql-allow-list.txt, one file per line with how many such strings it may hold and why; a
+ * file may only go down. Run by `pnpm lint` and .ci/run.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const SRC = join(root, 'packages/server/src');
+const ALLOW_LIST = join(root, '.ci/sql-allow-list.txt');
+const PLACEHOLDER = /\$[1-9]\d*(?!\d)/;
+
+function* files(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(path);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) yield path;
+  }
+}
+
+const LITERALS = new Set([
+  ts.SyntaxKind.StringLiteral,
+  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
+  ts.SyntaxKind.TemplateHead,
+  ts.SyntaxKind.TemplateMiddle,
+  ts.SyntaxKind.TemplateTail,
+]);
+
+/** Every literal with a `$n` placeholder, and every `.execute(<literal with ?>)`: one finding per SQL string. */
+function findings(path) {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found = [];
+  const seen = new Set();
+  const add = (node, what) => {
+    const statement = node.parent?.kind === ts.SyntaxKind.TemplateExpression ? node.parent : node;
+    if (seen.has(statement)) return;
+    seen.add(statement);
+    const { line } = source.getLineAndCharacterOfPosition(statement.getStart());
+    found.push(`${relative(root, path)}:${line + 1}: ${what}`);
+  };
+  /** `'$1'` as the replacement of `.replace(re, '$1')` is a regex group, not SQL. */
+  const isReplacement = (node) =>
+    ts.isCallExpression(node.parent) &&
+    node.parent.arguments[1] === node &&
+    ts.isPropertyAccessExpression(node.parent.expression) &&
+    ['replace', 'replaceAll'].includes(node.parent.expression.name.text);
+  const visit = (node) => {
+    if (LITERALS.has(node.kind) && PLACEHOLDER.test(node.text) && !isReplacement(node)) {
+      add(node, 'literal $n SQL placeholder');
+    }
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === 'execute'
+    ) {
+      const [first] = node.arguments;
+      const text =
+        first && (ts.isStringLiteralLike(first) ? first.text : ts.isTemplateExpression(first) ? first.getText() : '');
+      if (text?.includes('?')) add(first, 'MikroORM raw execute with ? placeholders');
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function allowList() {
+  const allowed = new Map();
+  for (const [n, line] of readFileSync(ALLOW_LIST, 'utf8').split('\n').entries()) {
+    const text = line.replace(/#.*/, '').trim();
+    if (!text) continue;
+    const match = /^(\S+)\s+(\d+)\s+(.+)$/.exec(text);
+    if (!match) throw new Error(`${ALLOW_LIST}:${n + 1}: expected "<file> <count> <reason>"`);
+    allowed.set(match[1], Number(match[2]));
+  }
+  return allowed;
+}
+
+const allowed = allowList();
+const problems = [];
+const counted = new Map();
+for (const path of files(SRC)) {
+  const found = findings(path);
+  const file = relative(root, path);
+  if (found.length) counted.set(file, found.length);
+  const limit = allowed.get(file) ?? 0;
+  if (found.length > limit) {
+    problems.push(
+      `${file}: ${found.length} literal SQL placeholder string(s), ${limit} allowed. Use sql\`…\` from db/query.ts:`,
+      ...found.map((f) => `  ${f}`),
+    );
+  }
+}
+for (const [file, limit] of allowed) {
+  const n = counted.get(file) ?? 0;
+  if (n < limit)
+    problems.push(
+      `${file}: holds ${n} now; lower its count in .ci/sql-allow-list.txt to ${n}${n ? '' : ' (remove the line)'}`,
+    );
+}
+if (problems.length) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+const total = [...counted.values()].reduce((a, b) => a + b, 0);
+console.log(`SQL check: no new literal placeholders (${total} allow-listed in ${counted.size} files)`);

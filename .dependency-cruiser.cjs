@@ -1,0 +1,134 @@
+/**
+ * Module layering of the server, checked by dependency-cruiser (`pnpm deps`, run by .ci/run).
+ *
+ * ALLOWED says, once, which other modules each `packages/server/src/modules/<name>/` may import
+ * at run time (type-only imports compile away and are not counted). Loading this file fails when
+ * the allowed graph has a cycle, so modules can only form layers: to let a module use another,
+ * add the edge here; if that closes a loop, invert the dependency instead (a registration at the
+ * composition root, a callback, a type-only interface) — see ARCHITECTURE.md "Module layers".
+ */
+const ALLOWED = {
+  accounts: ['auth', 'domains', 'projects'],
+  activity: ['campaigns', 'events', 'workflows'],
+  analytics: ['events'],
+  auth: ['accounts', 'projects', 'sso'],
+  'background-jobs': [],
+  billing: ['projects'],
+  campaigns: ['billing', 'composition', 'conditions', 'domains', 'emails', 'engagement', 'references'],
+  'change-feed': [],
+  composition: ['contacts', 'engagement', 'rendering'],
+  conditions: [],
+  contacts: ['background-jobs', 'references'],
+  deliverability: [],
+  domains: [],
+  emails: ['billing', 'composition', 'contacts', 'deliverability', 'domains', 'engagement', 'rendering', 'templates'],
+  engagement: ['contacts', 'rendering'],
+  events: ['background-jobs', 'contacts', 'references'],
+  'event-webhooks': ['domains', 'webhooks'],
+  'inbound-webhooks': ['billing', 'ses-feedback'],
+  outbox: [],
+  projects: ['accounts', 'auth', 'deliverability', 'domains', 'webhooks'],
+  references: [],
+  rendering: [],
+  segments: ['conditions', 'contacts', 'references'],
+  'ses-feedback': ['deliverability'],
+  sso: ['accounts', 'auth', 'projects'],
+  system: ['change-feed', 'emails', 'workflows'],
+  templates: ['domains', 'references', 'rendering'],
+  uploads: [],
+  verify: [],
+  webhooks: [],
+  workflows: [
+    'billing',
+    'composition',
+    'conditions',
+    'contacts',
+    'domains',
+    'emails',
+    'engagement',
+    'references',
+    'rendering',
+    'webhooks',
+  ],
+};
+
+/**
+ * The one cycle left, listed so nothing else can join it: auth holds both the credential
+ * primitives accounts and projects use (passwords, tokens, throttle) and the sign-in routes that
+ * use accounts and projects. Single sign-on (sso) joined it: the sign-in routes and page in auth
+ * start it, and it signs people in through accounts and auth. Breaking it moves the routes and
+ * pages out of auth (a sign-in module above accounts, auth and sso).
+ */
+const KNOWN_CYCLE = ['accounts', 'auth', 'projects', 'sso'];
+
+function assertLayered() {
+  const state = new Map();
+  const visit = (name, path) => {
+    if (state.get(name) === 'done') return;
+    if (state.get(name) === 'open') {
+      const loop = [...path.slice(path.indexOf(name)), name];
+      if (loop.every((m) => KNOWN_CYCLE.includes(m))) return;
+      throw new Error(`.dependency-cruiser.cjs: the allowed module dependencies form a cycle: ${loop.join(' -> ')}`);
+    }
+    state.set(name, 'open');
+    for (const dep of ALLOWED[name] ?? []) {
+      if (!(dep in ALLOWED)) throw new Error(`.dependency-cruiser.cjs: ${name} allows an unknown module "${dep}"`);
+      visit(dep, [...path, name]);
+    }
+    state.set(name, 'done');
+  };
+  for (const name of Object.keys(ALLOWED)) visit(name, []);
+}
+assertLayered();
+
+const MODULES = 'packages/server/src/modules';
+const escapeRe = (s) => s.replace(/[-/\\^$*+?.()|[\]{}]/g, '\\$&');
+
+const layerRules = Object.entries(ALLOWED).map(([name, allowed]) => ({
+  name: `layers:${name}`,
+  comment: `${name} may import ${allowed.length ? allowed.join(', ') : 'no other module'} (ALLOWED in .dependency-cruiser.cjs)`,
+  severity: 'error',
+  from: { path: `^${escapeRe(MODULES)}/${escapeRe(name)}/` },
+  to: {
+    path: `^${escapeRe(MODULES)}/[^/]+/`,
+    pathNot: `^${escapeRe(MODULES)}/(${[name, ...allowed].map(escapeRe).join('|')})/`,
+    dependencyTypesNot: ['type-only'],
+  },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No run-time import cycle between files (type-only imports excluded).',
+      severity: 'error',
+      from: { path: '^packages/server/src/' },
+      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'unknown-module',
+      comment: 'Every module folder has its line in ALLOWED (.dependency-cruiser.cjs).',
+      severity: 'error',
+      from: {
+        path: `^${escapeRe(MODULES)}/`,
+        pathNot: `^${escapeRe(MODULES)}/(${Object.keys(ALLOWED).map(escapeRe).join('|')})/`,
+      },
+      to: {},
+    },
+    {
+      name: 'no-composition-root',
+      comment: 'Modules are wired by the composition roots; they never import them.',
+      severity: 'error',
+      from: { path: `^${escapeRe(MODULES)}/` },
+      to: { path: '^packages/server/src/(main|http/app|jobs/index)\\.ts$' },
+    },
+    ...layerRules,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.test\\.ts$' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

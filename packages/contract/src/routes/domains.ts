@@ -1,0 +1,91 @@
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
+import { meta } from '../meta.js';
+
+const c = initContract();
+const dashboard = meta({ auth: 'dashboard' });
+const Id = z.object({ id: z.string().uuid() });
+
+export const DnsRecordPurpose = z.enum(['dkim', 'spf', 'dmarc']);
+export type DnsRecordPurpose = z.infer<typeof DnsRecordPurpose>;
+export const DnsRecordStatus = z.enum(['verified', 'missing', 'mismatch', 'unchecked']);
+export type DnsRecordStatus = z.infer<typeof DnsRecordStatus>;
+export const DomainStatus = z.enum(['pending', 'verified']);
+export type DomainStatus = z.infer<typeof DomainStatus>;
+
+export const DnsRecord = z.object({
+  type: z.literal('TXT'),
+  name: z.string(),
+  value: z.string(),
+  purpose: DnsRecordPurpose,
+  required: z.boolean().describe('Only the DKIM record is required for verification; SPF and DMARC are recommended'),
+  status: DnsRecordStatus,
+});
+
+const domainObject = z.object({
+  id: z.string().uuid(),
+  domain: z.string(),
+  status: DomainStatus,
+  verifiedAt: Timestamp.nullable(),
+  lastCheckedAt: Timestamp.nullable(),
+  dkimSelector: z.string(),
+  records: z.array(DnsRecord),
+  note: z.string().nullable().describe('Why the domain is in its state, e.g. verified at once with the local outbox'),
+  createdAt: Timestamp,
+});
+type DomainObject = typeof domainObject;
+/** `Domain` under a name of its own, so declaration files refer to it rather than spell it out per route. */
+export interface DomainSchema extends DomainObject {}
+export const Domain: DomainSchema = domainObject;
+
+export const DomainName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(253)
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+    'must be a domain name such as example.com',
+  );
+
+export const domainsContract = c.router(
+  {
+    create: {
+      method: 'POST',
+      path: '/domains',
+      summary: 'Add a sender domain; returns the DNS records to publish (DKIM, plus SPF and DMARC suggestions)',
+      metadata: dashboard,
+      body: z.object({ domain: DomainName }),
+      responses: { 201: Domain, 403: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
+    },
+    list: {
+      method: 'GET',
+      path: '/domains/project/:projectId',
+      summary: "The project's domains, verified and pending",
+      metadata: dashboard,
+      pathParams: z.object({ projectId: z.string().uuid() }),
+      responses: { 200: z.array(Domain), 404: ErrorEnvelope, ...commonErrors },
+    },
+    verify: {
+      method: 'GET',
+      path: '/domains/:id/verify',
+      summary: "Check the domain's DNS records now",
+      metadata: dashboard,
+      pathParams: Id,
+      responses: { 200: Domain, 404: ErrorEnvelope, ...commonErrors },
+    },
+    delete: {
+      method: 'DELETE',
+      path: '/domains/:id',
+      summary: 'Remove a domain (409 while a template sends from it)',
+      metadata: dashboard,
+      pathParams: Id,
+      body: c.noBody(),
+      responses: { 204: c.noBody(), 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
+    },
+  },
+  { strictStatusCodes: true },
+);
+
+export const domainSchemas = { Domain, DnsRecord };

@@ -1,0 +1,13 @@
+import { contract } from '@pigeon/contract';
+import { initClient } from '@ts-rest/core';
+import type { TestPigeon } from './helpers.js';
+
+/**
+ * A client of a test Pigeon typed from the contract, so a wrong path, body or query fails to
+ * compile: `await api(pigeon, auth).templates.create({ body })`. Every status comes back as a
+ * value (nothing throws), with `headers`, so `expectEnvelope` reads it as it reads `pigeon.request`.
+ * Requests a test makes wrong on purpose (bad bodies, unknown fields) stay on `pigeon.request`.
+ */
+export function api(pigeon: TestPigeon, headers: Record<string, string> = {}) {
+  return initClient(contract, { baseUrl: pigeon.url, baseHeaders: headers, throwOnUnknownStatus: false });
+}

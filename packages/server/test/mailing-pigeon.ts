@@ -1,0 +1,28 @@
+import { afterAll } from 'vitest';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
+import { startTestPigeon, type TestPigeon } from './helpers.js';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
+
+export interface MailingPigeon {
+  pigeon: TestPigeon;
+  /** Where Pigeon delivers (`SMTP_URL`). */
+  sink: SmtpSink;
+  /** What Pigeon resolves with (`DNS_SERVERS`): publish a sender domain's records here to verify it. */
+  dns: TestDnsServer;
+}
+
+/**
+ * The one set-up for a test file that sends mail: a real SMTP sink, a real DNS server and a Pigeon
+ * wired to both, all stopped after the file. Call it at the top level of the file:
+ * `const { pigeon, sink, dns } = await startMailingPigeon({ CHANGE_FEED_POLL_MS: '20' });`
+ */
+export async function startMailingPigeon(env: Record<string, string> = {}): Promise<MailingPigeon> {
+  const [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
+  let pigeon: TestPigeon | undefined;
+  afterAll(async () => {
+    await pigeon?.stop();
+    await Promise.all([sink.close(), dns.close()]);
+  });
+  pigeon = await startTestPigeon({ env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...env } });
+  return { pigeon, sink, dns };
+}
