@@ -8,6 +8,7 @@ import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';
 import { verifiedSender } from './sending.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
+import { until as sharedUntil } from './until.js';
 
 /**
  * The relay goes away in the middle of a campaign for longer than the whole old retry schedule
@@ -34,15 +35,9 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function until<T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out; last value ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The shared `until`, with the longer wait an outage needs. */
+const until = <T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutMs = 30_000) =>
+  sharedUntil(read, check, timeoutMs);
 
 /** A campaign to RECIPIENTS contacts, spread at 10 a second so the outage falls in its middle. */
 async function startCampaign(pigeon: TestPigeon, tag: string) {

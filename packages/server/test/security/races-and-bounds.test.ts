@@ -183,6 +183,17 @@ const RACES: Race[] = [
     prepare: async () => twice({ path: '/domains', body: { domain: `d${++round}-${process.pid}.example.org` } }),
   },
   {
+    route: 'webhookEndpoints.create',
+    // Disabled, so nothing is ever delivered to the (unresolvable) name.
+    label: 'one URL (endpoints are not unique)',
+    expected: [[201, 201]],
+    prepare: async () =>
+      twice({
+        path: '/webhook-endpoints',
+        body: { url: `https://hooks-${++round}.example.invalid/pigeon`, eventTypes: ['email.*'], enabled: false },
+      }),
+  },
+  {
     route: 'templates.create',
     label: 'one name',
     expected: [[201, 201]],

@@ -1,9 +1,10 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { expectEnvelope } from '../../../test/helpers.js';
-import { pigeonWithSmtpSink, verifiedSender } from '../../../test/sending.js';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
+import { verifiedSender } from '../../../test/sending.js';
 
-const setup = pigeonWithSmtpSink();
+const setup = await startMailingPigeon({ DELIVERY_RETRY_BASE_MS: '100' });
 
 const send = (auth: Record<string, string>, body: unknown, path = '/v1/send', headers = {}) =>
   setup.pigeon.request('POST', path, { headers: { ...auth, ...headers }, body });
