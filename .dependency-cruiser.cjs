@@ -101,9 +101,9 @@ module.exports = {
   forbidden: [
     {
       name: 'no-circular',
-      comment: 'No run-time import cycle between files (type-only imports excluded).',
+      comment: 'No run-time import cycle between files of the server or the contract (type-only imports excluded).',
       severity: 'error',
-      from: { path: '^packages/server/src/' },
+      from: { path: '^packages/(server|contract)/src/' },
       to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
     {

@@ -35,6 +35,7 @@ export * from './routes/domains.js';
 export * from './routes/email-resource.js';
 export * from './routes/events.js';
 export * from './routes/inbound-webhooks.js';
+export * from './routes/mail-transport.js';
 export * from './routes/projects.js';
 export * from './routes/segments.js';
 export * from './routes/send-options.js';

@@ -176,6 +176,7 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
     expect(status.feed.map((f: { consumer: string }) => f.consumer).sort()).toEqual([
       'analytics.counts',
       'segments.membership',
+      'webhooks.events',
       'workflows.triggers',
     ]);
     expect(status.lastDeliveryError.message).toMatch(/451/);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, knownOrDefault, OffsetQuery, offsetPage, success, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ConditionTree, ConditionTreeShape } from './conditions.js';
-import { RequeueResult } from './sending.js';
+import { RequeueAnswer } from './sending.js';
 import { ContentType, Subject, Template } from './templates.js';
 
 const c = initContract();
@@ -238,7 +238,7 @@ export const campaignsContract = c.router(
       pathParams: CampaignId,
       body: c.noBody(),
       responses: {
-        200: success(RequeueResult).extend({ message: z.string() }),
+        200: RequeueAnswer,
         409: ErrorEnvelope,
         ...notFound,
         ...commonErrors,

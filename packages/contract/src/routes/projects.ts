@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { Email, User } from './auth.js';
-import { MailTransportStatus } from './system.js';
+import { MailTransportStatus } from './mail-transport.js';
 
 const c = initContract();
 

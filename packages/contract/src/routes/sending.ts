@@ -142,6 +142,12 @@ export const RequeueResult = z
   })
   .describe('What a requeue of FAILED messages did');
 
+const requeueAnswerObject = success(RequeueResult).extend({ message: z.string() });
+type RequeueAnswerObject = typeof requeueAnswerObject;
+/** The answer of both requeue routes, under a name of its own (declarations refer to it). */
+export interface RequeueAnswerSchema extends RequeueAnswerObject {}
+export const RequeueAnswer: RequeueAnswerSchema = requeueAnswerObject;
+
 export const emailsContract = c.router(
   {
     requeueFailed: {
@@ -152,7 +158,7 @@ export const emailsContract = c.router(
         'Suppressed addresses and MARKETING mail to unsubscribed contacts are refused as sending refuses them and stay FAILED; so does mail of cancelled campaigns.',
       metadata: meta({ auth: 'secret' }),
       body: c.noBody(),
-      responses: { 200: success(RequeueResult).extend({ message: z.string() }), ...commonErrors },
+      responses: { 200: RequeueAnswer, ...commonErrors },
     },
     send: {
       method: 'POST',

@@ -1,6 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { publicErrors } from '../common.js';
+import { MailTransportStatus } from './mail-transport.js';
 import { TrackingMode } from './projects.js';
 
 const c = initContract();
@@ -14,38 +15,35 @@ export type StorageKind = z.infer<typeof StorageKind>;
 export const MailTransportKind = z.enum(['smtp', 'outbox', 'ses']);
 export type MailTransportKind = z.infer<typeof MailTransportKind>;
 
-export const TransportState = z.enum(['up', 'down']);
-export type TransportState = z.infer<typeof TransportState>;
-
-/** The mail transport's circuit breaker as the delivery workers last recorded it. */
-export const MailTransportStatus = z
-  .object({
-    transport: z.string().describe('`smtp`, `ses` or `outbox`'),
-    state: TransportState.describe('`down`: delivery is paused and probed; queued mail waits, using no attempt'),
-    downSince: z.string().datetime().nullable(),
-    lastError: z.string().nullable(),
-    nextProbeAt: z.string().datetime().nullable(),
-  })
-  .describe('Relay outages cost no mail: see README, Relay outages');
-
-export const Health = z.object({
+const healthObject = z.object({
   status: HealthStatus,
   database: DatabaseStatus,
   version: z.string(),
   uptimeSeconds: z.number(),
   mailTransport: MailTransportStatus.optional().describe('Absent when the database does not answer'),
 });
+type HealthObject = typeof healthObject;
+/** Named (declarations refer to it from the 200 and the 503). */
+export interface HealthSchema extends HealthObject {}
+export const Health: HealthSchema = healthObject;
 
 /** What `/health/ready` checks; each failing one is a reason in a 503. */
 export const ReadinessCheck = z.enum(['database', 'migrations', 'workers', 'change_feed']);
 export type ReadinessCheck = z.infer<typeof ReadinessCheck>;
 
-export const Readiness = z.object({
-  status: z.enum(['ready', 'not_ready']),
+export const ReadinessStatus = z.enum(['ready', 'not_ready']);
+export type ReadinessStatus = z.infer<typeof ReadinessStatus>;
+
+const readinessObject = z.object({
+  status: ReadinessStatus,
   /** Empty when ready. */
   reasons: z.array(z.object({ check: ReadinessCheck, message: z.string() })),
   version: z.string(),
 });
+type ReadinessObject = typeof readinessObject;
+/** Named (declarations refer to it from the 200 and the 503). */
+export interface ReadinessSchema extends ReadinessObject {}
+export const Readiness: ReadinessSchema = readinessObject;
 
 export const DeploymentConfig = z.object({
   version: z.string(),
