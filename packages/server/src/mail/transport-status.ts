@@ -1,5 +1,5 @@
 import type { TransportState } from '@pigeon/contract';
-import { queryRows, sql } from '../db/query.js';
+import { preparedRows, queryRows, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 
 /** The shared view of a mail transport's circuit breaker (table `transport_status`). */
@@ -19,8 +19,10 @@ interface StatusRow {
 
 /** One primary-key read: cheap enough for `/health`. */
 export async function readTransportStatus(db: Queryable, transport: string): Promise<TransportStatus> {
-  const [row] = await queryRows<StatusRow>(
+  // Named: `/health` runs it per request, and a prepared statement skips the parse and plan.
+  const [row] = await preparedRows<StatusRow>(
     db,
+    'transport_status.read',
     sql`SELECT down_since, last_error, next_probe_at FROM transport_status WHERE transport = ${transport}`,
   );
   const down = row?.down_since ? row : undefined;
