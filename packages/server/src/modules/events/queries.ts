@@ -1,3 +1,4 @@
+import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
@@ -39,43 +40,39 @@ export interface EventFilter {
 export const EMITTED_EVENT_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact.subscribed', 'contact.unsubscribed')
   OR e.name ~ '^segment\\.[^.]+\\.(entry|exit)$')`;
 
-/** The WHERE conditions and their values for a filter, numbered from $1 = project id. */
-function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'cursor'>) {
-  const values: unknown[] = [projectId];
-  const conditions = ['e.project_id = $1'];
-  const add = (sql: string, value: unknown) => {
-    values.push(value);
-    conditions.push(sql.replaceAll('?', `$${values.length}`));
-  };
-  if (f.name) add('e.name = ?', f.name);
-  if (f.from) add('e.created_at >= ?::timestamptz', f.from);
-  if (f.to) add('e.created_at < ?::timestamptz', f.to);
-  if (f.contactId) add('e.contact_id = ?::uuid', f.contactId);
+/** The WHERE condition of a filter, as one builder fragment. */
+function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'cursor'>): Sql {
+  const conditions = [sql`e.project_id = ${projectId}`];
+  if (f.name) conditions.push(sql`e.name = ${f.name}`);
+  if (f.from) conditions.push(sql`e.created_at >= ${f.from}::timestamptz`);
+  if (f.to) conditions.push(sql`e.created_at < ${f.to}::timestamptz`);
+  if (f.contactId) conditions.push(sql`e.contact_id = ${f.contactId}::uuid`);
   // Uncorrelated: the tagged emails' ids are found once (GIN index on tags), then matched.
   if (f.emailTags) {
-    add(
-      "e.data ->> 'emailId' = ANY(ARRAY(SELECT t.id::text FROM emails t WHERE t.project_id = $1 AND t.tags @> ?::jsonb))",
-      JSON.stringify(f.emailTags),
+    conditions.push(
+      sql`e.data ->> 'emailId' = ANY(ARRAY(SELECT t.id::text FROM emails t
+            WHERE t.project_id = ${projectId} AND t.tags @> ${JSON.stringify(f.emailTags)}::jsonb))`,
     );
   }
-  if (f.names) add(`(e.name = ANY(?::text[])${f.names.custom ? ` OR NOT ${EMITTED_EVENT_NAME}` : ''})`, f.names.exact);
-  return { conditions, values };
+  if (f.names) {
+    const custom = f.names.custom ? sql` OR NOT ${raw(EMITTED_EVENT_NAME)}` : raw('');
+    conditions.push(sql`(e.name = ANY(${f.names.exact}::text[])${custom})`);
+  }
+  return and(conditions);
 }
 
 /** Newest first, keyset-paginated over (created_at, id); `total` on the first page only. */
 export async function listEvents(db: Queryable, projectId: string, f: EventFilter) {
-  const { conditions: where, values } = eventConditions(projectId, f);
+  const conditions = [eventConditions(projectId, f)];
   if (f.cursor) {
     const cursor = decodeCursor(f.cursor);
-    values.push(cursor.v, cursor.id);
-    where.push(`(e.created_at, e.id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
+    conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
   }
-  values.push(f.limit + 1);
-  const { rows } = await db.query<EventRow>(
-    `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
-     FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
-     WHERE ${where.join(' AND ')} ORDER BY e.created_at DESC, e.id DESC LIMIT $${values.length}`,
-    values,
+  const rows = await queryRows<EventRow>(
+    db,
+    sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+        FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
+        WHERE ${and(conditions)} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`,
   );
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
@@ -91,17 +88,16 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
 
 /** How many events match a filter. */
 export async function countEvents(db: Queryable, projectId: string, f: Omit<EventFilter, 'limit' | 'cursor'>) {
-  const { conditions, values } = eventConditions(projectId, f);
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM events e WHERE ${conditions.join(' AND ')}`,
-    values,
+  const rows = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM events e WHERE ${eventConditions(projectId, f)}`,
   );
   return rows[0]?.n ?? 0;
 }
 
 export async function listContactEvents(db: Queryable, projectId: string, contactId: string, f: EventFilter) {
-  const { rows } = await db.query('SELECT 1 FROM contacts WHERE project_id = $1 AND id = $2', [projectId, contactId]);
-  if (rows.length === 0) throw notFound('Contact');
+  const found = await queryRows(db, sql`SELECT 1 FROM contacts WHERE project_id = ${projectId} AND id = ${contactId}`);
+  if (found.length === 0) throw notFound('Contact');
   return listEvents(db, projectId, { ...f, contactId });
 }
 
@@ -110,16 +106,15 @@ const DAY_MS = 24 * 3600_000;
 export async function eventStats(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
   const to = range.to ? new Date(range.to) : new Date();
   const from = range.from ? new Date(range.from) : new Date(to.getTime() - 30 * DAY_MS);
-  const params = [projectId, from, to];
-  const { rows: byName } = await db.query<{ name: string; count: number }>(
-    `SELECT name, count(*)::int AS count FROM events WHERE project_id = $1 AND created_at >= $2 AND created_at < $3
-     GROUP BY name ORDER BY count DESC, name`,
-    params,
+  const inRange = sql`project_id = ${projectId} AND created_at >= ${from} AND created_at < ${to}`;
+  const byName = await queryRows<{ name: string; count: number }>(
+    db,
+    sql`SELECT name, count(*)::int AS count FROM events WHERE ${inRange} GROUP BY name ORDER BY count DESC, name`,
   );
-  const { rows: byDay } = await db.query<{ day: string; count: number }>(
-    `SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*)::int AS count
-     FROM events WHERE project_id = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1 ORDER BY 1`,
-    params,
+  const byDay = await queryRows<{ day: string; count: number }>(
+    db,
+    sql`SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*)::int AS count
+        FROM events WHERE ${inRange} GROUP BY 1 ORDER BY 1`,
   );
   return {
     from: from.toISOString(),
@@ -131,10 +126,10 @@ export async function eventStats(db: Queryable, projectId: string, range: { from
 }
 
 export async function eventNames(db: Queryable, projectId: string) {
-  const { rows } = await db.query<{ name: string; count: number; last_seen: Date }>(
-    `SELECT name, count(*)::int AS count, max(created_at) AS last_seen FROM events WHERE project_id = $1
-     GROUP BY name ORDER BY max(created_at) DESC`,
-    [projectId],
+  const rows = await queryRows<{ name: string; count: number; last_seen: Date }>(
+    db,
+    sql`SELECT name, count(*)::int AS count, max(created_at) AS last_seen FROM events WHERE project_id = ${projectId}
+        GROUP BY name ORDER BY max(created_at) DESC`,
   );
   return rows.map((r) => ({ name: r.name, count: r.count, lastSeen: r.last_seen.toISOString() }));
 }
