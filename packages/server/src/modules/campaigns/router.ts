@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
-import { requeueMessage } from '../emails/requeue.js';
+import { requeueMessage } from '../email-states/requeue.js';
 import { cancelCampaign, requeueCampaignFailed, sendCampaign, testCampaign } from './sending.js';
 import * as campaigns from './service.js';
 import { campaignStats } from './stats.js';

@@ -8,8 +8,9 @@ import { refundEmails, requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../emails/queue.js';
-import { requeueFailedEmails } from '../emails/requeue.js';
+import { insertCampaignEmails, NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../email-states/queue.js';
+import { requeueFailedEmails } from '../email-states/requeue.js';
+import { cancelCampaignEmails } from '../email-states/service.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { audienceSql } from './audience.js';
 import { CAMPAIGN_CANCELLED_CHANNEL } from './delivery-content.js';
@@ -110,16 +111,20 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
             SELECT uuidv7_compat() AS email_id, c.id, c.email, ${spread} AS due
             FROM contacts c WHERE c.project_id = ${campaign.project_id}::uuid AND ${subscribedOnly} AND ${audience}
               AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = c.project_id AND s.email = c.email)
-          ), queued AS (
-            INSERT INTO emails (id, project_id, contact_id, template_id, campaign_id, source, content_type, priority,
-              from_email, from_name, reply_to, to_email, subject, html, text, message_id, tracked, next_attempt_at)
-            SELECT a.email_id, ${campaign.project_id}::uuid, a.id, ${campaign.template_id}::uuid, ${campaign.id}::uuid,
-              'CAMPAIGN', ${campaign.type}, ${CAMPAIGN_PRIORITY}, ${campaign.from_email}, ${campaign.from_name},
-              ${campaign.reply_to}, a.email, ${campaign.subject}, '', '',
-              '<' || a.email_id || '@' || ${sender.domain} || '>', ${shouldTrack(sender.trackingMode, campaign.type, undefined)}, a.due
-            FROM audience a
-            ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
-            RETURNING 1
+          ), queued AS (${insertCampaignEmails(
+            {
+              projectId: campaign.project_id,
+              campaignId: campaign.id,
+              templateId: campaign.template_id,
+              type: campaign.type,
+              from: { email: campaign.from_email, name: campaign.from_name },
+              replyTo: campaign.reply_to,
+              subject: campaign.subject,
+              domain: sender.domain,
+              tracked: shouldTrack(sender.trackingMode, campaign.type, undefined),
+            },
+            'audience',
+          )}
           ) SELECT count(*)::int AS n FROM queued`,
       );
       const total = frozen?.n ?? 0;
@@ -158,18 +163,11 @@ export async function cancelCampaign(pool: pg.Pool, projectId: string, id: strin
     if (campaign?.status !== 'SCHEDULED' && campaign?.status !== 'SENDING') {
       throw conflict(`The campaign is ${campaign?.status}; only SCHEDULED or SENDING campaigns can be cancelled`);
     }
-    const [row] = await queryRows<{ cancelled: number }>(
-      client,
-      sql`WITH cancelled AS (
-            UPDATE emails SET status = 'CANCELLED', updated_at = now()
-            WHERE campaign_id = ${id}::uuid AND status = 'QUEUED' RETURNING 1
-          ) SELECT count(*)::int AS cancelled FROM cancelled`,
-    );
+    const count = await cancelCampaignEmails(client, id);
     await queryRows(
       client,
       sql`UPDATE campaigns SET status = 'CANCELLED', cancelled_at = now(), updated_at = now() WHERE id = ${id}::uuid`,
     );
-    const count = row?.cancelled ?? 0;
     // Mail that will never be sent no longer counts against the month it was counted in.
     if (campaign.started_at) await refundEmails(client, projectId, 'campaigns', count, campaign.started_at);
     // Delivered on commit: workers stop composing this campaign's mail they claimed before the cancel.

@@ -1,8 +1,8 @@
 import { uuidv7 } from 'uuidv7';
 import { preparedRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
+import { insertSubscriptionEvents, type SubscriptionSource } from '../event-log/service.js';
 import type { DataChanges } from './data-rules.js';
-import { insertSubscriptionEvents, type SubscriptionSource } from './subscription.js';
 
 export interface ContactRow {
   id: string;

@@ -1,8 +1,10 @@
 import type { SuppressionReason } from '@pigeon/contract';
-import { queryRows, runStatement, sql } from '../../db/query.js';
+import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { deliveryFeedback } from '../../metrics/registry.js';
+import { markBounced, markComplained, markDelivered } from '../email-states/service.js';
+import { insertSubscriptionEvents, recordEmailEvent } from '../event-log/service.js';
 import { checkProjectHealth } from './health.js';
 
 /** Where a piece of feedback came from. */
@@ -98,24 +100,16 @@ async function changeState(db: Queryable, email: EmailState, feedback: DeliveryF
   if (feedback.kind === 'bounce') {
     if (feedback.bounceType === 'soft') return true;
     if (email.bounced_at) return false;
-    await queryRows(
-      db,
-      sql`UPDATE emails SET status = 'BOUNCED', bounced_at = now(), claimed_at = NULL, last_error = ${feedback.diagnostic?.slice(0, 500) ?? null}, updated_at = now()
-       WHERE id = ${email.id}`,
-    );
+    await markBounced(db, email.id, feedback.diagnostic);
     return true;
   }
   if (feedback.kind === 'complaint') {
     if (email.complained_at) return false;
-    await queryRows(
-      db,
-      sql`UPDATE emails SET status = 'COMPLAINED', complained_at = now(), updated_at = now() WHERE id = ${email.id}`,
-    );
+    await markComplained(db, email.id);
     return true;
   }
   if (email.delivered_at || email.bounced_at) return false;
-  // The status stays what delivery made it (SENT); `delivered_at` carries the fact.
-  await queryRows(db, sql`UPDATE emails SET delivered_at = now(), updated_at = now() WHERE id = ${email.id}`);
+  await markDelivered(db, email.id);
   return true;
 }
 
@@ -133,28 +127,20 @@ function suppressionReasonOf(feedback: DeliveryFeedback): SuppressionReason | un
 }
 
 async function recordEvent(db: Queryable, email: EmailState, feedback: DeliveryFeedback): Promise<void> {
-  if (!email.contact_id) return;
-  const data = {
-    emailId: email.id,
-    subject: email.subject,
-    templateId: email.template_id ?? undefined,
-    campaignId: email.campaign_id ?? undefined,
-    source: feedback.source,
+  const text = (value: string | null | undefined) => sql`${value ?? null}::text`;
+  await recordEmailEvent(db, email.id, EVENT_NAME[feedback.kind], {
+    campaignId: raw('e.campaign_id'),
+    source: text(feedback.source),
     ...(feedback.kind === 'bounce'
       ? {
-          bounceType: feedback.bounceType,
-          diagnosticCode: feedback.diagnostic ?? undefined,
-          reason: feedback.diagnostic,
+          bounceType: text(feedback.bounceType),
+          diagnosticCode: text(feedback.diagnostic),
+          reason: text(feedback.diagnostic),
         }
       : feedback.kind === 'complaint'
-        ? { feedbackType: feedback.feedbackType ?? undefined }
-        : { detail: feedback.detail ?? undefined }),
-  };
-  await queryRows(
-    db,
-    sql`INSERT INTO events (id, project_id, contact_id, name, data)
-     VALUES (uuidv7_compat(), ${email.project_id}, ${email.contact_id}, ${EVENT_NAME[feedback.kind]}, jsonb_strip_nulls(${JSON.stringify(data)}::jsonb))`,
-  );
+        ? { feedbackType: text(feedback.feedbackType) }
+        : { detail: text(feedback.detail) }),
+  });
 }
 
 /**
@@ -177,12 +163,9 @@ async function suppress(
     db,
     sql`WITH changed AS (
        UPDATE contacts SET subscribed = false, updated_at = now()
-       WHERE project_id = ${email.project_id} AND email = ${email.to_email.toLowerCase()} AND subscribed RETURNING id, project_id
-     )
-     INSERT INTO events (id, project_id, contact_id, name, data)
-     SELECT uuidv7_compat(), project_id, id, 'contact.unsubscribed',
-            jsonb_build_object('source', ${reason}::text, 'reason', ${reason}::text, 'emailId', ${email.id}::uuid)
-     FROM changed`,
+       WHERE project_id = ${email.project_id} AND email = ${email.to_email.toLowerCase()} AND subscribed
+       RETURNING id, project_id, subscribed
+     ) ${insertSubscriptionEvents('changed', reason, { emailId: sql`${email.id}` })}`,
   );
   return inserted > 0;
 }

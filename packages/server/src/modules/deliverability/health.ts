@@ -1,9 +1,10 @@
 import { uuidv7 } from 'uuidv7';
 import { EMAIL_QUEUED_CHANNEL } from '../../db/channels.js';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, raw, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
+import { holdCampaignEmails, releaseCampaignEmails } from '../email-states/service.js';
 
 type HealthConfig = AppDeps['config']['deliverability']['health'];
 
@@ -92,15 +93,12 @@ export async function checkProjectHealth(deps: AppDeps, projectId: string): Prom
           WHERE id = ${projectId}::uuid AND campaigns_paused_at IS NULL RETURNING name`,
     );
     if (!project) return undefined;
-    await client.query(
-      `UPDATE emails SET next_attempt_at = 'infinity' WHERE project_id = $1 AND campaign_id IS NOT NULL AND status = 'QUEUED'`,
-      [projectId],
+    await holdCampaignEmails(client, projectId);
+    await queryRows(
+      client,
+      sql`INSERT INTO project_suspensions (id, project_id, reason)
+          VALUES (${uuidv7()}, ${projectId}::uuid, ${`Campaigns paused: ${reason}`})`,
     );
-    await client.query('INSERT INTO project_suspensions (id, project_id, reason) VALUES ($1, $2, $3)', [
-      uuidv7(),
-      projectId,
-      `Campaigns paused: ${reason}`,
-    ]);
     return project;
   });
   if (!paused) return false;
@@ -127,15 +125,12 @@ async function tellOwners(deps: AppDeps, projectId: string, projectName: string,
 
 /** Lifts the pause: held campaign mail is due again and scheduled campaigns start when due. */
 export async function resumeCampaigns(db: Queryable, projectId: string): Promise<void> {
-  await db.query(
-    `WITH resumed AS (
+  await queryRows(
+    db,
+    sql`WITH resumed AS (
        UPDATE projects SET campaigns_paused_at = NULL, campaigns_paused_reason = NULL
-       WHERE id = $1 AND campaigns_paused_at IS NOT NULL RETURNING id
-     )
-     UPDATE emails SET next_attempt_at = now()
-     WHERE project_id IN (SELECT id FROM resumed) AND campaign_id IS NOT NULL AND status = 'QUEUED'
-       AND next_attempt_at = 'infinity'`,
-    [projectId],
+       WHERE id = ${projectId}::uuid AND campaigns_paused_at IS NOT NULL RETURNING id
+     ) ${releaseCampaignEmails(raw('SELECT id FROM resumed'))}`,
   );
   await db.query(`NOTIFY ${EMAIL_QUEUED_CHANNEL}`);
 }

@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
-import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
 import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
@@ -9,96 +8,27 @@ import { deliveryReclaimed } from '../../metrics/registry.js';
 import { recordDeliveryFeedback } from '../deliverability/feedback.js';
 import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
 import { dkimKeyObject } from '../domains/dkim.js';
+import { NOTIFY_CHANNEL } from '../email-states/queue.js';
+import {
+  type ClaimedEmail,
+  cancelClaimed,
+  claimEmails,
+  failExpiredClaimed,
+  failExpiredQueued,
+  markSent,
+  reclaimAbandoned,
+  requeueUncharged,
+  retryLater,
+  type SentEmail,
+} from '../email-states/service.js';
 import { TransportBreaker } from './breaker.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
-import { NOTIFY_CHANNEL } from './queue.js';
-
-interface EmailRow {
-  id: string;
-  project_id: string;
-  from_email: string;
-  from_name: string | null;
-  reply_to: string | null;
-  to_email: string;
-  to_name: string | null;
-  cc: Array<{ email: string; name: string | null }> | null;
-  bcc: Array<{ email: string; name: string | null }> | null;
-  subject: string;
-  html: string;
-  text: string;
-  headers: Record<string, string>;
-  attachments: Array<{ filename: string; content: string; contentType?: string }>;
-  message_id: string;
-  attempts: number;
-  created_at: Date;
-  /** Set when a FAILED message was queued again: its lifetime counts from then. */
-  requeued_at: Date | null;
-  campaign_id: string | null;
-  contact_id: string | null;
-  tracked: boolean;
-  template_id: string | null;
-  source: string;
-  /** The suppression reason when the address was suppressed after the email was queued. */
-  suppressed: string | null;
-  /** The sender domain's DKIM key, read with the claim (null: no such domain, the mail goes unsigned). */
-  dkim_selector: string | null;
-  dkim_private_key: string | null;
-}
 
 const BATCH = 10;
 const IDLE_POLL_MS = 1000;
 /** How often a process looks for claims of dead workers (on top of the claim timeout). */
 const RECLAIM_EVERY_MS = 1000;
-
-/** The claim, with each email's DKIM key (the domain row as it is now), in one statement. */
-const CLAIM_SQL = `
-  WITH claimed AS (
-    UPDATE emails SET status = 'SENDING', claimed_at = now(), attempts = attempts + 1, updated_at = now()
-    WHERE id IN (
-      SELECT id FROM emails WHERE status = 'QUEUED' AND next_attempt_at <= now()
-      ORDER BY priority, next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
-    ) RETURNING *
-  )
-  SELECT e.*, d.dkim_selector, d.dkim_private_key, s.reason AS suppressed
-  FROM claimed e LEFT JOIN domains d ON d.project_id = e.project_id AND d.domain = split_part(e.from_email, '@', 2)
-  LEFT JOIN suppressions s ON s.project_id = e.project_id AND s.email = e.to_email
-  ORDER BY e.priority, e.next_attempt_at`;
-
-/**
- * One statement for any number of emails: the state changes and their events on the contacts
- * commit together. `$1` the ids, `$2` the reasons (or nulls), `$3` the outbox files (or nulls),
- * `$4` the provider's message ids (SES; or nulls).
- */
-const finishSql = (status: 'SENT', events: string[], set: string) => `
-  WITH done AS (
-    UPDATE emails e SET status = '${status}', ${set}, claimed_at = NULL, last_error = v.reason, updated_at = now()
-    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS v(id, reason, file, provider_id)
-    WHERE e.id = v.id AND e.status = 'SENDING' RETURNING e.*
-  )
-  INSERT INTO events (id, project_id, contact_id, name, data)
-  SELECT uuidv7_compat(), project_id, contact_id, n.name,
-         jsonb_strip_nulls(jsonb_build_object('emailId', id, 'subject', subject, 'templateId', template_id, 'reason', last_error))
-  FROM done CROSS JOIN (VALUES ${events.map((e) => `('${e}')`).join(', ')}) AS n(name) WHERE contact_id IS NOT NULL`;
-
-/**
- * The local outbox or SES: the message was handed to the transport (written as a file, or accepted
- * by the SES API, whose MessageId is kept to match SNS feedback); no receiving server answered yet.
- */
-const SENT_SQL = finishSql(
-  'SENT',
-  ['email.sent'],
-  'sent_at = now(), outbox_file = v.file, provider_message_id = v.provider_id',
-);
-/**
- * SMTP: the relay's final 250 is both the hand-over (`email.sent`) and the receiving server's
- * acceptance (`email.delivery`, `delivered_at`); the status stays SENT (feedback may change it later).
- */
-const SENT_AND_DELIVERED_SQL = finishSql(
-  'SENT',
-  ['email.sent', 'email.delivery'],
-  'sent_at = now(), delivered_at = now()',
-);
 
 /** nodemailer's default list plus List-Unsubscribe-Post (RFC 8058 wants it signed) and Feedback-ID. */
 const DKIM_SIGNED_HEADERS = [
@@ -127,7 +57,7 @@ const DKIM_SIGNED_HEADERS = [
 ].join(':');
 
 /** The message's own recipient first, then its copies, each address once. */
-const envelopeRecipients = (email: EmailRow) => [
+const envelopeRecipients = (email: ClaimedEmail) => [
   ...new Set([email.to_email, ...(email.cc ?? []).map((r) => r.email), ...(email.bcc ?? []).map((r) => r.email)]),
 ];
 
@@ -142,24 +72,26 @@ export interface Delivery {
  * reply, as when each had its own statement: the window a crash can turn into a duplicate (accepted,
  * not yet recorded) stays that short, while a busy worker writes fewer statements.
  */
-function groupCommit(pool: pg.Pool, name: string, text: string) {
-  type Values = [string, string | null, string | null, string | null];
-  let waiting: Array<{ values: Values; done: (err?: unknown) => void }> = [];
+function groupCommit(pool: pg.Pool, delivered: boolean) {
+  let waiting: Array<{ sent: SentEmail; done: (err?: unknown) => void }> = [];
   const flush = async () => {
     const batch = waiting;
     waiting = [];
-    const column = (i: 0 | 1 | 2 | 3) => batch.map((w) => w.values[i]);
     try {
-      await pool.query({ name, text, values: [column(0), column(1), column(2), column(3)] });
+      await markSent(
+        pool,
+        delivered,
+        batch.map((w) => w.sent),
+      );
       for (const w of batch) w.done();
     } catch (err) {
       for (const w of batch) w.done(err);
     }
   };
-  return (id: string, reason: string | null, file: string | null, providerId: string | null = null) =>
+  return (sent: SentEmail) =>
     new Promise<void>((resolve, reject) => {
       if (waiting.length === 0) setImmediate(() => void flush());
-      waiting.push({ values: [id, reason, file, providerId], done: (err) => (err ? reject(err) : resolve()) });
+      waiting.push({ sent, done: (err) => (err ? reject(err) : resolve()) });
     });
 }
 
@@ -227,54 +159,42 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         .catch((err) => logger.error({ err }, 'transport status not recorded'));
     },
   });
-  /** The end of an email row's lifetime, as SQL on the `emails` row being updated. */
-  const lifetimeEnd = sql`COALESCE(requeued_at, created_at) + make_interval(secs => ${lifetimeMs / 1000})`;
-  const expired = (email: EmailRow) =>
+  const expired = (email: ClaimedEmail) =>
     Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
-  const recordSent =
-    deps.mailer.kind === 'smtp'
-      ? groupCommit(pool, 'emails.sent-delivered', SENT_AND_DELIVERED_SQL)
-      : groupCommit(pool, 'emails.sent', SENT_SQL);
+  const recordSent = groupCommit(pool, deps.mailer.kind === 'smtp');
   const returnPath = (emailId: string) =>
     returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
   /** What the composition of a claimed batch needs, read once for the batch (one query per source). */
   type Batch = { campaigns: DeferredBatch };
-  const prepare = async (rows: EmailRow[]): Promise<Batch> => ({
+  const prepare = async (rows: ClaimedEmail[]): Promise<Batch> => ({
     campaigns: await composer.load(rows.flatMap((r) => (r.campaign_id ? [{ ...r, campaign_id: r.campaign_id }] : []))),
   });
 
   /** Campaign mail is composed here, per contact; other mail was composed when it was accepted. */
-  async function messageOf(email: EmailRow, batch: Batch) {
+  async function messageOf(email: ClaimedEmail, batch: Batch) {
     if (email.campaign_id) return batch.campaigns.compose({ ...email, campaign_id: email.campaign_id });
     return email;
   }
 
   /** One message; `handedOver` is called once the transport has answered (or it never got there). */
-  async function deliver(email: EmailRow, batch: Batch, handedOver: () => void, probe = false): Promise<void> {
+  async function deliver(email: ClaimedEmail, batch: Batch, handedOver: () => void, probe = false): Promise<void> {
     inFlight.add(email.id);
     try {
       // Suppressed after it was queued (a hard bounce or complaint since): not sent, and said why.
       if (email.suppressed) {
-        await pool.query(
-          `UPDATE emails SET status = 'CANCELLED', claimed_at = NULL, last_error = $2, updated_at = now()
-           WHERE id = $1 AND status = 'SENDING'`,
-          [email.id, `suppressed: ${email.suppressed}`],
-        );
+        await cancelClaimed(pool, email.id, `suppressed: ${email.suppressed}`);
         recordDeliveryOutcome('suppressed');
         return;
       }
       if (expired(email)) {
-        await failExpired([email.id]);
+        await failExpiredClaimed(pool, [email.id]);
         return;
       }
       const message = await messageOf(email, batch);
       if (!message) {
-        await pool.query(
-          `UPDATE emails SET status = 'CANCELLED', claimed_at = NULL, updated_at = now() WHERE id = $1 AND status = 'SENDING'`,
-          [email.id],
-        );
+        await cancelClaimed(pool, email.id, null);
         recordDeliveryOutcome('cancelled');
         return;
       }
@@ -322,7 +242,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
           },
         )
         .finally(handedOver);
-      await recordSent(email.id, null, sent.file ?? null, sent.providerMessageId ?? null);
+      await recordSent({ id: email.id, file: sent.file ?? null, providerId: sent.providerMessageId ?? null });
       recordDeliveryOutcome('sent', {
         transport: deps.mailer.kind,
         transportSeconds: (performance.now() - handedAt) / 1000,
@@ -342,11 +262,11 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
    * temporary failure: tried again after `retryBaseMs` doubled per attempt (at most `retryMaxMs`),
    * never later than the end of its lifetime, and FAILED once that has passed.
    */
-  async function recordFailure(email: EmailRow, err: DeliveryError) {
+  async function recordFailure(email: ClaimedEmail, err: DeliveryError) {
     const reason = err.message.slice(0, 500);
     const kind = classifyDeliveryError(err);
     if (kind === 'transport') {
-      await requeueUncharged([email.id], reason);
+      await requeueUncharged(pool, [email.id], reason);
       recordDeliveryOutcome('deferred', { error: reason });
       return;
     }
@@ -362,42 +282,10 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
     }
     const { retryBaseMs, retryMaxMs } = deps.config.delivery;
     const delaySeconds = Math.min(retryMaxMs, 2 ** Math.min(email.attempts - 1, 30) * retryBaseMs) / 1000;
-    const [row] = await queryRows<{ status: string }>(
-      pool,
-      sql`UPDATE emails SET claimed_at = NULL, last_error = ${reason}, updated_at = now(),
-            status = CASE WHEN now() >= ${lifetimeEnd} THEN 'FAILED' ELSE 'QUEUED' END,
-            next_attempt_at = LEAST(now() + make_interval(secs => ${delaySeconds}), ${lifetimeEnd})
-          WHERE id = ${email.id}::uuid AND status = 'SENDING' RETURNING status`,
-    );
-    const final = row?.status === 'FAILED';
+    const status = await retryLater(pool, email.id, { reason, delaySeconds, lifetimeSeconds: lifetimeMs / 1000 });
+    const final = status === 'FAILED';
     recordDeliveryOutcome(final ? 'failed' : 'deferred', { error: reason });
     logger.warn({ emailId: email.id, attempt: email.attempts, final, err: reason }, 'delivery attempt failed');
-  }
-
-  /** Claimed mail given back untried or failed by the transport: as it was before the claim. */
-  async function requeueUncharged(ids: string[], reason: string | null) {
-    await queryRows(
-      pool,
-      sql`UPDATE emails SET status = 'QUEUED', claimed_at = NULL, attempts = attempts - 1,
-            last_error = COALESCE(${reason}, last_error), updated_at = now()
-          WHERE id = ANY(${ids}::uuid[]) AND status = 'SENDING'`,
-    );
-  }
-
-  /** FAILED for good, saying why (and what the last try met). */
-  const expire = sql`status = 'FAILED', claimed_at = NULL, updated_at = now(),
-    last_error = left('expired: not delivered within its lifetime' || COALESCE('; last error: ' || last_error, ''), 500)`;
-
-  async function failExpired(ids: string[]) {
-    await queryRows(pool, sql`UPDATE emails SET ${expire} WHERE id = ANY(${ids}::uuid[]) AND status = 'SENDING'`);
-  }
-
-  /** While the transport is down nothing is claimed: queued mail past its lifetime fails here. */
-  async function failExpiredQueued() {
-    await queryRows(
-      pool,
-      sql`UPDATE emails SET ${expire} WHERE status = 'QUEUED' AND next_attempt_at <= now() AND ${lifetimeEnd} <= now()`,
-    );
   }
 
   let lastReclaim = 0;
@@ -413,14 +301,8 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         // this process's own claims: a slow batch here is not a dead worker.
         if (Date.now() - lastReclaim >= RECLAIM_EVERY_MS) {
           lastReclaim = Date.now();
-          const reclaimed = await queryRows(
-            pool,
-            sql`UPDATE emails SET status = 'QUEUED', claimed_at = NULL, attempts = greatest(attempts - 1, 0)
-                WHERE status = 'SENDING' AND NOT (id = ANY(${[...held]}::uuid[]))
-                  AND claimed_at < now() - make_interval(secs => ${deps.config.delivery.claimTimeoutSeconds})
-                RETURNING id`,
-          );
-          if (reclaimed.length) deliveryReclaimed.inc(reclaimed.length);
+          const reclaimed = await reclaimAbandoned(pool, [...held], deps.config.delivery.claimTimeoutSeconds);
+          if (reclaimed) deliveryReclaimed.inc(reclaimed);
         }
         const admission = breaker.admit();
         if (admission === 'wait') {
@@ -428,12 +310,8 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
           continue;
         }
         probe = admission === 'probe';
-        if (probe) await failExpiredQueued();
-        const { rows } = await pool.query<EmailRow>({
-          name: 'emails.claim',
-          text: CLAIM_SQL,
-          values: [probe ? 1 : BATCH],
-        });
+        if (probe) await failExpiredQueued(pool, lifetimeMs / 1000);
+        const rows = await claimEmails(pool, probe ? 1 : BATCH);
         if (rows.length === 0) {
           await idle();
           continue;
@@ -465,7 +343,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         }
         await Promise.all(outcomes);
         const left = rows.filter((r) => !started.has(r.id)).map((r) => r.id);
-        if (left.length) await requeueUncharged(left, null);
+        if (left.length) await requeueUncharged(pool, left, null);
       } catch (err) {
         logger.error({ err }, 'delivery loop error');
         await new Promise((r) => setTimeout(r, 1000));

@@ -4,6 +4,7 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { conflict, notFound } from '../../http/errors.js';
+import { cancelQueued } from '../email-states/service.js';
 
 type Summary = z.infer<typeof EmailSummary>;
 
@@ -164,13 +165,9 @@ export async function listEmails(db: Queryable, projectId: string, query: z.infe
  * retries). Claimed by a worker (SENDING) or further, the transport may already have it: 409.
  */
 export async function cancelEmail(db: Queryable, projectId: string, id: string): Promise<Summary> {
-  const cancelled = await queryRows<{ id: string }>(
-    db,
-    sql`UPDATE emails SET status = 'CANCELLED', last_error = 'cancelled by request', updated_at = now()
-        WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid AND status = 'QUEUED' RETURNING id`,
-  );
+  const cancelled = await cancelQueued(db, projectId, id);
   const row = await findEmail(db, projectId, id);
-  if (cancelled.length === 0) {
+  if (!cancelled) {
     throw conflict(`The email is ${row.shown_status}: only a queued or scheduled email can be cancelled`, {
       details: { status: row.shown_status },
     });

@@ -3,7 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { idempotency } from '../../http/idempotency.js';
-import { requeueFailedEmails, requeueMessage } from './requeue.js';
+import { requeueFailedEmails, requeueMessage } from '../email-states/requeue.js';
 import { sendBatch, sendEmail } from './send.js';
 
 const s = initServer();

@@ -18,10 +18,10 @@ import { applyDataRules } from '../contacts/data-rules.js';
 import { upsertContact } from '../contacts/repository.js';
 import { suppressedAmong } from '../deliverability/suppressions.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
+import { PRIORITY, queueEmail } from '../email-states/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { markdownToHtml } from '../rendering/markdown.js';
 import { findTemplate } from '../templates/service.js';
-import { PRIORITY, queueEmail } from './queue.js';
 import {
   ignoredFieldWarnings,
   mailboxes,

@@ -1,7 +1,7 @@
 import { preparedRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { currentWindow, rateLimitCtes } from '../../http/rate-limit.js';
-import { insertSubscriptionEvents } from '../contacts/subscription.js';
+import { insertEvents, insertSubscriptionEvents } from '../event-log/service.js';
 
 /** Whose track it is: a key found by its hash (counted against the rate limit), or a project by id. */
 export type TrackOwner = { by: 'public' | 'secret'; keyHash: Buffer } | { by: 'project'; projectId: string };
@@ -155,8 +155,7 @@ function trackSql(owner: TrackOwner, counted: boolean, rows: TrackRow[], options
     WHERE e.subscribed IS DISTINCT FROM u.subscribed
   ), subscription_event AS (${insertSubscriptionEvents('changed', 'track', { id: raw('ch.sub_event_id') })}
   ), tracked AS (
-    INSERT INTO events (id, project_id, contact_id, name, data)
-    SELECT p.event_id, u.project_id, u.id, p.name, p.event_data FROM upserted u JOIN proceeding p ON p.email = u.email
+    ${insertEvents(raw('SELECT p.event_id, u.project_id, u.id, p.name, p.event_data FROM upserted u JOIN proceeding p ON p.email = u.email'))}
     RETURNING id, contact_id, created_at
   )
   SELECT i.ord, k.id AS project_id, k.disabled, k.disabled_reason, ${rowHits} AS hits,

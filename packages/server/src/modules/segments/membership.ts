@@ -1,5 +1,6 @@
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
+import { insertSegmentMoveEvents } from '../event-log/service.js';
 
 export type Move = 'entry' | 'exit';
 
@@ -28,13 +29,7 @@ function membershipStatement(projectId: string, enter: Sql, exit: Sql, emit: boo
     moves AS (
       SELECT segment_id, contact_id, 'entry' AS move FROM entered
       UNION ALL SELECT segment_id, contact_id, 'exit' AS move FROM exited
-    ), recorded AS (
-      INSERT INTO events (id, project_id, contact_id, name, data)
-      SELECT uuidv7_compat(), ${projectId}::uuid, m.contact_id, 'segment.' || s.slug || '.' || m.move,
-             jsonb_build_object('segmentId', s.id, 'segmentName', s.name, 'slug', s.slug)
-      FROM moves m JOIN segments s ON s.id = m.segment_id
-      WHERE s.track_membership AND ${emit}::boolean
-    )
+    ), recorded AS (${insertSegmentMoveEvents('moves', projectId, emit)})
     ${result}`;
 }
 

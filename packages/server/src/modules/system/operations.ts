@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/sql.js';
 import { jobStats } from '../../jobs/scheduler.js';
 import { feedLag } from '../change-feed/feed.js';
-import { type QueueStats, queueStats } from '../emails/queue.js';
+import { type QueueStats, queueStats } from '../email-states/queue.js';
 import { executionStats } from '../workflows/executions.js';
 import { type WorkerHeartbeat, workerHeartbeats } from './heartbeat.js';
 

@@ -12,7 +12,7 @@ import { UNIT_MS } from '../conditions/values.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { type ContactRow, toContactDto, updateContact, upsertContact } from '../contacts/repository.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { PRIORITY, queueEmail } from '../emails/queue.js';
+import { PRIORITY, queueEmail } from '../email-states/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { renderTemplate } from '../rendering/render.js';
 import type { TemplateRow } from '../templates/service.js';

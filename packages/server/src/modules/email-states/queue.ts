@@ -1,6 +1,6 @@
 import type { ContentType } from '@pigeon/contract';
 import { EMAIL_QUEUED_CHANNEL } from '../../db/channels.js';
-import { queryRows, sql, toQuery } from '../../db/query.js';
+import { queryRows, raw, type Sql, sql, toQuery } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
 export const NOTIFY_CHANNEL = EMAIL_QUEUED_CHANNEL;
@@ -98,4 +98,35 @@ export async function queueStats(db: Queryable): Promise<QueueStats> {
     sending: sending.reduce((sum, r) => sum + r.n, 0),
     campaignRecipientsPending: of(queued, PRIORITY.campaign) + of(sending, PRIORITY.campaign),
   };
+}
+
+/** What every email of one campaign dispatch shares. */
+export interface CampaignMail {
+  projectId: string;
+  campaignId: string;
+  templateId: string | null;
+  type: ContentType;
+  from: { email: string; name: string | null };
+  replyTo: string | null;
+  subject: string;
+  /** The sender's domain: the right side of each Message-ID. */
+  domain: string;
+  tracked: boolean;
+}
+
+/**
+ * Statement fragment: one QUEUED campaign email (composed at delivery: no body yet) per row of the
+ * CTE `audience` (email_id, id: the contact, email, due), RETURNING 1 per email queued. A contact
+ * already queued for the campaign is skipped, so a dispatch retried after a crash queues no one twice.
+ */
+export function insertCampaignEmails(mail: CampaignMail, audience: 'audience'): Sql {
+  return sql`INSERT INTO emails (id, project_id, contact_id, template_id, campaign_id, source, content_type, priority,
+      from_email, from_name, reply_to, to_email, subject, html, text, message_id, tracked, next_attempt_at)
+    SELECT a.email_id, ${mail.projectId}::uuid, a.id, ${mail.templateId}::uuid, ${mail.campaignId}::uuid,
+      'CAMPAIGN', ${mail.type}, ${PRIORITY.campaign}, ${mail.from.email}, ${mail.from.name},
+      ${mail.replyTo}, a.email, ${mail.subject}, '', '',
+      '<' || a.email_id || '@' || ${mail.domain} || '>', ${mail.tracked}, a.due
+    FROM ${raw(audience)} a
+    ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
+    RETURNING 1`;
 }

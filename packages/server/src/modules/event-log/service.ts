@@ -1,0 +1,103 @@
+import { join, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
+
+/**
+ * The `events` table's one writer (ARCHITECTURE.md "Table owners"). Every event row goes in
+ * through `insertEvents`, and every payload Pigeon records itself is built here:
+ *
+ * - `insertEvents(select)` is the SQL form: hot statements (the track statement, the delivery
+ *   loop, open and click tracking, membership and subscription changes) embed it as a CTE, so an
+ *   event still commits with the change it records in one round trip and one prepared statement;
+ * - `recordEmailEvent(db, …)` is the function form for ordinary callers (delivery feedback).
+ *
+ * This module sits below every module that records events (contacts, segments, engagement,
+ * deliverability, emails, events) and imports none of them.
+ */
+
+/** `select` yields rows of (id, project_id, contact_id, name, data); append RETURNING if needed. */
+export function insertEvents(select: Sql): Sql {
+  return sql`INSERT INTO events (id, project_id, contact_id, name, data) ${select}`;
+}
+
+/** Where a subscription change came from; stored in the event's data. */
+export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 'link' | 'workflow';
+/** A suppression that unsubscribed the contact (the data's `source` and `reason`). */
+type SuppressionSource = 'hard_bounce' | 'complaint';
+
+const quoted = (word: string) => raw(`'${word.replace(/'/g, "''")}'`);
+
+/**
+ * `contact.subscribed` / `contact.unsubscribed` for each row of the CTE `changed` (columns id,
+ * project_id, subscribed), embedded in the statement that flips `subscribed`, so the change and
+ * its event commit together or not at all.
+ *
+ * `id` is the event id (single-row paths pass an app-made v7 id so the event sorts before events
+ * the same request records after it; batch paths a column of `changed`); `emailId` the email a
+ * subscription link or a suppression came from, for attribution. The source is a fixed word,
+ * written into the text so statements keep one shape per source; a suppression also names itself
+ * as the `reason`.
+ */
+export function insertSubscriptionEvents(
+  changed: 'changed',
+  source: SubscriptionSource | SuppressionSource,
+  { id = raw('uuidv7_compat()'), emailId = raw('NULL') }: { id?: Sql; emailId?: Sql } = {},
+): Sql {
+  const reason = source === 'hard_bounce' || source === 'complaint' ? quoted(source) : raw('NULL');
+  return insertEvents(sql`
+  SELECT ${id}, ch.project_id, ch.id,
+         CASE WHEN ch.subscribed THEN 'contact.subscribed' ELSE 'contact.unsubscribed' END,
+         jsonb_strip_nulls(jsonb_build_object('source', ${quoted(source)}::text, 'reason', ${reason}::text, 'emailId', ${emailId}::uuid))
+  FROM ${raw(changed)} ch`);
+}
+
+/**
+ * `segment.<slug>.entry` / `.exit` for each row of the CTE `moves` (segment_id, contact_id, move)
+ * of segments that track membership, when `emit`.
+ */
+export function insertSegmentMoveEvents(moves: 'moves', projectId: string, emit: boolean): Sql {
+  return insertEvents(sql`
+      SELECT uuidv7_compat(), ${projectId}::uuid, m.contact_id, 'segment.' || s.slug || '.' || m.move,
+             jsonb_build_object('segmentId', s.id, 'segmentName', s.name, 'slug', s.slug)
+      FROM ${raw(moves)} m JOIN segments s ON s.id = m.segment_id
+      WHERE s.track_membership AND ${emit}::boolean`);
+}
+
+/** What an `email.*` event adds to the email's own fields: key → SQL value (keys are fixed words). */
+export type EmailEventExtra = Record<string, Sql>;
+
+/**
+ * `email.*` events (data: emailId, subject, templateId and `extra`) for each email row aliased `e`
+ * in `from` (a CTE of updated `emails` rows, or `emails e`) that has a contact, narrowed by `where`;
+ * `name` is a fixed event name or an SQL expression (several names per row: a column of a joined
+ * VALUES list).
+ */
+export function insertEmailEvents({
+  from,
+  name,
+  extra = {},
+  where = raw('true'),
+}: {
+  from: Sql;
+  name: Sql;
+  extra?: EmailEventExtra;
+  where?: Sql;
+}): Sql {
+  const pairs = Object.entries(extra).map(([key, value]) => sql`, ${quoted(key)}, ${value}`);
+  return insertEvents(sql`
+  SELECT uuidv7_compat(), e.project_id, e.contact_id, ${name},
+         jsonb_strip_nulls(jsonb_build_object('emailId', e.id, 'subject', e.subject, 'templateId', e.template_id${join(pairs, '')}))
+  FROM ${from} WHERE e.contact_id IS NOT NULL AND ${where}`);
+}
+
+/** Records one `email.*` event about an email (its fields read in the same statement). */
+export async function recordEmailEvent(
+  db: Queryable,
+  emailId: string,
+  name: string,
+  extra: EmailEventExtra = {},
+): Promise<void> {
+  await queryRows(
+    db,
+    insertEmailEvents({ from: raw('emails e'), name: sql`${name}`, extra, where: sql`e.id = ${emailId}::uuid` }),
+  );
+}
