@@ -19,7 +19,7 @@ const ALLOWED = {
   composition: ['contacts', 'engagement', 'rendering'],
   conditions: [],
   contacts: ['background-jobs', 'event-log', 'references'],
-  deliverability: ['email-states', 'event-log'],
+  deliverability: ['contacts', 'email-states', 'event-log'],
   domains: [],
   'email-states': ['event-log'],
   emails: [

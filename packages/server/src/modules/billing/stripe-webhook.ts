@@ -3,6 +3,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict } from '../../http/errors.js';
+import { firstReceipt } from '../../http/webhook-receipts.js';
 import { stripeOf } from './stripe.js';
 
 /** Stripe's own default: a signature older than this is stale (a replay of a captured request). */
@@ -30,12 +31,8 @@ export async function receiveStripeEvent(
     throw invalidSignature(`Stripe signature check failed: ${(err as Error).message}`);
   }
   await inTransaction(deps.db.pool, async (client) => {
-    const [fresh] = await queryRows<{ id: string }>(
-      client,
-      sql`INSERT INTO webhook_receipts (provider, id, type) VALUES ('stripe', ${event.id}, ${event.type})
-          ON CONFLICT (provider, id) DO NOTHING RETURNING id`,
-    );
-    if (!fresh) throw conflict(`Stripe event ${event.id} was already processed`);
+    if (!(await firstReceipt(client, 'stripe', event.id, event.type)))
+      throw conflict(`Stripe event ${event.id} was already processed`);
     await applyEvent(client, event);
   });
   return { received: true, type: event.type };

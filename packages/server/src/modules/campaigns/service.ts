@@ -16,7 +16,7 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { dropRefs, type Ref, saveRefs } from '../references/index.js';
+import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/index.js';
 import { type Audience, checkAudience } from './audience.js';
 import { type Counters, campaignCounters, NO_COUNTS } from './stats.js';
 
@@ -182,11 +182,7 @@ export async function duplicateCampaign(pool: pg.Pool, projectId: string, id: st
             reply_to, type, template_id, audience_type, segment_id, audience_condition
           FROM campaigns WHERE id = ${source.id}::uuid RETURNING *`,
     );
-    await client.query(
-      `INSERT INTO resource_refs (project_id, owner_type, owner_id, ref_type, ref_key)
-       SELECT project_id, owner_type, $2, ref_type, ref_key FROM resource_refs WHERE owner_type = 'campaign' AND owner_id = $1`,
-      [source.id, copy],
-    );
+    await copyRefs(client, { type: 'campaign', id: source.id }, { type: 'campaign', id: copy });
     return created as CampaignRow;
   });
   return toCampaignDto(row);

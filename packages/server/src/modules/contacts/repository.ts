@@ -1,5 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import { preparedRows, sql } from '../../db/query.js';
+import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { insertSubscriptionEvents, type SubscriptionSource } from '../event-log/service.js';
 import type { DataChanges } from './data-rules.js';
@@ -111,4 +111,54 @@ export async function deleteContact(db: Queryable, projectId: string, id: string
     sql`DELETE FROM contacts WHERE project_id = ${projectId} AND id = ${id} RETURNING id`,
   );
   return rows.length > 0;
+}
+
+/** Creates the contacts of `emails` the project does not have yet; answers the emails created. */
+export async function createMissingContacts(
+  db: Queryable,
+  projectId: string,
+  emails: string[],
+  subscribed: boolean,
+): Promise<string[]> {
+  const rows = await queryRows<{ email: string }>(
+    db,
+    sql`INSERT INTO contacts (id, project_id, email, subscribed)
+        SELECT uuidv7_compat(), ${projectId}::uuid, e, ${subscribed}
+        FROM unnest(${emails}::text[]) AS e
+        ON CONFLICT (project_id, email) DO NOTHING RETURNING email`,
+  );
+  return rows.map((r) => r.email);
+}
+
+/**
+ * Unsubscribes the project's contact of an address that was just suppressed (a hard bounce or a
+ * complaint of the email `emailId`), with its `contact.unsubscribed` event naming the reason.
+ */
+export async function unsubscribeSuppressed(
+  db: Queryable,
+  projectId: string,
+  email: string,
+  reason: 'hard_bounce' | 'complaint',
+  emailId: string,
+): Promise<void> {
+  await queryRows(
+    db,
+    sql`WITH changed AS (
+       UPDATE contacts SET subscribed = false, updated_at = now()
+       WHERE project_id = ${projectId} AND email = ${email.toLowerCase()} AND subscribed
+       RETURNING id, project_id, subscribed
+     ) ${insertSubscriptionEvents('changed', reason, { emailId: sql`${emailId}` })}`,
+  );
+}
+
+/**
+ * CTEs `changed`, `recorded` for a statement that also reads the contact: sets `subscribed` from
+ * a subscription link and records the event only if it changed (the row-level WHERE is re-checked
+ * under the row lock, so two simultaneous clicks record one event).
+ */
+export function subscribeFromLink(contactId: string, subscribed: boolean, emailId: string | null): Sql {
+  return sql`changed AS (
+      UPDATE contacts SET subscribed = ${subscribed}::boolean, updated_at = now()
+      WHERE id = ${contactId}::uuid AND subscribed <> ${subscribed}::boolean RETURNING id, project_id, subscribed
+    ), recorded AS (${insertSubscriptionEvents('changed', 'link', { emailId: sql`${emailId}` })})`;
 }

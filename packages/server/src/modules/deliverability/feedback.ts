@@ -3,8 +3,9 @@ import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { deliveryFeedback } from '../../metrics/registry.js';
+import { unsubscribeSuppressed } from '../contacts/repository.js';
 import { markBounced, markComplained, markDelivered } from '../email-states/service.js';
-import { insertSubscriptionEvents, recordEmailEvent } from '../event-log/service.js';
+import { recordEmailEvent } from '../event-log/service.js';
 import { checkProjectHealth } from './health.js';
 
 /** Where a piece of feedback came from. */
@@ -159,14 +160,7 @@ async function suppress(
      VALUES (uuidv7_compat(), ${email.project_id}, ${email.to_email.toLowerCase()}, ${reason}, ${detail?.slice(0, 500) ?? null}, ${email.id})
      ON CONFLICT (project_id, email) DO NOTHING`,
   );
-  await queryRows(
-    db,
-    sql`WITH changed AS (
-       UPDATE contacts SET subscribed = false, updated_at = now()
-       WHERE project_id = ${email.project_id} AND email = ${email.to_email.toLowerCase()} AND subscribed
-       RETURNING id, project_id, subscribed
-     ) ${insertSubscriptionEvents('changed', reason, { emailId: sql`${email.id}` })}`,
-  );
+  await unsubscribeSuppressed(db, email.project_id, email.to_email, reason, email.id);
   return inserted > 0;
 }
 

@@ -1,7 +1,8 @@
 import { preparedRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
+import { subscribeFromLink } from '../contacts/repository.js';
 import { markClicked, markOpened } from '../email-states/service.js';
-import { insertEmailEvents, insertSubscriptionEvents } from '../event-log/service.js';
+import { insertEmailEvents } from '../event-log/service.js';
 import type { LinkClaims, TrackingClaims } from '../rendering/links.js';
 
 /**
@@ -32,10 +33,7 @@ export async function findLinkContact(db: Queryable, claims: LinkClaims): Promis
   return row;
 }
 
-/**
- * Sets `subscribed` from a link and records the event only if it changed: the row-level WHERE is
- * re-checked under the row lock, so two simultaneous clicks record one event.
- */
+/** Sets `subscribed` from a link (and its event, only if it changed); answers the contact as the page shows it. */
 export async function setSubscribedFromLink(
   db: Queryable,
   claims: LinkClaims,
@@ -44,10 +42,7 @@ export async function setSubscribedFromLink(
   const [row] = await preparedRows<LinkContact>(
     db,
     'engagement.set-subscribed',
-    sql`WITH changed AS (
-          UPDATE contacts SET subscribed = ${subscribed}::boolean, updated_at = now()
-          WHERE id = ${claims.c}::uuid AND subscribed <> ${subscribed}::boolean RETURNING id, project_id, subscribed
-        ), recorded AS (${insertSubscriptionEvents('changed', 'link', { emailId: sql`${claims.e ?? null}` })})
+    sql`WITH ${subscribeFromLink(claims.c, subscribed, claims.e ?? null)}
         SELECT c.id, c.email, ${subscribed}::boolean AS subscribed, p.name AS "projectName",
                p.subscribed_redirect_url AS "subscribedRedirectUrl", p.unsubscribed_redirect_url AS "unsubscribedRedirectUrl"
         FROM contacts c JOIN projects p ON p.id = c.project_id WHERE c.id = ${claims.c}::uuid`,

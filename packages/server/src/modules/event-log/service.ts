@@ -101,3 +101,15 @@ export async function recordEmailEvent(
     insertEmailEvents({ from: raw('emails e'), name: sql`${name}`, extra, where: sql`e.id = ${emailId}::uuid` }),
   );
 }
+
+/**
+ * Deleting every event of one name in batches (the events API's delete-by-name job): the count of
+ * what is left, and one batch of at most `size` rows.
+ */
+export function eventsNamed(projectId: string, name: string): { count: Sql; batch: (size: number) => Sql } {
+  return {
+    count: sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${projectId} AND name = ${name}`,
+    batch: (size) =>
+      sql`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE project_id = ${projectId} AND name = ${name} LIMIT ${size})`,
+  };
+}

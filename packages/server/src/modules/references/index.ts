@@ -48,6 +48,16 @@ export async function saveRefs(db: Queryable, projectId: string, owner: Owner, r
   );
 }
 
+/** Gives a copy of an owner (a duplicated campaign) the references of the original. */
+export async function copyRefs(db: Queryable, from: Owner, to: Owner): Promise<void> {
+  await queryRows(
+    db,
+    sql`INSERT INTO resource_refs (project_id, owner_type, owner_id, ref_type, ref_key)
+        SELECT project_id, ${to.type}, ${to.id}::uuid, ref_type, ref_key FROM resource_refs
+        WHERE owner_type = ${from.type} AND owner_id = ${from.id}::uuid`,
+  );
+}
+
 export const dropRefs = (db: Queryable, owner: Owner) =>
   queryRows(db, sql`DELETE FROM resource_refs WHERE owner_type = ${owner.type} AND owner_id = ${owner.id}::uuid`);
 

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { badRequest } from '../../http/errors.js';
+import { createMissingContacts } from '../contacts/repository.js';
 import { applyMoves } from './membership.js';
 import { findSegment, type SegmentRow } from './service.js';
 
@@ -44,14 +45,8 @@ export async function addMembers(
   return inTransaction(pool, async (client) => {
     const created = new Set<string>();
     if (input.createMissing) {
-      const rows = await queryRows<{ email: string }>(
-        client,
-        sql`INSERT INTO contacts (id, project_id, email, subscribed)
-            SELECT uuidv7_compat(), ${projectId}::uuid, e, ${input.subscribed ?? true}
-            FROM unnest(${emails}::text[]) AS e
-            ON CONFLICT (project_id, email) DO NOTHING RETURNING email`,
-      );
-      for (const row of rows) created.add(row.email);
+      const emailsCreated = await createMissingContacts(client, projectId, emails, input.subscribed ?? true);
+      for (const email of emailsCreated) created.add(email);
     }
     const ids = await contactIds(client, projectId, emails);
     const moves = [...ids.values()].map((contactId) => ({ segmentId: id, contactId, move: 'entry' as const }));

@@ -1,6 +1,7 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import { firstReceipt } from '../../http/webhook-receipts.js';
 import { type DeliveryFeedback, type FeedbackOutcome, recordDeliveryFeedback } from '../deliverability/feedback.js';
 import type { SesFeedback } from './notification.js';
 
@@ -19,14 +20,7 @@ export async function recordSesFeedback(
   const emailId = await findEmailId(deps.db.pool, feedback);
   if (!emailId) return undefined;
   return recordDeliveryFeedback(deps, emailId, toDeliveryFeedback(feedback), {
-    firstSeen: async (db) =>
-      (
-        await queryRows(
-          db,
-          sql`INSERT INTO webhook_receipts (provider, id, type) VALUES ('sns', ${snsMessageId}, ${feedback.kind})
-              ON CONFLICT (provider, id) DO NOTHING RETURNING id`,
-        )
-      ).length > 0,
+    firstSeen: (db) => firstReceipt(db, 'sns', snsMessageId, feedback.kind),
   });
 }
 

@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+/**
+ * One owner per table: every `INSERT INTO`, `UPDATE` and `DELETE FROM` on a table, in the SQL text
+ * (string and template literals) of packages/server/src, must sit in the files of the table's
+ * owner, given once in .ci/table-owners.txt; other code calls the owner's functions (or embeds the
+ * statement fragments it exports). Migrations are exempt. A table missing from the map, an
+ * INSERT/DELETE on an unknown table, and a foreign write not listed in .ci/table-writes-allow-list.txt
+ * fail; an allow-listed write that is gone must be removed from the list, so it only shrinks.
+ * Run by `pnpm lint` and .ci/run. `--list` prints every write found.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const SRC = join(root, 'packages/server/src');
+const OWNERS = join(root, '.ci/table-owners.txt');
+const ALLOW_LIST = join(root, '.ci/table-writes-allow-list.txt');
+const EXEMPT = [join(SRC, 'db/migrations/')];
+
+/** Lines of `<a> <b> <rest>` with comments (#) and blank lines dropped. */
+function records(path, what) {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .map((line, n) => ({ text: line.replace(/#.*/, '').trim(), n }))
+    .filter((r) => r.text)
+    .map(({ text, n }) => {
+      const match = /^(\S+)\s+(\S+)(?:\s+(.+))?$/.exec(text);
+      if (!match) throw new Error(`${path}:${n + 1}: expected ${what}`);
+      return match.slice(1);
+    });
+}
+
+/** table → the folder (relative to packages/server/src) whose files may write it. */
+const owners = new Map(records(OWNERS, '"<table> <owner folder>"').map(([table, owner]) => [table, owner]));
+for (const owner of new Set(owners.values())) {
+  try {
+    readdirSync(join(SRC, owner));
+  } catch {
+    throw new Error(`${OWNERS}: owner folder packages/server/src/${owner} does not exist`);
+  }
+}
+/** "file table" pairs still allowed to write a table they do not own, with why. */
+const allowed = new Set(
+  records(ALLOW_LIST, '"<file> <table> <reason>"').map(([file, table, reason]) => {
+    if (!reason) throw new Error(`${ALLOW_LIST}: ${file} ${table}: say why it is still allowed`);
+    return `${file} ${table}`;
+  }),
+);
+
+function* files(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (EXEMPT.some((e) => path.startsWith(e))) continue;
+    if (entry.isDirectory()) yield* files(path);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) yield path;
+  }
+}
+
+const LITERALS = new Set([
+  ts.SyntaxKind.StringLiteral,
+  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
+  ts.SyntaxKind.TemplateHead,
+  ts.SyntaxKind.TemplateMiddle,
+  ts.SyntaxKind.TemplateTail,
+]);
+/** `UPDATE x` is a write only when x is a table: `DO UPDATE SET`, `FOR UPDATE OF` are not. */
+const WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ONLY\s+)?"?([a-z_][a-z0-9_]*)/gi;
+
+/** Every write in the SQL text of one file: { line, verb, table }. */
+function writes(path) {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found = [];
+  const visit = (node) => {
+    if (LITERALS.has(node.kind)) {
+      for (const m of node.text.matchAll(WRITE)) {
+        const verb = m[1].toUpperCase().replace(/\s+/g, ' ');
+        const table = m[2].toLowerCase();
+        if (verb === 'UPDATE' && !owners.has(table)) continue;
+        const { line } = source.getLineAndCharacterOfPosition(node.getStart());
+        found.push({ line: line + 1, verb, table });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+const list = process.argv.includes('--list');
+const problems = [];
+const used = new Set();
+for (const path of files(SRC)) {
+  const file = relative(root, path);
+  const inSrc = relative(SRC, path);
+  for (const w of writes(path)) {
+    const owner = owners.get(w.table);
+    const where = `${file}:${w.line}: ${w.verb} ${w.table}`;
+    if (list) console.log(`${where} (owner ${owner ?? '?'})`);
+    if (!owner) {
+      problems.push(`${where}: table not in .ci/table-owners.txt (add it with its owner)`);
+    } else if (!inSrc.startsWith(`${owner}/`)) {
+      if (allowed.has(`${file} ${w.table}`)) used.add(`${file} ${w.table}`);
+      else problems.push(`${where}: ${w.table} is written only by ${owner}/ — call its functions instead`);
+    }
+  }
+}
+for (const entry of allowed) {
+  if (!used.has(entry))
+    problems.push(`${entry}: no longer writes the table; remove it from .ci/table-writes-allow-list.txt`);
+}
+if (problems.length) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log(
+  `Table owners: every write by its table's owner (${owners.size} tables; ${allowed.size} foreign writes allow-listed)`,
+);
