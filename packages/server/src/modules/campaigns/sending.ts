@@ -62,7 +62,8 @@ export async function sendCampaign(
 async function refuseIfCampaignsPaused(db: Queryable, projectId: string) {
   const [row] = await queryRows<{ campaigns_paused_reason: string | null; campaigns_paused_at: Date | null }>(
     db,
-    sql`SELECT campaigns_paused_at, campaigns_paused_reason FROM projects WHERE id = ${projectId}::uuid`,
+    sql`SELECT paused_at AS campaigns_paused_at, reason AS campaigns_paused_reason
+        FROM campaign_pauses WHERE project_id = ${projectId}::uuid`,
   );
   if (row?.campaigns_paused_at) {
     throw forbidden(`Campaign sending is paused for this project: ${row.campaigns_paused_reason}`, 'CAMPAIGNS_PAUSED', {
@@ -91,10 +92,17 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
       const [campaign] = await queryRows<CampaignRow & { send_rate: number | null }>(
         client,
         sql`SELECT k.*, p.campaign_send_rate AS send_rate FROM campaigns k JOIN projects p ON p.id = k.project_id
-          WHERE k.id = ${id}::uuid AND k.status IN ('DRAFT', 'SCHEDULED') AND p.campaigns_paused_at IS NULL
+          WHERE k.id = ${id}::uuid AND k.status IN ('DRAFT', 'SCHEDULED')
           FOR UPDATE OF k SKIP LOCKED FOR SHARE OF p`,
       );
       if (!campaign) return undefined;
+      // Read after the project row's lock (a new statement sees a pause committed while it waited);
+      // a pause taken now waits for this dispatch and then holds the mail it queues.
+      const [pause] = await queryRows(
+        client,
+        sql`SELECT 1 FROM campaign_pauses WHERE project_id = ${campaign.project_id}::uuid`,
+      );
+      if (pause) return undefined;
       const sender = await requireVerifiedSender(client, campaign.project_id, campaign.from_email);
       const audience = await audienceSql(client, campaign.project_id, {
         type: campaign.audience_type,
@@ -303,7 +311,8 @@ export function startCampaignDispatcher(deps: AppDeps): CampaignDispatcher {
     const due = await queryRows<{ id: string }>(
       deps.db.pool,
       sql`SELECT k.id FROM campaigns k JOIN projects p ON p.id = k.project_id
-          WHERE k.status = 'SCHEDULED' AND k.scheduled_for <= now() AND p.campaigns_paused_at IS NULL
+          WHERE k.status = 'SCHEDULED' AND k.scheduled_for <= now()
+            AND NOT EXISTS (SELECT 1 FROM campaign_pauses cp WHERE cp.project_id = p.id)
           ORDER BY k.scheduled_for LIMIT 10`,
     );
     for (const { id } of due) {

@@ -45,7 +45,8 @@ export async function projectHealth(db: Queryable, projectId: string, config: He
   const rates = await windowRates(db, projectId, config.window);
   const [pause] = await queryRows<{ campaigns_paused_at: Date | null; campaigns_paused_reason: string | null }>(
     db,
-    sql`SELECT campaigns_paused_at, campaigns_paused_reason FROM projects WHERE id = ${projectId}::uuid`,
+    sql`SELECT paused_at AS campaigns_paused_at, reason AS campaigns_paused_reason
+        FROM campaign_pauses WHERE project_id = ${projectId}::uuid`,
   );
   return {
     ...rates,
@@ -81,16 +82,23 @@ export async function checkProjectHealth(deps: AppDeps, projectId: string): Prom
   // Already paused (a bounce storm keeps calling this): no window to count.
   const [state] = await queryRows<{ paused: boolean }>(
     deps.db.pool,
-    sql`SELECT campaigns_paused_at IS NOT NULL AS paused FROM projects WHERE id = ${projectId}::uuid`,
+    sql`SELECT EXISTS (SELECT 1 FROM campaign_pauses WHERE project_id = p.id) AS paused FROM projects p
+        WHERE p.id = ${projectId}::uuid`,
   );
   if (!state || state.paused) return false;
   const reason = breach(await windowRates(deps.db.pool, projectId, config.window), config);
   if (!reason) return false;
   const paused = await inTransaction(deps.db.pool, async (client) => {
+    // The project row's lock waits for a campaign dispatch under way (it holds FOR SHARE), so the
+    // hold below sees the mail it queued; a dispatch after it reads the pause once the lock is free.
     const [project] = await queryRows<{ name: string }>(
       client,
-      sql`UPDATE projects SET campaigns_paused_at = now(), campaigns_paused_reason = ${reason}
-          WHERE id = ${projectId}::uuid AND campaigns_paused_at IS NULL RETURNING name`,
+      sql`WITH project AS (SELECT id, name FROM projects WHERE id = ${projectId}::uuid FOR NO KEY UPDATE),
+          paused AS (
+            INSERT INTO campaign_pauses (project_id, reason) SELECT id, ${reason} FROM project
+            ON CONFLICT (project_id) DO NOTHING RETURNING project_id
+          )
+          SELECT name FROM project JOIN paused ON paused.project_id = project.id`,
     );
     if (!project) return undefined;
     await holdCampaignEmails(client, projectId);
@@ -128,8 +136,7 @@ export async function resumeCampaigns(db: Queryable, projectId: string): Promise
   await queryRows(
     db,
     sql`WITH resumed AS (
-       UPDATE projects SET campaigns_paused_at = NULL, campaigns_paused_reason = NULL
-       WHERE id = ${projectId}::uuid AND campaigns_paused_at IS NOT NULL RETURNING id
+       DELETE FROM campaign_pauses WHERE project_id = ${projectId}::uuid RETURNING project_id AS id
      ) ${releaseCampaignEmails(raw('SELECT id FROM resumed'))}`,
   );
   await db.query(`NOTIFY ${EMAIL_QUEUED_CHANNEL}`);

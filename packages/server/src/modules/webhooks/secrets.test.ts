@@ -101,9 +101,10 @@ describe('the secrets deliveries sign with', () => {
       await receiver.close();
     }
 
-    await pool.query("UPDATE projects SET webhook_secret_rotated_at = now() - interval '25 hours' WHERE id = $1", [
-      project.id,
-    ]);
+    await pool.query(
+      "UPDATE project_webhook_secrets SET rotated_at = now() - interval '25 hours' WHERE project_id = $1",
+      [project.id],
+    );
     expect(await webhookSecrets(pool, project.id)).toEqual([rotated]);
   });
 });

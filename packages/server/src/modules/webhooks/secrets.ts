@@ -18,10 +18,10 @@ export async function rotateWebhookSecret(db: Queryable, projectId: string): Pro
   const secret = generateWebhookSecret();
   const rows = await queryRows<{ rotated_at: Date; had_previous: boolean }>(
     db,
-    sql`UPDATE projects
-        SET webhook_secret_previous = webhook_secret, webhook_secret = ${secret}, webhook_secret_rotated_at = now()
-      WHERE id = ${projectId}
-      RETURNING webhook_secret_rotated_at AS rotated_at, webhook_secret_previous IS NOT NULL AS had_previous`,
+    sql`INSERT INTO project_webhook_secrets AS w (project_id, secret)
+        SELECT id, ${secret} FROM projects WHERE id = ${projectId}
+        ON CONFLICT (project_id) DO UPDATE SET previous = w.secret, secret = EXCLUDED.secret, rotated_at = now()
+        RETURNING w.rotated_at, w.previous IS NOT NULL AS had_previous`,
   );
   const row = rows[0];
   if (!row) throw notFound('Project');
@@ -38,10 +38,10 @@ export async function webhookSecrets(db: Queryable, projectId: string): Promise<
   const read = async () => {
     const rows = await queryRows<{ current: string | null; previous: string | null }>(
       db,
-      sql`SELECT webhook_secret AS current,
-              CASE WHEN webhook_secret_rotated_at > now() - make_interval(hours => ${PREVIOUS_SECRET_GRACE_HOURS})
-                   THEN webhook_secret_previous END AS previous
-         FROM projects WHERE id = ${projectId}`,
+      sql`SELECT w.secret AS current,
+              CASE WHEN w.rotated_at > now() - make_interval(hours => ${PREVIOUS_SECRET_GRACE_HOURS})
+                   THEN w.previous END AS previous
+         FROM projects p LEFT JOIN project_webhook_secrets w ON w.project_id = p.id WHERE p.id = ${projectId}`,
     );
     if (!rows[0]) throw notFound('Project');
     return rows[0];
@@ -50,7 +50,8 @@ export async function webhookSecrets(db: Queryable, projectId: string): Promise<
   if (!row.current) {
     await queryRows(
       db,
-      sql`UPDATE projects SET webhook_secret = ${generateWebhookSecret()}, webhook_secret_rotated_at = now() WHERE id = ${projectId} AND webhook_secret IS NULL`,
+      sql`INSERT INTO project_webhook_secrets (project_id, secret) VALUES (${projectId}, ${generateWebhookSecret()})
+          ON CONFLICT (project_id) DO NOTHING`,
     );
     row = await read(); // a concurrent first delivery may have won: everyone signs with the stored one
   }
