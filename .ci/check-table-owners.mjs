@@ -111,7 +111,8 @@ for (const entry of readdirSync(join(SRC, 'db/migrations'))) {
   const text = readFileSync(join(SRC, 'db/migrations', entry), 'utf8');
   for (const m of text.matchAll(/CREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"?([a-z_][a-z0-9_]*)/gi)) {
     const table = m[1].toLowerCase();
-    if (!owners.has(table)) problems.push(`db/migrations/${entry}: table ${table} has no owner in .ci/table-owners.txt`);
+    if (!owners.has(table))
+      problems.push(`db/migrations/${entry}: table ${table} has no owner in .ci/table-owners.txt`);
   }
 }
 for (const entry of allowed) {

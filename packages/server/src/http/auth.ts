@@ -6,6 +6,7 @@ import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
+import { findMembership } from '../modules/projects/membership.js';
 import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
 import { applyRateLimit, countSessionRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
 
@@ -187,15 +188,11 @@ async function dashboardSessionCaller(deps: AppDeps, req: Request): Promise<Call
   const user = await requireSessionUser(deps, req);
   const projectId = req.header('x-project-id');
   if (!projectId) throw badRequest('Send the X-Project-Id header to say which project this request is for');
-  const rows = await deps.db.orm.em.getConnection().execute<Array<ProjectRef & { role: Role }>>(
-    `SELECT p.id, p.name, p.disabled, p.disabled_reason AS "disabledReason", m.role
-       FROM projects p JOIN memberships m ON m.project_id = p.id
-       WHERE p.id::text = ? AND m.user_id = ?`,
-    [projectId, user.id],
-  );
-  const row = rows[0];
-  if (!row) throw forbidden('You are not a member of the project named by X-Project-Id', 'NOT_A_MEMBER');
-  const { role, ...project } = row;
+  const found = await findMembership(deps.db.orm.em.fork(), projectId, user.id);
+  if (!found) throw forbidden('You are not a member of the project named by X-Project-Id', 'NOT_A_MEMBER');
+  const { id, name, disabled, disabledReason } = found.project;
+  const project: ProjectRef = { id, name, disabled, disabledReason: disabledReason ?? null };
+  const { role } = found.membership;
   return { kind: 'session', user, project, role };
 }
 

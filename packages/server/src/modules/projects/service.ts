@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Role, type TrackingMode } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
-import { isUuid } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
+import { findMembership } from './membership.js';
 import { type Membership, MembershipSchema, type Project, ProjectSchema, seesSecretKey } from './project.entity.js';
 
 export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
@@ -67,10 +67,9 @@ export async function requireMembership(
   projectId: string,
   roles: readonly Role[] = Role.options,
 ): Promise<{ project: Project; membership: Membership }> {
-  if (!isUuid(projectId)) throw notFound('Project');
-  const membership = await em.findOne(MembershipSchema, { projectId, userId });
-  const project = membership ? await em.findOne(ProjectSchema, { id: projectId }) : null;
-  if (!membership || !project) throw notFound('Project');
+  const found = await findMembership(em, projectId, userId);
+  if (!found) throw notFound('Project');
+  const { project, membership } = found;
   if (!roles.includes(membership.role)) {
     throw forbidden(`This needs the ${roles.join(' or ')} role in the project`, 'INSUFFICIENT_ROLE');
   }
