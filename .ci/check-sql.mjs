@@ -6,31 +6,16 @@
  * .ci/sql-allow-list.txt, one file per line with how many such strings it may hold and why; a
  * file may only go down. Run by `pnpm lint` and .ci/run.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { LITERALS, sourceFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(root, 'packages/server/src');
 const ALLOW_LIST = join(root, '.ci/sql-allow-list.txt');
 const PLACEHOLDER = /\$[1-9]\d*(?!\d)/;
-
-function* files(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* files(path);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) yield path;
-  }
-}
-
-const LITERALS = new Set([
-  ts.SyntaxKind.StringLiteral,
-  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
-  ts.SyntaxKind.TemplateHead,
-  ts.SyntaxKind.TemplateMiddle,
-  ts.SyntaxKind.TemplateTail,
-]);
 
 /** Every literal with a `$n` placeholder, and every `.execute(<literal with ?>)`: one finding per SQL string. */
 function findings(path) {
@@ -85,7 +70,7 @@ function allowList() {
 const allowed = allowList();
 const problems = [];
 const counted = new Map();
-for (const path of files(SRC)) {
+for (const path of sourceFiles(SRC)) {
   const found = findings(path);
   const file = relative(root, path);
   if (found.length) counted.set(file, found.length);

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { LITERALS, sourceFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(root, 'packages/server/src');
@@ -49,22 +50,6 @@ const allowed = new Set(
   }),
 );
 
-function* files(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (EXEMPT.some((e) => path.startsWith(e))) continue;
-    if (entry.isDirectory()) yield* files(path);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) yield path;
-  }
-}
-
-const LITERALS = new Set([
-  ts.SyntaxKind.StringLiteral,
-  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
-  ts.SyntaxKind.TemplateHead,
-  ts.SyntaxKind.TemplateMiddle,
-  ts.SyntaxKind.TemplateTail,
-]);
 /** `UPDATE x` is a write only when x is a table: `DO UPDATE SET`, `FOR UPDATE OF` are not. */
 const WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:ONLY\s+)?"?([a-z_][a-z0-9_]*)/gi;
 
@@ -91,7 +76,7 @@ function writes(path) {
 const list = process.argv.includes('--list');
 const problems = [];
 const used = new Set();
-for (const path of files(SRC)) {
+for (const path of sourceFiles(SRC, EXEMPT)) {
   const file = relative(root, path);
   const inSrc = relative(SRC, path);
   for (const w of writes(path)) {

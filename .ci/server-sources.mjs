@@ -1,0 +1,23 @@
+/** What the SQL checks (.ci/check-sql.mjs, .ci/check-table-owners.mjs) read: server source files and their literals. */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+
+/** Every non-test `.ts` file under `dir`, skipping paths that start with one of `exempt`. */
+export function* sourceFiles(dir, exempt = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (exempt.some((e) => path.startsWith(e))) continue;
+    if (entry.isDirectory()) yield* sourceFiles(path, exempt);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) yield path;
+  }
+}
+
+/** The syntax kinds whose text is SQL when it is SQL: strings and the pieces of template literals. */
+export const LITERALS = new Set([
+  ts.SyntaxKind.StringLiteral,
+  ts.SyntaxKind.NoSubstitutionTemplateLiteral,
+  ts.SyntaxKind.TemplateHead,
+  ts.SyntaxKind.TemplateMiddle,
+  ts.SyntaxKind.TemplateTail,
+]);
