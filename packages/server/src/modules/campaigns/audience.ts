@@ -1,6 +1,6 @@
 import type { CampaignInput, ConditionTree } from '@pigeon/contract';
 import type { z } from 'zod';
-import { raw, type Sql, sql } from '../../db/query.js';
+import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { validationFailed } from '../../http/errors.js';
 import { checkCondition, conditionSql, refsOf } from '../conditions/engine.js';
@@ -35,11 +35,11 @@ export async function checkAudience(
         { field: 'segmentId', message: 'Required when audienceType is SEGMENT', code: 'invalid_type' },
       ]);
     }
-    const found = await db.query('SELECT 1 FROM segments WHERE project_id = $1 AND id = $2', [
-      projectId,
-      input.segmentId,
-    ]);
-    if (found.rowCount === 0) {
+    const found = await queryRows(
+      db,
+      sql`SELECT 1 FROM segments WHERE project_id = ${projectId}::uuid AND id = ${input.segmentId}::uuid`,
+    );
+    if (found.length === 0) {
       throw validationFailed([{ field: 'segmentId', message: 'No such segment in this project', code: 'not_found' }]);
     }
     return {

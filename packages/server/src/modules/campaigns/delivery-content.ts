@@ -1,6 +1,7 @@
 import type { ContentType } from '@pigeon/contract';
 import type pg from 'pg';
 import type { Config } from '../../config/index.js';
+import { preparedRows, queryRows, sql } from '../../db/query.js';
 import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/repository.js';
 import type { DeferredBatch, DeferredEmail, DeliveryComposer } from '../emails/composers.js';
@@ -49,13 +50,14 @@ export class CampaignComposer implements DeliveryComposer {
   async load(emails: CampaignEmail[]): Promise<DeferredBatch> {
     const recipients = new Map<string, RecipientRow>();
     if (emails.length) {
-      const { rows } = await this.pool.query<RecipientRow>({
-        name: 'campaigns.recipients',
-        text: `SELECT v.email_id, k.status AS campaign_status, c.*
-               FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS v(email_id, campaign_id, contact_id)
-               JOIN campaigns k ON k.id = v.campaign_id LEFT JOIN contacts c ON c.id = v.contact_id`,
-        values: [emails.map((e) => e.id), emails.map((e) => e.campaign_id), emails.map((e) => e.contact_id)],
-      });
+      const rows = await preparedRows<RecipientRow>(
+        this.pool,
+        'campaigns.recipients',
+        sql`SELECT v.email_id, k.status AS campaign_status, c.*
+            FROM unnest(${emails.map((e) => e.id)}::uuid[], ${emails.map((e) => e.campaign_id)}::uuid[],
+                        ${emails.map((e) => e.contact_id)}::uuid[]) AS v(email_id, campaign_id, contact_id)
+            JOIN campaigns k ON k.id = v.campaign_id LEFT JOIN contacts c ON c.id = v.contact_id`,
+      );
       for (const row of rows) recipients.set(row.email_id, row);
     }
     return { compose: (email) => this.compose(email, recipients.get(email.id)) };
@@ -79,15 +81,10 @@ export class CampaignComposer implements DeliveryComposer {
   private async content(campaignId: string): Promise<CampaignContent> {
     const cached = this.contents.get(campaignId);
     if (cached) return cached;
-    const { rows } = await this.pool.query<{
-      subject: string;
-      body: string;
-      type: ContentType;
-      mailbox: string | null;
-    }>(
-      `SELECT k.subject, k.body, k.type, p.unsubscribe_mailbox AS mailbox
-       FROM campaigns k JOIN projects p ON p.id = k.project_id WHERE k.id = $1`,
-      [campaignId],
+    const rows = await queryRows<{ subject: string; body: string; type: ContentType; mailbox: string | null }>(
+      this.pool,
+      sql`SELECT k.subject, k.body, k.type, p.unsubscribe_mailbox AS mailbox
+          FROM campaigns k JOIN projects p ON p.id = k.project_id WHERE k.id = ${campaignId}::uuid`,
     );
     const row = rows[0];
     if (!row) throw new Error(`campaign ${campaignId} not found`);

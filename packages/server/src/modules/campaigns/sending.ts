@@ -285,9 +285,10 @@ export async function testCampaign(deps: AppDeps, projectId: string, id: string,
  */
 async function refusedScheduledCampaign(deps: AppDeps, id: string, err: unknown): Promise<undefined> {
   if (!(err instanceof AppError) || err.code !== 'BILLING_LIMIT_EXCEEDED') throw err;
-  await deps.db.pool.query(
-    `UPDATE campaigns SET status = 'DRAFT', scheduled_for = NULL, updated_at = now() WHERE id = $1 AND status = 'SCHEDULED'`,
-    [id],
+  await queryRows(
+    deps.db.pool,
+    sql`UPDATE campaigns SET status = 'DRAFT', scheduled_for = NULL, updated_at = now()
+        WHERE id = ${id}::uuid AND status = 'SCHEDULED'`,
   );
   deps.logger.warn({ campaignId: id, details: err.extra.details }, 'scheduled campaign not started: billing limit');
   return undefined;

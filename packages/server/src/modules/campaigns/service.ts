@@ -10,7 +10,7 @@ import { CampaignStatus as CampaignStatuses } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
-import { join, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import { join, queryRows, raw, runStatement, type Sql, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
@@ -161,11 +161,11 @@ export async function replaceCampaign(pool: pg.Pool, projectId: string, id: stri
 export async function deleteCampaign(pool: pg.Pool, projectId: string, id: string): Promise<void> {
   await findCampaign(pool, projectId, id);
   await inTransaction(pool, async (client) => {
-    const { rowCount } = await client.query(
-      `DELETE FROM campaigns WHERE project_id = $1 AND id = $2 AND status <> 'SENDING'`,
-      [projectId, id],
+    const deleted = await runStatement(
+      client,
+      sql`DELETE FROM campaigns WHERE project_id = ${projectId}::uuid AND id = ${id}::uuid AND status <> 'SENDING'`,
     );
-    if (rowCount === 0) throw conflict('The campaign is sending; cancel it first');
+    if (deleted === 0) throw conflict('The campaign is sending; cancel it first');
     await dropRefs(client, { type: 'campaign', id });
   });
 }
