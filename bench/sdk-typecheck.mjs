@@ -35,38 +35,54 @@ try {
   mkdirSync(join(consumer, 'src'));
   copyFileSync(join(root, 'bench/sdk-typecheck/consumer.ts'), join(consumer, 'src/consumer.ts'));
 
+  // The same config over a program that does not import the SDK: what TypeScript's own libraries cost.
+  const floor = join(consumer, 'floor');
+  mkdirSync(join(floor, 'src'), { recursive: true });
+  copyFileSync(join(consumer, 'tsconfig.json'), join(floor, 'tsconfig.json'));
+  writeFileSync(join(floor, 'package.json'), JSON.stringify({ name: 'floor', private: true, type: 'module' }));
+  writeFileSync(join(floor, 'src/main.ts'), 'export const answer: number = 42;\n');
+  // Reports the tsc process's CPU time and peak RSS when it exits.
+  const probe = join(consumer, 'probe.cjs');
+  writeFileSync(
+    probe,
+    "process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('probe ' + (u.userCPUTime + u.systemCPUTime) + ' ' + u.maxRSS + '\\n'); });",
+  );
+
   const rows = [];
-  for (const skipLibCheck of [true, false]) {
-    for (let run = 1; run <= Number(values.runs); run++) {
-      const args = [
-        tsc,
-        '-p',
-        'tsconfig.json',
-        '--noEmit',
-        '--extendedDiagnostics',
-        '--skipLibCheck',
-        String(skipLibCheck),
-      ];
-      if (values.trace) args.push('--generateTrace', join(values.trace, `skipLibCheck-${skipLibCheck}`));
-      const started = performance.now();
-      const result = spawnSync(process.execPath, args, { cwd: consumer, encoding: 'utf8' });
-      const wall = (performance.now() - started) / 1000;
-      const diagnostics = Object.fromEntries(
-        [...result.stdout.matchAll(/^([A-Za-z ]+):\s+(\S+)$/gm)].map(([, key, value]) => [key.trim(), value]),
-      );
-      const errors = result.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
-      if (errors.length) console.error(`skipLibCheck ${skipLibCheck}: ${errors.length} errors\n${errors.join('\n')}`);
-      rows.push({
-        skipLibCheck,
-        wall: `${wall.toFixed(2)} s`,
-        check: diagnostics['Check time'],
-        total: diagnostics['Total time'],
-        memory: diagnostics['Memory used'],
-        types: diagnostics.Types,
-        instantiations: diagnostics.Instantiations,
-        files: diagnostics.Files,
-        dts: diagnostics['Lines of Definitions'] ?? diagnostics['Lines of Library'],
-      });
+  for (const [program, cwd] of [
+    ['consumer.ts', consumer],
+    ['without the SDK', floor],
+  ]) {
+    for (const skipLibCheck of [true, false]) {
+      for (let run = 1; run <= Number(values.runs); run++) {
+        const args = ['--require', probe, tsc, '-p', 'tsconfig.json', '--noEmit', '--extendedDiagnostics'];
+        args.push('--skipLibCheck', String(skipLibCheck));
+        if (values.trace && cwd === consumer)
+          args.push('--generateTrace', join(values.trace, `skipLibCheck-${skipLibCheck}`));
+        const started = performance.now();
+        const result = spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
+        const wall = (performance.now() - started) / 1000;
+        const diagnostics = Object.fromEntries(
+          [...result.stdout.matchAll(/^([A-Za-z ]+):\s+(\S+)$/gm)].map(([, key, value]) => [key.trim(), value]),
+        );
+        const [, cpuMicros, maxRssKb] = /probe (\d+) (\d+)/.exec(result.stderr) ?? [];
+        const errors = result.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
+        if (errors.length)
+          console.error(`${program}, skipLibCheck ${skipLibCheck}: ${errors.length} errors\n${errors.join('\n')}`);
+        rows.push({
+          program,
+          skipLibCheck,
+          wall: `${wall.toFixed(2)} s`,
+          cpu: `${(Number(cpuMicros) / 1e6).toFixed(2)} s`,
+          'tsc total': diagnostics['Total time'],
+          'tsc check': diagnostics['Check time'],
+          'tsc memory': diagnostics['Memory used'],
+          'peak RSS': `${Math.round(Number(maxRssKb) / 1024)} MB`,
+          types: diagnostics.Types,
+          instantiations: diagnostics.Instantiations,
+          files: diagnostics.Files,
+        });
+      }
     }
   }
   console.log(
