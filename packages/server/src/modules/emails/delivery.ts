@@ -3,6 +3,7 @@ import { keyringOf } from '../../db/at-rest.js';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
+import { refusedRecipients } from '../../mail/transport.js';
 import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
 import { recordDeliveryOutcome } from '../../metrics/delivery.js';
 import { deliveryReclaimed } from '../../metrics/registry.js';
@@ -322,7 +323,11 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
           },
         )
         .finally(handedOver);
-      await recordSent(email.id, null, sent.file ?? null, sent.providerMessageId ?? null);
+      // Copies refused at RCPT leave the message SENT to its recipient, naming them in last_error; its
+      // own recipient refused for good is its bounce (ARCHITECTURE.md, "Refused copies").
+      const ownRefusal = sent.refused?.find((e) => e.recipient?.toLowerCase() === email.to_email.toLowerCase());
+      if (ownRefusal && classifyDeliveryError(ownRefusal) === 'bounce') throw ownRefusal;
+      await recordSent(email.id, refusedRecipients(sent), sent.file ?? null, sent.providerMessageId ?? null);
       recordDeliveryOutcome('sent', {
         transport: deps.mailer.kind,
         transportSeconds: (performance.now() - handedAt) / 1000,
