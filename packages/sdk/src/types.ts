@@ -5,40 +5,11 @@ export type ErrorEnvelope = {
   success: false;
   message: string;
   error: {
-    code:
-      | 'BAD_REQUEST'
-      | 'MALFORMED_JSON'
-      | 'UNAUTHORIZED'
-      | 'INVALID_API_KEY'
-      | 'INVALID_CREDENTIALS'
-      | 'INVALID_TOKEN'
-      | 'FORBIDDEN'
-      | 'INSUFFICIENT_ROLE'
-      | 'NOT_A_MEMBER'
-      | 'INVITATION_EMAIL_MISMATCH'
-      | 'PROJECT_DISABLED'
-      | 'CAMPAIGNS_PAUSED'
-      | 'SIGNUPS_DISABLED'
-      | 'NOT_FOUND'
-      | 'CONFLICT'
-      | 'IDEMPOTENCY_KEY_REUSED'
-      | 'PAYLOAD_TOO_LARGE'
-      | 'UNSUPPORTED_MEDIA_TYPE'
-      | 'VALIDATION_ERROR'
-      | 'INVALID_CONDITION'
-      | 'RATE_LIMIT_EXCEEDED'
-      | 'TOO_MANY_ATTEMPTS'
-      | 'INTERNAL_SERVER_ERROR'
-      | 'QUERY_TIMEOUT'
-      | 'BILLING_LIMIT_EXCEEDED'
-      | 'BILLING_DISABLED'
-      | 'INVALID_SIGNATURE'
-      | 'UPSTREAM_ERROR'
-      | 'STORAGE_QUOTA_EXCEEDED';
+    code: ErrorCode;
     message: string;
     statusCode: number;
     requestId: string;
-    errors?: { code: string; message: string; field: string; received?: unknown }[] | undefined;
+    errors?: FieldError[] | undefined;
     details?: Record<string, unknown> | undefined;
     suggestion?: string | undefined;
   };
@@ -120,27 +91,15 @@ export type ContactWithMeta = {
   _meta: { isNew: boolean; isUpdate: boolean };
 };
 /** One page of `contacts.list`: follow `cursor` while `hasMore`. `total` is real only on the first page. */
-export type ContactPage = {
-  data: {
-    id: string;
-    email: string;
-    subscribed: boolean;
-    data: Record<string, unknown>;
-    createdAt: string;
-    updatedAt: string;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type ContactPage = { data: Contact[]; total: number; cursor: string | null; hasMore: boolean };
 /** An import or bulk job, as `contacts.importStatus` and `contacts.bulkStatus` return it. */
 export type Job = {
-  status: 'queued' | 'running' | 'completed' | 'failed';
+  status: JobStatus;
   error: string | null;
   errors: { reason: string; row?: number | undefined; contactId?: string | undefined }[];
   id: string;
   createdAt: string;
-  kind: 'import' | 'bulk_subscribe' | 'bulk_unsubscribe' | 'bulk_delete' | 'delete_field' | 'delete_events';
+  kind: JobKind;
   progress: number;
   total: number;
   processed: number;
@@ -167,18 +126,7 @@ export type FieldInfo = {
   count: number;
   coverage: number;
 };
-export type ContactFields = {
-  fields: {
-    type: 'string' | 'number' | 'boolean' | 'object' | 'date' | 'array' | 'mixed';
-    field: string;
-    kind: 'custom' | 'standard';
-    count: number;
-    coverage: number;
-  }[];
-  totalContacts: number;
-  sampled: boolean;
-  sampleSize: number;
-};
+export type ContactFields = { fields: FieldInfo[]; totalContacts: number; sampled: boolean; sampleSize: number };
 export type FieldValues = { values: { count: number; value?: unknown }[]; field: string };
 export type FieldUsage = {
   field: string;
@@ -222,19 +170,7 @@ export type Event = {
   contactId: string | null;
   contactEmail: string | null;
 };
-export type EventPage = {
-  data: {
-    id: string;
-    data: Record<string, unknown>;
-    createdAt: string;
-    name: string;
-    contactId: string | null;
-    contactEmail: string | null;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type EventPage = { data: Event[]; total: number; cursor: string | null; hasMore: boolean };
 export type EventListQuery = {
   limit?: number | undefined;
   name?: string | undefined;
@@ -294,32 +230,12 @@ export type SendResult = {
   skipped: {
     reason: 'suppressed' | 'unsubscribed';
     contact: { id: string; email: string };
-    suppression?: 'hard_bounce' | 'complaint' | undefined;
+    suppression?: SuppressionReason | undefined;
   }[];
-  warnings: {
-    code: 'missing_variable' | 'unknown_field' | 'ignored_field' | 'recipient_skipped';
-    message: string;
-    field: string;
-  }[];
+  warnings: SendWarning[];
 };
 /** The answer of `emails.sendBatch`: one `SendResult` per message, in order. */
-export type SendBatchResult = {
-  timestamp: string;
-  results: {
-    timestamp: string;
-    emails: { email: string; contact: { id: string; email: string } }[];
-    skipped: {
-      reason: 'suppressed' | 'unsubscribed';
-      contact: { id: string; email: string };
-      suppression?: 'hard_bounce' | 'complaint' | undefined;
-    }[];
-    warnings: {
-      code: 'missing_variable' | 'unknown_field' | 'ignored_field' | 'recipient_skipped';
-      message: string;
-      field: string;
-    }[];
-  }[];
-};
+export type SendBatchResult = { timestamp: string; results: SendResult[] };
 /** A warning in a send's answer (empty variable, unknown or ignored field, skipped recipient). */
 export type SendWarning = {
   code: 'missing_variable' | 'unknown_field' | 'ignored_field' | 'recipient_skipped';
@@ -369,26 +285,7 @@ export type TemplateListQuery = {
   pageSize?: number | undefined;
 };
 /** One page of `templates.list`: `page` counts from 1 up to `totalPages`. */
-export type TemplatePage = {
-  data: {
-    type: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
-    id: string;
-    createdAt: string;
-    updatedAt: string;
-    description: string | null;
-    body: string;
-    name: string;
-    from: string;
-    subject: string;
-    fromName: string | null;
-    replyTo: string | null;
-    projectId: string;
-  }[];
-  total: number;
-  page: number;
-  pageSize: number;
-  totalPages: number;
-};
+export type TemplatePage = { data: Template[]; total: number; page: number; pageSize: number; totalPages: number };
 /** Campaigns and workflow steps that use a template. */
 export type TemplateUsage = {
   campaigns: { id: string; name: string }[];
@@ -405,16 +302,7 @@ export type ActivityType =
   | 'contact.subscribed'
   | 'contact.unsubscribed';
 export type ActivityItem = {
-  type:
-    | 'event'
-    | 'email.sent'
-    | 'email.delivery'
-    | 'email.open'
-    | 'email.click'
-    | 'email.bounce'
-    | 'email.complaint'
-    | 'contact.subscribed'
-    | 'contact.unsubscribed';
+  type: ActivityType;
   id: string;
   data: Record<string, unknown>;
   createdAt: string;
@@ -426,32 +314,7 @@ export type ActivityItem = {
   emailId: string | null;
 };
 /** One page of `activity.list`: follow `cursor` while `hasMore`. */
-export type ActivityPage = {
-  data: {
-    type:
-      | 'event'
-      | 'email.sent'
-      | 'email.delivery'
-      | 'email.open'
-      | 'email.click'
-      | 'email.bounce'
-      | 'email.complaint'
-      | 'contact.subscribed'
-      | 'contact.unsubscribed';
-    id: string;
-    data: Record<string, unknown>;
-    createdAt: string;
-    link: string | null;
-    name: string;
-    contactId: string | null;
-    contactEmail: string | null;
-    subject: string | null;
-    emailId: string | null;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type ActivityPage = { data: ActivityItem[]; total: number; cursor: string | null; hasMore: boolean };
 /** Filters of `activity.list`; `types` as a list instead of the wire's comma-separated string. */
 export type ActivityListQuery = Omit<
   {
@@ -464,54 +327,15 @@ export type ActivityListQuery = Omit<
     tag?: string | undefined;
   },
   'types'
-> & {
-  types?:
-    | (
-        | 'event'
-        | 'email.sent'
-        | 'email.delivery'
-        | 'email.open'
-        | 'email.click'
-        | 'email.bounce'
-        | 'email.complaint'
-        | 'contact.subscribed'
-        | 'contact.unsubscribed'
-      )[]
-    | undefined;
-};
-export type ActivityTypeCount = {
-  type:
-    | 'event'
-    | 'email.sent'
-    | 'email.delivery'
-    | 'email.open'
-    | 'email.click'
-    | 'email.bounce'
-    | 'email.complaint'
-    | 'contact.subscribed'
-    | 'contact.unsubscribed';
-  description: string;
-  count: number;
-};
+> & { types?: ActivityType[] | undefined };
+export type ActivityTypeCount = { type: ActivityType; description: string; count: number };
 export type ActivityRecentCount = { count: number; since: string };
 export type ActivityStats = {
   total: number;
   from: string;
   to: string;
   byDay: { count: number; day: string }[];
-  byType: {
-    type:
-      | 'event'
-      | 'email.sent'
-      | 'email.delivery'
-      | 'email.open'
-      | 'email.click'
-      | 'email.bounce'
-      | 'email.complaint'
-      | 'contact.subscribed'
-      | 'contact.unsubscribed';
-    count: number;
-  }[];
+  byType: { type: ActivityType; count: number }[];
 };
 export type Domain = {
   status: 'pending' | 'verified';
@@ -521,14 +345,7 @@ export type Domain = {
   verifiedAt: string | null;
   lastCheckedAt: string | null;
   dkimSelector: string;
-  records: {
-    status: 'missing' | 'verified' | 'mismatch' | 'unchecked';
-    value: string;
-    type: 'TXT';
-    name: string;
-    purpose: 'dkim' | 'spf' | 'dmarc';
-    required: boolean;
-  }[];
+  records: DnsRecord[];
   note: string | null;
 };
 /** A DNS record to publish for a domain, with its last checked status. */
@@ -581,28 +398,9 @@ export type ConditionUnit = 'minutes' | 'seconds' | 'hours' | 'days';
 /** One test on a contact: `{ field, operator, value?, unit? }`. */
 export type ConditionFilter = {
   field: string;
-  operator:
-    | 'equals'
-    | 'notEquals'
-    | 'contains'
-    | 'notContains'
-    | 'greaterThan'
-    | 'lessThan'
-    | 'greaterThanOrEqual'
-    | 'lessThanOrEqual'
-    | 'exists'
-    | 'notExists'
-    | 'within'
-    | 'olderThan'
-    | 'triggered'
-    | 'triggeredWithin'
-    | 'triggeredOlderThan'
-    | 'notTriggered'
-    | 'notTriggeredWithin'
-    | 'memberOfSegment'
-    | 'notMemberOfSegment';
+  operator: ConditionOperator;
   value?: unknown;
-  unit?: 'minutes' | 'seconds' | 'hours' | 'days' | undefined;
+  unit?: ConditionUnit | undefined;
 };
 /** Filters ANDed together and with the nested `conditions`, as the server returns them. */
 export interface ConditionGroup {
@@ -698,35 +496,12 @@ export type SegmentUpdateBody = Omit<
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */
 export type SegmentContactsQuery = { page?: number | undefined; pageSize?: number | undefined };
 /** One page of a segment's members: `{ data, page, pageSize, total }`. */
-export type SegmentContactPage = {
-  data: {
-    id: string;
-    email: string;
-    subscribed: boolean;
-    data: Record<string, unknown>;
-    createdAt: string;
-    updatedAt: string;
-  }[];
-  total: number;
-  page: number;
-  pageSize: number;
-};
+export type SegmentContactPage = { data: Contact[]; total: number; page: number; pageSize: number };
 /** One email's outcome in `segments.addMembers` / `segments.removeMembers`. */
-export type MemberResult = {
-  status: 'created' | 'added' | 'already_member' | 'removed' | 'not_member' | 'not_found';
-  email: string;
-  contactId: string | null;
-};
+export type MemberResult = { status: MemberStatus; email: string; contactId: string | null };
 export type MemberStatus = 'created' | 'added' | 'already_member' | 'removed' | 'not_member' | 'not_found';
 /** The answer of `segments.addMembers` / `segments.removeMembers`: one result per distinct email. */
-export type MembersChange = {
-  results: {
-    status: 'created' | 'added' | 'already_member' | 'removed' | 'not_member' | 'not_found';
-    email: string;
-    contactId: string | null;
-  }[];
-  memberCount: number;
-};
+export type MembersChange = { results: MemberResult[]; memberCount: number };
 /** The answer of `segments.compute`: how many contacts entered and exited. */
 export type SegmentComputeResult = { memberCount: number; entered: number; exited: number };
 export type CampaignStatus = 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
@@ -734,7 +509,7 @@ export type CampaignStatus = 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCE
 export type AudienceType = 'ALL' | 'SEGMENT' | 'FILTERED';
 /** A campaign with its delivery and engagement counters. */
 export type Campaign = {
-  status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
+  status: CampaignStatus;
   type: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
   id: string;
   createdAt: string;
@@ -748,7 +523,7 @@ export type Campaign = {
   replyTo: string | null;
   projectId: string;
   scheduledFor: string | null;
-  audienceType: 'ALL' | 'SEGMENT' | 'FILTERED';
+  audienceType: AudienceType;
   templateId: string | null;
   segmentId: string | null;
   audienceCondition: ConditionTree | null;
@@ -773,7 +548,7 @@ export type CampaignInput = Omit<
     name: string;
     from: string;
     subject: string;
-    audienceType: 'ALL' | 'SEGMENT' | 'FILTERED';
+    audienceType: AudienceType;
     type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
     description?: string | null | undefined;
     fromName?: string | null | undefined;
@@ -799,47 +574,12 @@ export type CampaignListQuery = Omit<
   },
   'status' | 'sort' | 'dir'
 > & {
-  status?: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED' | undefined;
+  status?: CampaignStatus | undefined;
   sort?: 'createdAt' | 'updatedAt' | 'name' | undefined;
   dir?: 'asc' | 'desc' | undefined;
 };
 /** One page of `campaigns.list`: `page` counts from 1 up to `totalPages`. */
-export type CampaignPage = {
-  data: {
-    status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
-    type: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
-    id: string;
-    createdAt: string;
-    updatedAt: string;
-    description: string | null;
-    body: string;
-    name: string;
-    from: string;
-    subject: string;
-    fromName: string | null;
-    replyTo: string | null;
-    projectId: string;
-    scheduledFor: string | null;
-    audienceType: 'ALL' | 'SEGMENT' | 'FILTERED';
-    templateId: string | null;
-    segmentId: string | null;
-    audienceCondition: ConditionTree | null;
-    totalRecipients: number;
-    sentCount: number;
-    deliveredCount: number;
-    openedCount: number;
-    clickedCount: number;
-    bouncedCount: number;
-    complainedCount: number;
-    unsubscribedCount: number;
-    sentAt: string | null;
-    cancelledAt: string | null;
-  }[];
-  total: number;
-  page: number;
-  pageSize: number;
-  totalPages: number;
-};
+export type CampaignPage = { data: Campaign[]; total: number; page: number; pageSize: number; totalPages: number };
 /** Delivery and engagement counts of a campaign; `rates` are fractions 0..1 of `sent`. */
 export type CampaignStats = {
   unsubscribed: number;
@@ -858,7 +598,7 @@ export type CampaignStats = {
 export type CampaignTestResult = { email: string; emailId: string };
 /** The answer of `campaigns.send`: the campaign's new `status` and `scheduledFor`, and the server's message. */
 export type CampaignSendResult = {
-  status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
+  status: CampaignStatus;
   id: string;
   name: string;
   scheduledFor: string | null;
@@ -867,33 +607,13 @@ export type CampaignSendResult = {
   {
     success: true;
     message: string;
-    data: {
-      status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
-      id: string;
-      name: string;
-      scheduledFor: string | null;
-      totalRecipients: number;
-    };
+    data: { status: CampaignStatus; id: string; name: string; scheduledFor: string | null; totalRecipients: number };
   },
   'message'
 >;
 /** The answer of `campaigns.cancel`: messages already `sent`, messages `cancelled`, and the server's message. */
-export type CampaignCancelResult = {
-  status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
-  id: string;
-  sent: number;
-  cancelled: number;
-} & Pick<
-  {
-    success: true;
-    message: string;
-    data: {
-      status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
-      id: string;
-      sent: number;
-      cancelled: number;
-    };
-  },
+export type CampaignCancelResult = { status: CampaignStatus; id: string; sent: number; cancelled: number } & Pick<
+  { success: true; message: string; data: { status: CampaignStatus; id: string; sent: number; cancelled: number } },
   'message'
 >;
 /** The answer of a requeue: messages `requeued`, those `refused` (suppressed, unsubscribed), and the server's message. */
@@ -913,7 +633,7 @@ export type ExecutionStatus = 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' 
 export type StepRunStatus = 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED' | 'SKIPPED';
 /** `branch` of a transition: `yes`/`no` out of a CONDITION step, `event`/`timeout` out of a WAIT_FOR_EVENT step. */
 export type TransitionBranch = 'event' | 'yes' | 'no' | 'timeout';
-export type DurationUnit = 'minutes' | 'seconds' | 'hours' | 'days';
+export type DurationUnit = ConditionUnit;
 /** A workflow with its counts of `active` (RUNNING + WAITING) and `total` executions. */
 export type Workflow = {
   id: string;
@@ -941,36 +661,19 @@ export type WorkflowDetail = {
   enabled: boolean;
   allowReentry: boolean;
   executions: { total: number; active: number };
-  steps: {
-    type: 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
-    id: string;
-    createdAt: string;
-    updatedAt: string;
-    name: string;
-    workflowId: string;
-    templateId: string | null;
-    position: { x: number; y: number };
-    config: Record<string, unknown>;
-  }[];
-  transitions: {
-    id: string;
-    createdAt: string;
-    workflowId: string;
-    fromStepId: string;
-    toStepId: string;
-    branch: 'event' | 'yes' | 'no' | 'timeout' | null;
-  }[];
+  steps: WorkflowStep[];
+  transitions: WorkflowTransition[];
 };
 /** A step as the server returns it; `config` is the step type's config (see {@link StepConfig}). */
 export type WorkflowStep = {
-  type: 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
+  type: WorkflowStepType;
   id: string;
   createdAt: string;
   updatedAt: string;
   name: string;
   workflowId: string;
   templateId: string | null;
-  position: { x: number; y: number };
+  position: StepPosition;
   config: Record<string, unknown>;
 };
 /** Where a step's `position` is drawn in the editor. */
@@ -981,11 +684,11 @@ export type WorkflowTransition = {
   workflowId: string;
   fromStepId: string;
   toStepId: string;
-  branch: 'event' | 'yes' | 'no' | 'timeout' | null;
+  branch: TransitionBranch | null;
 };
 /** One contact's run through a workflow. */
 export type Execution = {
-  status: 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'EXITED' | 'FAILED';
+  status: ExecutionStatus;
   id: string;
   updatedAt: string;
   contactId: string;
@@ -1000,37 +703,26 @@ export type Execution = {
 };
 /** What an execution did at one step. */
 export type StepRun = {
-  status: 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED' | 'SKIPPED';
+  status: StepRunStatus;
   error: string | null;
   id: string;
   startedAt: string;
   finishedAt: string | null;
   stepId: string | null;
-  stepType: 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
+  stepType: WorkflowStepType;
   stepName: string;
   output: Record<string, unknown> | null;
   attempts: number;
 };
 /** An execution with its step records, oldest first. */
 export type ExecutionDetail = {
-  status: 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'EXITED' | 'FAILED';
+  status: ExecutionStatus;
   id: string;
   updatedAt: string;
   contactId: string;
   startedAt: string;
   workflowId: string;
-  steps: {
-    status: 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'FAILED' | 'SKIPPED';
-    error: string | null;
-    id: string;
-    startedAt: string;
-    finishedAt: string | null;
-    stepId: string | null;
-    stepType: 'SEND_EMAIL' | 'DELAY' | 'WAIT_FOR_EVENT' | 'CONDITION' | 'WEBHOOK' | 'UPDATE_CONTACT' | 'EXIT';
-    stepName: string;
-    output: Record<string, unknown> | null;
-    attempts: number;
-  }[];
+  steps: StepRun[];
   currentStepId: string | null;
   waitingFor: string | null;
   nextRunAt: string | null;
@@ -1051,37 +743,11 @@ export type SendEmailStepConfig = {
   recipient?: { type?: 'CONTACT' | 'CUSTOM' | undefined; customEmail?: string | undefined } | undefined;
 };
 /** DELAY: wait `amount` `unit`s (at most one year). */
-export type DelayStepConfig = { unit: 'minutes' | 'seconds' | 'hours' | 'days'; amount: number };
+export type DelayStepConfig = { unit: ConditionUnit; amount: number };
 /** WAIT_FOR_EVENT: wait for the contact's `eventName`, at most `timeout` seconds when given. */
 export type WaitForEventStepConfig = { eventName: string; timeout?: number | undefined };
 /** CONDITION: a condition tree, or one filter standing for a one-filter tree; branches `yes` and `no`. */
-export type ConditionStepConfig =
-  | {
-      field: string;
-      operator:
-        | 'equals'
-        | 'notEquals'
-        | 'contains'
-        | 'notContains'
-        | 'greaterThan'
-        | 'lessThan'
-        | 'greaterThanOrEqual'
-        | 'lessThanOrEqual'
-        | 'exists'
-        | 'notExists'
-        | 'within'
-        | 'olderThan'
-        | 'triggered'
-        | 'triggeredWithin'
-        | 'triggeredOlderThan'
-        | 'notTriggered'
-        | 'notTriggeredWithin'
-        | 'memberOfSegment'
-        | 'notMemberOfSegment';
-      value?: unknown;
-      unit?: 'minutes' | 'seconds' | 'hours' | 'days' | undefined;
-    }
-  | { condition: ConditionTreeInput };
+export type ConditionStepConfig = ConditionFilter | { condition: ConditionTreeInput };
 /** WEBHOOK: an http(s) call (`method` default POST); strings in `url` and `body` are rendered. */
 export type WebhookStepConfig = {
   url: string;
@@ -1144,37 +810,19 @@ export interface WorkflowStepUpdate<T extends WorkflowStepType = WorkflowStepTyp
 export type WorkflowTransitionInput = {
   fromStepId: string;
   toStepId: string;
-  branch?: 'event' | 'yes' | 'no' | 'timeout' | null | undefined;
+  branch?: TransitionBranch | null | undefined;
 };
 /** What `workflows.executions.start` takes; `context` is available to steps as `workflow.*`. */
 export type ExecutionStartBody = { contactId: string; context?: Record<string, unknown> | undefined };
 /** Filters of `workflows.executions.list`: `status`, `contactId`, and the page's `limit` (default 20, at most 100) and `cursor`. */
 export type ExecutionListQuery = {
-  status?: 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'EXITED' | 'FAILED' | undefined;
+  status?: ExecutionStatus | undefined;
   limit?: number | undefined;
   contactId?: string | undefined;
   cursor?: string | undefined;
 };
 /** One page of executions, newest first: follow `cursor` while `hasMore`. `total` is real only on the first page. */
-export type ExecutionPage = {
-  data: {
-    status: 'CANCELLED' | 'RUNNING' | 'WAITING' | 'COMPLETED' | 'EXITED' | 'FAILED';
-    id: string;
-    updatedAt: string;
-    contactId: string;
-    startedAt: string;
-    workflowId: string;
-    currentStepId: string | null;
-    waitingFor: string | null;
-    nextRunAt: string | null;
-    exitReason: string | null;
-    context: Record<string, unknown>;
-    completedAt: string | null;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type ExecutionPage = { data: Execution[]; total: number; cursor: string | null; hasMore: boolean };
 /** The answer of `workflows.executions.cancelAll`: how many executions were cancelled. */
 export type ExecutionCancelAllResult = { cancelled: number };
 /** The trigger event whose recorded data keys `workflows.fields` lists as `event.*`. */
@@ -1199,25 +847,13 @@ export type Suppression = {
   id: string;
   email: string;
   createdAt: string;
-  reason: 'hard_bounce' | 'complaint';
+  reason: SuppressionReason;
   emailId: string | null;
   detail: string | null;
 };
 export type SuppressionReason = 'hard_bounce' | 'complaint';
 /** One page of `suppressions.list`: follow `cursor` while `hasMore`. */
-export type SuppressionPage = {
-  data: {
-    id: string;
-    email: string;
-    createdAt: string;
-    reason: 'hard_bounce' | 'complaint';
-    emailId: string | null;
-    detail: string | null;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type SuppressionPage = { data: Suppression[]; total: number; cursor: string | null; hasMore: boolean };
 export type SuppressionListQuery = {
   email?: string | undefined;
   limit?: number | undefined;
@@ -1257,19 +893,7 @@ export type Invoice = {
   hostedInvoiceUrl: string | null;
   pdfUrl: string | null;
 };
-export type InvoiceList = {
-  data: {
-    number: string | null;
-    status: string | null;
-    id: string;
-    createdAt: string;
-    currency: string;
-    amountDue: number;
-    amountPaid: number;
-    hostedInvoiceUrl: string | null;
-    pdfUrl: string | null;
-  }[];
-};
+export type InvoiceList = { data: Invoice[] };
 /** A time bound: a Date, or an ISO 8601 string with its offset. */
 export type TimeBound = string | Date;
 /** The email metrics analytics reports, each the count of one event name. */
@@ -1318,29 +942,13 @@ export type TopCampaignsQuery = Omit<
     limit?: number | undefined;
     from?: string | undefined;
     to?: string | undefined;
-    sortBy?: 'unsubscribed' | 'sent' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | undefined;
+    sortBy?: AnalyticsMetric | undefined;
   },
   'from' | 'to'
 > & { from?: TimeBound | undefined; to?: TimeBound | undefined };
-export type TopCampaigns = {
-  data: {
-    status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
-    id: string;
-    name: string;
-    unsubscribed: number;
-    sent: number;
-    delivered: number;
-    opened: number;
-    clicked: number;
-    bounced: number;
-    complained: number;
-    rates: { complaint: number; delivery: number; open: number; click: number; bounce: number; unsubscribe: number };
-  }[];
-  from: string;
-  to: string;
-};
+export type TopCampaigns = { data: CampaignActivity[]; from: string; to: string };
 export type CampaignActivity = {
-  status: 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED';
+  status: CampaignStatus;
   id: string;
   name: string;
   unsubscribed: number;
@@ -1352,7 +960,7 @@ export type CampaignActivity = {
   complained: number;
   rates: { complaint: number; delivery: number; open: number; click: number; bounce: number; unsubscribe: number };
 };
-export type AnalyticsRangeQuery = Omit<{ from?: string | undefined; to?: string | undefined }, 'from' | 'to'> & {
+export type AnalyticsRangeQuery = Omit<EventStatsQuery, 'from' | 'to'> & {
   from?: TimeBound | undefined;
   to?: TimeBound | undefined;
 };
@@ -1382,13 +990,7 @@ export type TopEventsQuery = Omit<
 > & { from?: TimeBound | undefined; to?: TimeBound | undefined };
 export type TopEvents = { data: { count: number; name: string }[]; from: string; to: string };
 /** A stored image: its public `url`, the `contentType` detected from its bytes, its `size` in bytes. */
-export type UploadedImage = {
-  id: string;
-  createdAt: string;
-  contentType: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
-  url: string;
-  size: number;
-};
+export type UploadedImage = { id: string; createdAt: string; contentType: ImageContentType; url: string; size: number };
 export type ImageContentType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
 /** A payload Pigeon POSTs to a webhook endpoint (a union on `type`), as `webhooks.verify` returns it. */
 export type WebhookEvent =
@@ -1439,7 +1041,7 @@ export type WebhookEndpointUpdateBody = {
   eventTypes?: string[] | undefined;
 };
 export type WebhookDelivery = {
-  status: 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
+  status: WebhookDeliveryStatus;
   id: string;
   createdAt: string;
   attempts: {
@@ -1457,31 +1059,9 @@ export type WebhookDelivery = {
   payload: WebhookEvent;
 };
 export type WebhookDeliveryStatus = 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
-export type WebhookDeliveryPage = {
-  data: {
-    status: 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
-    id: string;
-    createdAt: string;
-    attempts: {
-      at: string;
-      error: string | null;
-      statusCode: number | null;
-      trigger: 'SCHEDULED' | 'REPLAY';
-      durationMs: number;
-      response: string | null;
-    }[];
-    webhookId: string;
-    eventType: string;
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    payload: WebhookEvent;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type WebhookDeliveryPage = { data: WebhookDelivery[]; total: number; cursor: string | null; hasMore: boolean };
 export type WebhookDeliveryListQuery = {
-  status?: 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED' | undefined;
+  status?: WebhookDeliveryStatus | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;
   eventType?: string | undefined;
@@ -1497,7 +1077,7 @@ export type EmailStatus =
   | 'BOUNCED'
   | 'COMPLAINED';
 export type EmailSummary = {
-  status: 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED' | 'FAILED' | 'QUEUED' | 'DELIVERED' | 'BOUNCED' | 'COMPLAINED';
+  status: EmailStatus;
   lastError: string | null;
   id: string;
   createdAt: string;
@@ -1523,7 +1103,7 @@ export type EmailSummary = {
   clicks: number;
 };
 export type EmailDetail = {
-  status: 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELLED' | 'FAILED' | 'QUEUED' | 'DELIVERED' | 'BOUNCED' | 'COMPLAINED';
+  status: EmailStatus;
   lastError: string | null;
   id: string;
   createdAt: string;
@@ -1549,58 +1129,9 @@ export type EmailDetail = {
   clicks: number;
   timeline: { at: string; type: string; data: Record<string, unknown> }[];
 };
-export type EmailPage = {
-  data: {
-    status:
-      | 'SCHEDULED'
-      | 'SENDING'
-      | 'SENT'
-      | 'CANCELLED'
-      | 'FAILED'
-      | 'QUEUED'
-      | 'DELIVERED'
-      | 'BOUNCED'
-      | 'COMPLAINED';
-    lastError: string | null;
-    id: string;
-    createdAt: string;
-    contactId: string | null;
-    from: string;
-    to: string;
-    subject: string;
-    sendAt: string | null;
-    fromName: string | null;
-    workflowId: string | null;
-    templateId: string | null;
-    sentAt: string | null;
-    source: string;
-    campaignId: string | null;
-    workflowExecutionId: string | null;
-    toName: string | null;
-    deliveredAt: string | null;
-    openedAt: string | null;
-    clickedAt: string | null;
-    bouncedAt: string | null;
-    complainedAt: string | null;
-    opens: number;
-    clicks: number;
-  }[];
-  total: number;
-  cursor: string | null;
-  hasMore: boolean;
-};
+export type EmailPage = { data: EmailSummary[]; total: number; cursor: string | null; hasMore: boolean };
 export type EmailListQuery = {
-  status?:
-    | 'SCHEDULED'
-    | 'SENDING'
-    | 'SENT'
-    | 'CANCELLED'
-    | 'FAILED'
-    | 'QUEUED'
-    | 'DELIVERED'
-    | 'BOUNCED'
-    | 'COMPLAINED'
-    | undefined;
+  status?: EmailStatus | undefined;
   limit?: number | undefined;
   contactId?: string | undefined;
   cursor?: string | undefined;
