@@ -34,7 +34,7 @@ describe('built package', () => {
 
   it('keeps its declarations small (≤ 3 KB a route) and free of zod and ts-rest types', async () => {
     const bytes = readFileSync(dist('index.d.ts')).length;
-    // The declarations grow with the API (117 routes: 0.9 KB each); a wire type spelled out in every
+    // The declarations grow with the API (117 routes: 0.8 KB each); a wire type spelled out in every
     // method instead of named once in src/types.ts would add tens of KB at once.
     const routes = countRoutes((await import('@pigeon/contract')).contract);
     expect(routes).toBeGreaterThan(100);
