@@ -42,16 +42,13 @@ const jsDoc = (node) => {
 const formatHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => sdk, getNewLine: () => '\n' };
 
 const out = [];
-const declared = new Set();
 for (const statement of source.statements) {
   const exported = statement.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
   if (!exported) continue;
   if (ts.isTypeAliasDeclaration(statement) && !statement.typeParameters) {
     out.push(`${jsDoc(statement)}${declaration(statement.name.text, checker.getTypeAtLocation(statement.name))}`);
-    declared.add(statement.name.text);
   } else if (ts.isTypeAliasDeclaration(statement) || ts.isInterfaceDeclaration(statement)) {
     out.push(`${jsDoc(statement)}${statement.getText().replace(/^\/\*\*[\s\S]*?\*\/\s*/, '')}`);
-    declared.add(statement.name.text);
   } else {
     throw new Error(`src/wire-types.ts may hold only types: ${statement.getText().slice(0, 80)}`);
   }
@@ -84,7 +81,6 @@ for (;;) {
     let symbol = contractExports.get(name);
     if (!symbol) throw new Error(`${name} is referred to by a resolved type but not exported by the contract`);
     if (symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-    declared.add(name);
     local.push(
       `/** The contract's \`${name}\`. */\n${declaration(name, checker.getDeclaredTypeOfSymbol(symbol), true)}`,
     );

@@ -2,8 +2,10 @@ import type { z } from 'zod';
 import type * as wire from './contract.js';
 import type { RouteInput, SuccessBody } from './transport.js';
 
-// Wire types, all derived from the contract. Declared as aliases (not re-exported) because the
-// contract names are both a zod schema and a type, and the bundled .d.ts must export only the type.
+// Wire types, all derived from the contract: the input of scripts/generate-types.mjs, which writes
+// each exported alias's resolved type into src/types.ts (what the SDK's code and declarations use).
+// Declared as aliases (not re-exported) because the contract names are both a zod schema and a type.
+// Only types here; non-exported helpers (like `Contract`) stay out of the generated file.
 type Contract = wire.Contract;
 export type ErrorEnvelope = wire.ErrorEnvelope;
 /** Every `error.code` the server answers with (the contract's enum). */
