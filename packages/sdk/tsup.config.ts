@@ -10,7 +10,10 @@ export default defineConfig({
   // bundled; @ts-rest/core and zod stay external dependencies. The option below is a guard in case
   // anything imports the package name directly.
   noExternal: ['@pigeon/contract'],
-  dts: true,
+  // The declarations name only the plain wire types of src/types.ts (generated from the contract by
+  // scripts/generate-types.mjs); `@internal` members (the transport's contract-typed `call`) are left
+  // out, so a customer's tsc loads neither zod's nor ts-rest's declarations (README, "Type-check cost").
+  dts: { compilerOptions: { stripInternal: true } },
   // esbuild renames a class that refers to itself (PigeonError's static factories) to `_PigeonError`;
   // keep the names users see in stack traces and `err.constructor.name`.
   keepNames: true,

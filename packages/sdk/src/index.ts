@@ -21,7 +21,7 @@ export { generateIdempotencyKey, type IdempotencyOptions } from './idempotency.j
 export type { WaitForJobOptions } from './jobs.js';
 export type { CursorPage, OffsetPage, TotalPage } from './pagination.js';
 export type { AddMembersOptions } from './segments.js';
-export type { RequestOptions, RouteInput, SuccessBody } from './transport.js';
+export type { RequestOptions } from './transport.js';
 export type {
   ActivityItem,
   ActivityListQuery,
@@ -65,7 +65,6 @@ export type {
   ContactPage,
   ContactUpdateBody,
   ContactWithMeta,
-  Contract,
   DelayStepConfig,
   DnsRecord,
   Domain,

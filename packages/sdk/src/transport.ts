@@ -70,6 +70,7 @@ type Attempt = { ok: true; body: unknown } | { ok: false; error: PigeonError };
 export class Transport {
   constructor(private readonly config: TransportConfig) {}
 
+  /** @internal Typed from the contract, so left out of the published declarations (see tsup.config.ts). */
   async call<R extends AppRoute>(route: R, input: RouteInput<R>, options: CallOptions = {}): Promise<SuccessBody<R>> {
     const { params, query, body, headers: extra } = input as LooseInput;
     const url = this.config.baseUrl + buildPath(route.path, params) + convertQueryParamsToUrlString(query);

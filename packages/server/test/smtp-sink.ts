@@ -15,6 +15,8 @@ export interface SmtpSink {
   failNext(...codes: number[]): void;
   /** Answers `code` at the end of DATA to every message for `address` until set to null. */
   failFor(address: string, code: number | null): void;
+  /** Refuses `address` with `code` at RCPT TO (the message may still go to the other recipients) until set to null. */
+  refuseRcpt(address: string, code: number | null): void;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   /** A relay outage: stops listening and drops open connections at once (connecting is then refused). */
   stop(): Promise<void>;
@@ -32,6 +34,7 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
   const messages: ReceivedMessage[] = [];
   const failures: number[] = [];
   const failing = new Map<string, number>();
+  const refusing = new Map<string, number>();
   const closed = new Set<string>();
   const makeServer = () =>
     new SMTPServer({
@@ -42,6 +45,13 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
       disabledCommands: ['STARTTLS', 'AUTH'],
       logger: false,
       size: 60 * 1024 * 1024,
+      onRcptTo(address, _session, callback) {
+        const code = refusing.get(address.address);
+        if (!code) return callback();
+        callback(
+          Object.assign(new Error(code >= 500 ? 'No such user here' : 'Try again later'), { responseCode: code }),
+        );
+      },
       onData(stream, session, callback) {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
@@ -78,6 +88,7 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
     messages,
     failNext: (...codes) => failures.push(...codes),
     failFor: (address, code) => (code ? failing.set(address, code) : failing.delete(address)),
+    refuseRcpt: (address, code) => (code ? refusing.set(address, code) : refusing.delete(address)),
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (messages.length < count) {

@@ -11,6 +11,9 @@ export interface DeliveryError extends Error {
   responseCode?: number;
   /** The SMTP command answered (nodemailer): CONN is the greeting, AUTH … the login. */
   command?: string;
+  /** The refused address and the relay's reply, on a RCPT refusal (nodemailer). */
+  recipient?: string;
+  response?: string;
   /** Set by a transport (SES) that knows the failure is its own. */
   transportFailure?: boolean;
 }

@@ -4,6 +4,7 @@ import type { MailTransportKind } from '@pigeon/contract';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { SesConfig } from '../config/index.js';
+import type { DeliveryError } from './delivery-failure.js';
 import { sesTransport } from './ses.js';
 
 export interface SentMessage {
@@ -12,6 +13,18 @@ export interface SentMessage {
   file?: string;
   /** The provider's id of the accepted message (SES's MessageId), matched against its feedback. */
   providerMessageId?: string;
+  /** Recipients the relay refused at RCPT while it took the message for the others (SMTP). */
+  refused?: DeliveryError[];
+}
+
+/**
+ * What `last_error` keeps of a message taken for some recipients and refused for others:
+ * `refused at RCPT: cc@example.com (550 No such user)`, or null when every recipient was accepted.
+ */
+export function refusedRecipients(sent: SentMessage): string | null {
+  if (!sent.refused?.length) return null;
+  const each = sent.refused.map((e) => `${e.recipient} (${e.response ?? e.message})`);
+  return `refused at RCPT: ${each.join('; ')}`.slice(0, 500);
 }
 
 export interface MailTransport {
@@ -39,7 +52,8 @@ function smtpTransport(smtpUrl: string): MailTransport {
     kind: 'smtp',
     async send(message) {
       const info = await transporter.sendMail(message);
-      return { messageId: info.messageId };
+      // nodemailer resolves when at least one recipient was accepted; the others' RCPT errors come along.
+      return { messageId: info.messageId, refused: (info as { rejectedErrors?: DeliveryError[] }).rejectedErrors };
     },
     close: () => transporter.close(),
   };

@@ -72,6 +72,8 @@ export interface SentEmail {
   id: string;
   file: string | null;
   providerId: string | null;
+  /** Copies (cc/bcc) the relay refused at RCPT, named for `last_error` (ARCHITECTURE.md, "Refused copies"). */
+  refused: string | null;
 }
 
 /**
@@ -89,9 +91,10 @@ export async function markSent(db: Queryable, delivered: boolean, sent: SentEmai
     db,
     delivered ? 'emails.sent-delivered' : 'emails.sent',
     sql`WITH e AS (
-      UPDATE emails e SET status = ${status('SENT')}, ${set}, claimed_at = NULL, last_error = NULL, updated_at = now()
-      FROM unnest(${sent.map((s) => s.id)}::uuid[], ${sent.map((s) => s.file)}::text[], ${sent.map((s) => s.providerId)}::text[])
-        AS v(id, file, provider_id)
+      UPDATE emails e SET status = ${status('SENT')}, ${set}, claimed_at = NULL, last_error = v.refused, updated_at = now()
+      FROM unnest(${sent.map((s) => s.id)}::uuid[], ${sent.map((s) => s.file)}::text[], ${sent.map((s) => s.providerId)}::text[],
+        ${sent.map((s) => s.refused)}::text[])
+        AS v(id, file, provider_id, refused)
       WHERE e.id = v.id AND e.status = ${status('SENDING')} RETURNING e.*
     )
     ${insertEmailEvents({ from: sql`e CROSS JOIN (VALUES ${names}) AS n(name)`, name: raw('n.name') })}`,

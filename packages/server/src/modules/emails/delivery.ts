@@ -2,6 +2,7 @@ import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
 import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
+import { refusedRecipients } from '../../mail/transport.js';
 import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
 import { recordDeliveryOutcome } from '../../metrics/delivery.js';
 import { deliveryReclaimed } from '../../metrics/registry.js';
@@ -242,7 +243,16 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
           },
         )
         .finally(handedOver);
-      await recordSent({ id: email.id, file: sent.file ?? null, providerId: sent.providerMessageId ?? null });
+      // Copies refused at RCPT leave the message SENT to its recipient, naming them in last_error; its
+      // own recipient refused for good is its bounce (ARCHITECTURE.md, "Refused copies").
+      const ownRefusal = sent.refused?.find((e) => e.recipient?.toLowerCase() === email.to_email.toLowerCase());
+      if (ownRefusal && classifyDeliveryError(ownRefusal) === 'bounce') throw ownRefusal;
+      await recordSent({
+        id: email.id,
+        file: sent.file ?? null,
+        providerId: sent.providerMessageId ?? null,
+        refused: refusedRecipients(sent),
+      });
       recordDeliveryOutcome('sent', {
         transport: deps.mailer.kind,
         transportSeconds: (performance.now() - handedAt) / 1000,

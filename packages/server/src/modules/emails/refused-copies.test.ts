@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
+import { verifiedSender } from '../../../test/sending.js';
+
+// A relay that refuses some recipients at RCPT TO still takes the message for the others. The email
+// row stands for the message to its `to` recipient (ARCHITECTURE.md, "Refused copies").
+const setup = await startMailingPigeon();
+const refused: string[] = [];
+afterEach(() => {
+  for (const address of refused.splice(0)) setup.sink.refuseRcpt(address, null);
+});
+const refuse = (address: string) => {
+  refused.push(address);
+  setup.sink.refuseRcpt(address, 550);
+};
+
+async function sendAndSettle(to: string, cc: string[]) {
+  const { auth, from } = await verifiedSender(setup.pigeon, setup.dns);
+  const before = setup.sink.messages.length;
+  const res = await setup.pigeon.request('POST', '/v1/send', {
+    headers: auth,
+    body: { to, cc, from, subject: 'Hello', body: '<p>Hi</p>' },
+  });
+  expect(res.status).toBe(200);
+  const id: string = res.body.data.emails[0].email;
+  const [message] = (await setup.sink.waitFor(before + 1)).slice(before);
+  for (let i = 0; i < 400; i++) {
+    const email = await setup.pigeon.request('GET', `/emails/${id}`, { headers: auth });
+    if (email.body.status !== 'QUEUED' && email.body.status !== 'SENDING') return { email: email.body, message };
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`email ${id} was never settled`);
+}
+
+describe('recipients refused at RCPT', () => {
+  it('a refused cc leaves the email delivered to its recipient, the refusal named in lastError', async () => {
+    refuse('gone-cc@example.com');
+    const { email, message } = await sendAndSettle('ada@example.com', ['gone-cc@example.com', 'bob@example.com']);
+    expect(message?.to).toEqual(['ada@example.com', 'bob@example.com']);
+    expect(email.status).toBe('DELIVERED');
+    expect(email.deliveredAt).not.toBeNull();
+    expect(email.bouncedAt).toBeNull();
+    expect(email.lastError).toMatch(/^refused at RCPT: gone-cc@example\.com \(550 No such user here\)$/);
+  });
+
+  it('a refused to is the email’s hard bounce even though its copies went out', async () => {
+    refuse('gone-to@example.com');
+    const { email, message } = await sendAndSettle('gone-to@example.com', ['cy@example.com']);
+    expect(message?.to).toEqual(['cy@example.com']);
+    expect(email.status).toBe('BOUNCED');
+    expect(email.lastError).toMatch(/550 No such user here/);
+  });
+
+  it('with every recipient accepted, lastError stays empty', async () => {
+    const { email } = await sendAndSettle('dee@example.com', ['eve@example.com']);
+    expect(email.status).toBe('DELIVERED');
+    expect(email.lastError).toBeNull();
+  });
+});
