@@ -4,8 +4,10 @@ import type { NextFunction, Request, Response } from 'express';
 import { preparedRows, raw, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
+import { findSessionUser } from '../modules/accounts/service.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
+import { findMembershipRef } from '../modules/projects/members.js';
 import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
 import { applyRateLimit, countSessionRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
 
@@ -168,14 +170,9 @@ async function enforceRateLimit(deps: AppDeps, caller: Caller, res: Response): P
 export async function requireSessionUser(deps: AppDeps, req: Request): Promise<SessionUser> {
   const claims = await readSession(req, deps.config);
   if (claims) {
-    const rows = await deps.db.orm.em.getConnection().execute<Array<SessionUser & { sessionVersion: number }>>(
-      `SELECT id, email, email_verified AS "emailVerified", created_at AS "createdAt", session_version AS "sessionVersion"
-         FROM users WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ?::uuid)`,
-      [claims.userId, claims.id ?? null],
-    );
-    const row = rows[0];
-    if (row && row.sessionVersion === claims.version) {
-      return { id: row.id, email: row.email, emailVerified: row.emailVerified, createdAt: new Date(row.createdAt) };
+    const user = await findSessionUser(deps.db.pool, claims.userId, claims.id ?? null);
+    if (user && user.sessionVersion === claims.version) {
+      return { id: user.id, email: user.email, emailVerified: user.emailVerified, createdAt: user.createdAt };
     }
   }
   throw new AppError(401, 'UNAUTHORIZED', 'Sign in first', {
@@ -187,16 +184,9 @@ async function dashboardSessionCaller(deps: AppDeps, req: Request): Promise<Call
   const user = await requireSessionUser(deps, req);
   const projectId = req.header('x-project-id');
   if (!projectId) throw badRequest('Send the X-Project-Id header to say which project this request is for');
-  const rows = await deps.db.orm.em.getConnection().execute<Array<ProjectRef & { role: Role }>>(
-    `SELECT p.id, p.name, p.disabled, p.disabled_reason AS "disabledReason", m.role
-       FROM projects p JOIN memberships m ON m.project_id = p.id
-       WHERE p.id::text = ? AND m.user_id = ?`,
-    [projectId, user.id],
-  );
-  const row = rows[0];
-  if (!row) throw forbidden('You are not a member of the project named by X-Project-Id', 'NOT_A_MEMBER');
-  const { role, ...project } = row;
-  return { kind: 'session', user, project, role };
+  const membership = await findMembershipRef(deps.db.pool, user.id, projectId);
+  if (!membership) throw forbidden('You are not a member of the project named by X-Project-Id', 'NOT_A_MEMBER');
+  return { kind: 'session', user, project: membership.project, role: membership.role };
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -68,6 +68,7 @@ export function loginPageRouter(deps: AppDeps): Router {
     }
     try {
       const user = await accounts.login(
+        deps,
         deps.db.orm.em.fork(),
         email,
         String(req.body?.password ?? ''),

@@ -1,6 +1,6 @@
 import type { SuppressionListQuery, SuppressionReason } from '@pigeon/contract';
 import type { z } from 'zod';
-import { queryRows, raw, sql } from '../../db/query.js';
+import { preparedRows, queryRows, raw, runStatement, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
@@ -30,12 +30,12 @@ export async function suppressedAmong(
   emails: string[],
 ): Promise<Map<string, SuppressionReason>> {
   if (emails.length === 0) return new Map();
-  const rows = await db.query<{ email: string; reason: SuppressionReason }>({
-    name: 'suppressions.among',
-    text: 'SELECT email, reason FROM suppressions WHERE project_id = $1 AND email = ANY($2::text[])',
-    values: [projectId, emails],
-  });
-  return new Map(rows.rows.map((r) => [r.email, r.reason]));
+  const rows = await preparedRows<{ email: string; reason: SuppressionReason }>(
+    db,
+    'suppressions.among',
+    sql`SELECT email, reason FROM suppressions WHERE project_id = ${projectId} AND email = ANY(${emails}::text[])`,
+  );
+  return new Map(rows.map((r) => [r.email, r.reason]));
 }
 
 /** GET /suppressions: newest first (ids are v7), keyset pages. */
@@ -63,6 +63,6 @@ export async function listSuppressions(db: Queryable, projectId: string, q: z.ou
 
 /** DELETE /suppressions/:id: later sends go to the address again; the contact stays unsubscribed. */
 export async function liftSuppression(db: Queryable, projectId: string, id: string): Promise<void> {
-  const { rowCount } = await db.query('DELETE FROM suppressions WHERE project_id = $1 AND id = $2', [projectId, id]);
-  if (!rowCount) throw notFound('Suppression');
+  const deleted = await runStatement(db, sql`DELETE FROM suppressions WHERE project_id = ${projectId} AND id = ${id}`);
+  if (!deleted) throw notFound('Suppression');
 }

@@ -1,3 +1,4 @@
+import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 
@@ -27,26 +28,22 @@ const toMessage = (r: OutboxRow) => ({
   sentAt: r.sent_at.toISOString(),
 });
 
-const SELECT = `
+/** The delivered outbox messages of the projects `userId` is a member of, matching `where`. */
+const selectMessages = (userId: string, where: Sql) => sql`
   SELECT e.id, p.name AS project_name, e.from_email, e.from_name, e.to_email, e.subject, e.html, e.outbox_file,
          e.sent_at, e.sent_at::text AS sort_value
   FROM emails e
-  JOIN memberships m ON m.project_id = e.project_id AND m.user_id = $1
+  JOIN memberships m ON m.project_id = e.project_id AND m.user_id = ${userId}
   JOIN projects p ON p.id = e.project_id
-  WHERE e.outbox_file IS NOT NULL`;
+  WHERE e.outbox_file IS NOT NULL AND ${where}`;
 
 /** Delivered outbox messages of every project the user is a member of, newest first, keyset-paginated. */
 export async function listOutboxMessages(db: Queryable, userId: string, before: string | undefined) {
-  const values: unknown[] = [userId];
-  let where = '';
-  if (before) {
-    const cursor = decodeCursor(before);
-    values.push(cursor.v, cursor.id);
-    where = 'AND (e.sent_at, e.id) < ($2::timestamptz, $3::uuid)';
-  }
-  const { rows } = await db.query<OutboxRow>(
-    `${SELECT} ${where} ORDER BY e.sent_at DESC, e.id DESC LIMIT ${PAGE_SIZE + 1}`,
-    values,
+  const cursor = before ? decodeCursor(before) : undefined;
+  const where = cursor ? sql`(e.sent_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)` : raw('true');
+  const rows = await queryRows<OutboxRow>(
+    db,
+    sql`${selectMessages(userId, where)} ORDER BY e.sent_at DESC, e.id DESC LIMIT ${PAGE_SIZE + 1}`,
   );
   const page = rows.slice(0, PAGE_SIZE);
   const last = page.at(-1);
@@ -57,6 +54,6 @@ export async function listOutboxMessages(db: Queryable, userId: string, before: 
 }
 
 export async function findOutboxMessage(db: Queryable, userId: string, emailId: string) {
-  const { rows } = await db.query<OutboxRow>(`${SELECT} AND e.id = $2`, [userId, emailId]);
+  const rows = await queryRows<OutboxRow>(db, selectMessages(userId, sql`e.id = ${emailId}`));
   return rows[0] ? toMessage(rows[0]) : undefined;
 }

@@ -2,7 +2,10 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Role } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
+import { preparedRows, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import type { ProjectRef } from '../../http/auth.js';
 import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { UserSchema } from '../accounts/user.entity.js';
@@ -16,6 +19,27 @@ import {
   seesSecretKey,
 } from './project.entity.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
+
+/**
+ * The project `projectId` names (any text: a malformed id is simply no project) and the user's
+ * role in it, when the user is a member; the check behind every dashboard request.
+ */
+export async function findMembershipRef(
+  db: Queryable,
+  userId: string,
+  projectId: string,
+): Promise<{ project: ProjectRef; role: Role } | undefined> {
+  const [row] = await preparedRows<ProjectRef & { role: Role }>(
+    db,
+    'projects.session-membership',
+    sql`SELECT p.id, p.name, p.disabled, p.disabled_reason AS "disabledReason", m.role
+        FROM projects p JOIN memberships m ON m.project_id = p.id
+        WHERE p.id::text = ${projectId} AND m.user_id = ${userId}`,
+  );
+  if (!row) return undefined;
+  const { role, ...project } = row;
+  return { project, role };
+}
 
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 
