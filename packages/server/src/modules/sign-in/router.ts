@@ -4,10 +4,10 @@ import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import * as accounts from '../accounts/service.js';
+import { endSession, startSession } from '../auth/session.js';
 import { acceptInvitation } from '../projects/members.js';
 import { listSignInMethods, unlinkIdentity } from '../sso/identities.js';
 import * as sso from '../sso/service.js';
-import { endSession, startSession } from './session.js';
 
 const s = initServer();
 
