@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import { relative, resolve } from 'node:path';
+import { simpleParser } from 'mailparser';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
@@ -57,3 +60,31 @@ export async function findOutboxMessage(db: Queryable, userId: string, emailId: 
   const rows = await queryRows<OutboxRow>(db, selectMessages(userId, sql`e.id = ${emailId}`));
   return rows[0] ? toMessage(rows[0]) : undefined;
 }
+
+export type OutboxMessage = ReturnType<typeof toMessage>;
+
+/** The delivered .eml of a message; never a file outside the outbox directory. */
+export async function readOutboxFile(outboxDir: string, message: OutboxMessage): Promise<Buffer> {
+  const path = resolve(message.file);
+  if (relative(outboxDir, path).startsWith('..')) throw new Error('outbox file outside the outbox directory');
+  return readFile(path);
+}
+
+/** The header block of the delivered .eml, one header per line as it was sent (folding kept). */
+export async function readOutboxHeaders(outboxDir: string, message: OutboxMessage): Promise<string> {
+  const parsed = await simpleParser(await readOutboxFile(outboxDir, message), {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipImageLinks: true,
+  });
+  return parsed.headerLines.map((h) => h.line).join('\n');
+}
+
+/** The HTML as sent, without the open pixel: viewing a message here must not count as an open. */
+export function htmlWithoutOpenPixel(message: OutboxMessage, publicUrl: string): string {
+  const pixel = `<img src="${publicUrl}/t/o/`;
+  return message.html.replace(new RegExp(`${escapeRegExp(pixel)}[^>]*>`, 'g'), '');
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
