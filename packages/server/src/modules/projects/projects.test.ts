@@ -45,7 +45,9 @@ describe('projects and keys', () => {
       401,
       'INVALID_API_KEY',
     );
-    expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(200);
+    expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(
+      200,
+    );
     expect((await pigeon.request('POST', '/__probe/track', { headers: bearer(rotated.publicKey) })).status).toBe(200);
   });
 
@@ -60,7 +62,9 @@ describe('projects and keys', () => {
         401,
         'INVALID_API_KEY',
       );
-      expect((await other.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(200);
+      expect((await other.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(
+        200,
+      );
     } finally {
       await other.stop();
     }
