@@ -6,7 +6,7 @@ let counter = 0;
 export const uniqueEmail = (prefix = 'user') => `${prefix}-${process.pid}-${++counter}@example.com`;
 
 /** The `pigeon_session=…` pair from a response's Set-Cookie, ready for a Cookie header. */
-export function sessionCookie(res: TestResponse): string {
+export function sessionCookie(res: Pick<TestResponse, 'headers'>): string {
   const setCookie = res.headers.get('set-cookie') ?? '';
   const match = /pigeon_session=[^;]+/.exec(setCookie);
   if (!match) throw new Error(`no session cookie in: ${setCookie}`);

@@ -11,3 +11,12 @@ import type { TestPigeon } from './helpers.js';
 export function api(pigeon: TestPigeon, headers: Record<string, string> = {}) {
   return initClient(contract, { baseUrl: pigeon.url, baseHeaders: headers, throwOnUnknownStatus: false });
 }
+
+/** The body of an answer that must have `status`, typed as that status's body; fails the test otherwise. */
+export function bodyOf<R extends { status: number; body: unknown }, S extends R['status']>(
+  res: R,
+  status: S,
+): Extract<R, { status: S }>['body'] {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body as Extract<R, { status: S }>['body'];
+}

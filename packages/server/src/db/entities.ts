@@ -1,7 +1,12 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import { UserSchema } from '../modules/accounts/user.entity.js';
 import { AuthTokenSchema } from '../modules/auth/auth-token.entity.js';
-import { InvitationSchema, MembershipSchema, ProjectSchema } from '../modules/projects/project.entity.js';
+import {
+  InvitationSchema,
+  MembershipSchema,
+  ProjectSchema,
+  ProjectSuspensionSchema,
+} from '../modules/projects/project.entity.js';
 
 /** Every entity of every module; each module exports its schemas and is listed here once. */
 // biome-ignore lint/suspicious/noExplicitAny: schemas of different entity types
@@ -11,4 +16,5 @@ export const entities: EntitySchema<any, any>[] = [
   MembershipSchema,
   InvitationSchema,
   AuthTokenSchema,
+  ProjectSuspensionSchema,
 ];

@@ -11,10 +11,10 @@ const MIGRATION_LOCK = 7_000_001;
 export async function migrateWithLock(db: Database): Promise<string[]> {
   const client = await db.pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await queryRows(client, sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     return await migrate(db.orm);
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    await queryRows(client, sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => {});
     client.release();
   }
 }

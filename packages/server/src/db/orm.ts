@@ -41,7 +41,11 @@ export async function createOrm(url: string, poolSize: number, logger: Logger): 
       allowGlobalContext: false,
       logger: (message) => logger.debug({ orm: message }, 'orm'),
     });
-    await orm.em.getConnection().execute('SELECT 1');
+    const check = await orm.checkConnection();
+    if (!check.ok) {
+      await orm.close(true).catch(() => {});
+      throw check.error ?? new Error(check.reason);
+    }
     return orm;
   } catch (err) {
     throw new DatabaseUnavailableError(url, err);

@@ -5,8 +5,6 @@ import type { AppDeps } from '../deps.js';
 import { httpMetrics } from '../metrics/http.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { createAnalyticsRouter } from '../modules/analytics/router.js';
-import { loginPageRouter } from '../modules/auth/login-page.js';
-import { createAuthRouter } from '../modules/auth/router.js';
 import { createBillingRouter } from '../modules/billing/router.js';
 import { createCampaignsRouter } from '../modules/campaigns/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
@@ -21,6 +19,8 @@ import { createInboundWebhooksRouter } from '../modules/inbound-webhooks/router.
 import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSegmentsRouter } from '../modules/segments/router.js';
+import { loginPageRouter } from '../modules/sign-in/login-page.js';
+import { createAuthRouter } from '../modules/sign-in/router.js';
 import { ssoRouter } from '../modules/sso/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';

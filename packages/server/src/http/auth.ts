@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { preparedRows, raw, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
+import { findSessionUser } from '../modules/accounts/service.js';
 import { readSession } from '../modules/auth/session.js';
 import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
 import { findMembership } from '../modules/projects/membership.js';
@@ -169,14 +170,9 @@ async function enforceRateLimit(deps: AppDeps, caller: Caller, res: Response): P
 export async function requireSessionUser(deps: AppDeps, req: Request): Promise<SessionUser> {
   const claims = await readSession(req, deps.config);
   if (claims) {
-    const rows = await deps.db.orm.em.getConnection().execute<Array<SessionUser & { sessionVersion: number }>>(
-      `SELECT id, email, email_verified AS "emailVerified", created_at AS "createdAt", session_version AS "sessionVersion"
-         FROM users WHERE id = ? AND NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ?::uuid)`,
-      [claims.userId, claims.id ?? null],
-    );
-    const row = rows[0];
-    if (row && row.sessionVersion === claims.version) {
-      return { id: row.id, email: row.email, emailVerified: row.emailVerified, createdAt: new Date(row.createdAt) };
+    const user = await findSessionUser(deps.db.pool, claims.userId, claims.id ?? null);
+    if (user && user.sessionVersion === claims.version) {
+      return { id: user.id, email: user.email, emailVerified: user.emailVerified, createdAt: user.createdAt };
     }
   }
   throw new AppError(401, 'UNAUTHORIZED', 'Sign in first', {

@@ -52,10 +52,10 @@ const AGENDA_SCHEMA_LOCK = 7_243_001_117;
 async function oneProcessAtATime<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [AGENDA_SCHEMA_LOCK]);
+    await queryRows(client, sql`SELECT pg_advisory_lock(${AGENDA_SCHEMA_LOCK})`);
     return await work();
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [AGENDA_SCHEMA_LOCK]).catch(() => {});
+    await queryRows(client, sql`SELECT pg_advisory_unlock(${AGENDA_SCHEMA_LOCK})`).catch(() => {});
     client.release();
   }
 }

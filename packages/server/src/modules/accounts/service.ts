@@ -1,12 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { uuidv7 } from 'uuidv7';
+import { preparedRows, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import type { SessionUser } from '../../http/auth.js';
 import { AppError, conflict, forbidden } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import { AuthTokenSchema, type TokenPurpose } from '../auth/auth-token.entity.js';
+import type { TokenPurpose } from '../auth/auth-token.entity.js';
 import { assertAcceptablePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
 import { clearAccountFailures, clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
-import { hashToken, newToken } from '../auth/tokens.js';
+import { countTokensSince, issueToken, useToken } from '../auth/tokens.js';
 import { type User, UserSchema } from './user.entity.js';
 
 const TOKEN_TTL_MS: Record<TokenPurpose, number> = {
@@ -40,6 +43,24 @@ export async function createUser(em: EntityManager, email: string, password: str
   const user = em.create(UserSchema, { id: uuidv7(), email, passwordHash: await hashPassword(password) });
   await em.flush();
   return user;
+}
+
+/**
+ * The user a session names, with the session version it must carry; undefined when the user is
+ * gone or the session was revoked (logout). Runs on every dashboard request.
+ */
+export async function findSessionUser(
+  db: Queryable,
+  userId: string,
+  sessionId: string | null,
+): Promise<(SessionUser & { sessionVersion: number }) | undefined> {
+  const [row] = await preparedRows<SessionUser & { sessionVersion: number }>(
+    db,
+    'accounts.session-user',
+    sql`SELECT id, email, email_verified AS "emailVerified", created_at AS "createdAt", session_version AS "sessionVersion"
+        FROM users WHERE id = ${userId} AND NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = ${sessionId}::uuid)`,
+  );
+  return row;
 }
 
 export const findUserByEmail = (em: EntityManager, email: string) => em.findOne(UserSchema, { email });
@@ -78,39 +99,39 @@ const tooManyAttempts = (message: string, seconds: number) =>
  * Checks the password; failures are counted per address and client IP together, and per client
  * IP, and lock those for a while (see `auth/throttle.ts`): the address stays open from other IPs.
  */
-export async function login(em: EntityManager, email: string, password: string, ip: string): Promise<User> {
+export async function login(
+  deps: AppDeps,
+  em: EntityManager,
+  email: string,
+  password: string,
+  ip: string,
+): Promise<User> {
+  const db = deps.db.pool;
   const accountIp = `${email} ${ip}`;
-  const lockedSeconds = await lockedForSeconds(em, [
+  const lockedSeconds = await lockedForSeconds(db, [
     ['account-ip', accountIp],
     ['ip', ip],
   ]);
   if (lockedSeconds > 0) throw tooManyAttempts('Too many failed sign-ins; try again later', lockedSeconds);
   const user = await em.findOne(UserSchema, { email });
   if (!(await verifyPassword(user?.passwordHash, password)) || !user) {
-    await recordFailure(em, 'account-ip', accountIp);
-    await recordFailure(em, 'ip', ip);
+    await recordFailure(db, 'account-ip', accountIp);
+    await recordFailure(db, 'ip', ip);
     throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
   }
-  await clearFailures(em, 'account-ip', accountIp);
+  await clearFailures(db, 'account-ip', accountIp);
   return user;
 }
 
 /** Reset requests per client IP: 10 in 15 minutes, then 429 for 15 minutes, whatever the addresses. */
-export async function countPasswordResetRequest(em: EntityManager, ip: string): Promise<void> {
-  const lockedSeconds = await lockedForSeconds(em, [['reset-ip', ip]]);
+export async function countPasswordResetRequest(deps: AppDeps, ip: string): Promise<void> {
+  const lockedSeconds = await lockedForSeconds(deps.db.pool, [['reset-ip', ip]]);
   if (lockedSeconds > 0) throw tooManyAttempts('Too many password-reset requests; try again later', lockedSeconds);
-  await recordFailure(em, 'reset-ip', ip);
+  await recordFailure(deps.db.pool, 'reset-ip', ip);
 }
 
 export async function mailToken(deps: AppDeps, em: EntityManager, user: User, purpose: TokenPurpose): Promise<void> {
-  const { token, hash } = newToken();
-  em.create(AuthTokenSchema, {
-    tokenHash: hash,
-    userId: user.id,
-    purpose,
-    expiresAt: new Date(Date.now() + TOKEN_TTL_MS[purpose]),
-  });
-  await em.flush();
+  const token = await issueToken(em, user.id, purpose, TOKEN_TTL_MS[purpose]);
   const base = deps.config.http.publicUrl;
   const [subject, lines] =
     purpose === 'VERIFY_EMAIL'
@@ -145,7 +166,7 @@ export async function requestPasswordReset(deps: AppDeps, em: EntityManager, ema
   const user = await em.findOne(UserSchema, { email });
   if (!user) return;
   const since = new Date(Date.now() - RESET_MAIL_INTERVAL_MS);
-  if (await em.count(AuthTokenSchema, { userId: user.id, purpose: 'RESET_PASSWORD', createdAt: { $gt: since } })) {
+  if (await countTokensSince(em, user.id, 'RESET_PASSWORD', since)) {
     return;
   }
   await mailToken(deps, em, user, 'RESET_PASSWORD');
@@ -161,17 +182,9 @@ export function requestPasswordResetInBackground(deps: AppDeps, email: string): 
   );
 }
 
-/** Marks a token used (once, atomically) and returns its user; expired, used or unknown → 400. */
+/** The user of a token, which is used up (auth's `useToken`); expired, used or unknown → 400. */
 async function consumeToken(em: EntityManager, token: string, purpose: TokenPurpose): Promise<User> {
-  const rows = await em.getConnection().execute<{ user_id: string }[]>(
-    `UPDATE auth_tokens SET used_at = now()
-       WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > now()
-       RETURNING user_id`,
-    [hashToken(token), purpose],
-    'all',
-    em.getTransactionContext(), // inside the caller's transaction: a refusal after this rolls the use back
-  );
-  const userId = rows[0]?.user_id;
+  const userId = await useToken(em, token, purpose);
   const user = userId ? await em.findOne(UserSchema, { id: userId }) : null;
   if (!user) throw new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used');
   return user;
@@ -186,13 +199,14 @@ export async function verifyEmail(em: EntityManager, token: string): Promise<Use
 }
 
 /** Sets the new password and ends every existing session of the user. */
-export async function resetPassword(em: EntityManager, token: string, password: string): Promise<void> {
+export async function resetPassword(deps: AppDeps, em: EntityManager, token: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
-  await em.transactional(async (tx) => {
+  const email = await em.transactional(async (tx) => {
     const user = await consumeToken(tx, token, 'RESET_PASSWORD');
     await assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
     user.passwordHash = passwordHash;
     user.sessionVersion += 1;
-    await clearAccountFailures(tx, user.email);
+    return user.email;
   });
+  await clearAccountFailures(deps.db.pool, email);
 }

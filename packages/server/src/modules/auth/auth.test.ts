@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailedToken, sessionCookie, signUp, uniqueEmail, waitForMailedToken } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 
@@ -32,7 +33,7 @@ describe('signup and sessions', () => {
   it('refuses a second account for the same address with 409', async () => {
     const email = uniqueEmail();
     await signUp(pigeon, email);
-    const res = await pigeon.request('POST', '/auth/signup', { body: { email, password: 'another one' } });
+    const res = await api(pigeon).auth.signup({ body: { email, password: 'another one' } });
     expectEnvelope(res, 409, 'CONFLICT');
   });
 
@@ -43,20 +44,20 @@ describe('signup and sessions', () => {
   });
 
   it('rejects requests without a session or with a forged one', async () => {
-    expectEnvelope(await pigeon.request('GET', '/users/@me'), 401, 'UNAUTHORIZED');
-    const forged = await pigeon.request('GET', '/users/@me', {
-      headers: { cookie: 'pigeon_session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4Iiwic3YiOjF9.c2lnbmF0dXJl' },
-    });
+    expectEnvelope(await api(pigeon).users.me(), 401, 'UNAUTHORIZED');
+    const forged = await api(pigeon, {
+      cookie: 'pigeon_session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4Iiwic3YiOjF9.c2lnbmF0dXJl',
+    }).users.me();
     expectEnvelope(forged, 401, 'UNAUTHORIZED');
   });
 
   it('logs in, and logout clears the cookie', async () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'my password 1');
-    const login = await pigeon.request('POST', '/auth/login', { body: { email, password: 'my password 1' } });
+    const login = await api(pigeon).auth.login({ body: { email, password: 'my password 1' } });
     expect(login.status).toBe(200);
     expect((await pigeon.request('GET', '/users/@me', { headers: { cookie: sessionCookie(login) } })).status).toBe(200);
-    const logout = await pigeon.request('GET', '/auth/logout');
+    const logout = await api(pigeon).auth.logout();
     expect(logout.headers.get('set-cookie')).toMatch(/pigeon_session=;.*Expires=Thu, 01 Jan 1970/);
   });
 
@@ -64,17 +65,17 @@ describe('signup and sessions', () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'my password 1');
     const login = async () =>
-      sessionCookie(await pigeon.request('POST', '/auth/login', { body: { email, password: 'my password 1' } }));
+      sessionCookie(await api(pigeon).auth.login({ body: { email, password: 'my password 1' } }));
     const laptop = await login();
     const phone = await login();
-    const logout = await pigeon.request('POST', '/auth/logout', { headers: { cookie: laptop } });
+    const logout = await api(pigeon, { cookie: laptop }).auth.logoutPost();
     expect(logout.status).toBe(200);
     expect(logout.headers.get('set-cookie')).toMatch(/pigeon_session=;/);
-    expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie: laptop } }), 401, 'UNAUTHORIZED');
-    expect((await pigeon.request('GET', '/users/@me', { headers: { cookie: phone } })).status).toBe(200);
+    expectEnvelope(await api(pigeon, { cookie: laptop }).users.me(), 401, 'UNAUTHORIZED');
+    expect((await api(pigeon, { cookie: phone }).users.me()).status).toBe(200);
     // The spec's GET /auth/logout ends the session the same way.
-    await pigeon.request('GET', '/auth/logout', { headers: { cookie: phone } });
-    expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie: phone } }), 401, 'UNAUTHORIZED');
+    await api(pigeon, { cookie: phone }).auth.logout();
+    expectEnvelope(await api(pigeon, { cookie: phone }).users.me(), 401, 'UNAUTHORIZED');
   });
 
   it('refuses passwords shorter than 10 characters, common ones and the email address itself', async () => {
@@ -88,22 +89,18 @@ describe('signup and sessions', () => {
       [email.split('@')[0] ?? '', 'weak_password'],
     ];
     for (const [password, code] of attempts) {
-      const res = await pigeon.request('POST', '/auth/signup', { body: { email, password } });
+      const res = await api(pigeon).auth.signup({ body: { email, password } });
       const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
       expect(error.errors?.[0], password).toMatchObject({ field: 'password', code });
     }
-    expect((await pigeon.request('POST', '/auth/signup', { body: { email, password: 'ten chars!' } })).status).toBe(
-      201,
-    );
-    const requested = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    expect((await api(pigeon).auth.signup({ body: { email, password: 'ten chars!' } })).status).toBe(201);
+    const requested = await api(pigeon).auth.requestPasswordReset({ body: { email } });
     expect(requested.status).toBe(202);
     const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
-    const weak = await pigeon.request('POST', '/auth/reset-password', { body: { token, password: '1234567890' } });
+    const weak = await api(pigeon).auth.resetPassword({ body: { token, password: '1234567890' } });
     expect(expectEnvelope(weak, 422, 'VALIDATION_ERROR').errors?.[0]?.code).toBe('weak_password');
     // The refused reset did not use up the token.
-    expect(
-      (await pigeon.request('POST', '/auth/reset-password', { body: { token, password: 'a better one' } })).status,
-    ).toBe(200);
+    expect((await api(pigeon).auth.resetPassword({ body: { token, password: 'a better one' } })).status).toBe(200);
   });
 
   it('does not say whether the address exists, and locks an address after repeated failures from one IP only', async () => {
@@ -149,10 +146,7 @@ describe('signup and sessions', () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'the right one');
     const login = (from: string) =>
-      pigeon.request('POST', '/auth/login', {
-        body: { email, password: 'the right one' },
-        headers: { 'x-forwarded-for': from },
-      });
+      api(pigeon, { 'x-forwarded-for': from }).auth.login({ body: { email, password: 'the right one' } });
     expectEnvelope(await login(ip), 429, 'TOO_MANY_ATTEMPTS');
     expect((await login('203.0.113.21')).status).toBe(200);
   });
@@ -160,9 +154,7 @@ describe('signup and sessions', () => {
   it('answers 409, never 500, to six sign-ups for one address at once; one account is made', async () => {
     const email = uniqueEmail('race');
     const answers = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        pigeon.request('POST', '/auth/signup', { body: { email, password: 'correct horse battery' } }),
-      ),
+      Array.from({ length: 6 }, () => api(pigeon).auth.signup({ body: { email, password: 'correct horse battery' } })),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
     for (const a of answers.filter((x) => x.status === 409)) {
@@ -173,7 +165,7 @@ describe('signup and sessions', () => {
   });
 
   it('lists no OAuth providers when none are configured', async () => {
-    const res = await pigeon.request('GET', '/auth/oauth-config');
+    const res = await api(pigeon).auth.oauthConfig();
     expect(res.body).toEqual({ providers: [] });
   });
 });
@@ -182,30 +174,27 @@ describe('mailed tokens', () => {
   it('verifies the email with the mailed token, once', async () => {
     const { user } = await signUp(pigeon);
     const token = mailedToken(pigeon, user.email);
-    const verified = await pigeon.request('POST', '/auth/verify-email', { body: { token } });
-    expect(verified.status).toBe(200);
-    expect(verified.body.emailVerified).toBe(true);
-    expectEnvelope(await pigeon.request('POST', '/auth/verify-email', { body: { token } }), 400, 'INVALID_TOKEN');
+    const verified = bodyOf(await api(pigeon).auth.verifyEmail({ body: { token } }), 200);
+    expect(verified.emailVerified).toBe(true);
+    expectEnvelope(await api(pigeon).auth.verifyEmail({ body: { token } }), 400, 'INVALID_TOKEN');
   });
 
   it('resets the password with a single-use token and ends existing sessions', async () => {
     const email = uniqueEmail();
     const { cookie } = await signUp(pigeon, email, 'old password');
-    const requested = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    const requested = await api(pigeon).auth.requestPasswordReset({ body: { email } });
     expect(requested.status).toBe(202);
     const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
-    const reset = await pigeon.request('POST', '/auth/reset-password', { body: { token, password: 'new password' } });
+    const reset = await api(pigeon).auth.resetPassword({ body: { token, password: 'new password' } });
     expect(reset.status).toBe(200);
-    expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie } }), 401, 'UNAUTHORIZED');
+    expectEnvelope(await api(pigeon, { cookie }).users.me(), 401, 'UNAUTHORIZED');
     expectEnvelope(
-      await pigeon.request('POST', '/auth/login', { body: { email, password: 'old password' } }),
+      await api(pigeon).auth.login({ body: { email, password: 'old password' } }),
       401,
       'INVALID_CREDENTIALS',
     );
-    expect((await pigeon.request('POST', '/auth/login', { body: { email, password: 'new password' } })).status).toBe(
-      200,
-    );
-    const again = await pigeon.request('POST', '/auth/reset-password', { body: { token, password: 'third password' } });
+    expect((await api(pigeon).auth.login({ body: { email, password: 'new password' } })).status).toBe(200);
+    const again = await api(pigeon).auth.resetPassword({ body: { token, password: 'third password' } });
     expectEnvelope(again, 400, 'INVALID_TOKEN');
   });
 
@@ -227,23 +216,19 @@ describe('mailed tokens', () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'old password');
     const from = { 'x-forwarded-for': '198.51.100.70' };
-    for (let i = 0; i < 5; i++)
-      await pigeon.request('POST', '/auth/login', { body: { email, password: 'wrong guess' }, headers: from });
-    const login = () =>
-      pigeon.request('POST', '/auth/login', { body: { email, password: 'brand new password' }, headers: from });
+    for (let i = 0; i < 5; i++) await api(pigeon, from).auth.login({ body: { email, password: 'wrong guess' } });
+    const login = () => api(pigeon, from).auth.login({ body: { email, password: 'brand new password' } });
     expectEnvelope(await login(), 429, 'TOO_MANY_ATTEMPTS');
-    await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    await api(pigeon).auth.requestPasswordReset({ body: { email } });
     const token = await waitForMailedToken(pigeon, email, RESET_SUBJECT);
-    const reset = await pigeon.request('POST', '/auth/reset-password', {
-      body: { token, password: 'brand new password' },
-    });
+    const reset = await api(pigeon).auth.resetPassword({ body: { token, password: 'brand new password' } });
     expect(reset.status).toBe(200);
     expect((await login()).status).toBe(200);
   });
 
   it('answers a reset request for an unknown address the same way, and mails nothing', async () => {
     const email = uniqueEmail();
-    const res = await pigeon.request('POST', '/auth/request-password-reset', { body: { email } });
+    const res = await api(pigeon).auth.requestPasswordReset({ body: { email } });
     expect(res.status).toBe(202);
     await new Promise((r) => setTimeout(r, 300));
     expect(() => mailedToken(pigeon, email)).toThrow();
@@ -267,7 +252,7 @@ describe('password reset mail', () => {
     await sink.waitFor(1, 10_000); // the signup's verification mail
     const timed = async (email: string) => {
       const started = performance.now();
-      const res = await slow.request('POST', '/auth/request-password-reset', { body: { email } });
+      const res = await api(slow).auth.requestPasswordReset({ body: { email } });
       expect(res.status).toBe(202);
       return performance.now() - started;
     };
@@ -280,7 +265,7 @@ describe('password reset mail', () => {
     const { user } = await signUp(slow);
     const before = sink.messages.filter((m) => m.to.includes(user.email)).length;
     for (let i = 0; i < 4; i++) {
-      await slow.request('POST', '/auth/request-password-reset', { body: { email: user.email } });
+      await api(slow).auth.requestPasswordReset({ body: { email: user.email } });
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 2_500));

@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, runStatement, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
 
 /**
  * Failures (or, for `reset-ip`, requests) allowed per key within the window before the key is
@@ -16,43 +17,37 @@ const RULES = {
 type Kind = keyof typeof RULES;
 
 /** Seconds until the key may try again, or 0. Shared by every process through the database. */
-export async function lockedForSeconds(em: EntityManager, keys: Array<[Kind, string]>): Promise<number> {
-  const rows = await em.getConnection().execute<{ seconds: number }[]>(
-    `SELECT ceil(extract(epoch FROM max(locked_until) - now()))::int AS seconds FROM login_failures
-       WHERE key IN (${keys.map(() => '?').join(', ')}) AND locked_until > now()`,
-    keys.map(([kind, value]) => `${kind}:${value}`),
+export async function lockedForSeconds(db: Queryable, keys: Array<[Kind, string]>): Promise<number> {
+  const [row] = await queryRows<{ seconds: number }>(
+    db,
+    sql`SELECT ceil(extract(epoch FROM max(locked_until) - now()))::int AS seconds FROM login_failures
+        WHERE key = ANY(${keys.map(([kind, value]) => `${kind}:${value}`)}::text[]) AND locked_until > now()`,
   );
-  return rows[0]?.seconds ?? 0;
+  return row?.seconds ?? 0;
 }
 
 /** Counts a failure atomically; the key locks when it reaches its limit within the window. */
-export async function recordFailure(em: EntityManager, kind: Kind, value: string): Promise<void> {
+export async function recordFailure(db: Queryable, kind: Kind, value: string): Promise<void> {
   const rule = RULES[kind];
-  await em.getConnection().execute(
-    `INSERT INTO login_failures (key, failures, window_started_at) VALUES (?, 1, now())
-     ON CONFLICT (key) DO UPDATE SET
-       failures = CASE WHEN login_failures.window_started_at < now() - make_interval(secs => ?) THEN 1 ELSE login_failures.failures + 1 END,
-       window_started_at = CASE WHEN login_failures.window_started_at < now() - make_interval(secs => ?) THEN now() ELSE login_failures.window_started_at END,
-       locked_until = CASE
-         WHEN login_failures.window_started_at >= now() - make_interval(secs => ?) AND login_failures.failures + 1 >= ?
-         THEN now() + make_interval(secs => ?) ELSE login_failures.locked_until END`,
-    [
-      `${kind}:${value}`,
-      rule.windowMs / 1000,
-      rule.windowMs / 1000,
-      rule.windowMs / 1000,
-      rule.max,
-      rule.lockMs / 1000,
-    ],
+  const windowStart = sql`now() - make_interval(secs => ${rule.windowMs / 1000})`;
+  await runStatement(
+    db,
+    sql`INSERT INTO login_failures (key, failures, window_started_at) VALUES (${`${kind}:${value}`}, 1, now())
+        ON CONFLICT (key) DO UPDATE SET
+          failures = CASE WHEN login_failures.window_started_at < ${windowStart} THEN 1 ELSE login_failures.failures + 1 END,
+          window_started_at = CASE WHEN login_failures.window_started_at < ${windowStart} THEN now() ELSE login_failures.window_started_at END,
+          locked_until = CASE
+            WHEN login_failures.window_started_at >= ${windowStart} AND login_failures.failures + 1 >= ${rule.max}
+            THEN now() + make_interval(secs => ${rule.lockMs / 1000}) ELSE login_failures.locked_until END`,
   );
 }
 
-export async function clearFailures(em: EntityManager, kind: Kind, value: string): Promise<void> {
-  await em.getConnection().execute('DELETE FROM login_failures WHERE key = ?', [`${kind}:${value}`]);
+export async function clearFailures(db: Queryable, kind: Kind, value: string): Promise<void> {
+  await runStatement(db, sql`DELETE FROM login_failures WHERE key = ${`${kind}:${value}`}`);
 }
 
 /** Lifts the sign-in locks of an address from every IP (a password reset proved who asks). */
-export async function clearAccountFailures(em: EntityManager, email: string): Promise<void> {
+export async function clearAccountFailures(db: Queryable, email: string): Promise<void> {
   const prefix = `account-ip:${email} `;
-  await em.getConnection().execute('DELETE FROM login_failures WHERE left(key, length(?)) = ?', [prefix, prefix]);
+  await runStatement(db, sql`DELETE FROM login_failures WHERE left(key, length(${prefix})) = ${prefix}`);
 }

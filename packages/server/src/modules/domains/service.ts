@@ -2,6 +2,7 @@ import type { DnsRecordPurpose, DnsRecordStatus, TrackingMode } from '@pigeon/co
 import type { DatabaseError } from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { keyringOf } from '../../db/at-rest.js';
+import { preparedRows, queryRows, runStatement, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
@@ -37,9 +38,9 @@ export const toDomainDto = (d: DomainRow) => ({
 });
 
 async function verifiedElsewhere(db: Queryable, projectId: string, domain: string): Promise<boolean> {
-  const { rows } = await db.query(
-    'SELECT 1 FROM domains WHERE domain = $1 AND verified_at IS NOT NULL AND project_id <> $2',
-    [domain, projectId],
+  const rows = await queryRows(
+    db,
+    sql`SELECT 1 FROM domains WHERE domain = ${domain} AND verified_at IS NOT NULL AND project_id <> ${projectId}`,
   );
   return rows.length > 0;
 }
@@ -55,38 +56,35 @@ export async function createDomain(deps: AppDeps, projectId: string, domain: str
   const db = deps.db.pool;
   const keys = await generateDkimKeys();
   const outbox = deps.mailer.kind === 'outbox';
-  const insert = (verified: boolean) =>
-    db.query<DomainRow>(
-      `INSERT INTO domains (id, project_id, domain, dkim_selector, dkim_private_key, dkim_public_key, verified_at, note)
-       VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END, $8) RETURNING *`,
-      [
-        uuidv7(),
-        projectId,
-        domain,
-        keys.selector,
-        sealDkimKey(keys.privateKey, keyringOf(deps.config)),
-        keys.publicKey,
-        verified,
-        verified
-          ? 'Verified on creation: mail goes to the local outbox and never leaves this machine. Publish the records before configuring SMTP_URL.'
-          : null,
-      ],
+  const privateKey = sealDkimKey(keys.privateKey, keyringOf(deps.config));
+  const insert = async (verified: boolean) => {
+    const note = verified
+      ? 'Verified on creation: mail goes to the local outbox and never leaves this machine. Publish the records before configuring SMTP_URL.'
+      : null;
+    const [row] = await queryRows<DomainRow>(
+      db,
+      sql`INSERT INTO domains (id, project_id, domain, dkim_selector, dkim_private_key, dkim_public_key, verified_at, note)
+          VALUES (${uuidv7()}, ${projectId}, ${domain}, ${keys.selector}, ${privateKey}, ${keys.publicKey},
+                  CASE WHEN ${verified}::boolean THEN now() END, ${note}) RETURNING *`,
     );
+    return row as DomainRow;
+  };
   const verifyNow = outbox && !(await verifiedElsewhere(db, projectId, domain));
   try {
-    return toDomainDto((await insert(verifyNow)).rows[0] as DomainRow);
+    return toDomainDto(await insert(verifyNow));
   } catch (err) {
     // Another project verified it in the meantime: add it unverified, as above.
     if ((err as DatabaseError).constraint !== 'domains_verified_once') throw err;
-    return toDomainDto((await insert(false)).rows[0] as DomainRow);
+    return toDomainDto(await insert(false));
   }
 }
 
 export async function listDomains(db: Queryable, callerProjectId: string, projectId: string) {
   if (projectId !== callerProjectId) throw notFound('Project');
-  const { rows } = await db.query<DomainRow>('SELECT * FROM domains WHERE project_id = $1 ORDER BY created_at', [
-    projectId,
-  ]);
+  const rows = await queryRows<DomainRow>(
+    db,
+    sql`SELECT * FROM domains WHERE project_id = ${projectId} ORDER BY created_at`,
+  );
   return rows.map(toDomainDto);
 }
 
@@ -105,36 +103,34 @@ export async function recheck(deps: AppDeps, domain: DomainRow): Promise<DomainR
   const status = await checkRecords(createResolver(deps.config.dns.servers), domain);
   const passes = status.dkim === 'verified';
   const taken = passes && !domain.verified_at && (await verifiedElsewhere(db, domain.project_id, domain.domain));
-  const { rows } = await db.query<DomainRow>(
-    `UPDATE domains SET last_checked_at = now(), record_status = $2,
-       verified_at = CASE WHEN $3 THEN coalesce(verified_at, now()) WHEN $4 THEN verified_at ELSE NULL END,
-       note = $5
-     WHERE id = $1 RETURNING *`,
-    [
-      domain.id,
-      JSON.stringify(status),
-      passes && !taken,
-      deps.mailer.kind === 'outbox',
-      taken
-        ? 'Another project has verified this domain.'
-        : passes
-          ? null
-          : 'The DKIM record is not published yet (DNS can take a while).',
-    ],
+  const verifies = passes && !taken;
+  const keepsVerification = deps.mailer.kind === 'outbox';
+  const note = taken
+    ? 'Another project has verified this domain.'
+    : passes
+      ? null
+      : 'The DKIM record is not published yet (DNS can take a while).';
+  const [row] = await queryRows<DomainRow>(
+    db,
+    sql`UPDATE domains SET last_checked_at = now(), record_status = ${JSON.stringify(status)},
+          verified_at = CASE WHEN ${verifies}::boolean THEN coalesce(verified_at, now())
+                             WHEN ${keepsVerification}::boolean THEN verified_at ELSE NULL END,
+          note = ${note}
+        WHERE id = ${domain.id} RETURNING *`,
   );
-  return rows[0] as DomainRow;
+  return row as DomainRow;
 }
 
 export async function deleteDomain(db: Queryable, projectId: string, id: string): Promise<void> {
   const domain = await findDomain(db, projectId, id);
-  const { rows } = await db.query<{ name: string }>(
-    "SELECT name FROM templates WHERE project_id = $1 AND split_part(from_email, '@', 2) = $2 LIMIT 5",
-    [projectId, domain.domain],
+  const rows = await queryRows<{ name: string }>(
+    db,
+    sql`SELECT name FROM templates WHERE project_id = ${projectId} AND split_part(from_email, '@', 2) = ${domain.domain} LIMIT 5`,
   );
   if (rows.length > 0) {
     throw conflict('Templates still send from this domain', { details: { templates: rows.map((r) => r.name) } });
   }
-  await db.query('DELETE FROM domains WHERE id = $1', [domain.id]);
+  await runStatement(db, sql`DELETE FROM domains WHERE id = ${domain.id}`);
 }
 
 /** What sending needs to know about a verified sender: its domain and the project's sending settings. */
@@ -147,13 +143,13 @@ export interface VerifiedSender {
 /** The verified domain a sender address belongs to, with the project's settings; otherwise the spec's 403. */
 export async function requireVerifiedSender(db: Queryable, projectId: string, from: string): Promise<VerifiedSender> {
   const domain = from.split('@')[1]?.toLowerCase() ?? '';
-  const { rows } = await db.query<VerifiedSender>({
-    name: 'domains.verified-sender',
-    text: `SELECT d.domain, p.tracking_mode AS "trackingMode", p.unsubscribe_mailbox AS "unsubscribeMailbox"
-           FROM domains d JOIN projects p ON p.id = d.project_id
-           WHERE d.project_id = $1 AND d.domain = $2 AND d.verified_at IS NOT NULL`,
-    values: [projectId, domain],
-  });
+  const rows = await preparedRows<VerifiedSender>(
+    db,
+    'domains.verified-sender',
+    sql`SELECT d.domain, p.tracking_mode AS "trackingMode", p.unsubscribe_mailbox AS "unsubscribeMailbox"
+        FROM domains d JOIN projects p ON p.id = d.project_id
+        WHERE d.project_id = ${projectId} AND d.domain = ${domain} AND d.verified_at IS NOT NULL`,
+  );
   if (!rows[0]) {
     throw new AppError(403, 'INTERNAL_SERVER_ERROR', `The sender domain ${domain} is not verified for this project`, {
       details: { reason: 'DOMAIN_NOT_VERIFIED', domain },

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, sessionCookie, signUp, uniqueEmail } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
 let pigeon: TestPigeon;
@@ -72,11 +73,8 @@ describe('outbox viewer', () => {
   const sent: string[] = [];
   beforeAll(async () => {
     owner = await newProject(pigeon);
-    const domain = await pigeon.request('POST', '/domains', {
-      headers: owner.auth,
-      body: { domain: 'outbox.example' },
-    });
-    expect(domain.body.status).toBe('verified');
+    const domain = bodyOf(await api(pigeon, owner.auth).domains.create({ body: { domain: 'outbox.example' } }), 201);
+    expect(domain.status).toBe('verified');
     for (const subject of ['First <one>', 'Second']) {
       const res = await pigeon.request('POST', '/v1/send', {
         headers: owner.auth,

@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { relative, resolve } from 'node:path';
 import { type Request, type Response, Router } from 'express';
 import { isUuid } from '../../db/scoped.js';
 import type { AppDeps } from '../../deps.js';
@@ -7,7 +5,13 @@ import { requireSessionUser, type SessionUser } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { sendPage } from '../../http/pages.js';
 import './pages.js';
-import { findOutboxMessage, listOutboxMessages } from './service.js';
+import {
+  findOutboxMessage,
+  htmlWithoutOpenPixel,
+  listOutboxMessages,
+  readOutboxFile,
+  readOutboxHeaders,
+} from './service.js';
 
 /**
  * The outbox viewer: what the local outbox transport delivered, for members of the sending
@@ -59,18 +63,10 @@ export function outboxRouter(deps: AppDeps): Router {
       await handler(res, message);
     });
 
-  const readEml = (file: string) => {
-    const path = resolve(file);
-    if (relative(outboxDir, path).startsWith('..')) throw new Error('outbox file outside the outbox directory');
-    return readFile(path);
-  };
-
   router.get(
     '/outbox/:id',
     withMessage(async (res, message) => {
-      const raw = (await readEml(message.file)).toString('utf8');
-      const headerEnd = raw.search(/\r?\n\r?\n/);
-      const headers = (headerEnd === -1 ? raw : raw.slice(0, headerEnd)).replace(/\r?\n[ \t]+/g, ' ');
+      const headers = await readOutboxHeaders(outboxDir, message);
       sendPage(res, 200, 'outbox-message', { title: message.subject, wide: true, message, headers });
     }),
   );
@@ -84,7 +80,7 @@ export function outboxRouter(deps: AppDeps): Router {
           'Content-Disposition': `attachment; filename="${message.id}.eml"`,
           'Cache-Control': 'no-store',
         })
-        .send(await readEml(message.file));
+        .send(await readOutboxFile(outboxDir, message));
     }),
   );
 
@@ -92,8 +88,7 @@ export function outboxRouter(deps: AppDeps): Router {
   router.get(
     '/outbox/:id/html',
     withMessage(async (res, message) => {
-      const pixel = `<img src="${deps.config.http.publicUrl}/t/o/`;
-      const html = message.html.replace(new RegExp(`${escapeRegExp(pixel)}[^>]*>`, 'g'), '');
+      const html = htmlWithoutOpenPixel(message, deps.config.http.publicUrl);
       res
         .set({
           'Content-Type': 'text/html; charset=utf-8',
@@ -108,5 +103,3 @@ export function outboxRouter(deps: AppDeps): Router {
 
   return router;
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,3 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { relative, resolve } from 'node:path';
+import { simpleParser } from 'mailparser';
+import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 
@@ -27,26 +31,22 @@ const toMessage = (r: OutboxRow) => ({
   sentAt: r.sent_at.toISOString(),
 });
 
-const SELECT = `
+/** The delivered outbox messages of the projects `userId` is a member of, matching `where`. */
+const selectMessages = (userId: string, where: Sql) => sql`
   SELECT e.id, p.name AS project_name, e.from_email, e.from_name, e.to_email, e.subject, e.html, e.outbox_file,
          e.sent_at, e.sent_at::text AS sort_value
   FROM emails e
-  JOIN memberships m ON m.project_id = e.project_id AND m.user_id = $1
+  JOIN memberships m ON m.project_id = e.project_id AND m.user_id = ${userId}
   JOIN projects p ON p.id = e.project_id
-  WHERE e.outbox_file IS NOT NULL`;
+  WHERE e.outbox_file IS NOT NULL AND ${where}`;
 
 /** Delivered outbox messages of every project the user is a member of, newest first, keyset-paginated. */
 export async function listOutboxMessages(db: Queryable, userId: string, before: string | undefined) {
-  const values: unknown[] = [userId];
-  let where = '';
-  if (before) {
-    const cursor = decodeCursor(before);
-    values.push(cursor.v, cursor.id);
-    where = 'AND (e.sent_at, e.id) < ($2::timestamptz, $3::uuid)';
-  }
-  const { rows } = await db.query<OutboxRow>(
-    `${SELECT} ${where} ORDER BY e.sent_at DESC, e.id DESC LIMIT ${PAGE_SIZE + 1}`,
-    values,
+  const cursor = before ? decodeCursor(before) : undefined;
+  const where = cursor ? sql`(e.sent_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)` : raw('true');
+  const rows = await queryRows<OutboxRow>(
+    db,
+    sql`${selectMessages(userId, where)} ORDER BY e.sent_at DESC, e.id DESC LIMIT ${PAGE_SIZE + 1}`,
   );
   const page = rows.slice(0, PAGE_SIZE);
   const last = page.at(-1);
@@ -57,6 +57,34 @@ export async function listOutboxMessages(db: Queryable, userId: string, before: 
 }
 
 export async function findOutboxMessage(db: Queryable, userId: string, emailId: string) {
-  const { rows } = await db.query<OutboxRow>(`${SELECT} AND e.id = $2`, [userId, emailId]);
+  const rows = await queryRows<OutboxRow>(db, selectMessages(userId, sql`e.id = ${emailId}`));
   return rows[0] ? toMessage(rows[0]) : undefined;
 }
+
+export type OutboxMessage = ReturnType<typeof toMessage>;
+
+/** The delivered .eml of a message; never a file outside the outbox directory. */
+export async function readOutboxFile(outboxDir: string, message: OutboxMessage): Promise<Buffer> {
+  const path = resolve(message.file);
+  if (relative(outboxDir, path).startsWith('..')) throw new Error('outbox file outside the outbox directory');
+  return readFile(path);
+}
+
+/** The header block of the delivered .eml, one header per line as it was sent (folding kept). */
+export async function readOutboxHeaders(outboxDir: string, message: OutboxMessage): Promise<string> {
+  const parsed = await simpleParser(await readOutboxFile(outboxDir, message), {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    skipImageLinks: true,
+  });
+  return parsed.headerLines.map((h) => h.line).join('\n');
+}
+
+/** The HTML as sent, without the open pixel: viewing a message here must not count as an open. */
+export function htmlWithoutOpenPixel(message: OutboxMessage, publicUrl: string): string {
+  const pixel = `<img src="${publicUrl}/t/o/`;
+  return message.html.replace(new RegExp(`${escapeRegExp(pixel)}[^>]*>`, 'g'), '');
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

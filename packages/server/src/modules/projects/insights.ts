@@ -1,9 +1,11 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { readTransportStatus } from '../../mail/transport-status.js';
-import { projectHealth } from '../deliverability/health.js';
+import { projectHealth, resumeCampaigns } from '../deliverability/health.js';
 import type { Project } from './project.entity.js';
+import { MANAGERS, requireMembership } from './service.js';
 
 const WINDOW_DAYS = 30;
 
@@ -65,4 +67,22 @@ export async function setupState(db: Queryable, projectId: string) {
     steps.push({ id: step.id, title: step.title, done });
   }
   return { steps, completed: steps.every((s) => s.done) };
+}
+
+/** The security state of a project the user is a member of (both routers serve it). */
+export async function memberSecurityState(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
+  const { project } = await requireMembership(em, userId, projectId);
+  return securityState(project, deps);
+}
+
+export async function memberSetupState(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
+  const { project } = await requireMembership(em, userId, projectId);
+  return setupState(deps.db.pool, project.id);
+}
+
+/** An owner or admin resumes the campaigns sending health paused; answers the security state after. */
+export async function resumePausedCampaigns(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
+  const { project } = await requireMembership(em, userId, projectId, MANAGERS);
+  await resumeCampaigns(deps.db.pool, project.id);
+  return securityState(project, deps);
 }

@@ -1,6 +1,9 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { raw, sql, toQuery } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { refuseIfDisabled, requireMembership } from './service.js';
 
 /**
  * Tables holding a project's data (not its settings, members or keys), in delete order.
@@ -32,4 +35,11 @@ export async function wipeProjectData(pool: pg.Pool, projectId: string): Promise
     }
     return deleted;
   });
+}
+
+/** An owner empties an enabled project of its data (POST /users/@me/projects/:id/reset). */
+export async function resetProject(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
+  const { project } = await requireMembership(em, userId, projectId, ['OWNER']);
+  refuseIfDisabled(project);
+  return wipeProjectData(deps.db.pool, project.id);
 }

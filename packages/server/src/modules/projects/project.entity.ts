@@ -31,6 +31,18 @@ export const ProjectSchema = defineEntity({
 });
 export type Project = InferEntity<typeof ProjectSchema>;
 
+/** One row per time an operator disabled the project (`pigeon project disable`), with why. */
+export const ProjectSuspensionSchema = defineEntity({
+  name: 'ProjectSuspension',
+  tableName: 'project_suspensions',
+  properties: {
+    id: p.uuid().primary(),
+    projectId: p.uuid(),
+    reason: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
 export const MembershipSchema = defineEntity({
   name: 'Membership',
   tableName: 'memberships',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, mailedToken, newProject, signUp, uniqueEmail } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { mountProbe } from '../../../test/probe.js';
 import { setProjectDisabled } from './service.js';
@@ -11,13 +12,17 @@ beforeAll(async () => {
 afterAll(() => pigeon?.stop());
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+/** The typed client of a signed-in user's dashboard session. */
+const as = (user: { cookie: string }) => api(pigeon, { cookie: user.cookie });
+/** The first project in the user's list, as the user sees it. */
+const seen = async (cookie: string) => bodyOf(await as({ cookie }).users.listProjects(), 200)[0];
 
 describe('projects and keys', () => {
   it('gives a new project one pk_ and one sk_ key of 64 hex characters, owned by its creator', async () => {
     const { owner, project } = await newProject(pigeon);
     expect(project.publicKey).toMatch(/^pk_[0-9a-f]{64}$/);
     expect(project.secretKey).toMatch(/^sk_[0-9a-f]{64}$/);
-    const list = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: owner.cookie } });
+    const list = await as(owner).users.listProjects();
     expect(list.body).toEqual([
       expect.objectContaining({ id: project.id, role: 'OWNER', secretKey: project.secretKey }),
     ]);
@@ -27,12 +32,9 @@ describe('projects and keys', () => {
 
   it('rotates both keys at once: old keys fail immediately, new keys work', async () => {
     const { owner, project } = await newProject(pigeon);
-    const res = await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-      headers: { cookie: owner.cookie },
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.publicKey).not.toBe(project.publicKey);
-    expect(res.body.secretKey).not.toBe(project.secretKey);
+    const rotated = bodyOf(await as(owner).users.regenerateKeys({ params: { id: project.id } }), 200);
+    expect(rotated.publicKey).not.toBe(project.publicKey);
+    expect(rotated.secretKey).not.toBe(project.secretKey);
     expectEnvelope(
       await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) }),
       401,
@@ -43,8 +45,10 @@ describe('projects and keys', () => {
       401,
       'INVALID_API_KEY',
     );
-    expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(res.body.secretKey) })).status).toBe(200);
-    expect((await pigeon.request('POST', '/__probe/track', { headers: bearer(res.body.publicKey) })).status).toBe(200);
+    expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(
+      200,
+    );
+    expect((await pigeon.request('POST', '/__probe/track', { headers: bearer(rotated.publicKey) })).status).toBe(200);
   });
 
   it('rotation takes effect at once in a second server process on the same database', async () => {
@@ -52,15 +56,13 @@ describe('projects and keys', () => {
     const other = await startTestPigeon({ databaseUrl: pigeon.deps.db.url, role: 'api', mountExtraRoutes: mountProbe });
     try {
       expect((await other.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
-      const rotated = await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-        headers: { cookie: owner.cookie },
-      });
+      const rotated = bodyOf(await as(owner).users.regenerateKeys({ params: { id: project.id } }), 200);
       expectEnvelope(
         await other.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) }),
         401,
         'INVALID_API_KEY',
       );
-      expect((await other.request('GET', '/__probe/secret', { headers: bearer(rotated.body.secretKey) })).status).toBe(
+      expect((await other.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(
         200,
       );
     } finally {
@@ -133,10 +135,7 @@ describe('session with X-Project-Id on dashboard routes', () => {
   it("hides another user's project behind 404 on project routes", async () => {
     const { project } = await newProject(pigeon);
     const stranger = await signUp(pigeon);
-    const res = await pigeon.request('GET', `/projects/${project.id}/members`, {
-      headers: { cookie: stranger.cookie },
-    });
-    expectEnvelope(res, 404, 'NOT_FOUND');
+    expectEnvelope(await as(stranger).projects.listMembers({ params: { id: project.id } }), 404, 'NOT_FOUND');
   });
 });
 
@@ -144,67 +143,41 @@ describe('members and roles', () => {
   it('adds an existing user at once and mails an invitation to an unknown address', async () => {
     const { owner, project } = await newProject(pigeon);
     const existing = await signUp(pigeon);
-    const added = await pigeon.request('POST', `/projects/${project.id}/members`, {
-      headers: { cookie: owner.cookie },
+    const added = await as(owner).projects.inviteMember({
+      params: { id: project.id },
       body: { email: existing.user.email, role: 'ADMIN' },
     });
     expect(added.body).toMatchObject({ status: 'added', member: { userId: existing.user.id, role: 'ADMIN' } });
 
     const invitee = uniqueEmail('invitee');
-    const invited = await pigeon.request('POST', `/projects/${project.id}/members`, {
-      headers: { cookie: owner.cookie },
-      body: { email: invitee },
-    });
+    const invited = await as(owner).projects.inviteMember({ params: { id: project.id }, body: { email: invitee } });
     expect(invited.body).toMatchObject({ status: 'invited', invitation: { email: invitee, role: 'MEMBER' } });
     const token = mailedToken(pigeon, invitee);
 
     const wrongUser = await signUp(pigeon);
-    expectEnvelope(
-      await pigeon.request('POST', '/auth/accept-invitation', {
-        headers: { cookie: wrongUser.cookie },
-        body: { token },
-      }),
-      403,
-      'INVITATION_EMAIL_MISMATCH',
-    );
+    expectEnvelope(await as(wrongUser).auth.acceptInvitation({ body: { token } }), 403, 'INVITATION_EMAIL_MISMATCH');
     const joined = await signUp(pigeon, invitee);
-    const accepted = await pigeon.request('POST', '/auth/accept-invitation', {
-      headers: { cookie: joined.cookie },
-      body: { token },
-    });
+    const accepted = await as(joined).auth.acceptInvitation({ body: { token } });
     expect(accepted.body).toEqual({ projectId: project.id, role: 'MEMBER' });
-    const members = await pigeon.request('GET', `/projects/${project.id}/members`, {
-      headers: { cookie: joined.cookie },
-    });
-    expect(members.body.members.map((m: { email: string }) => m.email)).toContain(invitee);
-    expect(members.body.invitations).toEqual([]);
+    const members = bodyOf(await as(joined).projects.listMembers({ params: { id: project.id } }), 200);
+    expect(members.members.map((m) => m.email)).toContain(invitee);
+    expect(members.invitations).toEqual([]);
   });
 
   it('lets only OWNER and ADMIN manage members, keys and settings', async () => {
     const { owner, project } = await newProject(pigeon);
     const member = await signUp(pigeon);
-    await pigeon.request('POST', `/projects/${project.id}/members`, {
-      headers: { cookie: owner.cookie },
-      body: { email: member.user.email },
-    });
-    const asMember = { headers: { cookie: member.cookie } };
+    await addMember(project.id, owner.cookie, member.user.email, 'MEMBER');
+    const params = { id: project.id };
+    expectEnvelope(await as(member).users.regenerateKeys({ params }), 403, 'INSUFFICIENT_ROLE');
+    expectEnvelope(await as(member).users.updateProject({ params, body: { name: 'x' } }), 403, 'INSUFFICIENT_ROLE');
     expectEnvelope(
-      await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, asMember),
+      await as(member).projects.inviteMember({ params, body: { email: uniqueEmail() } }),
       403,
       'INSUFFICIENT_ROLE',
     );
-    expectEnvelope(
-      await pigeon.request('PATCH', `/users/@me/projects/${project.id}`, { ...asMember, body: { name: 'x' } }),
-      403,
-      'INSUFFICIENT_ROLE',
-    );
-    expectEnvelope(
-      await pigeon.request('POST', `/projects/${project.id}/members`, { ...asMember, body: { email: uniqueEmail() } }),
-      403,
-      'INSUFFICIENT_ROLE',
-    );
-    const renamed = await pigeon.request('PATCH', `/users/@me/projects/${project.id}`, {
-      headers: { cookie: owner.cookie },
+    const renamed = await as(owner).users.updateProject({
+      params,
       body: { name: 'Renamed', trackingMode: 'MARKETING_ONLY' },
     });
     expect(renamed.body).toMatchObject({ name: 'Renamed', trackingMode: 'MARKETING_ONLY' });
@@ -213,37 +186,29 @@ describe('members and roles', () => {
   it('never leaves a project without an OWNER, and keeps OWNER grants to OWNERs', async () => {
     const { owner, project } = await newProject(pigeon);
     const admin = await signUp(pigeon);
-    await pigeon.request('POST', `/projects/${project.id}/members`, {
-      headers: { cookie: owner.cookie },
-      body: { email: admin.user.email, role: 'ADMIN' },
-    });
-    const path = `/projects/${project.id}/members/${owner.user.id}`;
+    await addMember(project.id, owner.cookie, admin.user.email, 'ADMIN');
+    const ownerParams = { id: project.id, userId: owner.user.id };
     expectEnvelope(
-      await pigeon.request('PATCH', path, { headers: { cookie: owner.cookie }, body: { role: 'ADMIN' } }),
+      await as(owner).projects.updateMember({ params: ownerParams, body: { role: 'ADMIN' } }),
       409,
       'CONFLICT',
     );
-    expectEnvelope(await pigeon.request('DELETE', path, { headers: { cookie: owner.cookie } }), 409, 'CONFLICT');
+    expectEnvelope(await as(owner).projects.removeMember({ params: ownerParams }), 409, 'CONFLICT');
+    expectEnvelope(await as(admin).projects.removeMember({ params: ownerParams }), 403, 'INSUFFICIENT_ROLE');
+    const adminParams = { id: project.id, userId: admin.user.id };
     expectEnvelope(
-      await pigeon.request('DELETE', path, { headers: { cookie: admin.cookie } }),
-      403,
-      'INSUFFICIENT_ROLE',
-    );
-    const adminPath = `/projects/${project.id}/members/${admin.user.id}`;
-    expectEnvelope(
-      await pigeon.request('PATCH', adminPath, { headers: { cookie: admin.cookie }, body: { role: 'OWNER' } }),
+      await as(admin).projects.updateMember({ params: adminParams, body: { role: 'OWNER' } }),
       403,
       'INSUFFICIENT_ROLE',
     );
     expect(
-      (await pigeon.request('PATCH', adminPath, { headers: { cookie: owner.cookie }, body: { role: 'OWNER' } })).body
-        .role,
+      bodyOf(await as(owner).projects.updateMember({ params: adminParams, body: { role: 'OWNER' } }), 200).role,
     ).toBe('OWNER');
     // With two owners, the first may now step down.
     expect(
-      (await pigeon.request('PATCH', path, { headers: { cookie: owner.cookie }, body: { role: 'MEMBER' } })).body.role,
+      bodyOf(await as(owner).projects.updateMember({ params: ownerParams, body: { role: 'MEMBER' } }), 200).role,
     ).toBe('MEMBER');
-    expect((await pigeon.request('DELETE', path, { headers: { cookie: admin.cookie } })).status).toBe(200);
+    expect((await as(admin).projects.removeMember({ params: ownerParams })).status).toBe(200);
   });
 
   it('holds the last-OWNER rule when two OWNERs demote or remove each other at the same moment', async () => {
@@ -253,10 +218,10 @@ describe('members and roles', () => {
       const b = await signUp(pigeon);
       await addMember(project.id, a.cookie, b.user.email, 'OWNER');
       const change = (actor: { cookie: string }, target: { user: { id: string } }) => {
-        const path = `/projects/${project.id}/members/${target.user.id}`;
+        const params = { id: project.id, userId: target.user.id };
         return round % 2 === 0
-          ? pigeon.request('PATCH', path, { headers: { cookie: actor.cookie }, body: { role: 'ADMIN' } })
-          : pigeon.request('DELETE', path, { headers: { cookie: actor.cookie } });
+          ? as(actor).projects.updateMember({ params, body: { role: 'ADMIN' } })
+          : as(actor).projects.removeMember({ params });
       };
       const answers = await Promise.all([change(a, b), change(b, a)]);
       outcomes.push(answers.map((r) => r.status).join('+'));
@@ -273,10 +238,7 @@ describe('members and roles', () => {
 });
 
 async function addMember(projectId: string, cookie: string, email: string, role: 'OWNER' | 'ADMIN' | 'MEMBER') {
-  const res = await pigeon.request('POST', `/projects/${projectId}/members`, {
-    headers: { cookie },
-    body: { email, role },
-  });
+  const res = await as({ cookie }).projects.inviteMember({ params: { id: projectId }, body: { email, role } });
   expect(res.status).toBe(201);
 }
 
@@ -287,8 +249,6 @@ describe('who sees the secret key', () => {
     const member = await signUp(pigeon);
     await addMember(project.id, owner.cookie, admin.user.email, 'ADMIN');
     await addMember(project.id, owner.cookie, member.user.email, 'MEMBER');
-    const seen = async (cookie: string) =>
-      (await pigeon.request('GET', '/users/@me/projects', { headers: { cookie } })).body[0];
     expect(await seen(admin.cookie)).toMatchObject({ role: 'ADMIN', secretKey: project.secretKey });
     expect(await seen(member.cookie)).toMatchObject({
       role: 'MEMBER',
@@ -298,19 +258,18 @@ describe('who sees the secret key', () => {
     expect(JSON.stringify(await seen(member.cookie))).not.toContain('sk_');
     // A MEMBER's own session is refused a manager's action, and has no key to do it with instead.
     expectEnvelope(
-      await pigeon.request('POST', '/domains', {
-        headers: { cookie: member.cookie, 'x-project-id': project.id },
+      await api(pigeon, { cookie: member.cookie, 'x-project-id': project.id }).domains.create({
         body: { domain: 'member.example' },
       }),
       403,
       'INSUFFICIENT_ROLE',
     );
     // Promoted, the same user sees it.
-    await pigeon.request('PATCH', `/projects/${project.id}/members/${member.user.id}`, {
-      headers: { cookie: owner.cookie },
+    await as(owner).projects.updateMember({
+      params: { id: project.id, userId: member.user.id },
       body: { role: 'ADMIN' },
     });
-    expect((await seen(member.cookie)).secretKey).toBe(project.secretKey);
+    expect((await seen(member.cookie))?.secretKey).toBe(project.secretKey);
   });
 
   it('says when a removed member could see the secret key and suggests rotating; not after a rotation', async () => {
@@ -321,45 +280,36 @@ describe('who sees the secret key', () => {
     await addMember(project.id, owner.cookie, admin.user.email, 'ADMIN');
     await addMember(project.id, owner.cookie, member.user.email, 'MEMBER');
     await addMember(project.id, owner.cookie, demoted.user.email, 'ADMIN');
-    const remove = (userId: string) =>
-      pigeon.request('DELETE', `/projects/${project.id}/members/${userId}`, { headers: { cookie: owner.cookie } });
+    const remove = async (userId: string) =>
+      bodyOf(await as(owner).projects.removeMember({ params: { id: project.id, userId } }), 200);
 
     const adminGone = await remove(admin.user.id);
-    expect(adminGone.status).toBe(200);
-    expect(adminGone.body).toMatchObject({ removed: { userId: admin.user.id, role: 'ADMIN' }, sawSecretKey: true });
-    expect(adminGone.body.suggestion).toContain(`/users/@me/projects/${project.id}/regenerate-keys`);
+    expect(adminGone).toMatchObject({ removed: { userId: admin.user.id, role: 'ADMIN' }, sawSecretKey: true });
+    expect(adminGone.suggestion).toContain(`/users/@me/projects/${project.id}/regenerate-keys`);
 
     const memberGone = await remove(member.user.id);
-    expect(memberGone.body).toEqual({
+    expect(memberGone).toEqual({
       removed: expect.objectContaining({ userId: member.user.id, role: 'MEMBER' }),
       sawSecretKey: false,
     });
 
     // An ADMIN demoted to MEMBER still saw the current key, until the keys are rotated.
-    await pigeon.request('PATCH', `/projects/${project.id}/members/${demoted.user.id}`, {
-      headers: { cookie: owner.cookie },
+    await as(owner).projects.updateMember({
+      params: { id: project.id, userId: demoted.user.id },
       body: { role: 'MEMBER' },
     });
-    expect(
-      (await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: demoted.cookie } })).body[0],
-    ).toMatchObject({ secretKey: null });
-    await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-      headers: { cookie: owner.cookie },
-    });
-    expect((await remove(demoted.user.id)).body.sawSecretKey).toBe(false);
+    expect(await seen(demoted.cookie)).toMatchObject({ secretKey: null });
+    await as(owner).users.regenerateKeys({ params: { id: project.id } });
+    expect((await remove(demoted.user.id)).sawSecretKey).toBe(false);
   });
 });
 
 describe('project lifecycle', () => {
   it('reset wipes data but keeps the project, its members and keys', async () => {
     const { owner, project } = await newProject(pigeon);
-    const res = await pigeon.request('POST', `/users/@me/projects/${project.id}/reset`, {
-      headers: { cookie: owner.cookie },
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.success).toBe(true);
-    const list = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: owner.cookie } });
-    expect(list.body[0]).toMatchObject({ id: project.id, secretKey: project.secretKey, role: 'OWNER' });
+    expect(bodyOf(await as(owner).users.resetProject({ params: { id: project.id } }), 200).success).toBe(true);
+    const list = bodyOf(await as(owner).users.listProjects(), 200);
+    expect(list[0]).toMatchObject({ id: project.id, secretKey: project.secretKey, role: 'OWNER' });
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 
@@ -381,62 +331,46 @@ describe('project lifecycle', () => {
       403,
       'PROJECT_DISABLED',
     );
-    expectEnvelope(
-      await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-        headers: { cookie: owner.cookie },
-      }),
-      403,
-      'PROJECT_DISABLED',
-    );
-    const security = await pigeon.request('GET', `/projects/${project.id}/security`, {
-      headers: { cookie: owner.cookie },
-    });
-    expect(security.body).toMatchObject({
+    expectEnvelope(await as(owner).users.regenerateKeys({ params: { id: project.id } }), 403, 'PROJECT_DISABLED');
+    const security = bodyOf(await as(owner).projects.security({ params: { id: project.id } }), 200);
+    expect(security).toMatchObject({
       disabled: true,
       disabledReason: 'abuse report',
       emailsSent: 0,
       bounceRate: 0,
     });
-    expect(security.body.recentSuspensions).toEqual([{ at: expect.any(String), reason: 'abuse report' }]);
+    expect(security.recentSuspensions).toEqual([{ at: expect.any(String), reason: 'abuse report' }]);
     await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, null);
     expect((await pigeon.request('POST', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 
   it('reports setup steps, done once the project has the data', async () => {
     const { owner, project } = await newProject(pigeon);
-    const res = await pigeon.request('GET', `/projects/${project.id}/setup-state`, {
-      headers: { cookie: owner.cookie },
-    });
-    expect(res.body.completed).toBe(false);
-    expect(res.body.steps.map((s: { id: string }) => s.id)).toEqual([
+    const setup = bodyOf(await as(owner).projects.setupState({ params: { id: project.id } }), 200);
+    expect(setup.completed).toBe(false);
+    expect(setup.steps.map((s) => s.id)).toEqual([
       'verify_domain',
       'send_first_email',
       'track_first_event',
       'add_contacts',
     ]);
-    expect(res.body.steps.every((s: { done: boolean }) => !s.done)).toBe(true);
+    expect(setup.steps.every((s) => !s.done)).toBe(true);
     await pigeon.request('POST', '/v1/track', {
       headers: bearer(project.publicKey),
       body: { email: 'a@example.com', event: 'x' },
     });
-    await pigeon.request('POST', '/domains', {
-      headers: bearer(project.secretKey),
+    await api(pigeon, bearer(project.secretKey)).domains.create({
       body: { domain: `setup-${project.id.slice(-8)}.example` },
     });
-    const after = await pigeon.request('GET', `/projects/${project.id}/setup-state`, {
-      headers: { cookie: owner.cookie },
-    });
-    const done = Object.fromEntries(after.body.steps.map((s: { id: string; done: boolean }) => [s.id, s.done]));
+    const after = bodyOf(await as(owner).projects.setupState({ params: { id: project.id } }), 200);
+    const done = Object.fromEntries(after.steps.map((s) => [s.id, s.done]));
     expect(done).toEqual({ verify_domain: true, send_first_email: false, track_first_event: true, add_contacts: true });
   });
 
   it('deletes a project (OWNER only) and its keys stop working', async () => {
     const { owner, project } = await newProject(pigeon);
     const second = await createProject(pigeon, owner.cookie, 'Second');
-    expect(
-      (await pigeon.request('DELETE', `/users/@me/projects/${second.id}`, { headers: { cookie: owner.cookie } }))
-        .status,
-    ).toBe(204);
+    expect((await as(owner).users.deleteProject({ params: { id: second.id } })).status).toBe(204);
     expectEnvelope(
       await pigeon.request('GET', '/__probe/secret', { headers: bearer(second.secretKey) }),
       401,

@@ -4,10 +4,9 @@ import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
-import { resumeCampaigns } from '../deliverability/health.js';
-import { securityState, setupState } from './insights.js';
+import { memberSecurityState, memberSetupState, resumePausedCampaigns } from './insights.js';
 import * as members from './members.js';
-import { wipeProjectData } from './project-data.js';
+import { resetProject } from './project-data.js';
 import * as projects from './service.js';
 import { regenerateWebhookSecret } from './webhook-secret.js';
 
@@ -43,38 +42,31 @@ export const createUsersRouter = (deps: AppDeps) => {
         data: await regenerateWebhookSecret(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id),
       },
     }),
-    resetProject: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id, [
-        'OWNER',
-      ]);
-      projects.refuseIfDisabled(project);
-      return { status: 200, body: { success: true, deleted: await wipeProjectData(deps.db.pool, project.id) } };
-    },
-    security: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(project, deps) };
-    },
+    resetProject: async ({ req, params }) => ({
+      status: 200,
+      body: { success: true, deleted: await resetProject(deps, requestEm(deps, req), callerUser(req).id, params.id) },
+    }),
+    security: async ({ req, params }) => ({
+      status: 200,
+      body: await memberSecurityState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+    }),
   });
 };
 
 export const createProjectsRouter = (deps: AppDeps) => {
   return s.router(contract.projects, {
-    setupState: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await setupState(deps.db.pool, project.id) };
-    },
-    security: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id);
-      return { status: 200, body: await securityState(project, deps) };
-    },
-    resumeCampaigns: async ({ req, params }) => {
-      const { project } = await projects.requireMembership(requestEm(deps, req), callerUser(req).id, params.id, [
-        'OWNER',
-        'ADMIN',
-      ]);
-      await resumeCampaigns(deps.db.pool, project.id);
-      return { status: 200, body: await securityState(project, deps) };
-    },
+    setupState: async ({ req, params }) => ({
+      status: 200,
+      body: await memberSetupState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+    }),
+    security: async ({ req, params }) => ({
+      status: 200,
+      body: await memberSecurityState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+    }),
+    resumeCampaigns: async ({ req, params }) => ({
+      status: 200,
+      body: await resumePausedCampaigns(deps, requestEm(deps, req), callerUser(req).id, params.id),
+    }),
     listMembers: async ({ req, params }) => ({
       status: 200,
       body: await members.listMembers(requestEm(deps, req), callerUser(req).id, params.id),

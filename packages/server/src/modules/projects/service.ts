@@ -6,7 +6,14 @@ import { forbidden, notFound } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
 import { findMembership } from './membership.js';
-import { type Membership, MembershipSchema, type Project, ProjectSchema, seesSecretKey } from './project.entity.js';
+import {
+  type Membership,
+  MembershipSchema,
+  type Project,
+  ProjectSchema,
+  ProjectSuspensionSchema,
+  seesSecretKey,
+} from './project.entity.js';
 
 export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
 
@@ -126,15 +133,7 @@ export async function setProjectDisabled(em: EntityManager, projectId: string, r
   if (!project) throw notFound('Project');
   project.disabled = reason !== null;
   project.disabledReason = reason;
-  if (reason !== null) {
-    await em
-      .getConnection()
-      .execute('INSERT INTO project_suspensions (id, project_id, reason) VALUES (?, ?, ?)', [
-        uuidv7(),
-        projectId,
-        reason,
-      ]);
-  }
-  await em.flush();
+  if (reason !== null) em.create(ProjectSuspensionSchema, { id: uuidv7(), projectId, reason });
+  await em.flush(); // one transaction: the flag and its suspension row
   return project;
 }

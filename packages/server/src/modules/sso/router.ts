@@ -5,7 +5,7 @@ import * as client from 'openid-client';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { definePage, sendPage } from '../../http/pages.js';
-import { safeNext } from '../auth/login-page.js';
+import { safeNext } from '../auth/safe-next.js';
 import { startSession } from '../auth/session.js';
 import { ATTEMPT_TTL_MINUTES, consumeAttempt } from './attempts.js';
 import { ProviderAnswerRefused, ProviderUnavailable } from './providers.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, signUp, uniqueEmail, waitForMailedToken } from '../../../test/accounts.js';
+import { api } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { HttpBrowser, type Visit } from '../../../test/http-browser.js';
 import { type ProviderAccount, startOidcProvider, type TestOidcProvider } from '../../../test/oidc-provider.js';
@@ -83,7 +84,7 @@ async function expectRefusedPage(
 async function verifiedAccount(email: string, password: string) {
   const account = await signUp(pigeon, email, password);
   const token = await waitForMailedToken(pigeon, email, 'Confirm your email address');
-  expect((await pigeon.request('POST', '/auth/verify-email', { body: { token } })).status).toBe(200);
+  expect((await api(pigeon).auth.verifyEmail({ body: { token } })).status).toBe(200);
   return account;
 }
 
@@ -91,7 +92,7 @@ const snapshot = async () => ({ users: await count('users'), links: await count(
 
 describe('GET /auth/oauth-config', () => {
   it('lists the configured provider with the URL that starts its sign-in (wire shape of the spec)', async () => {
-    const res = await pigeon.request('GET', '/auth/oauth-config');
+    const res = await api(pigeon).auth.oauthConfig();
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       providers: [{ id: 'oidc', name: 'Company login', authorizeUrl: `${pigeon.url}/auth/oauth/oidc/start` }],
@@ -131,15 +132,15 @@ describe('sign-in through a real OpenID Connect provider', () => {
     expect(JSON.parse(landed.text)).toMatchObject({ id: account.user.id, email, emailVerified: true });
 
     const cookie = `pigeon_session=${browser.cookie(pigeon.url, 'pigeon_session')}`;
-    const methods = await pigeon.request('GET', '/users/@me/sign-in-methods', { headers: { cookie } });
+    const methods = await api(pigeon, { cookie }).auth.signInMethods();
     expect(methods.status).toBe(200);
     expect(methods.body).toMatchObject({ hasPassword: true, identities: [{ provider: 'oidc', email }] });
 
     // The password still works, and logout revokes the SSO session like any other.
-    const login = await pigeon.request('POST', '/auth/login', { body: { email, password: 'my own password 1' } });
+    const login = await api(pigeon).auth.login({ body: { email, password: 'my own password 1' } });
     expect(login.status).toBe(200);
-    await pigeon.request('POST', '/auth/logout', { headers: { cookie, origin: pigeon.url } });
-    expectEnvelope(await pigeon.request('GET', '/users/@me', { headers: { cookie } }), 401, 'UNAUTHORIZED');
+    await api(pigeon, { cookie, origin: pigeon.url }).auth.logoutPost();
+    expectEnvelope(await api(pigeon, { cookie }).users.me(), 401, 'UNAUTHORIZED');
   });
 
   it('takes over an account whose address was never verified: its password and sessions end', async () => {
@@ -148,15 +149,11 @@ describe('sign-in through a real OpenID Connect provider', () => {
     const browser = new HttpBrowser();
     const landed = await signIn(browser, person(email));
     expect(JSON.parse(landed.text)).toMatchObject({ id: squatter.user.id, email, emailVerified: true });
-    expectEnvelope(
-      await pigeon.request('GET', '/users/@me', { headers: { cookie: squatter.cookie } }),
-      401,
-      'UNAUTHORIZED',
-    );
-    const password = await pigeon.request('POST', '/auth/login', { body: { email, password: 'squatters password 1' } });
+    expectEnvelope(await api(pigeon, { cookie: squatter.cookie }).users.me(), 401, 'UNAUTHORIZED');
+    const password = await api(pigeon).auth.login({ body: { email, password: 'squatters password 1' } });
     expectEnvelope(password, 401, 'INVALID_CREDENTIALS');
     const cookie = `pigeon_session=${browser.cookie(pigeon.url, 'pigeon_session')}`;
-    const methods = await pigeon.request('GET', '/users/@me/sign-in-methods', { headers: { cookie } });
+    const methods = await api(pigeon, { cookie }).auth.signInMethods();
     expect(methods.body).toMatchObject({ hasPassword: false, identities: [{ provider: 'oidc' }] });
   });
 
@@ -211,16 +208,14 @@ describe('sign-in through a real OpenID Connect provider', () => {
 
     const cookie = `pigeon_session=${browser.cookie(pigeon.url, 'pigeon_session')}`;
     const headers = { cookie, origin: pigeon.url, 'sec-fetch-site': 'same-origin' };
-    const methods = await pigeon.request('GET', '/users/@me/sign-in-methods', { headers });
+    const methods = await api(pigeon, headers).auth.signInMethods();
     expect(methods.body).toMatchObject({ hasPassword: false, identities: [{ provider: 'oidc', email }] });
-    const unlink = await pigeon.request('DELETE', '/users/@me/sign-in-methods/oidc', { headers });
+    const unlink = await api(pigeon, headers).auth.unlinkIdentity({ params: { provider: 'oidc' } });
     const error = expectEnvelope(unlink, 409, 'CONFLICT');
     expect(error.details).toEqual({ reason: 'LAST_SIGN_IN_METHOD' });
-    expect((await pigeon.request('GET', '/users/@me/sign-in-methods', { headers })).body.identities).toHaveLength(1);
+    expect((await api(pigeon, headers).auth.signInMethods()).body.identities).toHaveLength(1);
     // No password: a password sign-in fails as for any wrong password.
-    const password = await pigeon.request('POST', '/auth/login', {
-      body: { email, password: 'pigeon-timing-equaliser' },
-    });
+    const password = await api(pigeon).auth.login({ body: { email, password: 'pigeon-timing-equaliser' } });
     expectEnvelope(password, 401, 'INVALID_CREDENTIALS');
   });
 
@@ -230,12 +225,12 @@ describe('sign-in through a real OpenID Connect provider', () => {
     const browser = new HttpBrowser();
     await signIn(browser, person(email));
     const headers = { cookie: account.cookie, origin: pigeon.url, 'sec-fetch-site': 'same-origin' };
-    const unlink = await pigeon.request('DELETE', '/users/@me/sign-in-methods/oidc', { headers });
+    const unlink = await api(pigeon, headers).auth.unlinkIdentity({ params: { provider: 'oidc' } });
     expect(unlink.status).toBe(200);
     expect(unlink.body).toEqual({ hasPassword: true, identities: [] });
-    const again = await pigeon.request('DELETE', '/users/@me/sign-in-methods/oidc', { headers });
+    const again = await api(pigeon, headers).auth.unlinkIdentity({ params: { provider: 'oidc' } });
     expectEnvelope(again, 404, 'NOT_FOUND');
-    const other = await pigeon.request('DELETE', '/users/@me/sign-in-methods/saml', { headers });
+    const other = await pigeon.request('DELETE', '/users/@me/sign-in-methods/saml', { headers }); // not a provider: on purpose
     expectEnvelope(other, 422, 'VALIDATION_ERROR');
   });
 });

@@ -92,7 +92,7 @@ export async function uploadImage(deps: ImageUploadDeps, projectId: string, byte
   let stored = false;
   try {
     const result = await inTransaction(deps.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`uploads:${projectId}`]);
+      await queryRows(client, sql`SELECT pg_advisory_xact_lock(hashtext(${`uploads:${projectId}`}))`);
       const [existing] = await queryRows<UploadRow>(
         client,
         sql`SELECT * FROM uploads WHERE project_id = ${projectId}::uuid AND sha256 = ${sha256}`,

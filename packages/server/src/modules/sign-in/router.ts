@@ -4,10 +4,10 @@ import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
 import * as accounts from '../accounts/service.js';
+import { endSession, startSession } from '../auth/session.js';
 import { acceptInvitation } from '../projects/members.js';
 import { listSignInMethods, unlinkIdentity } from '../sso/identities.js';
 import * as sso from '../sso/service.js';
-import { endSession, startSession } from './session.js';
 
 const s = initServer();
 
@@ -19,7 +19,7 @@ export const createAuthRouter = (deps: AppDeps) => {
       return { status: 201, body: accounts.toUserDto(user) };
     },
     login: async ({ body, req, res }) => {
-      const user = await accounts.login(requestEm(deps, req), body.email, body.password, req.ip ?? 'unknown');
+      const user = await accounts.login(deps, requestEm(deps, req), body.email, body.password, req.ip ?? 'unknown');
       await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
       return { status: 200, body: accounts.toUserDto(user) };
     },
@@ -40,7 +40,7 @@ export const createAuthRouter = (deps: AppDeps) => {
       return { status: 202, body: { success: true, message: 'A verification link was mailed to you' } };
     },
     requestPasswordReset: async ({ body, req }) => {
-      await accounts.countPasswordResetRequest(requestEm(deps, req), req.ip ?? 'unknown');
+      await accounts.countPasswordResetRequest(deps, req.ip ?? 'unknown');
       accounts.requestPasswordResetInBackground(deps, body.email);
       return {
         status: 202,
@@ -48,7 +48,7 @@ export const createAuthRouter = (deps: AppDeps) => {
       };
     },
     resetPassword: async ({ body, req }) => {
-      await accounts.resetPassword(requestEm(deps, req), body.token, body.password);
+      await accounts.resetPassword(deps, requestEm(deps, req), body.token, body.password);
       return { status: 200, body: { success: true } };
     },
     oauthConfig: async () => ({ status: 200, body: sso.oauthConfig(deps.config) }),

@@ -3,11 +3,11 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppDeps } from '../../deps.js';
+import { createUser } from '../accounts/service.js';
+import { UserSchema } from '../accounts/user.entity.js';
 import { createDomain } from '../domains/service.js';
-import { ProjectSchema } from '../projects/project.entity.js';
-import { createProject } from '../projects/service.js';
-import { createUser } from './service.js';
-import { UserSchema } from './user.entity.js';
+import { ProjectSchema } from './project.entity.js';
+import { createProject } from './service.js';
 
 const FIRST_RUN_EMAIL = 'owner@pigeon.local';
 

@@ -5,8 +5,9 @@ import { AppError } from '../../http/errors.js';
 import { definePage, sendPage } from '../../http/pages.js';
 import { unsafeText } from '../../http/validation.js';
 import * as accounts from '../accounts/service.js';
+import { safeNext } from '../auth/safe-next.js';
+import { startSession } from '../auth/session.js';
 import { oauthConfig } from '../sso/service.js';
-import { startSession } from './session.js';
 
 definePage(
   'login',
@@ -25,10 +26,6 @@ definePage(
 <p><a class="button secondary" href="<%= p.href %>">Sign in with <%= p.name %></a></p>
 <% }) %>`,
 );
-
-/** Only same-site paths: `next` must never send a signed-in user to another site. */
-export const safeNext = (next: unknown) =>
-  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') ? next : '/outbox';
 
 /**
  * A plain sign-in form for Pigeon's own pages (the outbox viewer). Same rules as POST /auth/login:
@@ -68,6 +65,7 @@ export function loginPageRouter(deps: AppDeps): Router {
     }
     try {
       const user = await accounts.login(
+        deps,
         deps.db.orm.em.fork(),
         email,
         String(req.body?.password ?? ''),
