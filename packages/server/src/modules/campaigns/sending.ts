@@ -118,7 +118,6 @@ export async function startCampaign(deps: AppDeps, id: string): Promise<Campaign
               ${campaign.reply_to}, a.email, ${campaign.subject}, '', '',
               '<' || a.email_id || '@' || ${sender.domain} || '>', ${shouldTrack(sender.trackingMode, campaign.type, undefined)}, a.due
             FROM audience a
-            ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
             RETURNING 1
           ) SELECT count(*)::int AS n FROM queued`,
       );
