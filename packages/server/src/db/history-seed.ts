@@ -1,5 +1,5 @@
+import type pg from 'pg';
 import { raw, runStatement, sql } from './query.js';
-import type { Queryable } from './sql.js';
 
 /**
  * Fills a project with history spread over the last `days` days: `emails` rows (half of them
@@ -8,7 +8,19 @@ import type { Queryable } from './sql.js';
  * INSERT … SELECT per table, so a million events take seconds.
  */
 export async function seedHistory(
-  db: Queryable,
+  pool: pg.Pool,
+  opts: { projectId: string; contacts: number; emails: number; events: number; days: number },
+): Promise<void> {
+  const db = await pool.connect(); // one session: the contacts' numbering is a temporary table
+  try {
+    await seed(db, opts);
+  } finally {
+    db.release();
+  }
+}
+
+async function seed(
+  db: pg.PoolClient,
   opts: { projectId: string; contacts: number; emails: number; events: number; days: number },
 ): Promise<void> {
   const { projectId, contacts, emails, events, days } = opts;

@@ -5,7 +5,7 @@ import { contactJobHandlers } from '../modules/contacts/jobs.js';
 import { recheckDomainsJob } from '../modules/domains/jobs.js';
 import { webhookDeliveriesPruneJob } from '../modules/event-webhooks/jobs.js';
 import { deleteEventsByName } from '../modules/events/jobs.js';
-import { historyPartitionsJob } from '../modules/retention/jobs.js';
+import { historyPartitionsJob, retentionJob } from '../modules/retention/jobs.js';
 import { segmentsSweepJob } from '../modules/segments/jobs.js';
 import { cleanupJob } from './maintenance.js';
 import { JobRegistry } from './registry.js';
@@ -29,5 +29,6 @@ export function buildJobRegistry(): JobRegistry {
     changeFeedPruneJob,
     webhookDeliveriesPruneJob,
     historyPartitionsJob,
+    retentionJob,
   );
 }

@@ -1,5 +1,6 @@
 import { ensureHistoryPartitions } from '../../db/partitions.js';
 import { defineJob, noPayload } from '../../jobs/registry.js';
+import { applyRetention } from './service.js';
 
 /**
  * Keeps the monthly partitions of `events` and `emails` ready for the current month and the
@@ -13,5 +14,18 @@ export const historyPartitionsJob = defineJob({
   async handler(_payload, { deps, logger }) {
     const created = await ensureHistoryPartitions(deps.db.pool);
     if (created.length) logger.info({ created }, 'history partitions created');
+  },
+});
+
+/** Applies every project's retention (drops expired partitions, deletes and clears in batches). */
+export const retentionJob = defineJob({
+  name: 'retention.apply',
+  payload: noPayload,
+  every: '15 minutes',
+  async handler(_payload, { deps, logger }) {
+    const run = await applyRetention(deps.db.pool);
+    if (run.droppedPartitions.length || run.eventsDeleted || run.emailsDeleted || run.contentCleared) {
+      logger.info(run, 'retention applied');
+    }
   },
 });
