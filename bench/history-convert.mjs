@@ -1,6 +1,6 @@
 // The partitioned-history conversion on a populated database: how long the schema swap and the
 // move of the rows into monthly partitions take per million rows.
-//   DATABASE_URL=postgres://…/empty_db node bench/history-convert.mjs [events=1000000] [emails=100000]
+//   DATABASE_URL=postgres://…/empty_db node bench/history-convert.mjs [events=1000000] [emails=100000] [batch=10000]
 // DATABASE_URL names an empty database on a PostgreSQL you run (it is filled and left converted).
 // Needs the built server (`pnpm build`). Seeds the schema as it was before the conversion (every
 // migration up to Migration20261206010000_send_options), `events` and `emails` over 365 days with
@@ -14,6 +14,7 @@ const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL (an empty database) is required');
 const events = Number(process.argv[2] ?? 1_000_000);
 const emails = Number(process.argv[3] ?? 100_000);
+const batch = Number(process.argv[4] ?? 10_000);
 const project = '01900000-0000-7000-8000-00000000b001';
 const logger = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, fatal() {}, child: () => logger };
 
@@ -35,7 +36,7 @@ const seed = await timed(() => seedHistory(pool, { projectId: project, contacts:
 await pool.query('VACUUM ANALYZE');
 const swap = await timed(() => orm.getMigrator().up());
 await orm.close(true);
-const move = await timed(() => moveUnpartitionedHistory(pool));
+const move = await timed(() => moveUnpartitionedHistory(pool, { batch }));
 const { rows } = await pool.query(
   `SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM emails)::int AS emails,
           (SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass)::int AS partitions`,
@@ -48,8 +49,9 @@ console.log(
       ...rows[0],
       seedSeconds: +seed.toFixed(1),
       schemaSwapSeconds: +swap.toFixed(2),
+      batch,
       moveSeconds: +move.toFixed(1),
-      secondsPerMillionEvents: +((move * 1e6) / rowsMoved).toFixed(1),
+      secondsPerMillionRows: +((move * 1e6) / rowsMoved).toFixed(1),
       note: 'move time per million rows of events and emails together (emails rows are wider)',
     },
     null,
