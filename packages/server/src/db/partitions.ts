@@ -81,6 +81,11 @@ export interface MoveOptions {
  */
 export async function moveUnpartitionedHistory(pool: pg.Pool, opts: MoveOptions = {}): Promise<number> {
   const batch = opts.batch ?? 10_000;
+  const [role] = await queryRows<{ superuser: boolean }>(
+    pool,
+    sql`SELECT current_setting('is_superuser') = 'on' AS superuser`,
+  );
+  const superuser = role?.superuser ?? false;
   let moved = 0;
   for (const table of HISTORY_TABLES) {
     const legacy = `${table}_unpartitioned`;
@@ -93,13 +98,19 @@ export async function moveUnpartitionedHistory(pool: pg.Pool, opts: MoveOptions 
     for (;;) {
       const [last] = await inTransaction(pool, async (client) => {
         await client.query(`SET LOCAL pigeon.moving_history = 'on'`);
+        // The rows were checked against their foreign keys when first written: a superuser skips
+        // the checks (and the feed trigger) while moving them, about half of the work.
+        if (superuser) await client.query(`SET LOCAL session_replication_role = replica`);
+        // The batch is an id range (an index range scan), up to the batch-th id after the cursor.
+        const [upper] = await queryRows<{ id: string }>(
+          client,
+          sql`SELECT id::text FROM ${raw(legacy)} WHERE id > ${after}::uuid ORDER BY id OFFSET ${batch - 1} LIMIT 1`,
+        );
+        const range = upper ? sql`id > ${after}::uuid AND id <= ${upper.id}::uuid` : sql`id > ${after}::uuid`;
         return queryRows<{ n: number; last: string | null }>(
           client,
-          sql`WITH batch AS (
-                DELETE FROM ${raw(legacy)} WHERE id IN (
-                  SELECT id FROM ${raw(legacy)} WHERE id > ${after}::uuid ORDER BY id LIMIT ${batch} FOR UPDATE)
-                RETURNING *
-              ), ins AS (INSERT INTO ${raw(table)} SELECT * FROM batch RETURNING id)
+          sql`WITH batch AS (DELETE FROM ${raw(legacy)} WHERE ${range} RETURNING *),
+              ins AS (INSERT INTO ${raw(table)} SELECT * FROM batch RETURNING id)
               SELECT count(*)::int AS n, max(id::text) AS last FROM ins`,
         );
       });

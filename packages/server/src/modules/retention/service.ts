@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { deleteInBatches as deleteByCtid } from '../../db/batched-delete.js';
 import { type HistoryTable, historyPartitions } from '../../db/partitions.js';
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
@@ -71,8 +72,8 @@ export async function applyRetention(pool: pg.Pool, opts: { batch?: number; now?
     ),
   );
   for (const project of projects) {
-    run.eventsDeleted += await deleteInBatches(pool, run, 'events', project.id, cutoff(now, project.events_days));
-    run.emailsDeleted += await deleteInBatches(pool, run, 'emails', project.id, cutoff(now, project.emails_days));
+    run.eventsDeleted += await deleteExpired(pool, run, 'events', project.id, cutoff(now, project.events_days));
+    run.emailsDeleted += await deleteExpired(pool, run, 'emails', project.id, cutoff(now, project.emails_days));
     run.contentCleared += await clearContent(pool, run, project.id, cutoff(now, project.content_days));
   }
   const { batch: _batch, ...result } = run;
@@ -109,13 +110,13 @@ async function dropExpiredPartitions(pool: pg.Pool, run: RunState, table: Histor
       const [inFlight] = await queryRows(pool, sql`SELECT 1 FROM ${name} WHERE ${IN_FLIGHT} LIMIT 1`);
       if (inFlight) continue;
       // Detaching checks that nothing references the partition; the references go first, in batches.
-      await inBatches(run, () =>
-        runStatement(
-          pool,
-          sql`DELETE FROM email_link_clicks WHERE ctid = ANY(ARRAY(SELECT ctid FROM email_link_clicks
-                WHERE email_id >= ${part.from}::uuid AND email_id < ${part.to}::uuid LIMIT ${run.batch}))`,
-        ),
+      const clicks = await deleteByCtid(
+        pool,
+        raw('email_link_clicks'),
+        sql`email_id >= ${part.from}::uuid AND email_id < ${part.to}::uuid`,
+        run.batch,
       );
+      count(run, clicks.largestStatement);
       await inBatches(run, () =>
         runStatement(
           pool,
@@ -133,7 +134,7 @@ async function dropExpiredPartitions(pool: pg.Pool, run: RunState, table: Histor
   }
 }
 
-async function deleteInBatches(pool: pg.Pool, run: RunState, table: HistoryTable, projectId: string, before: string) {
+async function deleteExpired(pool: pg.Pool, run: RunState, table: HistoryTable, projectId: string, before: string) {
   const keep = table === 'emails' ? sql` AND NOT ${IN_FLIGHT}` : raw('');
   return inBatches(run, () =>
     runStatement(
