@@ -45,8 +45,8 @@ export class Migration20261213000000_partitioned_history extends Migration {
       BEGIN
         IF to_regclass(part) IS NOT NULL THEN RETURN NULL; END IF;
         EXECUTE format('LOCK TABLE %I IN SHARE MODE', parent || '_default');
-        EXECUTE format('SELECT id FROM %I WHERE id >= $1 AND id < $2 ORDER BY id DESC LIMIT 1', parent || '_default')
-          INTO last_in_default USING lo, hi;
+        EXECUTE format('SELECT id FROM %I WHERE id >= %L AND id < %L ORDER BY id DESC LIMIT 1', parent || '_default', lo, hi)
+          INTO last_in_default;
         IF last_in_default IS NOT NULL THEN
           lo := uuidv7_floor(uuidv7_time(last_in_default) + interval '1 millisecond');
           IF lo >= hi THEN RETURN NULL; END IF;
