@@ -12,7 +12,7 @@ export type Role = z.infer<typeof Role>;
 export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
 export type TrackingMode = z.infer<typeof TrackingMode>;
 
-/** Defaults of a new project's retention (DESIGN.md §9; README "Retention"). */
+/** Defaults of a new project's retention (DESIGN.md §9; README "History and retention"). */
 export const RETENTION_DEFAULTS = { eventsDays: 400, contentDays: 30, emailsDays: 400 } as const;
 const retentionDays = (what: string, defaultDays: number) =>
   z.number().int().min(1).max(3650).describe(`${what}, in days (1 to 3650; default ${defaultDays})`);
