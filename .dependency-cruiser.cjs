@@ -9,7 +9,7 @@
  */
 const ALLOWED = {
   accounts: ['auth'],
-  activity: ['campaigns', 'events', 'workflows'],
+  activity: ['campaigns', 'events', 'retention', 'workflows'],
   analytics: ['events'],
   auth: [],
   'background-jobs': [],
@@ -34,7 +34,7 @@ const ALLOWED = {
     'templates',
   ],
   engagement: ['contacts', 'email-states', 'event-log', 'rendering'],
-  events: ['background-jobs', 'contacts', 'event-log', 'references'],
+  events: ['background-jobs', 'contacts', 'event-log', 'references', 'retention'],
   'event-log': [],
   'event-webhooks': ['domains', 'webhooks'],
   'inbound-webhooks': ['billing', 'ses-feedback'],
@@ -42,6 +42,7 @@ const ALLOWED = {
   projects: ['accounts', 'auth', 'deliverability', 'domains', 'webhooks'],
   references: [],
   rendering: [],
+  retention: [],
   segments: ['conditions', 'contacts', 'event-log', 'references'],
   'ses-feedback': ['deliverability'],
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],

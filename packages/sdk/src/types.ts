@@ -170,7 +170,13 @@ export type Event = {
   contactId: string | null;
   contactEmail: string | null;
 };
-export type EventPage = { data: Event[]; total: number; cursor: string | null; hasMore: boolean };
+export type EventPage = {
+  data: Event[];
+  total: number;
+  cursor: string | null;
+  hasMore: boolean;
+  retainedSince: string;
+};
 export type EventListQuery = {
   limit?: number | undefined;
   name?: string | undefined;
@@ -314,7 +320,13 @@ export type ActivityItem = {
   emailId: string | null;
 };
 /** One page of `activity.list`: follow `cursor` while `hasMore`. */
-export type ActivityPage = { data: ActivityItem[]; total: number; cursor: string | null; hasMore: boolean };
+export type ActivityPage = {
+  data: ActivityItem[];
+  total: number;
+  cursor: string | null;
+  hasMore: boolean;
+  retainedSince: string;
+};
 /** Filters of `activity.list`; `types` as a list instead of the wire's comma-separated string. */
 export type ActivityListQuery = Omit<
   {

@@ -29,7 +29,7 @@ async function withDatabase<T>(config: Config, logger: Logger, action: (em: Enti
 export async function migrateCommand(config: Config, logger: Logger): Promise<string> {
   const db = await openDatabase(config, logger, { shareRunningEmbedded: true });
   try {
-    const applied = await migrateWithLock(db);
+    const applied = await migrateWithLock(db, logger);
     return applied.length ? `Applied: ${applied.join(', ')}` : 'Database schema is up to date.';
   } finally {
     await db.close();

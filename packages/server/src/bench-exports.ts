@@ -5,6 +5,9 @@
  * Not part of the server's API.
  */
 
+export { seedHistory } from './db/history-seed.js';
+export { createOrm } from './db/orm.js';
+export { moveUnpartitionedHistory } from './db/partitions.js';
 export { findProjectByKey } from './http/auth.js';
 export { sendEmail } from './modules/emails/send.js';
 export { trackWithKey } from './modules/events/track.js';

@@ -105,7 +105,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);
   try {
-    const applied = await migrateWithLock(db);
+    const applied = await migrateWithLock(db, logger);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     // Cursors exist before any request is served: a consumer starts at its registration, so an
     // event recorded before the first worker came up would otherwise never reach it.

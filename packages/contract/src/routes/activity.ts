@@ -1,9 +1,9 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { CursorQuery, commonErrors, cursorPage, Timestamp } from '../common.js';
+import { CursorQuery, commonErrors, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { AudienceType } from './campaigns.js';
-import { RangeTotals, TimeRange } from './events.js';
+import { eventsPage, RangeTotals, TimeRange } from './events.js';
 import { TagFilter } from './send-options.js';
 
 const c = initContract();
@@ -91,7 +91,7 @@ export const activityContract = c.router(
         types: TypesFilter.optional(),
         tag: TagFilter.optional(),
       }),
-      responses: { 200: cursorPage(ActivityItem), ...commonErrors },
+      responses: { 200: eventsPage(ActivityItem), ...commonErrors },
     },
     stats: {
       method: 'GET',

@@ -52,6 +52,14 @@ type EventObject = typeof eventObject;
 export interface EventSchema extends EventObject {}
 export const Event: EventSchema = eventObject;
 
+/** How far back a list of events reaches: older events were removed by the project's retention. */
+export const EventsReach = z.object({
+  retainedSince: Timestamp.describe(
+    "The oldest time this list can reach: events older than the project's event retention (`retention.eventsDays`) are removed",
+  ),
+});
+export const eventsPage = <T extends z.ZodTypeAny>(item: T) => cursorPage(item).merge(EventsReach);
+
 export const TimeRange = z.object({
   from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),
   to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
@@ -95,7 +103,7 @@ export const eventsContract = c.router(
       summary: 'Recent events, newest first',
       metadata: dashboard,
       query: CursorQuery.merge(TimeRange).extend({ name: z.string().max(200).optional() }),
-      responses: { 200: cursorPage(Event), ...commonErrors },
+      responses: { 200: eventsPage(Event), ...commonErrors },
     },
     stats: {
       method: 'GET',
@@ -125,7 +133,7 @@ export const eventsContract = c.router(
       metadata: dashboard,
       pathParams: z.object({ contactId: z.string().uuid() }),
       query: CursorQuery,
-      responses: { 200: cursorPage(Event), 404: ErrorEnvelope, ...commonErrors },
+      responses: { 200: eventsPage(Event), 404: ErrorEnvelope, ...commonErrors },
     },
     jobStatus: {
       method: 'GET',

@@ -12,6 +12,26 @@ export type Role = z.infer<typeof Role>;
 export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
 export type TrackingMode = z.infer<typeof TrackingMode>;
 
+/** Defaults of a new project's retention (DESIGN.md §9; README "History and retention"). */
+export const RETENTION_DEFAULTS = { eventsDays: 400, contentDays: 30, emailsDays: 400 } as const;
+const retentionDays = (what: string, defaultDays: number) =>
+  z.number().int().min(1).max(3650).describe(`${what}, in days (1 to 3650; default ${defaultDays})`);
+export const Retention = z.object({
+  eventsDays: retentionDays(
+    'How long raw events are kept. Analytics counts, campaign stats, contacts and suppressions outlive them',
+    RETENTION_DEFAULTS.eventsDays,
+  ),
+  contentDays: retentionDays(
+    "How long a sent message's content (HTML, text, headers, attachments) is kept; its metadata stays as long as the email",
+    RETENTION_DEFAULTS.contentDays,
+  ),
+  emailsDays: retentionDays(
+    'How long email rows (metadata: addresses, status, times) are kept',
+    RETENTION_DEFAULTS.emailsDays,
+  ),
+});
+export type Retention = z.infer<typeof Retention>;
+
 const projectObject = z.object({
   id: z.string().uuid(),
   name: z.string(),
@@ -52,6 +72,7 @@ const projectObject = z.object({
     .describe(
       'Sender address `/v1/send` uses when neither the request nor its template names one (on a verified domain); null: `from` is required',
     ),
+  retention: Retention.describe('How long history is kept; older rows are removed by the retention job'),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -202,6 +223,7 @@ export const usersContract = c.router(
           unsubscribeMailbox: z.string().trim().toLowerCase().email().max(254).nullable(),
           campaignSendRate: z.number().positive().max(100_000).nullable(),
           defaultFrom: z.string().trim().toLowerCase().email().max(254).nullable(),
+          retention: Retention.partial(),
         })
         .partial()
         .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),

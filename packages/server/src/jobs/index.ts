@@ -5,6 +5,7 @@ import { contactJobHandlers } from '../modules/contacts/jobs.js';
 import { recheckDomainsJob } from '../modules/domains/jobs.js';
 import { webhookDeliveriesPruneJob } from '../modules/event-webhooks/jobs.js';
 import { deleteEventsByName } from '../modules/events/jobs.js';
+import { historyPartitionsJob, retentionJob } from '../modules/retention/jobs.js';
 import { segmentsSweepJob } from '../modules/segments/jobs.js';
 import { cleanupJob } from './maintenance.js';
 import { JobRegistry } from './registry.js';
@@ -27,5 +28,7 @@ export function buildJobRegistry(): JobRegistry {
     segmentsSweepJob,
     changeFeedPruneJob,
     webhookDeliveriesPruneJob,
+    historyPartitionsJob,
+    retentionJob,
   );
 }

@@ -30,6 +30,8 @@ import { Migration20261204000000_sso } from './Migration20261204000000_sso.js';
 import { Migration20261205000000_webhook_endpoints } from './Migration20261205000000_webhook_endpoints.js';
 import { Migration20261206010000_send_options } from './Migration20261206010000_send_options.js';
 import { Migration20261210000000_project_owned_columns } from './Migration20261210000000_project_owned_columns.js';
+import { Migration20261213000000_partitioned_history } from './Migration20261213000000_partitioned_history.js';
+import { Migration20261213000100_retention } from './Migration20261213000100_retention.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -67,4 +69,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261205000000_webhook_endpoints', class: Migration20261205000000_webhook_endpoints },
   { name: 'Migration20261206010000_send_options', class: Migration20261206010000_send_options },
   { name: 'Migration20261210000000_project_owned_columns', class: Migration20261210000000_project_owned_columns },
+  { name: 'Migration20261213000000_partitioned_history', class: Migration20261213000000_partitioned_history },
+  { name: 'Migration20261213000100_retention', class: Migration20261213000100_retention },
 ];

@@ -2,6 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
+import { withReach } from '../retention/reach.js';
 import { activityStats, activityTypes, listActivity, recentActivityCount, upcomingActivity } from './service.js';
 
 const s = initServer();
@@ -9,7 +10,10 @@ const s = initServer();
 export const createActivityRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
   return s.router(contract.activity, {
-    list: async ({ req, query }) => ({ status: 200, body: await listActivity(db, callerProject(req).id, query) }),
+    list: async ({ req, query }) => ({
+      status: 200,
+      body: await withReach(db, callerProject(req).id, listActivity(db, callerProject(req).id, query)),
+    }),
     stats: async ({ req, query }) => ({ status: 200, body: await activityStats(db, callerProject(req).id, query) }),
     types: async ({ req, query }) => ({ status: 200, body: await activityTypes(db, callerProject(req).id, query) }),
     recentCount: async ({ req, query }) => ({

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { preparedRows, queryRows, raw, runStatement, type Sql, sql } from '../../db/query.js';
+import { CLEANUP_BATCH, deleteInBatches } from '../../db/batched-delete.js';
+import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 
@@ -264,14 +265,11 @@ async function hasPending(pool: pg.Pool, consumer: string): Promise<boolean> {
   return rows[0]?.pending ?? false;
 }
 
-/** Drops rows every consumer has passed. */
-export async function pruneChangeFeed(pool: pg.Pool): Promise<number> {
-  return runStatement(
-    pool,
-    sql`DELETE FROM contact_changes ch
-     USING (SELECT DISTINCT ON (part) part, txid, seq FROM change_feed_cursors ORDER BY part, txid, seq) AS slowest
-     WHERE ch.part = slowest.part AND (ch.txid, ch.seq) <= (slowest.txid, slowest.seq)`,
-  );
+/** Drops rows every consumer has passed, in statements of at most `batch` rows. */
+export async function pruneChangeFeed(pool: pg.Pool, batch = CLEANUP_BATCH): Promise<number> {
+  const passed = sql`(part, txid, seq) <= (SELECT s.part, s.txid, s.seq FROM change_feed_cursors s
+      WHERE s.part = contact_changes.part ORDER BY s.txid, s.seq LIMIT 1)`;
+  return (await deleteInBatches(pool, raw('contact_changes'), passed, batch)).deleted;
 }
 
 /**

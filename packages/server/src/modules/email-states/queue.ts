@@ -116,8 +116,9 @@ export interface CampaignMail {
 
 /**
  * Statement fragment: one QUEUED campaign email (composed at delivery: no body yet) per row of the
- * CTE `audience` (email_id, id: the contact, email, due), RETURNING 1 per email queued. A contact
- * already queued for the campaign is skipped, so a dispatch retried after a crash queues no one twice.
+ * CTE `audience` (email_id, id: the contact, email, due), RETURNING 1 per email queued. One email
+ * per campaign and contact rests on the caller: the campaign start runs once, under the campaign's
+ * row lock (a partitioned `emails` cannot hold a unique index without `id`: ARCHITECTURE.md).
  */
 export function insertCampaignEmails(mail: CampaignMail, audience: 'audience'): Sql {
   return sql`INSERT INTO emails (id, project_id, contact_id, template_id, campaign_id, source, content_type, priority,
@@ -127,6 +128,5 @@ export function insertCampaignEmails(mail: CampaignMail, audience: 'audience'): 
       ${mail.replyTo}, a.email, ${mail.subject}, '', '',
       '<' || a.email_id || '@' || ${mail.domain} || '>', ${mail.tracked}, a.due
     FROM ${raw(audience)} a
-    ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
     RETURNING 1`;
 }

@@ -1,3 +1,4 @@
+import { idsSince } from '../../db/partitions.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
@@ -44,7 +45,7 @@ export const EMITTED_EVENT_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact
 function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'cursor'>): Sql {
   const conditions = [sql`e.project_id = ${projectId}`];
   if (f.name) conditions.push(sql`e.name = ${f.name}`);
-  if (f.from) conditions.push(sql`e.created_at >= ${f.from}::timestamptz`);
+  if (f.from) conditions.push(sql`e.created_at >= ${f.from}::timestamptz`, idsSince(raw('e.id'), f.from));
   if (f.to) conditions.push(sql`e.created_at < ${f.to}::timestamptz`);
   if (f.contactId) conditions.push(sql`e.contact_id = ${f.contactId}::uuid`);
   // Uncorrelated: the tagged emails' ids are found once (GIN index on tags), then matched.
@@ -106,7 +107,7 @@ const DAY_MS = 24 * 3600_000;
 export async function eventStats(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
   const to = range.to ? new Date(range.to) : new Date();
   const from = range.from ? new Date(range.from) : new Date(to.getTime() - 30 * DAY_MS);
-  const inRange = sql`project_id = ${projectId} AND created_at >= ${from} AND created_at < ${to}`;
+  const inRange = sql`project_id = ${projectId} AND created_at >= ${from} AND created_at < ${to} AND ${idsSince(raw('id'), from)}`;
   const byName = await queryRows<{ name: string; count: number }>(
     db,
     sql`SELECT name, count(*)::int AS count FROM events WHERE ${inRange} GROUP BY name ORDER BY count DESC, name`,

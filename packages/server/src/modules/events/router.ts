@@ -6,6 +6,7 @@ import { callerProject, settleKeyCheck } from '../../http/auth.js';
 import { idempotencyKeyOf, reusedKeyError } from '../../http/idempotency.js';
 import { queueJob } from '../background-jobs/queue.js';
 import { getJob } from '../background-jobs/repository.js';
+import { withReach } from '../retention/reach.js';
 import { eventNames, eventStats, eventUsage, listContactEvents, listEvents } from './queries.js';
 import { keyCheckOf, type TrackInput, toTrackRow, trackResult } from './track.js';
 import { TrackBatcher } from './track-batcher.js';
@@ -40,12 +41,19 @@ export const createEventsRouter = (deps: AppDeps) => {
   return s.router(contract.events, {
     track,
     trackFromDashboard: track,
-    list: async ({ req, query }) => ({ status: 200, body: await listEvents(db, callerProject(req).id, query) }),
+    list: async ({ req, query }) => ({
+      status: 200,
+      body: await withReach(db, callerProject(req).id, listEvents(db, callerProject(req).id, query)),
+    }),
     stats: async ({ req, query }) => ({ status: 200, body: await eventStats(db, callerProject(req).id, query) }),
     names: async ({ req }) => ({ status: 200, body: await eventNames(db, callerProject(req).id) }),
     byContact: async ({ req, params, query }) => ({
       status: 200,
-      body: await listContactEvents(db, callerProject(req).id, params.contactId, query),
+      body: await withReach(
+        db,
+        callerProject(req).id,
+        listContactEvents(db, callerProject(req).id, params.contactId, query),
+      ),
     }),
     jobStatus: async ({ req, params }) => ({
       status: 200,

@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import type { Role, TrackingMode } from '@pigeon/contract';
+import { RETENTION_DEFAULTS, type Role, type TrackingMode } from '@pigeon/contract';
 
 /** Secret keys are shown to OWNER and ADMIN only (DESIGN §3); a MEMBER sees the public key. */
 export const seesSecretKey = (role: Role) => role === 'OWNER' || role === 'ADMIN';
@@ -22,6 +22,9 @@ export const ProjectSchema = defineEntity({
     unsubscribeMailbox: p.text().nullable(),
     campaignSendRate: p.float().nullable(),
     defaultFrom: p.text().nullable(),
+    retentionEventsDays: p.integer().onCreate(() => RETENTION_DEFAULTS.eventsDays),
+    retentionContentDays: p.integer().onCreate(() => RETENTION_DEFAULTS.contentDays),
+    retentionEmailsDays: p.integer().onCreate(() => RETENTION_DEFAULTS.emailsDays),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Role, type TrackingMode } from '@pigeon/contract';
+import { type Retention, Role, type TrackingMode } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { Queryable } from '../../db/sql.js';
 import { forbidden, notFound } from '../../http/errors.js';
@@ -25,6 +25,7 @@ export interface ProjectSettings {
   unsubscribeMailbox?: string | null;
   campaignSendRate?: number | null;
   defaultFrom?: string | null;
+  retention?: Partial<Retention>;
 }
 
 export const toProjectDto = (project: Project, role: Role) => ({
@@ -41,6 +42,11 @@ export const toProjectDto = (project: Project, role: Role) => ({
   unsubscribeMailbox: project.unsubscribeMailbox ?? null,
   campaignSendRate: project.campaignSendRate ?? null,
   defaultFrom: project.defaultFrom ?? null,
+  retention: {
+    eventsDays: project.retentionEventsDays,
+    contentDays: project.retentionContentDays,
+    emailsDays: project.retentionEmailsDays,
+  },
   createdAt: project.createdAt.toISOString(),
   updatedAt: project.updatedAt.toISOString(),
 });
@@ -102,7 +108,13 @@ export async function updateProject(
   refuseIfDisabled(project);
   // The same 403 as a template's sender: a default sender must be on a domain verified for the project.
   if (changes.defaultFrom) await requireVerifiedSender(db, projectId, changes.defaultFrom);
-  em.assign(project, changes);
+  const { retention, ...settings } = changes;
+  em.assign(project, {
+    ...settings,
+    ...(retention?.eventsDays !== undefined && { retentionEventsDays: retention.eventsDays }),
+    ...(retention?.contentDays !== undefined && { retentionContentDays: retention.contentDays }),
+    ...(retention?.emailsDays !== undefined && { retentionEmailsDays: retention.emailsDays }),
+  });
   await em.flush();
   return toProjectDto(project, membership.role);
 }

@@ -1,0 +1,196 @@
+import { RETENTION_DEFAULTS } from '@pigeon/contract';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject, type SignedUp, type TestProject } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { seedHistory } from '../../db/history-seed.js';
+import { historyPartitions } from '../../db/partitions.js';
+import { applyRetention } from './service.js';
+
+const DAY = 86_400_000;
+let pigeon: TestPigeon;
+let pool: pg.Pool;
+let short: { owner: SignedUp; project: TestProject };
+let long: { owner: SignedUp; project: TestProject };
+
+const n = async (text: string, values: unknown[] = []) =>
+  Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM (${text}) t`, values)).rows[0]?.n);
+const patch = (who: { owner: SignedUp; project: TestProject }, body: unknown) =>
+  pigeon.request('PATCH', `/users/@me/projects/${who.project.id}`, { headers: { cookie: who.owner.cookie }, body });
+
+beforeAll(async () => {
+  pigeon = await startTestPigeon({ role: 'api' });
+  pool = pigeon.deps.db.pool;
+  // The months the seeded year spans (the template database only has partitions from its migration on).
+  await pool.query(`SELECT history_partition_ensure(t, m::date) FROM unnest(ARRAY['events', 'emails']) t,
+    generate_series(date_trunc('month', now() - interval '13 months'), now(), interval '1 month') m`);
+  short = await newProject(pigeon);
+  long = await newProject(pigeon);
+  for (const { project } of [short, long]) {
+    await seedHistory(pool, { projectId: project.id, contacts: 40, emails: 400, events: 2_000, days: 365 });
+  }
+  // Rollup rows (analytics, campaign stats read them) and a campaign of the short-retention project.
+  await pool.query(
+    `INSERT INTO event_counts (project_id, hour, name, part, count)
+     SELECT $1, date_trunc('hour', now() - g * interval '1 day'), 'page.viewed', 0, 10 FROM generate_series(1, 300) g`,
+    [short.project.id],
+  );
+  await pool.query(
+    `INSERT INTO campaigns (id, project_id, name, subject, body, from_email, type, status, audience_type, total_recipients)
+     VALUES (uuidv7_compat(), $1, 'Old news', 'Hi', 'Body', 'news@example.com', 'MARKETING', 'SENT', 'ALL', 400)`,
+    [short.project.id],
+  );
+}, 120_000);
+afterAll(() => pigeon?.stop());
+
+describe('retention settings', () => {
+  it('starts from the documented defaults and says in event lists how far back they reach', async () => {
+    expect((short.project as TestProject & { retention: unknown }).retention).toEqual(RETENTION_DEFAULTS);
+    const events = await pigeon.request('GET', '/events?limit=1', {
+      headers: { authorization: `Bearer ${short.project.secretKey}` },
+    });
+    expect(events.status).toBe(200);
+    const reach = Date.parse(events.body.retainedSince);
+    expect(Math.abs(reach - (Date.now() - RETENTION_DEFAULTS.eventsDays * DAY))).toBeLessThan(60_000);
+  });
+
+  it('refuses a value out of range with a 422 naming the field, and changes nothing', async () => {
+    for (const [field, value] of [
+      ['eventsDays', 0],
+      ['contentDays', 3651],
+      ['emailsDays', 1.5],
+    ] as const) {
+      const res = await patch(short, { retention: { [field]: value } });
+      const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
+      expect(error.errors?.map((e) => e.field)).toEqual([`retention.${field}`]);
+    }
+    const projects = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: short.owner.cookie } });
+    expect(projects.body[0].retention).toEqual(RETENTION_DEFAULTS);
+  });
+
+  it('changes one setting at a time and reports the new reach', async () => {
+    const res = await patch(short, { retention: { eventsDays: 30, contentDays: 7 } });
+    expect(res.status).toBe(200);
+    expect(res.body.retention).toEqual({ eventsDays: 30, contentDays: 7, emailsDays: RETENTION_DEFAULTS.emailsDays });
+    expect((await patch(short, { retention: { emailsDays: 60 } })).body.retention).toEqual({
+      eventsDays: 30,
+      contentDays: 7,
+      emailsDays: 60,
+    });
+    const activity = await pigeon.request('GET', '/activity?limit=1', {
+      headers: { authorization: `Bearer ${short.project.secretKey}` },
+    });
+    expect(Math.abs(Date.parse(activity.body.retainedSince) - (Date.now() - 30 * DAY))).toBeLessThan(60_000);
+  });
+});
+
+describe('applying retention', () => {
+  it('deletes and clears in bounded batches per project; rollups, campaigns, contacts and suppressions stay', async () => {
+    const p = short.project.id;
+    const other = long.project.id;
+    const old = (days: number) => `uuidv7_floor(now() - interval '${days} days')`;
+    // A message still queued 20 days after it was made (scheduled ahead): content clearing waits behind it.
+    const queued = (
+      await pool.query(
+        `UPDATE emails SET status = 'QUEUED' WHERE id = (SELECT id FROM emails WHERE project_id = $1 AND id < ${old(20)}
+           ORDER BY id DESC LIMIT 1) RETURNING id::text`,
+        [p],
+      )
+    ).rows[0].id as string;
+    const before = {
+      events: await n('SELECT 1 FROM events WHERE project_id = $1', [p]),
+      recentEvents: await n(`SELECT 1 FROM events WHERE project_id = $1 AND id >= ${old(30)}`, [p]),
+      recentEmails: await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id >= ${old(60)}`, [p]),
+      otherEvents: await n('SELECT 1 FROM events WHERE project_id = $1', [other]),
+      otherEmails: await n(`SELECT 1 FROM emails WHERE project_id = $1 AND html <> ''`, [other]),
+      rollup: (await pool.query('SELECT sum(count)::int AS n FROM event_counts WHERE project_id = $1', [p])).rows[0].n,
+      contacts: await n('SELECT 1 FROM contacts WHERE project_id = $1', [p]),
+      suppressions: await n('SELECT 1 FROM suppressions WHERE project_id = $1', [p]),
+    };
+    expect(before.events - before.recentEvents).toBeGreaterThan(1_000);
+
+    const run = await applyRetention(pool, { batch: 50 });
+    expect(run.largestStatement).toBeGreaterThan(0);
+    expect(run.largestStatement).toBeLessThanOrEqual(50);
+    expect(run.droppedPartitions).toEqual([]); // the other project keeps 400 days
+    expect(run.eventsDeleted).toBe(before.events - before.recentEvents);
+
+    expect(await n(`SELECT 1 FROM events WHERE project_id = $1 AND id < ${old(31)}`, [p])).toBe(0);
+    expect(await n('SELECT 1 FROM events WHERE project_id = $1', [p])).toBe(before.recentEvents);
+    expect(await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id < ${old(61)} AND status <> 'QUEUED'`, [p])).toBe(
+      0,
+    );
+    expect(await n(`SELECT 1 FROM emails WHERE project_id = $1 AND status = 'QUEUED' AND html <> ''`, [p])).toBe(1);
+    expect(await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id >= ${old(60)}`, [p])).toBe(before.recentEmails);
+    // Content older than 7 days is gone, its metadata stays; newer content stays. Up to the queued
+    // message only: it and what came after wait until it is sent.
+    const content = () =>
+      pool.query(
+        `SELECT CASE WHEN id < $2::uuid THEN 'before queued' WHEN id < ${old(8)} THEN 'old' ELSE 'new' END AS age,
+                bool_and(html = '' AND text = '' AND headers = '{}') AS cleared,
+                bool_and(subject <> '' AND to_email <> '') AS metadata
+         FROM emails WHERE project_id = $1 AND id <> $2::uuid GROUP BY 1 ORDER BY 1`,
+        [p, queued],
+      );
+    expect((await content()).rows).toEqual([
+      { age: 'before queued', cleared: true, metadata: true },
+      { age: 'new', cleared: false, metadata: true },
+      { age: 'old', cleared: false, metadata: true },
+    ]);
+    await pool.query(`UPDATE emails SET status = 'DELIVERED' WHERE id = $1`, [queued]);
+    expect((await applyRetention(pool, { batch: 50 })).contentCleared).toBeGreaterThan(1);
+    expect((await content()).rows).toEqual([
+      { age: 'before queued', cleared: true, metadata: true },
+      { age: 'new', cleared: false, metadata: true },
+      { age: 'old', cleared: true, metadata: true },
+    ]);
+    // The other project, on the defaults, lost nothing.
+    expect(await n('SELECT 1 FROM events WHERE project_id = $1', [other])).toBe(before.otherEvents);
+    expect(
+      await n(`SELECT 1 FROM emails WHERE project_id = $1 AND html <> '' AND id >= ${old(29)}`, [other]),
+    ).toBeGreaterThan(0);
+    // Rollup (analytics and campaign stats), the campaign, contacts and suppressions outlive raw events.
+    expect(
+      (await pool.query('SELECT sum(count)::int AS n FROM event_counts WHERE project_id = $1', [p])).rows[0].n,
+    ).toBe(before.rollup);
+    expect(await n(`SELECT 1 FROM campaigns WHERE project_id = $1 AND total_recipients = 400`, [p])).toBe(1);
+    expect(await n('SELECT 1 FROM contacts WHERE project_id = $1', [p])).toBe(before.contacts);
+    expect(await n('SELECT 1 FROM suppressions WHERE project_id = $1', [p])).toBe(before.suppressions);
+
+    // A second run finds nothing left to do.
+    const again = await applyRetention(pool, { batch: 50 });
+    expect(again).toMatchObject({ eventsDeleted: 0, emailsDeleted: 0, contentCleared: 0 });
+  });
+
+  it('drops whole partitions once they are past every project, after clearing what references them', async () => {
+    for (const who of [short, long]) {
+      expect((await patch(who, { retention: { eventsDays: 100, emailsDays: 100 } })).status).toBe(200);
+    }
+    // Mail still on its way keeps its partition.
+    await pool.query(
+      `UPDATE emails SET status = 'SENDING' WHERE id = (SELECT id FROM emails WHERE id < uuidv7_floor(now() - interval '200 days') LIMIT 1)`,
+    );
+    const partitionsBefore = await historyPartitions(pool, 'emails');
+    const { cut } = (await pool.query(`SELECT uuidv7_floor(now() - interval '100 days')::text AS cut`)).rows[0];
+    const pastEveryone = partitionsBefore.filter((part) => part.to !== null && part.to <= cut).length;
+    const holdingQueued = 1;
+    const suppressions = await n('SELECT 1 FROM suppressions');
+    const run = await applyRetention(pool, { batch: 50 });
+    expect(run.largestStatement).toBeLessThanOrEqual(50);
+    const expired = (table: string) => run.droppedPartitions.filter((name) => name.startsWith(`${table}_p`)).length;
+    expect(pastEveryone).toBeGreaterThanOrEqual(9);
+    expect(expired('events')).toBe(pastEveryone);
+    expect(expired('emails')).toBe(pastEveryone - holdingQueued);
+    const partitionsAfter = await historyPartitions(pool, 'emails');
+    expect(partitionsAfter.length).toBe(partitionsBefore.length - expired('emails'));
+    expect(partitionsAfter.some((part) => part.name === 'emails_default')).toBe(true);
+    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '101 days')`)).toBe(0);
+    expect(await n(`SELECT 1 FROM emails WHERE id < uuidv7_floor(now() - interval '101 days')`)).toBe(1);
+    expect(await n('SELECT 1 FROM suppressions')).toBe(suppressions);
+    expect(
+      await n(
+        'SELECT 1 FROM suppressions s WHERE s.email_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.id = s.email_id)',
+      ),
+    ).toBe(0);
+  });
+});
