@@ -427,16 +427,21 @@ async function runScenario(scenario, pigeon) {
       baseline: null,
       ratio: null,
     });
-    if (scenario.baseline) {
-      const base = await startBaseline(scenario.baseline, pigeon);
-      result.baseline = {
-        name: scenario.baseline,
-        ...(await measure(`${scenario.name} on ${scenario.baseline}`, base, request, conns)),
-      };
-      result.ratio = result.pigeon.reqPerSec / result.baseline.reqPerSec;
+    // `baseline` is one name or several (the first is the primary: `ratio`, `ratioPercent`); each
+    // is measured right after Pigeon, in the order given, with the very same request.
+    const baselineNames = [scenario.baseline ?? []].flat();
+    result.others = [];
+    for (const [i, name] of baselineNames.entries()) {
+      const base = await startBaseline(name, pigeon);
+      const measured = { name, ...(await measure(`${scenario.name} on ${name}`, base, request, conns)) };
+      const ratio = result.pigeon.reqPerSec / measured.reqPerSec;
+      const cpuRatio = round(result.pigeon.cpuMicrosPerRequest / measured.cpuMicrosPerRequest, 2);
       // For targets: throughput as % of the baseline's, CPU per request as a multiple of its.
-      result.pigeon.ratioPercent = round(result.ratio * 100, 1);
-      result.pigeon.cpuRatio = round(result.pigeon.cpuMicrosPerRequest / result.baseline.cpuMicrosPerRequest, 2);
+      result.pigeon[`ratioPercent:${name}`] = round(ratio * 100, 1);
+      if (i === 0) {
+        Object.assign(result, { baseline: measured, ratio });
+        Object.assign(result.pigeon, { ratioPercent: round(ratio * 100, 1), cpuRatio });
+      } else result.others.push({ ...measured, ratio, cpuRatio });
     }
     const codes = Object.entries(result.pigeon.statusCodes);
     if (codes.length > 1)
