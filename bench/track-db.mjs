@@ -19,8 +19,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { connectDb, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
+import { connectDb, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
 import { cpuSeconds, descendantsCpuSeconds, freePort, startNode } from './lib/process.mjs';
+import { trackBodies } from './scenarios/track.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,19 +39,15 @@ const CLI = join(BENCH, '..', 'packages', 'server', 'dist', 'cli.js');
 const dataDir = mkdtempSync(join(os.tmpdir(), 'pigeon-trackdb-'));
 chmodSync(dataDir, 0o711);
 const [port, pgPort] = [await freePort(), await freePort()];
-const env = {
-  ...process.env,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  PIGEON_DATA_DIR: dataDir,
-  EMBEDDED_POSTGRES_PORT: String(pgPort),
-  SHUTDOWN_TIMEOUT_SECONDS: '10',
-  RATE_LIMIT_PER_MINUTE: '1000000000',
-  ...Object.fromEntries(args['pigeon-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
-};
-delete env.DATABASE_URL;
-delete env.SMTP_URL;
+const env = pigeonEnvironment({
+  port,
+  pgPort,
+  dataDir,
+  rateLimitPerMinute: 1_000_000_000,
+  extra: Object.fromEntries(
+    args['pigeon-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  ),
+});
 const started = [];
 const start = (name, script, extra = {}, ready = /listening on/) => {
   const h = startNode({
@@ -102,18 +99,8 @@ try {
     if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
   }
   const tag = randomBytes(4).toString('hex');
-  let n = 0;
-  const body = () => {
-    const existing = Math.random() < 0.5;
-    const email = existing
-      ? `known-${Math.floor(Math.random() * 10_000)}@track.example`
-      : `new-${tag}-${++n}@track.example`;
-    return JSON.stringify({
-      email,
-      event: Math.random() < 0.5 ? 'page-view' : 'clicked',
-      data: { plan: 'pro', step: n % 7 },
-    });
-  };
+  const body = trackBodies(tag);
+
   const load = (url, seconds) =>
     new Promise((resolve, reject) =>
       autocannon(

@@ -1,6 +1,25 @@
 import { randomBytes } from 'node:crypto';
 
 /**
+ * The scenario's request bodies (also sent by `bench/track-db.mjs`): half a new contact (tagged per
+ * run), half one of 10,000 known ones, a page-view or a click with a little data.
+ */
+export function trackBodies(tag) {
+  let n = 0;
+  return () => {
+    const existing = Math.random() < 0.5;
+    const email = existing
+      ? `known-${Math.floor(Math.random() * 10_000)}@track.example`
+      : `new-${tag}-${++n}@track.example`;
+    return JSON.stringify({
+      email,
+      event: Math.random() < 0.5 ? 'page-view' : 'clicked',
+      data: { plan: 'pro', step: n % 7 },
+    });
+  };
+}
+
+/**
  * POST /v1/track with the public key, 50 connections: half the requests track for a new contact,
  * half for one of 10,000 existing ones, each with a little data. Baselines, in the same run:
  * bare-track (node:http + a `pg` pool running the statement Pigeon runs, once per request) and
@@ -27,18 +46,7 @@ export default {
   ],
   async setup(ctx) {
     const tag = randomBytes(4).toString('hex');
-    let n = 0;
-    ctx.state.nextBody = () => {
-      const existing = Math.random() < 0.5;
-      const email = existing
-        ? `known-${Math.floor(Math.random() * 10_000)}@track.example`
-        : `new-${tag}-${++n}@track.example`;
-      return JSON.stringify({
-        email,
-        event: Math.random() < 0.5 ? 'page-view' : 'clicked',
-        data: { plan: 'pro', step: n % 7 },
-      });
-    };
+    ctx.state.nextBody = trackBodies(tag);
     const probe = await ctx.fetch('/v1/track', {
       method: 'POST',
       headers: ctx.publicAuth,
