@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { summarizeCpuProfile } from './lib/cpuprofile.mjs';
-import { connectDb, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
+import { connectDb, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
 import {
   cpuSeconds,
   descendantsCpuSeconds,
@@ -214,23 +214,16 @@ async function startPigeon(extraEnv = {}, services = {}, forScenario = undefined
   // As root, embedded PostgreSQL runs as the `postgres` user, which must be able to enter the dir.
   chmodSync(dataDir, 0o711);
   const [port, pgPort] = [await freePort(), await freePort()];
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    PIGEON_DATA_DIR: dataDir,
-    EMBEDDED_POSTGRES_PORT: String(pgPort),
-    SHUTDOWN_TIMEOUT_SECONDS: '10',
-    // Requests are still counted against the per-project limit (that UPSERT is part of every
-    // keyed request's cost), but a load run never gets 429s: the default is 1,000 a minute.
-    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
-    ...extraEnv,
-    ...envOverride,
-  };
+  // Requests are still counted against the per-project limit (that UPSERT is part of every
+  // keyed request's cost), but a load run never gets 429s: the default is 1,000 a minute.
   // Always a fresh embedded PostgreSQL; SMTP only when a scenario asks for it (else the outbox).
-  delete env.DATABASE_URL;
-  if (!('SMTP_URL' in extraEnv)) delete env.SMTP_URL;
+  const env = pigeonEnvironment({
+    port,
+    pgPort,
+    dataDir,
+    rateLimitPerMinute: RATE_LIMIT_PER_MINUTE,
+    extra: { ...extraEnv, ...envOverride },
+  });
   const shown = Object.entries({ ...extraEnv, ...envOverride }).map(([k, v]) => `${k}=${v}`);
   console.log(
     `starting Pigeon${forScenario ? ` for ${forScenario}` : ''} (data dir ${dataDir}, PostgreSQL port ${pgPort}` +
@@ -427,16 +420,21 @@ async function runScenario(scenario, pigeon) {
       baseline: null,
       ratio: null,
     });
-    if (scenario.baseline) {
-      const base = await startBaseline(scenario.baseline, pigeon);
-      result.baseline = {
-        name: scenario.baseline,
-        ...(await measure(`${scenario.name} on ${scenario.baseline}`, base, request, conns)),
-      };
-      result.ratio = result.pigeon.reqPerSec / result.baseline.reqPerSec;
+    // `baseline` is one name or several (the first is the primary: `ratio`, `ratioPercent`); each
+    // is measured right after Pigeon, in the order given, with the very same request.
+    const baselineNames = [scenario.baseline ?? []].flat();
+    result.others = [];
+    for (const [i, name] of baselineNames.entries()) {
+      const base = await startBaseline(name, pigeon);
+      const measured = { name, ...(await measure(`${scenario.name} on ${name}`, base, request, conns)) };
+      const ratio = result.pigeon.reqPerSec / measured.reqPerSec;
+      const cpuRatio = round(result.pigeon.cpuMicrosPerRequest / measured.cpuMicrosPerRequest, 2);
       // For targets: throughput as % of the baseline's, CPU per request as a multiple of its.
-      result.pigeon.ratioPercent = round(result.ratio * 100, 1);
-      result.pigeon.cpuRatio = round(result.pigeon.cpuMicrosPerRequest / result.baseline.cpuMicrosPerRequest, 2);
+      result.pigeon[`ratioPercent:${name}`] = round(ratio * 100, 1);
+      if (i === 0) {
+        Object.assign(result, { baseline: measured, ratio });
+        Object.assign(result.pigeon, { ratioPercent: round(ratio * 100, 1), cpuRatio });
+      } else result.others.push({ ...measured, ratio, cpuRatio });
     }
     const codes = Object.entries(result.pigeon.statusCodes);
     if (codes.length > 1)

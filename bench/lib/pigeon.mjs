@@ -96,3 +96,25 @@ function alive(pid) {
     return err.code === 'EPERM';
   }
 }
+
+/**
+ * The environment of a Pigeon the bench starts: free ports, a fresh data dir, quiet logs, every
+ * keyed request counted against a limit a load run never reaches, `extra` on top; never
+ * `DATABASE_URL` (always its own embedded PostgreSQL), `SMTP_URL` only when `extra` names it.
+ */
+export function pigeonEnvironment({ port, pgPort, dataDir, rateLimitPerMinute, extra = {} }) {
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    PIGEON_DATA_DIR: dataDir,
+    EMBEDDED_POSTGRES_PORT: String(pgPort),
+    SHUTDOWN_TIMEOUT_SECONDS: '10',
+    RATE_LIMIT_PER_MINUTE: String(rateLimitPerMinute),
+    ...extra,
+  };
+  delete env.DATABASE_URL;
+  if (!('SMTP_URL' in extra)) delete env.SMTP_URL;
+  return env;
+}

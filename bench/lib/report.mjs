@@ -116,8 +116,12 @@ export function toMarkdown(results) {
         s.ratio === null
           ? '–'
           : `${num(s.ratio * 100, 1)}% of ${s.baseline.name}, CPU/req ×${num(s.pigeon.cpuRatio, 2)}`;
-      rows.push(row(s.name, 'Pigeon', s.connections ?? settings.connections, s.pigeon, ratio));
-      if (s.baseline) rows.push(row(s.name, s.baseline.name, s.connections ?? settings.connections, s.baseline, ''));
+      const others = (s.others ?? []).map(
+        (o) => `; ${num(o.ratio * 100, 1)}% of ${o.name}, CPU/req ×${num(o.cpuRatio, 2)}`,
+      );
+      rows.push(row(s.name, 'Pigeon', s.connections ?? settings.connections, s.pigeon, ratio + others.join('')));
+      for (const b of [s.baseline, ...(s.others ?? [])].filter(Boolean))
+        rows.push(row(s.name, b.name, s.connections ?? settings.connections, b, ''));
     }
     lines.push(...table(COLUMNS, rows));
   }

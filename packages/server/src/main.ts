@@ -17,18 +17,12 @@ import { createMailTransport } from './mail/transport.js';
 import { answerMetricsRequests } from './metrics/ipc.js';
 import { labelThisProcess } from './metrics/registry.js';
 import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
-import { CampaignComposer } from './modules/campaigns/delivery-content.js';
-import { startCampaignDispatcher } from './modules/campaigns/sending.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { startInboundReceiver } from './modules/deliverability/inbound.js';
 import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
-import { startDelivery } from './modules/emails/delivery.js';
 import { eventWebhooksConsumer } from './modules/event-webhooks/consumer.js';
-import { startEventWebhooks } from './modules/event-webhooks/worker.js';
 import { bootstrapFirstRun } from './modules/projects/bootstrap.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
-import { startHeartbeat } from './modules/system/heartbeat.js';
-import { startWorkflowRunner } from './modules/workflows/runner.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** Every consumer of the contact change feed. */
@@ -138,6 +132,19 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     };
 
     if (config.role !== 'api') {
+      // Loaded only here: the API process of `pigeon start` (role api) never runs delivery, the
+      // campaign dispatcher, the workflow runner or webhook delivery, so it never loads them.
+      const [{ CampaignComposer }, { startCampaignDispatcher }, { startDelivery }, { startEventWebhooks }] =
+        await Promise.all([
+          import('./modules/campaigns/delivery-content.js'),
+          import('./modules/campaigns/sending.js'),
+          import('./modules/emails/delivery.js'),
+          import('./modules/event-webhooks/worker.js'),
+        ]);
+      const [{ startHeartbeat }, { startWorkflowRunner }] = await Promise.all([
+        import('./modules/system/heartbeat.js'),
+        import('./modules/workflows/runner.js'),
+      ]);
       await scheduler.startWorker();
       const delivery = await startDelivery(deps, { campaign: new CampaignComposer(deps.db.pool, deps.config) });
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));

@@ -76,6 +76,60 @@ describe('per-project rate limit', () => {
     }
   });
 
+  it('stays exact with two API processes and concurrent tracks: the limit, plus at most the tracks in flight', async () => {
+    const limit = 20;
+    const env = { RATE_LIMIT_PER_MINUTE: String(limit) };
+    const apis = [
+      await startTestPigeon({ databaseUrl: pigeon.deps.db.url, role: 'api', env }),
+      await startTestPigeon({ databaseUrl: pigeon.deps.db.url, role: 'api', env }),
+    ];
+    try {
+      const { project } = await newProject(apis[0] as TestPigeon);
+      const headers = { authorization: `Bearer ${project.publicKey}` };
+      // Four clients per process, each sending its tracks one after another: never more than 8 in flight.
+      const perClient = 12;
+      const inFlight = apis.length * 4;
+      const minute = Math.floor(Date.now() / 60_000);
+      const statuses = (
+        await Promise.all(
+          apis.flatMap((api, a) =>
+            [0, 1, 2, 3].map(async (c) => {
+              const seen: number[] = [];
+              for (let i = 0; i < perClient; i++) {
+                const body = { email: `p${a}-c${c}-${i}@example.com`, event: 'burst' };
+                seen.push((await api.request('POST', '/v1/track', { headers, body })).status);
+              }
+              return seen;
+            }),
+          ),
+        )
+      ).flat();
+      const after = await Promise.all(
+        apis.map((api) =>
+          api.request('POST', '/v1/track', { headers, body: { email: 'late@example.com', event: 'late' } }),
+        ),
+      );
+      if (Math.floor(Date.now() / 60_000) !== minute) return; // crossed a window edge: the counts restart
+      const accepted = statuses.filter((s) => s === 200).length;
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      // Each process alone would have let `limit` through; together they share one budget.
+      expect(accepted).toBeGreaterThanOrEqual(limit);
+      expect(accepted).toBeLessThanOrEqual(limit + inFlight);
+      expect(after.map((r) => r.status)).toEqual([429, 429]);
+      const events = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM events WHERE project_id = $1', [
+        project.id,
+      ]);
+      expect(events.rows[0].n).toBe(accepted); // a refused track recorded nothing
+      const counted = await pigeon.deps.db.pool.query(
+        'SELECT sum(hits)::int AS n FROM rate_limit_counters WHERE project_id = $1 AND caller = 0',
+        [project.id],
+      );
+      expect(counted.rows[0].n).toBe(statuses.length + after.length); // every request counted, refused ones too
+    } finally {
+      await Promise.all(apis.map((api) => api.stop()));
+    }
+  });
+
   it('is off when RATE_LIMIT_PER_MINUTE is 0', async () => {
     const unlimited = await startTestPigeon({
       databaseUrl: pigeon.deps.db.url,

@@ -1,5 +1,4 @@
-import { PostgresBackend } from '@agendajs/postgres-backend';
-import { Agenda, backoffStrategies, type Job } from 'agenda';
+import type { Agenda, Job } from 'agenda';
 import type pg from 'pg';
 import type { z } from 'zod';
 import type { Orm } from '../db/orm.js';
@@ -62,6 +61,7 @@ async function oneProcessAtATime<T>(pool: pg.Pool, work: () => Promise<T>): Prom
 
 /** Agenda connects (and creates its schema) as soon as it is constructed; resolved when it is ready. */
 async function connectAgenda(opts: Options) {
+  const [{ PostgresBackend }, { Agenda }] = await Promise.all([import('@agendajs/postgres-backend'), import('agenda')]);
   const backend = new PostgresBackend({ pool: opts.pool });
   const agenda = new Agenda({
     backend,
@@ -81,33 +81,39 @@ async function connectAgenda(opts: Options) {
   return { agenda };
 }
 
-/** Agenda on PostgreSQL (same database), behind Pigeon's job registry. */
+/**
+ * Agenda on PostgreSQL (same database), behind Pigeon's job registry. Agenda (and its date and cron
+ * libraries) is loaded and connected on first use: at `startWorker()` in a worker, at the first
+ * enqueue in an API process, which may never queue a job.
+ */
 export async function createScheduler(opts: Options): Promise<Scheduler> {
-  const { agenda } = await oneProcessAtATime(opts.pool, () => connectAgenda(opts));
+  let connecting: Promise<Agenda> | undefined;
+  const connect = () => {
+    if (!connecting) {
+      connecting = oneProcessAtATime(opts.pool, () => connectAgenda(opts)).then(({ agenda }) =>
+        defineJobs(agenda, opts),
+      );
+      // A failed connection is not kept: the next use tries again.
+      connecting.catch(() => {
+        connecting = undefined;
+      });
+    }
+    return connecting;
+  };
   let working = false;
-
-  for (const def of opts.registry.all()) {
-    agenda.define(def.name, (job: Job) => runJob(def, job, opts), {
-      concurrency: def.concurrency ?? 5,
-      lockLifetime: def.lockLifetimeMs ?? 10 * 60_000,
-      backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: def.maxRetries ?? 5 }),
-    });
-  }
   zeroJobFailures(opts.registry.all().map((def) => def.name));
-  agenda.on('fail', (err, job) => {
-    jobFailures.inc({ job: job.attrs.name });
-    opts.logger.warn({ err, job: job.attrs.name, jobId: String(job.attrs._id) }, 'job failed');
-  });
 
   return {
     async enqueue(def, payload, enqueueOpts) {
       const data = def.payload.parse(payload);
+      const agenda = await connect();
       const job = enqueueOpts?.runAt
         ? await agenda.schedule(enqueueOpts.runAt, def.name, data)
         : await agenda.now(def.name, data);
       return String(job.attrs._id);
     },
     async startWorker() {
+      const agenda = await connect();
       await agenda.start();
       working = true;
       for (const def of opts.registry.all()) {
@@ -115,10 +121,28 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
       }
     },
     async stop(graceMs) {
+      const agenda = await connecting?.catch(() => undefined);
+      if (!agenda) return;
       if (working) await agenda.drain({ timeout: graceMs, closeConnection: false });
       await agenda.stop(false);
     },
   };
+}
+
+async function defineJobs(agenda: Agenda, opts: Options): Promise<Agenda> {
+  const { backoffStrategies } = await import('agenda');
+  for (const def of opts.registry.all()) {
+    agenda.define(def.name, (job: Job) => runJob(def, job, opts), {
+      concurrency: def.concurrency ?? 5,
+      lockLifetime: def.lockLifetimeMs ?? 10 * 60_000,
+      backoff: backoffStrategies.exponential({ delay: 1000, maxRetries: def.maxRetries ?? 5 }),
+    });
+  }
+  agenda.on('fail', (err, job) => {
+    jobFailures.inc({ job: job.attrs.name });
+    opts.logger.warn({ err, job: job.attrs.name, jobId: String(job.attrs._id) }, 'job failed');
+  });
+  return agenda;
 }
 
 async function runJob(def: JobDefinition, job: Job, opts: Options): Promise<void> {
@@ -136,6 +160,8 @@ async function runJob(def: JobDefinition, job: Job, opts: Options): Promise<void
 
 /** Agenda's jobs due (and not taken) and running now, per job name (names come from the job registry). */
 export async function jobStats(db: Queryable): Promise<Array<{ name: string; due: number; running: number }>> {
+  // Agenda creates its table when a process first uses it (a worker starting, an API's first
+  // enqueue): before that there are no jobs to count.
   return queryRows<{ name: string; due: number; running: number }>(
     db,
     sql`SELECT name, count(*) FILTER (WHERE locked_at IS NULL)::int AS due,
@@ -143,5 +169,10 @@ export async function jobStats(db: Queryable): Promise<Array<{ name: string; due
         FROM agenda_jobs
         WHERE (next_run_at <= now() AND NOT COALESCE(disabled, false)) OR locked_at IS NOT NULL
         GROUP BY name ORDER BY name`,
-  );
+  ).catch((err: { code?: string }) => {
+    if (err.code === UNDEFINED_TABLE) return [];
+    throw err;
+  });
 }
+
+const UNDEFINED_TABLE = '42P01';

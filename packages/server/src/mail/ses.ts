@@ -1,4 +1,3 @@
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import nodemailer from 'nodemailer';
 import type { SesConfig } from '../config/index.js';
 import type { MailTransport } from './transport.js';
@@ -28,14 +27,24 @@ const TRANSPORT = new Set([
  * email, to match SNS feedback.
  */
 export function sesTransport(ses: SesConfig): MailTransport {
-  // One attempt per call: the delivery worker retries with its own backoff (and records the attempts).
-  const sesClient = new SESv2Client({ region: ses.region, credentials: ses.credentials, maxAttempts: 1 });
-  const transporter = nodemailer.createTransport({ SES: { sesClient, SendEmailCommand } });
+  // The AWS SDK is loaded on the first send: a process that never sends (the API) never loads it.
+  let opened:
+    | Promise<{ sesClient: { destroy(): void }; transporter: ReturnType<typeof nodemailer.createTransport> }>
+    | undefined;
+  const open = () => {
+    opened ??= import('@aws-sdk/client-sesv2').then(({ SESv2Client, SendEmailCommand }) => {
+      // One attempt per call: the delivery worker retries with its own backoff (and records the attempts).
+      const sesClient = new SESv2Client({ region: ses.region, credentials: ses.credentials, maxAttempts: 1 });
+      return { sesClient, transporter: nodemailer.createTransport({ SES: { sesClient, SendEmailCommand } }) };
+    });
+    return opened;
+  };
   const extra = ses.configurationSet ? { ConfigurationSetName: ses.configurationSet } : {};
   return {
     kind: 'ses',
     async send(message) {
       try {
+        const { transporter } = await open();
         const info = await transporter.sendMail({ ...message, ses: extra } as typeof message);
         return { messageId: info.messageId, providerMessageId: String(info.response) };
       } catch (err) {
@@ -43,8 +52,10 @@ export function sesTransport(ses: SesConfig): MailTransport {
       }
     },
     close: () => {
-      transporter.close();
-      sesClient.destroy();
+      void opened?.then(({ transporter, sesClient }) => {
+        transporter.close();
+        sesClient.destroy();
+      });
     },
   };
 }

@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { billingProject, consumption, getLimits, managers, setLimits } from './service.js';
-import { createCheckout, createPortal, listInvoices, stripeOf } from './stripe.js';
+import { createCheckout, createPortal, listInvoices, stripeConfigOf } from './stripe.js';
 
 const s = initServer();
 
@@ -21,18 +21,18 @@ export const createBillingRouter = (deps: AppDeps) =>
       body: await consumption(deps, await billingProject(deps, req, params.id)),
     }),
     checkout: async ({ req, params, body }) => {
-      stripeOf(deps); // 404 BILLING_DISABLED before anything else when billing is off
+      stripeConfigOf(deps); // 404 BILLING_DISABLED before anything else when billing is off
       return {
         status: 200,
         body: await createCheckout(deps, await billingProject(deps, req, params.id, managers), body),
       };
     },
     portal: async ({ req, params }) => {
-      stripeOf(deps);
+      stripeConfigOf(deps);
       return { status: 200, body: await createPortal(deps, await billingProject(deps, req, params.id, managers)) };
     },
     invoices: async ({ req, params }) => {
-      stripeOf(deps);
+      stripeConfigOf(deps);
       return { status: 200, body: await listInvoices(deps, await billingProject(deps, req, params.id, managers)) };
     },
   });

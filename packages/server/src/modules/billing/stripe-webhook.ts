@@ -22,7 +22,7 @@ export async function receiveStripeEvent(
   rawBody: Buffer | undefined,
   signature: string | undefined,
 ): Promise<{ received: true; type: string }> {
-  const { stripe, config } = stripeOf(deps);
+  const { stripe, config } = await stripeOf(deps);
   if (!rawBody || !signature) throw invalidSignature('Missing Stripe-Signature header or body');
   let event: Stripe.Event;
   try {

@@ -1,5 +1,5 @@
 import type { CheckoutBody, Invoices, RedirectSession } from '@pigeon/contract';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { z } from 'zod';
 import type { StripeConfig } from '../../config/index.js';
 import { queryRows, sql } from '../../db/query.js';
@@ -13,7 +13,8 @@ import { AppError, conflict } from '../../http/errors.js';
  */
 const clients = new WeakMap<StripeConfig, Stripe>();
 
-export function stripeOf(deps: AppDeps): { stripe: Stripe; config: StripeConfig } {
+/** Stripe's settings, or 404 BILLING_DISABLED when billing is off (checked before anything else). */
+export function stripeConfigOf(deps: AppDeps): StripeConfig {
   const config = deps.config.billing.stripe;
   if (!config) {
     throw new AppError(404, 'BILLING_DISABLED', 'Billing is not enabled on this Pigeon deployment', {
@@ -21,9 +22,16 @@ export function stripeOf(deps: AppDeps): { stripe: Stripe; config: StripeConfig 
         'Set STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID to turn Stripe billing on; GET /config says whether it is.',
     });
   }
+  return config;
+}
+
+/** The Stripe client; the SDK (hundreds of modules) is loaded on the first billing call, never otherwise. */
+export async function stripeOf(deps: AppDeps): Promise<{ stripe: Stripe; config: StripeConfig }> {
+  const config = stripeConfigOf(deps);
   let stripe = clients.get(config);
   if (!stripe) {
-    stripe = new Stripe(config.secretKey, { maxNetworkRetries: 1, timeout: 20_000 });
+    const { default: StripeClient } = await import('stripe');
+    stripe = clients.get(config) ?? new StripeClient(config.secretKey, { maxNetworkRetries: 1, timeout: 20_000 });
     clients.set(config, stripe);
   }
   return { stripe, config };
@@ -69,7 +77,7 @@ export async function createCheckout(
   projectId: string,
   body: z.infer<typeof CheckoutBody>,
 ): Promise<z.infer<typeof RedirectSession>> {
-  const { stripe, config } = stripeOf(deps);
+  const { stripe, config } = await stripeOf(deps);
   const customer = await ensureCustomer(deps, stripe, projectId);
   const back = deps.config.http.publicUrl;
   const session = await callStripe('create a checkout session', () =>
@@ -88,7 +96,7 @@ export async function createCheckout(
 }
 
 export async function createPortal(deps: AppDeps, projectId: string): Promise<z.infer<typeof RedirectSession>> {
-  const { stripe } = stripeOf(deps);
+  const { stripe } = await stripeOf(deps);
   const customer = await customerIdOf(deps, projectId);
   if (!customer) {
     throw conflict('This project has no Stripe customer yet', {
@@ -102,7 +110,7 @@ export async function createPortal(deps: AppDeps, projectId: string): Promise<z.
 }
 
 export async function listInvoices(deps: AppDeps, projectId: string): Promise<z.infer<typeof Invoices>> {
-  const { stripe } = stripeOf(deps);
+  const { stripe } = await stripeOf(deps);
   const customer = await customerIdOf(deps, projectId);
   if (!customer) return { data: [] };
   const invoices = await callStripe('list invoices', () => stripe.invoices.list({ customer, limit: 100 }));

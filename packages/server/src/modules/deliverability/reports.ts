@@ -1,4 +1,3 @@
-import { simpleParser } from 'mailparser';
 import type { DeliveryFeedback } from './feedback.js';
 
 /** ARF feedback types that are complaints about the mail (`not-spam` and `auth-failure` are not). */
@@ -10,6 +9,8 @@ const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other']);
  * into the feedback it carries. Undefined when the message is neither, or malformed.
  */
 export async function feedbackOfReport(raw: Buffer): Promise<DeliveryFeedback | undefined> {
+  // Loaded on the first report: only the inbound receiver and the SES feedback need a MIME parser.
+  const { simpleParser } = await import('mailparser');
   const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextLinks: true });
   const contentType = parsed.headers.get('content-type') as { value?: string; params?: Record<string, string> };
   if (contentType?.value?.toLowerCase() !== 'multipart/report') return undefined;

@@ -1,6 +1,5 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { StorageKind } from '@pigeon/contract';
 import type { Config, S3Settings } from '../../config/index.js';
 
@@ -44,37 +43,48 @@ function localStorage(root: string): ImageStorage {
   };
 }
 
+/** The AWS SDK is loaded on first use: a Pigeon without S3 (or a process that never touches an upload) never loads it. */
 function s3Storage(s3: S3Settings): ImageStorage {
-  const client = new S3Client({
-    region: s3.region,
-    endpoint: s3.endpoint,
-    forcePathStyle: s3.forcePathStyle,
-    credentials: s3.credentials,
-    // Checksums only where S3 requires them: S3-compatible stores (MinIO, R2, older servers) do not
-    // all accept the trailing checksums newer SDKs add by default.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    maxAttempts: 3,
-  });
+  let opened: Promise<{ sdk: typeof import('@aws-sdk/client-s3'); client: import('@aws-sdk/client-s3').S3Client }>;
+  const open = () => {
+    opened ??= import('@aws-sdk/client-s3').then((sdk) => ({
+      sdk,
+      client: new sdk.S3Client({
+        region: s3.region,
+        endpoint: s3.endpoint,
+        forcePathStyle: s3.forcePathStyle,
+        credentials: s3.credentials,
+        // Checksums only where S3 requires them: S3-compatible stores (MinIO, R2, older servers) do not
+        // all accept the trailing checksums newer SDKs add by default.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        maxAttempts: 3,
+      }),
+    }));
+    return opened;
+  };
   const Key = (key: string) => `${s3.prefix}${key}`;
   return {
     kind: 's3',
     async put(key, body, contentType) {
+      const { sdk, client } = await open();
       await client.send(
-        new PutObjectCommand({ Bucket: s3.bucket, Key: Key(key), Body: body, ContentType: contentType }),
+        new sdk.PutObjectCommand({ Bucket: s3.bucket, Key: Key(key), Body: body, ContentType: contentType }),
       );
     },
     async get(key) {
+      const { sdk, client } = await open();
       try {
-        const out = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: Key(key) }));
+        const out = await client.send(new sdk.GetObjectCommand({ Bucket: s3.bucket, Key: Key(key) }));
         return out.Body ? Buffer.from(await out.Body.transformToByteArray()) : undefined;
       } catch (err) {
-        if (err instanceof NoSuchKey) return undefined;
+        if (err instanceof sdk.NoSuchKey) return undefined;
         throw err;
       }
     },
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: Key(key) }));
+      const { sdk, client } = await open();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: s3.bucket, Key: Key(key) }));
     },
   };
 }
