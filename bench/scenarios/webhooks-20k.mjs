@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startNode } from '../lib/process.mjs';
+import { descendantsCpuByProgram, startNode } from '../lib/process.mjs';
 import { fmt, r1, waitFeedDrained } from '../lib/segments.mjs';
 import { sleep } from '../lib/sending.mjs';
 
@@ -28,6 +28,7 @@ const CONCURRENCY = 16;
 const GIVE_UP_SECONDS = 300;
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const now = () => performance.timeOrigin + performance.now();
+const r3 = (n) => Math.round(n * 1000) / 1000;
 
 async function receiverStats(url) {
   const res = await fetch(`${url}/stats`);
@@ -64,6 +65,7 @@ export default {
       });
 
       const cpu0 = ctx.cpu();
+      const split0 = descendantsCpuByProgram(ctx.pigeonPid);
       const t0 = now();
       await ctx.sql(
         `WITH ids AS (SELECT array_agg(id) AS a FROM contacts WHERE project_id = $1::uuid AND email LIKE 'wh%@webhooks.example')
@@ -83,10 +85,23 @@ export default {
       const cpu1 = ctx.cpu();
       const pigeonSeconds = (stats.lastAt - t0) / 1000;
       const pigeonPerSec = stats.distinct / pigeonSeconds;
-      await sleep(1000, ctx.signal); // the last attempts' records
-      const { rows: states } = await ctx.sql(
-        'SELECT status, count(*)::int AS n FROM webhook_messages GROUP BY status ORDER BY status',
-      );
+      // CPU per delivery counts until every attempt is recorded (the records are part of the cost).
+      let states;
+      for (const started = now(); ; await sleep(100, ctx.signal)) {
+        ({ rows: states } = await ctx.sql(
+          'SELECT status, count(*)::int AS n FROM webhook_messages GROUP BY status ORDER BY status',
+        ));
+        if (!states.some((s) => s.status === 'PENDING' || s.status === 'SENDING')) break;
+        if (now() - started > 30_000) break;
+      }
+      const split1 = descendantsCpuByProgram(ctx.pigeonPid);
+      const cpu2 = ctx.cpu();
+      const perDelivery = (seconds) => r3((seconds * 1000) / stats.distinct);
+      const costs = {
+        postgresMsPerDelivery: perDelivery(split1.postgres - split0.postgres),
+        workersMsPerDelivery: perDelivery(split1.other - split0.other),
+        apiMsPerDelivery: perDelivery(cpu2.pigeon - cpu0.pigeon),
+      };
       const { rows: firstQueued } = await ctx.sql(
         'SELECT min(created_at) AS at, max(created_at) AS last FROM webhook_messages',
       );
@@ -125,12 +140,17 @@ export default {
       ctx.note(
         `CPU during Pigeon's burst (% of a core): API process ${busy('pigeon')}, its worker processes + PostgreSQL ${busy('db')}, machine (2 cores = 200) ${busy('machine')}`,
       );
+      ctx.note(
+        `CPU per delivery (insert → every attempt recorded): PostgreSQL ${costs.postgresMsPerDelivery} ms, ` +
+          `worker processes ${costs.workersMsPerDelivery} ms, API process ${costs.apiMsPerDelivery} ms`,
+      );
       return {
         ratio,
         pigeonPerSec: Math.round(pigeonPerSec),
         barePerSec: Math.round(baseline.perSec),
         pigeonSeconds: r1(pigeonSeconds),
         duplicates: stats.duplicates,
+        ...costs,
         summary: `${fmt(Math.round(pigeonPerSec))} deliveries/s vs bare ${fmt(Math.round(baseline.perSec))}/s = ${ratio.toFixed(2)} × bare`,
         ...(problems.length ? { problem: problems.join('; ') } : {}),
       };
