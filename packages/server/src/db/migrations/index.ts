@@ -29,6 +29,7 @@ import { Migration20261203000000_worker_heartbeats } from './Migration2026120300
 import { Migration20261204000000_sso } from './Migration20261204000000_sso.js';
 import { Migration20261205000000_webhook_endpoints } from './Migration20261205000000_webhook_endpoints.js';
 import { Migration20261206010000_send_options } from './Migration20261206010000_send_options.js';
+import { Migration20261211000000_webhook_delivery_batches } from './Migration20261211000000_webhook_delivery_batches.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -65,4 +66,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261204000000_sso', class: Migration20261204000000_sso },
   { name: 'Migration20261205000000_webhook_endpoints', class: Migration20261205000000_webhook_endpoints },
   { name: 'Migration20261206010000_send_options', class: Migration20261206010000_send_options },
+  {
+    name: 'Migration20261211000000_webhook_delivery_batches',
+    class: Migration20261211000000_webhook_delivery_batches,
+  },
 ];

@@ -11,9 +11,6 @@ import { findEndpoint } from './endpoints.js';
 
 type Delivery = z.infer<typeof WebhookDelivery>;
 
-/** Attempts shown per delivery, newest first. */
-const ATTEMPTS_SHOWN = 20;
-
 interface DeliveryRow {
   id: string;
   webhook_id: string;
@@ -52,12 +49,9 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
   })),
 });
 
-/** Deliveries of one endpoint matching `where`, each with its newest attempts (one statement). */
+/** Deliveries of one endpoint matching `where`, each with its newest attempts (kept in its row). */
 function selectDeliveries(where: Sql, limit: number) {
-  return sql`SELECT m.id, m.webhook_id, m.event_type, m.status, m.attempts, m.next_attempt_at, m.created_at, m.payload,
-      coalesce((SELECT jsonb_agg(a ORDER BY a.at DESC) FROM (
-        SELECT at, trigger, status_code, duration_ms, response, error FROM webhook_attempts
-        WHERE message_id = m.id ORDER BY at DESC LIMIT ${ATTEMPTS_SHOWN}::int) a), '[]') AS attempt_log
+  return sql`SELECT m.id, m.webhook_id, m.event_type, m.status, m.attempts, m.next_attempt_at, m.created_at, m.payload, m.attempt_log
     FROM webhook_messages m WHERE ${where}
     ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}::int`;
 }
