@@ -46,6 +46,14 @@ async function transactions(ctx) {
   return rows[0].n;
 }
 
+/** Row updates of the deliveries table so far, and how many of them were HOT (no index entry written). */
+async function deliveryUpdates(ctx) {
+  const { rows } = await ctx.sql(
+    `SELECT n_tup_upd::float8 AS updates, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE relname = 'webhook_messages'`,
+  );
+  return rows[0] ?? { updates: 0, hot: 0 };
+}
+
 /** CPU seconds so far of Pigeon's PostgreSQL, its worker processes and its API process, and the transactions. */
 async function costSample(ctx) {
   const split = descendantsCpuByProgram(ctx.pigeonPid);
@@ -218,6 +226,7 @@ export default {
         headers: ctx.auth,
         json: { url: `${origin}/hook`, eventTypes: ['bench.*'] },
       });
+      const updates0 = await deliveryUpdates(ctx);
       const cpu0 = ctx.cpu();
       const c0 = await costSample(ctx);
       const t0 = now();
@@ -229,6 +238,9 @@ export default {
       // CPU per delivery counts until every attempt is recorded (the records are part of the cost).
       const states = await settled(ctx);
       const withDeliveries = costPer(c0, await costSample(ctx), stats.distinct);
+      await sleep(1000, ctx.signal); // PostgreSQL's statistics are flushed within a second
+      const updates1 = await deliveryUpdates(ctx);
+      const updates = { all: updates1.updates - updates0.updates, hot: updates1.hot - updates0.hot };
       const { rows: firstQueued } = await ctx.sql('SELECT max(created_at) AS last FROM webhook_messages');
 
       // The baseline: the same payloads and ids, signed per request, the same concurrency.
@@ -281,6 +293,9 @@ export default {
         `CPU per delivery, the burst to one endpoint (insert → every attempt recorded): ${describeCost(withDeliveries)}`,
       );
       ctx.note(
+        `Updates of webhook_messages during the burst: ${fmt(updates.all)}, of which HOT (no index entry) ${fmt(updates.hot)}`,
+      );
+      ctx.note(
         `CPU per delivery, the difference (what the webhooks add): PostgreSQL ${delivery.postgresMs} ms, worker processes ${delivery.workersMs} ms`,
       );
       const rate = (k) => fmt(Math.round(iso[k].perSec));
@@ -301,6 +316,7 @@ export default {
         duplicates: stats.duplicates,
         eventsOnly,
         withDeliveries,
+        deliveryUpdates: updates,
         delivery,
         isolation: {
           events: ISOLATION,
