@@ -153,12 +153,28 @@ export function descendantsCpuSeconds(pid) {
 }
 
 /**
- * The same, split by program: PostgreSQL's processes (`postgres`) and the others (Pigeon's
- * worker processes), so a scenario can tell the database's cost from its workers'.
+ * The same, split by program: PostgreSQL's processes serving connections (`backends`: the
+ * statements' cost), its other processes (`postgresOther`: postmaster, autovacuum, checkpointer,
+ * WAL writer, and the backends that already ended, counted through the postmaster), and the
+ * others (Pigeon's worker processes), so a scenario can tell the database's cost from its workers'.
  */
 export function descendantsCpuByProgram(pid) {
-  const split = { postgres: 0, other: 0 };
-  for (const p of descendants(pid)) split[p.comm.startsWith('postgres') ? 'postgres' : 'other'] += p.ticks / CLK_TCK;
+  const split = { postgres: 0, backends: 0, postgresOther: 0, other: 0 };
+  for (const p of descendants(pid)) {
+    const seconds = p.ticks / CLK_TCK;
+    if (!p.comm.startsWith('postgres')) {
+      split.other += seconds;
+      continue;
+    }
+    split.postgres += seconds;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8');
+    } catch {} // ended meanwhile
+    // A backend's title: "postgres: <user> <database> <host>(<port>) <state>".
+    if (/\(\d+\)|\[local\]/.test(cmdline)) split.backends += seconds;
+    else split.postgresOther += seconds;
+  }
   return split;
 }
 

@@ -65,6 +65,7 @@ function costPer(a, b, n) {
   const per = (seconds) => r3((seconds * 1000) / n);
   return {
     postgresMs: per(b.postgres - a.postgres),
+    backendsMs: per(b.backends - a.backends),
     workersMs: per(b.other - a.other),
     apiMs: per(b.api - a.api),
     transactionsPer1000: Math.round(((b.xacts - a.xacts) * 1000) / n),
@@ -72,7 +73,7 @@ function costPer(a, b, n) {
 }
 
 const describeCost = (c) =>
-  `PostgreSQL ${c.postgresMs} ms, worker processes ${c.workersMs} ms, API process ${c.apiMs} ms, ` +
+  `PostgreSQL ${c.postgresMs} ms (its connections' backends ${c.backendsMs} ms), worker processes ${c.workersMs} ms, API process ${c.apiMs} ms, ` +
   `${c.transactionsPer1000} PostgreSQL transactions per 1,000`;
 
 /** `count` events named `name` for the seeded contacts, in one statement (as a burst of tracks records them). */
@@ -269,6 +270,7 @@ export default {
       const busy = (k) => r1(((cpu1[k] - cpu0[k]) / pigeonSeconds) * 100);
       const delivery = {
         postgresMs: r3(withDeliveries.postgresMs - eventsOnly.postgresMs),
+        backendsMs: r3(withDeliveries.backendsMs - eventsOnly.backendsMs),
         workersMs: r3(withDeliveries.workersMs - eventsOnly.workersMs),
       };
       const problems = [];
@@ -296,7 +298,7 @@ export default {
         `Updates of webhook_messages during the burst: ${fmt(updates.all)}, of which HOT (no index entry) ${fmt(updates.hot)}`,
       );
       ctx.note(
-        `CPU per delivery, the difference (what the webhooks add): PostgreSQL ${delivery.postgresMs} ms, worker processes ${delivery.workersMs} ms`,
+        `CPU per delivery, the difference (what the webhooks add): PostgreSQL ${delivery.postgresMs} ms (backends ${delivery.backendsMs} ms), worker processes ${delivery.workersMs} ms`,
       );
       const rate = (k) => fmt(Math.round(iso[k].perSec));
       const times = (k, base) => (iso[k].perSec / iso[base].perSec).toFixed(2);
