@@ -8,6 +8,9 @@ import { Migration } from '@mikro-orm/migrations';
  *   indexed column and is a HOT update (no index entry written) wherever its page has room. The
  *   SENDING index goes: the claim counts an endpoint's in-flight rows in the due index's window,
  *   and a claim past its timeout is claimable again there (no separate reclaim statement). The
+ *   window is ordered by (next_attempt_at, id), both unchanged by a claim: a burst's rows share
+ *   one next_attempt_at, and ordered by it alone (then by their place in the table, which a
+ *   non-HOT claim changes) claimed rows left the window and a slow endpoint got every row claimed.
  *   table keeps the default fillfactor: at 70 half the claims of a 20,000 burst were HOT, at 50 all
  *   of them, yet PostgreSQL spent about as much CPU per delivery at 70 as at 100, and about three
  *   times more at 50 (emptier pages for the insert, the scans and the final update).
@@ -30,7 +33,7 @@ export class Migration20261211000000_webhook_delivery_batches extends Migration 
       DROP TABLE webhook_attempts;
       DROP INDEX webhook_messages_due;
       DROP INDEX webhook_messages_sending;
-      CREATE INDEX webhook_messages_due ON webhook_messages (endpoint_id, next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+      CREATE INDEX webhook_messages_due ON webhook_messages (endpoint_id, next_attempt_at, id) WHERE next_attempt_at IS NOT NULL;
       ALTER TABLE webhook_messages DROP CONSTRAINT IF EXISTS webhook_messages_project_id_fkey;
     `);
   }

@@ -355,21 +355,37 @@ describe('event webhooks', () => {
   });
 
   it('an endpoint that never answers holds only its own share: another endpoint gets every event meanwhile', async () => {
-    const { auth } = await newProject(pigeon);
+    const { auth, project } = await newProject(pigeon);
     const silent = await startTarget(() => {}); // reads the request, never answers
     const quick = await target();
     try {
-      await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
+      const stuck = await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
       await createEndpoint(auth, { url: `${quick.origin}/q`, eventTypes: ['load.*'] });
-      for (let i = 0; i < 30; i++) await track(pigeon, auth, `load${i}@example.com`, 'load.tick');
+      // One burst, recorded in one statement (as a grouped track writes it): one feed batch, so
+      // its deliveries share one due time and only their ids order them.
+      const events = 150;
+      await track(pigeon, auth, 'load@example.com', 'load.start');
+      await pigeon.deps.db.pool.query(
+        `INSERT INTO events (id, project_id, contact_id, name, data)
+         SELECT uuidv7_compat(), $1, c.id, 'load.tick', jsonb_build_object('n', i)
+         FROM contacts c, generate_series(1, $2::int - 1) AS i WHERE c.project_id = $1`,
+        [project.id, events],
+      );
       await until(
         () => quick.received.length,
-        (n) => n === 30,
+        (n) => n === events,
       );
-      expect(quick.received).toHaveLength(30);
-      // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open.
+      expect(quick.received).toHaveLength(events);
+      // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open,
+      // and at most 4 × 16 deliveries claimed (the rest wait in the database for whoever can send).
       expect(silent.received.length).toBeGreaterThan(0);
       expect(silent.received.length).toBeLessThanOrEqual(16);
+      const { rows } = await pigeon.deps.db.pool.query(
+        "SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1 AND status = 'SENDING'",
+        [stuck.id],
+      );
+      expect(rows[0].n).toBeGreaterThanOrEqual(16);
+      expect(rows[0].n).toBeLessThanOrEqual(64);
     } finally {
       await silent.close();
     }

@@ -37,20 +37,23 @@ export interface EventWebhookWorker {
  * due deliveries (the due index holds PENDING and SENDING ones alike) and claims those not
  * already claimed, or claimed longer than the claim timeout ago (a dead worker's: due again, with
  * the same webhook-id). So an endpoint has at most a window of deliveries claimed over all
- * processes, a slow one included, and the claim changes no indexed column (a HOT update).
+ * processes, a slow one included: the window's order (next_attempt_at, id) is one a claim does
+ * not change, so claimed rows stay in it. The claim changes no indexed column (HOT when its page
+ * has room).
  */
 function claimDue(deps: AppDeps, limit: number, now: Date) {
   const { endpointConcurrency, claimTimeoutSeconds } = deps.config.webhooks;
   const stale = new Date(now.getTime() - claimTimeoutSeconds * 1000);
   const claimable = (m: Sql) => sql`(${m}.status = 'PENDING' OR ${m}.claimed_at < ${stale}::timestamptz)`;
-  return preparedRows<ClaimedRow>(
+  // Planned at each call (not a named prepared statement): a generic plan does not know `now`
+  // and the limits, and may walk an endpoint's every delivery instead of its due window.
+  return queryRows<ClaimedRow>(
     deps.db.pool,
-    'webhooks.claim',
     sql`WITH candidate AS (
           SELECT w.id FROM webhook_endpoints e CROSS JOIN LATERAL (
             SELECT m.id, m.status, m.claimed_at FROM webhook_messages m
             WHERE m.endpoint_id = e.id AND m.next_attempt_at <= ${now}::timestamptz
-            ORDER BY m.next_attempt_at
+            ORDER BY m.next_attempt_at, m.id
             LIMIT ${CLAIM_AHEAD * endpointConcurrency}::int
           ) w
           WHERE e.enabled AND ${claimable(raw('w'))}
