@@ -114,11 +114,14 @@ const requireEnabled = (endpoint: { enabled: boolean }) => {
 export async function replayDelivery(deps: AppDeps, projectId: string, endpointId: string, id: string) {
   requireEnabled(await findEndpoint(deps.db.pool, projectId, endpointId));
   const now = nowOf(deps);
+  // A claim past its timeout is a dead worker's (the claim statement takes it back): replayable.
+  const stale = new Date(now.getTime() - deps.config.webhooks.claimTimeoutSeconds * 1000);
   const updated = await queryRows(
     deps.db.pool,
     sql`WITH replayed AS (
-          UPDATE webhook_messages SET status = 'PENDING', replay = true, next_attempt_at = ${now}::timestamptz
-          WHERE id = ${id}::uuid AND endpoint_id = ${endpointId}::uuid AND project_id = ${projectId}::uuid AND status <> 'SENDING'
+          UPDATE webhook_messages SET status = 'PENDING', replay = true, next_attempt_at = ${now}::timestamptz, claimed_at = NULL
+          WHERE id = ${id}::uuid AND endpoint_id = ${endpointId}::uuid AND project_id = ${projectId}::uuid
+            AND (status <> 'SENDING' OR claimed_at < ${stale}::timestamptz)
           RETURNING id
         ) SELECT id, pg_notify(${WEBHOOKS_CHANNEL}, '') FROM replayed`,
   );

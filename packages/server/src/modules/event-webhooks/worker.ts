@@ -45,8 +45,8 @@ function claimDue(deps: AppDeps, limit: number, now: Date) {
   const { endpointConcurrency, claimTimeoutSeconds } = deps.config.webhooks;
   const stale = new Date(now.getTime() - claimTimeoutSeconds * 1000);
   const claimable = (m: Sql) => sql`(${m}.status = 'PENDING' OR ${m}.claimed_at < ${stale}::timestamptz)`;
-  // Planned at each call (not a named prepared statement): a generic plan does not know `now`
-  // and the limits, and may walk an endpoint's every delivery instead of its due window.
+  // Planned with its values at each call (one statement per claimed batch): a cached generic
+  // plan would not know how few rows `now` and the window let through.
   return queryRows<ClaimedRow>(
     deps.db.pool,
     sql`WITH candidate AS (
