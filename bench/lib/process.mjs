@@ -149,31 +149,64 @@ export function cpuSeconds(pid) {
  * their parent's cutime/cstime.
  */
 export function descendantsCpuSeconds(pid) {
+  return descendants(pid).reduce((total, p) => total + p.ticks, 0) / CLK_TCK;
+}
+
+/**
+ * The same, split by program: PostgreSQL's processes serving connections (`backends`: the
+ * statements' cost), its other processes (`postgresOther`: postmaster, autovacuum, checkpointer,
+ * WAL writer, and the backends that already ended, counted through the postmaster), and the
+ * others (Pigeon's worker processes), so a scenario can tell the database's cost from its workers'.
+ */
+export function descendantsCpuByProgram(pid) {
+  const split = { postgres: 0, backends: 0, postgresOther: 0, other: 0 };
+  for (const p of descendants(pid)) {
+    const seconds = p.ticks / CLK_TCK;
+    if (!p.comm.startsWith('postgres')) {
+      split.other += seconds;
+      continue;
+    }
+    split.postgres += seconds;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8');
+    } catch {} // ended meanwhile
+    // A backend's title: "postgres: <user> <database> <host>(<port>) <state>".
+    if (/\(\d+\)|\[local\]/.test(cmdline)) split.backends += seconds;
+    else split.postgresOther += seconds;
+  }
+  return split;
+}
+
+/** The descendants of `pid` with their CPU ticks (self + reaped children) and program name. */
+function descendants(pid) {
   const procs = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const f = statFields(entry);
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       procs.push({
         pid: Number(entry),
         ppid: Number(f[1]),
+        comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
         ticks: [11, 12, 13, 14].reduce((t, i) => t + Number(f[i]), 0),
       });
     } catch {} // the process ended meanwhile
   }
-  let total = 0;
+  const found = [];
   const parents = new Set([pid]);
   for (let grew = true; grew; ) {
     grew = false;
     for (const p of procs) {
       if (parents.has(p.ppid) && !parents.has(p.pid)) {
         parents.add(p.pid);
-        total += p.ticks;
+        found.push(p);
         grew = true;
       }
     }
   }
-  return total / CLK_TCK;
+  return found;
 }
 
 /** Peak resident set size (VmHWM) of `pid` in MB. */

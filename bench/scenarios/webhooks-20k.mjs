@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startNode } from '../lib/process.mjs';
+import { descendantsCpuByProgram, startNode } from '../lib/process.mjs';
 import { fmt, r1, waitFeedDrained } from '../lib/segments.mjs';
 import { sleep } from '../lib/sending.mjs';
 
@@ -11,9 +11,11 @@ import { sleep } from '../lib/sending.mjs';
  * signed payloads with the same concurrency, in the same run (issue 27). On a Pigeon of its own
  * with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (the receiver is on 127.0.0.1).
  *
- * Setup (untimed): CONTACTS contacts seeded in SQL, the change feed drained, one endpoint
- * (`bench.*`) on the receiver (services/webhook-receiver.mjs, its own process: answers 204 at once,
- * counts deliveries by webhook-id).
+ * Setup (untimed): CONTACTS contacts seeded in SQL, the change feed drained; then the same burst
+ * of events with no endpoint (the cost of recording the events and of the feed's other consumers,
+ * per event, to subtract); then one endpoint (`bench.*`) on the receiver
+ * (services/webhook-receiver.mjs, its own process: answers 204 at once, counts deliveries by
+ * webhook-id).
  *
  * Timed task: TOTAL `bench.burst` events inserted in one statement (as many tracks would record
  * them; the change feed turns each into a delivery), then the receiver is polled until it has every
@@ -21,35 +23,190 @@ import { sleep } from '../lib/sending.mjs';
  * feed consumer queueing the deliveries. Then the baseline (baselines/bare-webhooks.mjs) POSTs the
  * very payloads and webhook-ids Pigeon stored, signed per request, CONCURRENCY in flight (Pigeon's
  * WEBHOOK_ENDPOINT_CONCURRENCY), keep-alive. Checks: every delivery SUCCEEDED, duplicates counted.
+ *
+ * Then the isolation rows: ISOLATION events to the fast endpoint alone, then as many again while a
+ * second endpoint gets each of them too: one answering at once (the twin), one answering after
+ * 30 s, one never answering. Target: the fast endpoint's deliveries/s beside the slow (silent) one
+ * ≥ 0.8 × beside the twin (the same work for Pigeon); ÷ alone is noted too.
  */
 const TOTAL = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
+const ISOLATION = Number(process.env.BENCH_WEBHOOK_ISOLATION_EVENTS ?? 5_000);
 const CONTACTS = 2_000;
 const CONCURRENCY = 16;
 const GIVE_UP_SECONDS = 300;
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const now = () => performance.timeOrigin + performance.now();
+const r3 = (n) => Math.round(n * 1000) / 1000;
+
+/** Transactions committed in Pigeon's database so far (each statement outside a transaction is one). */
+async function transactions(ctx) {
+  const { rows } = await ctx.sql(
+    'SELECT xact_commit::float8 AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return rows[0].n;
+}
+
+/** Row updates of the deliveries table so far, and how many of them were HOT (no index entry written). */
+async function deliveryUpdates(ctx) {
+  const { rows } = await ctx.sql(
+    `SELECT n_tup_upd::float8 AS updates, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE relname = 'webhook_messages'`,
+  );
+  return rows[0] ?? { updates: 0, hot: 0 };
+}
+
+/** CPU seconds so far of Pigeon's PostgreSQL, its worker processes and its API process, and the transactions. */
+async function costSample(ctx) {
+  const split = descendantsCpuByProgram(ctx.pigeonPid);
+  return { ...split, api: ctx.cpu().pigeon, xacts: await transactions(ctx) };
+}
+
+/** What happened between two samples, per event or delivery (CPU in ms). */
+function costPer(a, b, n) {
+  const per = (seconds) => r3((seconds * 1000) / n);
+  return {
+    postgresMs: per(b.postgres - a.postgres),
+    backendsMs: per(b.backends - a.backends),
+    workersMs: per(b.other - a.other),
+    apiMs: per(b.api - a.api),
+    transactionsPer1000: Math.round(((b.xacts - a.xacts) * 1000) / n),
+  };
+}
+
+const describeCost = (c) =>
+  `PostgreSQL ${c.postgresMs} ms (its connections' backends ${c.backendsMs} ms), worker processes ${c.workersMs} ms, API process ${c.apiMs} ms, ` +
+  `${c.transactionsPer1000} PostgreSQL transactions per 1,000`;
+
+/** `count` events named `name` for the seeded contacts, in one statement (as a burst of tracks records them). */
+async function insertEvents(ctx, name, count) {
+  await ctx.sql(
+    `WITH ids AS (SELECT array_agg(id) AS a FROM contacts WHERE project_id = $1::uuid AND email LIKE 'wh%@webhooks.example')
+     INSERT INTO events (id, project_id, contact_id, name, data)
+     SELECT uuidv7_compat(), $1::uuid, ids.a[1 + i % $3::int], $4, jsonb_build_object('n', i)
+     FROM ids, generate_series(0, $2::int - 1) AS i`,
+    [ctx.projectId, count, CONTACTS, name],
+  );
+}
+
+/** Whether every consumer has read every change (no VACUUM: this one is timed). */
+async function feedCaughtUp(ctx) {
+  const { rows } = await ctx.sql(
+    `SELECT NOT EXISTS (SELECT 1 FROM change_feed_cursors cur
+       JOIN contact_changes ch ON ch.part = cur.part AND (ch.txid, ch.seq) > (cur.txid, cur.seq)) AS done`,
+  );
+  return rows[0].done;
+}
 
 async function receiverStats(url) {
   const res = await fetch(`${url}/stats`);
   return res.json();
 }
 
+/** Polls `origin`'s receiver until it has `count` distinct webhook-ids (or the time is up). */
+async function receivedAll(ctx, origin, count) {
+  const started = now();
+  for (;;) {
+    const stats = await receiverStats(origin);
+    if (stats.distinct >= count || now() - started > GIVE_UP_SECONDS * 1000) return stats;
+    await sleep(100, ctx.signal);
+  }
+}
+
+/** Waits until no delivery is PENDING or SENDING (so the records' cost is counted); returns the states. */
+async function settled(ctx, where = 'true') {
+  const started = now();
+  for (;;) {
+    const { rows } = await ctx.sql(
+      `SELECT status, count(*)::int AS n FROM webhook_messages WHERE ${where} GROUP BY status ORDER BY status`,
+    );
+    if (!rows.some((s) => s.status === 'PENDING' || s.status === 'SENDING') || now() - started > 30_000) return rows;
+    await sleep(100, ctx.signal);
+  }
+}
+
+function startReceiver(env = {}) {
+  const receiver = startNode({
+    name: `webhook receiver${env.DELAY_MS ? ' (slow)' : env.SILENT ? ' (silent)' : ''}`,
+    args: [join(BENCH_DIR, 'services', 'webhook-receiver.mjs')],
+    env: { ...process.env, PORT: '0', ...env },
+    ready: /listening on (http:\/\/\S+)/,
+  });
+  return {
+    receiver,
+    origin: receiver.ready.then(() => /listening on (http:\/\/\S+)/.exec(receiver.output())[1]),
+  };
+}
+
+/**
+ * The fast endpoint's deliveries/s for ISOLATION events named `name` (its receiver reset first),
+ * insert → last delivery at the fast receiver.
+ */
+async function fastRate(ctx, origin, name) {
+  await fetch(`${origin}/reset`, { method: 'POST' });
+  const t0 = now();
+  await insertEvents(ctx, name, ISOLATION);
+  const stats = await receivedAll(ctx, origin, ISOLATION);
+  if (stats.distinct < ISOLATION) throw new Error(`${name}: only ${stats.distinct} of ${ISOLATION} arrived`);
+  return ISOLATION / ((stats.lastAt - t0) / 1000);
+}
+
+/**
+ * The isolation rows: the fast endpoint alone; then beside a second endpoint wanting the same
+ * events that answers at once (a twin: the same work for Pigeon, nobody slow), one that answers
+ * after 30 s, and one that never answers. Slow ÷ twin says what slowness costs the fast endpoint;
+ * ÷ alone also counts the second endpoint's share of the work (its deliveries queued and tried).
+ */
+async function isolation(ctx, origin) {
+  const result = { alone: { perSec: await fastRate(ctx, origin, 'bench.alone'), open: 0 } };
+  for (const [kind, env] of [
+    ['twin', {}],
+    ['slow', { DELAY_MS: '30000' }],
+    ['silent', { SILENT: '1' }],
+  ]) {
+    const other = startReceiver(env);
+    try {
+      const endpoint = await ctx.json('/webhook-endpoints', {
+        method: 'POST',
+        headers: ctx.auth,
+        json: { url: `${await other.origin}/hook`, eventTypes: [`bench.${kind}`] },
+      });
+      const perSec = await fastRate(ctx, origin, `bench.${kind}`);
+      const { open } = await receiverStats(await other.origin);
+      result[kind] = { perSec, open };
+      // Its deliveries go with it; requests still open end at WEBHOOK_TIMEOUT_SECONDS.
+      await ctx.json(`/webhook-endpoints/${endpoint.id}`, { method: 'DELETE', headers: ctx.auth });
+    } finally {
+      await other.receiver.stop();
+    }
+  }
+  return result;
+}
+
 export default {
   name: 'webhooks-20k',
-  description: `${fmt(TOTAL)} events to one webhook endpoint on loopback vs a bare signed POST loop (same concurrency)`,
+  description: `${fmt(TOTAL)} events to one webhook endpoint on loopback vs a bare signed POST loop (same concurrency); a slow and a silent endpoint beside a fast one`,
   pigeonEnv: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_ENDPOINT_CONCURRENCY: CONCURRENCY },
-  target: { metric: 'ratio', min: 0.5, unit: '× bare', digits: 2, label: 'deliveries/s ≥ 0.5 × bare' },
+  target: [
+    { metric: 'ratio', min: 0.5, unit: '× bare', digits: 2, label: 'deliveries/s ≥ 0.5 × bare' },
+    {
+      metric: 'slowRatio',
+      min: 0.8,
+      unit: '× twin',
+      digits: 2,
+      label: 'fast endpoint beside one answering after 30 s ≥ 0.8 × beside a fast one',
+    },
+    {
+      metric: 'silentRatio',
+      min: 0.8,
+      unit: '× twin',
+      digits: 2,
+      label: 'fast endpoint beside one never answering ≥ 0.8 × beside a fast one',
+    },
+  ],
   async run(ctx) {
-    const receiver = startNode({
-      name: 'webhook receiver',
-      args: [join(BENCH_DIR, 'services', 'webhook-receiver.mjs')],
-      env: { ...process.env, PORT: '0' },
-      ready: /listening on (http:\/\/\S+)/,
-    });
+    const { receiver, origin: originReady } = startReceiver();
     const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-webhooks-'));
     try {
-      await receiver.ready;
-      const origin = /listening on (http:\/\/\S+)/.exec(receiver.output())[1];
+      const origin = await originReady;
       await ctx.sql(
         `INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
          SELECT uuidv7_compat(), $1::uuid, 'wh' || i || '@webhooks.example', true, '{}', now(), now()
@@ -57,39 +214,35 @@ export default {
         [ctx.projectId, CONTACTS],
       );
       await waitFeedDrained(ctx);
+
+      // The same burst with no endpoint: what recording the events and the feed's other consumers cost.
+      const e0 = await costSample(ctx);
+      await insertEvents(ctx, 'bench.burst', TOTAL);
+      while (!(await feedCaughtUp(ctx))) await sleep(100, ctx.signal);
+      const eventsOnly = costPer(e0, await costSample(ctx), TOTAL);
+      await waitFeedDrained(ctx);
+
       const endpoint = await ctx.json('/webhook-endpoints', {
         method: 'POST',
         headers: ctx.auth,
         json: { url: `${origin}/hook`, eventTypes: ['bench.*'] },
       });
-
+      const updates0 = await deliveryUpdates(ctx);
       const cpu0 = ctx.cpu();
+      const c0 = await costSample(ctx);
       const t0 = now();
-      await ctx.sql(
-        `WITH ids AS (SELECT array_agg(id) AS a FROM contacts WHERE project_id = $1::uuid AND email LIKE 'wh%@webhooks.example')
-         INSERT INTO events (id, project_id, contact_id, name, data)
-         SELECT uuidv7_compat(), $1::uuid, ids.a[1 + i % $3::int], 'bench.burst', jsonb_build_object('n', i)
-         FROM ids, generate_series(0, $2::int - 1) AS i`,
-        [ctx.projectId, TOTAL, CONTACTS],
-      );
-      const inserted = now();
-      let stats;
-      for (;;) {
-        stats = await receiverStats(origin);
-        if (stats.distinct >= TOTAL) break;
-        if (now() - inserted > GIVE_UP_SECONDS * 1000) break;
-        await sleep(100, ctx.signal);
-      }
+      await insertEvents(ctx, 'bench.burst', TOTAL);
+      const stats = await receivedAll(ctx, origin, TOTAL);
       const cpu1 = ctx.cpu();
       const pigeonSeconds = (stats.lastAt - t0) / 1000;
       const pigeonPerSec = stats.distinct / pigeonSeconds;
-      await sleep(1000, ctx.signal); // the last attempts' records
-      const { rows: states } = await ctx.sql(
-        'SELECT status, count(*)::int AS n FROM webhook_messages GROUP BY status ORDER BY status',
-      );
-      const { rows: firstQueued } = await ctx.sql(
-        'SELECT min(created_at) AS at, max(created_at) AS last FROM webhook_messages',
-      );
+      // CPU per delivery counts until every attempt is recorded (the records are part of the cost).
+      const states = await settled(ctx);
+      const withDeliveries = costPer(c0, await costSample(ctx), stats.distinct);
+      await sleep(1000, ctx.signal); // PostgreSQL's statistics are flushed within a second
+      const updates1 = await deliveryUpdates(ctx);
+      const updates = { all: updates1.updates - updates0.updates, hot: updates1.hot - updates0.hot };
+      const { rows: firstQueued } = await ctx.sql('SELECT max(created_at) AS last FROM webhook_messages');
 
       // The baseline: the same payloads and ids, signed per request, the same concurrency.
       const { rows: messages } = await ctx.sql(
@@ -110,13 +263,23 @@ export default {
       await bare.stop();
       const bareStats = await receiverStats(origin);
 
+      const iso = await isolation(ctx, origin);
+      const isoStates = await settled(ctx, `event_type IN ('bench.alone', 'bench.twin', 'bench.slow', 'bench.silent')`);
+
       const ratio = pigeonPerSec / baseline.perSec;
       const busy = (k) => r1(((cpu1[k] - cpu0[k]) / pigeonSeconds) * 100);
+      const delivery = {
+        postgresMs: r3(withDeliveries.postgresMs - eventsOnly.postgresMs),
+        backendsMs: r3(withDeliveries.backendsMs - eventsOnly.backendsMs),
+        workersMs: r3(withDeliveries.workersMs - eventsOnly.workersMs),
+      };
       const problems = [];
       if (stats.distinct < TOTAL) problems.push(`only ${stats.distinct} of ${TOTAL} webhook-ids arrived`);
       if (states.length !== 1 || states[0].status !== 'SUCCEEDED') problems.push(`states ${JSON.stringify(states)}`);
       if (baseline.failed || bareStats.distinct !== messages.length)
         problems.push(`baseline: ${JSON.stringify(baseline)}`);
+      if (isoStates.some((s) => s.status !== 'SUCCEEDED'))
+        problems.push(`isolation rows: fast endpoint's states ${JSON.stringify(isoStates)}`);
       ctx.note(
         `Pigeon: ${fmt(stats.distinct)} deliveries in ${r1(pigeonSeconds)} s = ${fmt(Math.round(pigeonPerSec))}/s ` +
           `(${stats.duplicates} duplicates); last delivery queued ${r1((firstQueued[0].last - t0) / 1000)} s after the insert`,
@@ -125,13 +288,45 @@ export default {
       ctx.note(
         `CPU during Pigeon's burst (% of a core): API process ${busy('pigeon')}, its worker processes + PostgreSQL ${busy('db')}, machine (2 cores = 200) ${busy('machine')}`,
       );
+      ctx.note(
+        `CPU per event, the burst with no endpoint (events, feed, other consumers): ${describeCost(eventsOnly)}`,
+      );
+      ctx.note(
+        `CPU per delivery, the burst to one endpoint (insert → every attempt recorded): ${describeCost(withDeliveries)}`,
+      );
+      ctx.note(
+        `Updates of webhook_messages during the burst: ${fmt(updates.all)}, of which HOT (no index entry) ${fmt(updates.hot)}`,
+      );
+      ctx.note(
+        `CPU per delivery, the difference (what the webhooks add): PostgreSQL ${delivery.postgresMs} ms (backends ${delivery.backendsMs} ms), worker processes ${delivery.workersMs} ms`,
+      );
+      const rate = (k) => fmt(Math.round(iso[k].perSec));
+      const times = (k, base) => (iso[k].perSec / iso[base].perSec).toFixed(2);
+      ctx.note(
+        `Isolation, ${fmt(ISOLATION)} events each, the fast endpoint's deliveries/s: alone ${rate('alone')}; ` +
+          `beside a second fast endpoint ${rate('twin')} (${times('twin', 'alone')} × alone); ` +
+          `beside one answering after 30 s ${rate('slow')} (${times('slow', 'twin')} × twin, ${times('slow', 'alone')} × alone, ${iso.slow.open} of its requests open); ` +
+          `beside one never answering ${rate('silent')} (${times('silent', 'twin')} × twin, ${times('silent', 'alone')} × alone, ${iso.silent.open} open)`,
+      );
       return {
         ratio,
+        slowRatio: iso.slow.perSec / iso.twin.perSec,
+        silentRatio: iso.silent.perSec / iso.twin.perSec,
         pigeonPerSec: Math.round(pigeonPerSec),
         barePerSec: Math.round(baseline.perSec),
         pigeonSeconds: r1(pigeonSeconds),
         duplicates: stats.duplicates,
-        summary: `${fmt(Math.round(pigeonPerSec))} deliveries/s vs bare ${fmt(Math.round(baseline.perSec))}/s = ${ratio.toFixed(2)} × bare`,
+        eventsOnly,
+        withDeliveries,
+        deliveryUpdates: updates,
+        delivery,
+        isolation: {
+          events: ISOLATION,
+          ...Object.fromEntries(Object.entries(iso).map(([k, v]) => [`${k}PerSec`, Math.round(v.perSec)])),
+        },
+        summary:
+          `${fmt(Math.round(pigeonPerSec))} deliveries/s vs bare ${fmt(Math.round(baseline.perSec))}/s = ${ratio.toFixed(2)} × bare; ` +
+          `beside a slow endpoint ${times('slow', 'twin')} × twin, beside a silent one ${times('silent', 'twin')} × twin`,
         ...(problems.length ? { problem: problems.join('; ') } : {}),
       };
     } finally {

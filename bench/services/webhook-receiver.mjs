@@ -1,17 +1,22 @@
 // A webhook receiver for the event-webhook bench, in its own process (its CPU is not Pigeon's nor
 // the harness's): answers every POST with 204 at once and counts deliveries by `webhook-id`.
-// GET /stats → { count, distinct, duplicates, firstAt, lastAt } (epoch ms); POST /reset clears them.
+// GET /stats → { count, distinct, duplicates, firstAt, lastAt, open } (epoch ms); POST /reset clears them.
+// DELAY_MS: answer each delivery that much later (a slow endpoint); SILENT=1: never answer (the
+// request stays open until Pigeon gives up on it). `open`: deliveries received and not answered yet.
 import { createServer } from 'node:http';
 
 let ids = new Set();
 let count = 0;
 let firstAt = null;
 let lastAt = null;
+let open = 0;
+const delayMs = Number(process.env.DELAY_MS ?? 0);
+const silent = process.env.SILENT === '1';
 
 const server = createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/stats') {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ count, distinct: ids.size, duplicates: count - ids.size, firstAt, lastAt }));
+    res.end(JSON.stringify({ count, distinct: ids.size, duplicates: count - ids.size, firstAt, lastAt, open }));
     return;
   }
   if (req.method === 'POST' && req.url === '/reset') {
@@ -29,12 +34,19 @@ const server = createServer((req, res) => {
     ids.add(String(req.headers['webhook-id']));
     firstAt ??= at;
     lastAt = at;
+    open++;
+    res.on('close', () => open--);
+    if (silent) return;
     res.statusCode = 204;
-    res.end();
+    if (delayMs > 0) setTimeout(() => res.end(), delayMs);
+    else res.end();
   });
 });
 server.keepAliveTimeout = 60_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(`listening on http://127.0.0.1:${server.address().port}`);
 });
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections(); // the slow and silent receivers' requests would hold it open
+});

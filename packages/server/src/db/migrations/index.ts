@@ -30,6 +30,7 @@ import { Migration20261204000000_sso } from './Migration20261204000000_sso.js';
 import { Migration20261205000000_webhook_endpoints } from './Migration20261205000000_webhook_endpoints.js';
 import { Migration20261206010000_send_options } from './Migration20261206010000_send_options.js';
 import { Migration20261210000000_project_owned_columns } from './Migration20261210000000_project_owned_columns.js';
+import { Migration20261211000000_webhook_delivery_batches } from './Migration20261211000000_webhook_delivery_batches.js';
 import { Migration20261213000000_partitioned_history } from './Migration20261213000000_partitioned_history.js';
 import { Migration20261213000100_retention } from './Migration20261213000100_retention.js';
 
@@ -69,6 +70,10 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261205000000_webhook_endpoints', class: Migration20261205000000_webhook_endpoints },
   { name: 'Migration20261206010000_send_options', class: Migration20261206010000_send_options },
   { name: 'Migration20261210000000_project_owned_columns', class: Migration20261210000000_project_owned_columns },
+  {
+    name: 'Migration20261211000000_webhook_delivery_batches',
+    class: Migration20261211000000_webhook_delivery_batches,
+  },
   { name: 'Migration20261213000000_partitioned_history', class: Migration20261213000000_partitioned_history },
   { name: 'Migration20261213000100_retention', class: Migration20261213000100_retention },
 ];

@@ -11,9 +11,6 @@ import { findEndpoint } from './endpoints.js';
 
 type Delivery = z.infer<typeof WebhookDelivery>;
 
-/** Attempts shown per delivery, newest first. */
-const ATTEMPTS_SHOWN = 20;
-
 interface DeliveryRow {
   id: string;
   webhook_id: string;
@@ -52,12 +49,9 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
   })),
 });
 
-/** Deliveries of one endpoint matching `where`, each with its newest attempts (one statement). */
+/** Deliveries of one endpoint matching `where`, each with its newest attempts (kept in its row). */
 function selectDeliveries(where: Sql, limit: number) {
-  return sql`SELECT m.id, m.webhook_id, m.event_type, m.status, m.attempts, m.next_attempt_at, m.created_at, m.payload,
-      coalesce((SELECT jsonb_agg(a ORDER BY a.at DESC) FROM (
-        SELECT at, trigger, status_code, duration_ms, response, error FROM webhook_attempts
-        WHERE message_id = m.id ORDER BY at DESC LIMIT ${ATTEMPTS_SHOWN}::int) a), '[]') AS attempt_log
+  return sql`SELECT m.id, m.webhook_id, m.event_type, m.status, m.attempts, m.next_attempt_at, m.created_at, m.payload, m.attempt_log
     FROM webhook_messages m WHERE ${where}
     ORDER BY m.created_at DESC, m.id DESC LIMIT ${limit}::int`;
 }
@@ -120,11 +114,14 @@ const requireEnabled = (endpoint: { enabled: boolean }) => {
 export async function replayDelivery(deps: AppDeps, projectId: string, endpointId: string, id: string) {
   requireEnabled(await findEndpoint(deps.db.pool, projectId, endpointId));
   const now = nowOf(deps);
+  // A claim past its timeout is a dead worker's (the claim statement takes it back): replayable.
+  const stale = new Date(now.getTime() - deps.config.webhooks.claimTimeoutSeconds * 1000);
   const updated = await queryRows(
     deps.db.pool,
     sql`WITH replayed AS (
-          UPDATE webhook_messages SET status = 'PENDING', replay = true, next_attempt_at = ${now}::timestamptz
-          WHERE id = ${id}::uuid AND endpoint_id = ${endpointId}::uuid AND project_id = ${projectId}::uuid AND status <> 'SENDING'
+          UPDATE webhook_messages SET status = 'PENDING', replay = true, next_attempt_at = ${now}::timestamptz, claimed_at = NULL
+          WHERE id = ${id}::uuid AND endpoint_id = ${endpointId}::uuid AND project_id = ${projectId}::uuid
+            AND (status <> 'SENDING' OR claimed_at < ${stale}::timestamptz)
           RETURNING id
         ) SELECT id, pg_notify(${WEBHOOKS_CHANNEL}, '') FROM replayed`,
   );

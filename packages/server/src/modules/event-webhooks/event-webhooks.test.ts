@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../../../sdk/dist/index.js';
-import { decodeQuotedPrintable, newProject } from '../../../test/accounts.js';
+import { decodeQuotedPrintable, newProject, signUp } from '../../../test/accounts.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { hrefs, pixelUrl, receivedMessage } from '../../../test/mail.js';
@@ -355,21 +355,36 @@ describe('event webhooks', () => {
   });
 
   it('an endpoint that never answers holds only its own share: another endpoint gets every event meanwhile', async () => {
-    const { auth } = await newProject(pigeon);
+    const { auth, project } = await newProject(pigeon);
     const silent = await startTarget(() => {}); // reads the request, never answers
     const quick = await target();
     try {
-      await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
+      const stuck = await createEndpoint(auth, { url: `${silent.origin}/s`, eventTypes: ['load.*'] });
       await createEndpoint(auth, { url: `${quick.origin}/q`, eventTypes: ['load.*'] });
-      for (let i = 0; i < 30; i++) await track(pigeon, auth, `load${i}@example.com`, 'load.tick');
+      // One burst, recorded in one statement (as a grouped track writes it): one feed batch, so
+      // its deliveries share one due time and only their ids order them.
+      const events = 150;
+      await track(pigeon, auth, 'load@example.com', 'load.start');
+      await pigeon.deps.db.pool.query(
+        `INSERT INTO events (id, project_id, contact_id, name, data)
+         SELECT uuidv7_compat(), $1, c.id, 'load.tick', jsonb_build_object('n', i)
+         FROM contacts c, generate_series(1, $2::int - 1) AS i WHERE c.project_id = $1`,
+        [project.id, events],
+      );
       await until(
         () => quick.received.length,
-        (n) => n === 30,
+        (n) => n === events,
       );
-      expect(quick.received).toHaveLength(30);
-      // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open.
+      expect(quick.received).toHaveLength(events);
+      // WEBHOOK_ENDPOINT_CONCURRENCY (16): the silent one has at most that many requests open,
+      // and at most 4 × 16 deliveries claimed (the rest wait in the database for whoever can send).
       expect(silent.received.length).toBeGreaterThan(0);
       expect(silent.received.length).toBeLessThanOrEqual(16);
+      const { rows } = await pigeon.deps.db.pool.query(
+        "SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1 AND status = 'SENDING'",
+        [stuck.id],
+      );
+      expect(rows[0].n).toBeLessThanOrEqual(64);
     } finally {
       await silent.close();
     }
@@ -413,6 +428,71 @@ describe('event webhooks', () => {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
     expect((await pigeon.request('GET', '/webhook-endpoints', { headers: theirs.auth })).body.data).toEqual([]);
+  });
+
+  it('is for OWNER and ADMIN sessions: a MEMBER gets 403 on every endpoint route and changes nothing', async () => {
+    const { owner, project, auth } = await newProject(pigeon);
+    const hook = await target();
+    const endpoint = await createEndpoint(auth, { url: `${hook.origin}/m`, eventTypes: ['member.*'] });
+    const test = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, { headers: auth, body: {} });
+    expect(test.status, test.text).toBe(202);
+    const [member, admin] = await Promise.all([signUp(pigeon), signUp(pigeon)]);
+    for (const [user, role] of [
+      [member, 'MEMBER'],
+      [admin, 'ADMIN'],
+    ] as const) {
+      const added = await pigeon.request('POST', `/projects/${project.id}/members`, {
+        headers: { cookie: owner.cookie },
+        body: { email: user.user.email, role },
+      });
+      expect(added.status, added.text).toBe(201);
+    }
+    const session = (cookie: string) => ({ cookie, 'x-project-id': project.id });
+    const routes = [
+      ['GET', '/webhook-endpoints'],
+      ['POST', '/webhook-endpoints'],
+      ['GET', `/webhook-endpoints/${endpoint.id}`],
+      ['PATCH', `/webhook-endpoints/${endpoint.id}`],
+      ['DELETE', `/webhook-endpoints/${endpoint.id}`],
+      ['POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`],
+      ['POST', `/webhook-endpoints/${endpoint.id}/test`],
+      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries`],
+      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries/${test.body.id}`],
+      ['POST', `/webhook-endpoints/${endpoint.id}/deliveries/${test.body.id}/replay`],
+    ] as const;
+    const bodies: Record<string, Record<string, unknown>> = {
+      'POST /webhook-endpoints': { url: `${hook.origin}/member`, eventTypes: ['*'] },
+      [`PATCH /webhook-endpoints/${endpoint.id}`]: { enabled: false, url: `${hook.origin}/taken` },
+      [`POST /webhook-endpoints/${endpoint.id}/rotate-secret`]: { overlapHours: 1 },
+    };
+    for (const [method, path] of routes) {
+      const res = await pigeon.request(method, path, {
+        headers: session(member.cookie),
+        body: method === 'GET' ? undefined : (bodies[`${method} ${path}`] ?? {}),
+      });
+      const error = expectEnvelope(res, 403, 'INSUFFICIENT_ROLE');
+      expect(error.message, `${method} ${path}`).toContain('OWNER or ADMIN');
+    }
+    // Nothing changed: one endpoint, same URL and secret, enabled, its one delivery not replayed.
+    const after = await pigeon.request('GET', '/webhook-endpoints', { headers: auth });
+    expect(after.body.data).toHaveLength(1);
+    expect(after.body.data[0]).toMatchObject({
+      id: endpoint.id,
+      url: `${hook.origin}/m`,
+      secret: endpoint.secret,
+      enabled: true,
+    });
+    const [delivery] = await until(
+      () => deliveriesOf(auth, endpoint.id),
+      (d) => d[0]?.status === 'SUCCEEDED',
+    );
+    expect(delivery?.attempts).toHaveLength(1);
+    // An ADMIN session of the same project may.
+    const asAdmin = await pigeon.request('GET', `/webhook-endpoints/${endpoint.id}`, {
+      headers: session(admin.cookie),
+    });
+    expect(asAdmin.status, asAdmin.text).toBe(200);
+    expect(asAdmin.body.secret).toBe(endpoint.secret);
   });
 
   it('refuses bad endpoint input with 422 naming the field, and more endpoints than the documented maximum', async () => {

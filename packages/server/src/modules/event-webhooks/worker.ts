@@ -1,8 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import pg from 'pg';
-import { uuidv7 } from 'uuidv7';
-import { queryRows, sql } from '../../db/query.js';
+import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { createResolver } from '../domains/dns-check.js';
@@ -33,24 +32,36 @@ export interface EventWebhookWorker {
 }
 
 /**
- * Claims due deliveries (FOR UPDATE SKIP LOCKED), at most `endpointConcurrency` in flight per
- * endpoint and `limit` in all, each with what its attempt needs.
+ * Claims due deliveries (FOR UPDATE SKIP LOCKED) in one statement, each with what its attempt
+ * needs. Per endpoint it looks at the window of its `CLAIM_AHEAD × endpointConcurrency` oldest
+ * due deliveries (the due index holds PENDING and SENDING ones alike) and claims those not
+ * already claimed, or claimed longer than the claim timeout ago (a dead worker's: due again, with
+ * the same webhook-id). So an endpoint has at most a window of deliveries claimed over all
+ * processes, a slow one included: the window's order (next_attempt_at, id) is one a claim does
+ * not change, so claimed rows stay in it. The claim changes no indexed column (HOT when its page
+ * has room).
  */
 function claimDue(deps: AppDeps, limit: number, now: Date) {
-  const perEndpoint = deps.config.webhooks.endpointConcurrency;
+  const { endpointConcurrency, claimTimeoutSeconds } = deps.config.webhooks;
+  const stale = new Date(now.getTime() - claimTimeoutSeconds * 1000);
+  const claimable = (m: Sql) => sql`(${m}.status = 'PENDING' OR ${m}.claimed_at < ${stale}::timestamptz)`;
+  // Planned with its values at each call (one statement per claimed batch): a cached generic
+  // plan would not know how few rows `now` and the window let through.
   return queryRows<ClaimedRow>(
     deps.db.pool,
-    sql`WITH due AS (
-          SELECT m.id FROM webhook_endpoints e CROSS JOIN LATERAL (
-            SELECT m.id FROM webhook_messages m
-            WHERE m.endpoint_id = e.id AND m.status = 'PENDING' AND m.next_attempt_at <= ${now}::timestamptz
-            ORDER BY m.next_attempt_at
-            LIMIT greatest(0, ${CLAIM_AHEAD * perEndpoint}::int - (SELECT count(*) FROM webhook_messages s
-                                                     WHERE s.endpoint_id = e.id AND s.status = 'SENDING'))
-            FOR UPDATE OF m SKIP LOCKED
-          ) m
-          WHERE e.enabled
+    sql`WITH candidate AS (
+          SELECT w.id FROM webhook_endpoints e CROSS JOIN LATERAL (
+            SELECT m.id, m.status, m.claimed_at FROM webhook_messages m
+            WHERE m.endpoint_id = e.id AND m.next_attempt_at <= ${now}::timestamptz
+            ORDER BY m.next_attempt_at, m.id
+            LIMIT ${CLAIM_AHEAD * endpointConcurrency}::int
+          ) w
+          WHERE e.enabled AND ${claimable(raw('w'))}
+        ), due AS (
+          SELECT m.id FROM webhook_messages m
+          WHERE m.id = ANY(ARRAY(SELECT id FROM candidate)) AND ${claimable(raw('m'))} AND m.next_attempt_at <= ${now}::timestamptz
           LIMIT ${limit}::int
+          FOR UPDATE SKIP LOCKED
         ), claimed AS (
           UPDATE webhook_messages m SET status = 'SENDING', claimed_at = ${now}::timestamptz, attempts = m.attempts + 1
           FROM due WHERE m.id = due.id
@@ -61,27 +72,21 @@ function claimDue(deps: AppDeps, limit: number, now: Date) {
   );
 }
 
-/** A claim older than the claim timeout belongs to a dead worker: due again, with the same webhook-id. */
-async function reclaimStale(deps: AppDeps, now: Date): Promise<void> {
-  const cutoff = new Date(now.getTime() - deps.config.webhooks.claimTimeoutSeconds * 1000);
-  await queryRows(
-    deps.db.pool,
-    sql`UPDATE webhook_messages SET status = 'PENDING', claimed_at = NULL, next_attempt_at = ${now}::timestamptz
-        WHERE status = 'SENDING' AND claimed_at < ${cutoff}::timestamptz`,
-  );
-}
-
 export interface Outcome {
   row: ClaimedRow;
   result: WebhookResult;
   at: Date;
 }
 
+/** Attempts kept in a delivery's `attempt_log`, newest first (10 scheduled ones at most, plus replays). */
+export const ATTEMPTS_KEPT = 20;
+
 /**
- * Records the attempts that ended together in one statement: the attempt rows, each delivery's
- * state (SUCCEEDED; PENDING at its next time; FAILED after the last attempt) and each endpoint's
- * failure clock (cleared when its latest attempt succeeded, else started by its first failure).
- * Returns the endpoints whose latest attempt failed, with their failure clocks.
+ * Records the attempts that ended together in one statement: each delivery's row gets its
+ * attempt (first in its log) and its state (SUCCEEDED; PENDING at its next time; FAILED after the
+ * last attempt), and each endpoint whose failure clock changes gets it (cleared when its latest
+ * attempt succeeded, else started by its first failure). Returns the endpoints whose latest
+ * attempt failed, with their failure clocks.
  */
 async function recordAttempts(deps: AppDeps, outcomes: Outcome[]) {
   const states = outcomes.map(({ row, result, at }) => {
@@ -101,30 +106,32 @@ async function recordAttempts(deps: AppDeps, outcomes: Outcome[]) {
     endpoints.set(row.endpoint_id, { ok, failedSince, row, at });
   }
   const list = [...endpoints.entries()];
-  const column = <T>(f: (o: Outcome, i: number) => T) => outcomes.map(f);
-  const updated = await queryRows<{ id: string; failing_since: Date | null; enabled: boolean }>(
+  const attempts = outcomes.map(({ row, result, at }) =>
+    JSON.stringify({
+      at: at.toISOString(),
+      trigger: row.replay ? 'REPLAY' : 'SCHEDULED',
+      status_code: result.statusCode,
+      duration_ms: Math.round(result.durationMs),
+      response: result.responseBody,
+      error: result.error,
+    }),
+  );
+  const updated = await preparedRows<{ id: string; failing_since: Date | null; enabled: boolean }>(
     deps.db.pool,
-    sql`WITH attempt AS (
-          INSERT INTO webhook_attempts (id, message_id, at, trigger, status_code, duration_ms, response, error)
-          SELECT v.* FROM unnest(${column(() => uuidv7())}::uuid[], ${column((o) => o.row.id)}::uuid[],
-                               ${column((o) => o.at.toISOString())}::timestamptz[],
-                               ${column((o) => (o.row.replay ? 'REPLAY' : 'SCHEDULED'))}::text[],
-                               ${column((o) => o.result.statusCode)}::int[], ${column((o) => Math.round(o.result.durationMs))}::int[],
-                               ${column((o) => o.result.responseBody)}::text[], ${column((o) => o.result.error)}::text[])
-            AS v(id, message_id, at, trigger, status_code, duration_ms, response, error)
-          -- A delivery whose endpoint was deleted meanwhile is gone, and so is its attempt.
-          WHERE EXISTS (SELECT 1 FROM webhook_messages m WHERE m.id = v.message_id)
-        ), message AS (
-          UPDATE webhook_messages m SET status = v.status, next_attempt_at = v.next, claimed_at = NULL, replay = false
-          FROM unnest(${column((o) => o.row.id)}::uuid[], ${states.map((s) => s.status)}::text[],
-                      ${states.map((s) => s.next)}::timestamptz[]) AS v(id, status, next)
+    'webhooks.record',
+    sql`WITH message AS (
+          UPDATE webhook_messages m SET status = v.status, next_attempt_at = v.next, claimed_at = NULL, replay = false,
+            attempt_log = (jsonb_build_array(v.attempt) || m.attempt_log) - ${ATTEMPTS_KEPT}::int
+          FROM unnest(${outcomes.map((o) => o.row.id)}::uuid[], ${states.map((s) => s.status)}::text[],
+                      ${states.map((s) => s.next)}::timestamptz[], ${attempts}::jsonb[]) AS v(id, status, next, attempt)
           WHERE m.id = v.id AND m.status = 'SENDING'
         )
+        -- An endpoint still succeeding is not written: a burst costs one row update per delivery.
         UPDATE webhook_endpoints e
         SET failing_since = CASE WHEN v.ok THEN NULL ELSE coalesce(e.failing_since, v.since) END
         FROM unnest(${list.map(([id]) => id)}::uuid[], ${list.map(([, e]) => e.ok)}::boolean[],
                     ${list.map(([, e]) => e.failedSince?.toISOString() ?? null)}::timestamptz[]) AS v(id, ok, since)
-        WHERE e.id = v.id
+        WHERE e.id = v.id AND NOT (v.ok AND e.failing_since IS NULL)
         RETURNING e.id, e.failing_since, e.enabled`,
   );
   for (const endpoint of updated) {
@@ -235,6 +242,8 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
   /** Rows this process claimed and has not recorded yet (queued, in flight or being recorded). */
   let held = 0;
   const queues = new Map<string, { active: number; rows: ClaimedRow[] }>();
+  /** The last claim took all this process could hold: a finished delivery makes room for more. */
+  let budgetBound = false;
 
   const attempt = async (row: ClaimedRow) => {
     const at = nowOf(deps);
@@ -272,7 +281,9 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
           held--;
           if (queue.active === 0 && queue.rows.length === 0 && queues.get(endpointId) === queue)
             queues.delete(endpointId);
-          wakeUp();
+          // Not a claim per finished delivery: only when this endpoint's queue runs short, or
+          // when the last claim was cut short by this process's budget.
+          if (queue.rows.length < cfg.endpointConcurrency || budgetBound) wakeUp();
         });
       inFlight.add(p);
     }
@@ -286,20 +297,16 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
     pump(row.endpoint_id);
   };
 
-  let lastReclaim = 0;
   const loop = async () => {
     while (running) {
       signalled = false;
       try {
         const now = nowOf(deps);
-        if (Date.now() - lastReclaim >= 1000) {
-          lastReclaim = Date.now();
-          await reclaimStale(deps, now);
-        }
         // Claimed ahead of the requests, so they never wait for the database (claim and record
         // statements take milliseconds, a loopback request less).
         const free = CLAIM_AHEAD * cfg.concurrency - held;
         const rows = free > 0 ? await claimDue(deps, free, now) : [];
+        budgetBound = rows.length >= free;
         for (const row of rows) track(row);
         if (rows.length > 0 && rows.length === free) continue;
       } catch (err) {
