@@ -58,7 +58,12 @@ export async function clearEmailContent(
 }
 
 /** Deletes the link clicks of the emails with ids in [`from`, `to`), in statements of at most `batch` rows. */
-export function deleteLinkClicksBetween(pool: pg.Pool, from: string, to: string, batch: number): Promise<BatchedDelete> {
+export function deleteLinkClicksBetween(
+  pool: pg.Pool,
+  from: string,
+  to: string,
+  batch: number,
+): Promise<BatchedDelete> {
   return deleteInBatches(
     pool,
     raw('email_link_clicks'),

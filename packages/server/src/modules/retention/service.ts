@@ -3,12 +3,7 @@ import { type HistoryTable, historyPartitions, type PartitionInfo } from '../../
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
-import {
-  clearEmailContent,
-  deleteExpiredEmails,
-  deleteLinkClicksBetween,
-  IN_FLIGHT,
-} from '../email-states/expiry.js';
+import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
 import { deleteExpiredEvents } from '../event-log/service.js';
 
 /** Rows a single retention statement may touch at most. */
