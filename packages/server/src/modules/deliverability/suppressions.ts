@@ -66,3 +66,15 @@ export async function liftSuppression(db: Queryable, projectId: string, id: stri
   const deleted = await runStatement(db, sql`DELETE FROM suppressions WHERE project_id = ${projectId} AND id = ${id}`);
   if (!deleted) throw notFound('Suppression');
 }
+
+/**
+ * Before retention drops the `emails` partition of ids [`from`, `to`): clears `email_id` of at
+ * most `batch` suppressions that reference it (the suppression itself stays); answers how many.
+ */
+export function forgetSuppressionEmails(db: Queryable, from: string, to: string, batch: number): Promise<number> {
+  return runStatement(
+    db,
+    sql`UPDATE suppressions SET email_id = NULL WHERE id IN (SELECT id FROM suppressions
+          WHERE email_id >= ${from}::uuid AND email_id < ${to}::uuid LIMIT ${batch})`,
+  );
+}

@@ -1,4 +1,4 @@
-import { join, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import { join, queryRows, raw, runStatement, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
 /**
@@ -112,4 +112,16 @@ export function eventsNamed(projectId: string, name: string): { count: Sql; batc
     batch: (size) =>
       sql`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE project_id = ${projectId} AND name = ${name} LIMIT ${size})`,
   };
+}
+
+/**
+ * Retention's expiry (modules/retention decides the cut-off): deletes at most `batch` of the
+ * project's events older than the id `before`; answers how many. Repeated until it deletes fewer.
+ */
+export function deleteExpiredEvents(db: Queryable, projectId: string, before: string, batch: number): Promise<number> {
+  return runStatement(
+    db,
+    sql`DELETE FROM events WHERE id IN (SELECT id FROM events
+          WHERE project_id = ${projectId}::uuid AND id < ${before}::uuid LIMIT ${batch})`,
+  );
 }

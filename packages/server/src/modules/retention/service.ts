@@ -1,15 +1,15 @@
 import type pg from 'pg';
-import { deleteInBatches as deleteByCtid } from '../../db/batched-delete.js';
-import { type HistoryTable, historyPartitions } from '../../db/partitions.js';
+import { type HistoryTable, historyPartitions, type PartitionInfo } from '../../db/partitions.js';
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
+import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
+import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
+import { deleteExpiredEvents } from '../event-log/service.js';
 
 /** Rows a single retention statement may touch at most. */
 export const RETENTION_BATCH = 5_000;
 const DDL_LOCK_TIMEOUT = '2s';
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
-/** Mail still on its way keeps its row and its content whatever its age. */
-const IN_FLIGHT = raw(`status IN ('QUEUED', 'SENDING')`);
 
 interface ProjectRetention {
   id: string;
@@ -72,8 +72,10 @@ export async function applyRetention(pool: pg.Pool, opts: { batch?: number; now?
     ),
   );
   for (const project of projects) {
-    run.eventsDeleted += await deleteExpired(pool, run, 'events', project.id, cutoff(now, project.events_days));
-    run.emailsDeleted += await deleteExpired(pool, run, 'emails', project.id, cutoff(now, project.emails_days));
+    const events = cutoff(now, project.events_days);
+    const emails = cutoff(now, project.emails_days);
+    run.eventsDeleted += await inBatches(run, () => deleteExpiredEvents(pool, project.id, events, run.batch));
+    run.emailsDeleted += await inBatches(run, () => deleteExpiredEmails(pool, project.id, emails, run.batch));
     run.contentCleared += await clearContent(pool, run, project.id, cutoff(now, project.content_days));
   }
   const { batch: _batch, ...result } = run;
@@ -103,27 +105,18 @@ async function inBatches(run: RunState, statement: () => Promise<number>): Promi
 }
 
 async function dropExpiredPartitions(pool: pg.Pool, run: RunState, table: HistoryTable, before: string) {
-  const expired = (await historyPartitions(pool, table)).filter((p) => p.to !== null && p.to <= before);
+  const expired = (await historyPartitions(pool, table)).filter(
+    (p): p is PartitionInfo & { from: string; to: string } => p.from !== null && p.to !== null && p.to <= before,
+  );
   for (const part of expired) {
     const name = raw(part.name);
     if (table === 'emails') {
       const [inFlight] = await queryRows(pool, sql`SELECT 1 FROM ${name} WHERE ${IN_FLIGHT} LIMIT 1`);
       if (inFlight) continue;
       // Detaching checks that nothing references the partition; the references go first, in batches.
-      const clicks = await deleteByCtid(
-        pool,
-        raw('email_link_clicks'),
-        sql`email_id >= ${part.from}::uuid AND email_id < ${part.to}::uuid`,
-        run.batch,
-      );
+      const clicks = await deleteLinkClicksBetween(pool, part.from, part.to, run.batch);
       count(run, clicks.largestStatement);
-      await inBatches(run, () =>
-        runStatement(
-          pool,
-          sql`UPDATE suppressions SET email_id = NULL WHERE id IN (SELECT id FROM suppressions
-                WHERE email_id >= ${part.from}::uuid AND email_id < ${part.to}::uuid LIMIT ${run.batch})`,
-        ),
-      );
+      await inBatches(run, () => forgetSuppressionEmails(pool, part.from, part.to, run.batch));
     }
     await inTransaction(pool, async (client) => {
       await client.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
@@ -132,17 +125,6 @@ async function dropExpiredPartitions(pool: pg.Pool, run: RunState, table: Histor
     });
     run.droppedPartitions.push(part.name);
   }
-}
-
-async function deleteExpired(pool: pg.Pool, run: RunState, table: HistoryTable, projectId: string, before: string) {
-  const keep = table === 'emails' ? sql` AND NOT ${IN_FLIGHT}` : raw('');
-  return inBatches(run, () =>
-    runStatement(
-      pool,
-      sql`DELETE FROM ${raw(table)} WHERE id IN (SELECT id FROM ${raw(table)}
-            WHERE project_id = ${projectId}::uuid AND id < ${before}::uuid${keep} LIMIT ${run.batch})`,
-    ),
-  );
 }
 
 /**
@@ -164,31 +146,19 @@ async function clearContent(pool: pg.Pool, run: RunState, projectId: string, bef
   let from = progress?.from ?? FIRST_ID;
   let cleared = 0;
   while (from < until) {
-    const [batch] = await inTransaction(pool, async (client) => {
-      const rows = await queryRows<{ n: number; cleared: number; last: string | null }>(
-        client,
-        sql`WITH picked AS (
-              SELECT id FROM emails WHERE project_id = ${projectId}::uuid AND id >= ${from}::uuid AND id < ${until}::uuid
-              ORDER BY id LIMIT ${run.batch}
-            ), cleared AS (
-              UPDATE emails e SET html = '', text = '', headers = '{}', attachments = '[]'
-              FROM picked WHERE e.id = picked.id AND NOT e.${IN_FLIGHT}
-                AND (e.html <> '' OR e.text <> '' OR e.headers <> '{}' OR e.attachments <> '[]')
-              RETURNING 1
-            )
-            SELECT count(*)::int AS n, (SELECT count(*)::int FROM cleared) AS cleared, max(id::text) AS last FROM picked`,
-      );
-      const next = rows[0]?.n === run.batch && rows[0].last ? successor(rows[0].last) : until;
+    const batch = await inTransaction(pool, async (client) => {
+      const picked = await clearEmailContent(client, projectId, from, until, run.batch);
+      const next = picked.n === run.batch && picked.last ? successor(picked.last) : until;
       await runStatement(
         client,
         sql`INSERT INTO retention_progress (project_id, content_cleared_before) VALUES (${projectId}::uuid, ${next}::uuid)
             ON CONFLICT (project_id) DO UPDATE SET content_cleared_before = EXCLUDED.content_cleared_before`,
       );
-      return [{ n: rows[0]?.n ?? 0, cleared: rows[0]?.cleared ?? 0, next }];
+      return { n: picked.n, cleared: picked.cleared, next };
     });
-    count(run, batch?.n ?? 0);
-    cleared += batch?.cleared ?? 0;
-    from = batch?.next ?? until;
+    count(run, batch.n);
+    cleared += batch.cleared;
+    from = batch.next;
   }
   return cleared;
 }
