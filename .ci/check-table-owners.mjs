@@ -80,6 +80,16 @@ function writes(path) {
         found.push({ line: line + 1, verb: dynamic[1].toUpperCase().replace(/\s+/g, ' '), table: '*' });
       }
     }
+    // db/batched-delete.ts takes its table as raw('name'): `deleteInBatches(pool, raw('x'), …)` deletes from x.
+    if (ts.isCallExpression(node) && node.expression.getText(source) === 'deleteInBatches') {
+      const table = node.arguments[1];
+      if (table && ts.isCallExpression(table) && table.expression.getText(source) === 'raw') {
+        const [name] = table.arguments;
+        const { line } = source.getLineAndCharacterOfPosition(node.getStart());
+        const literal = name && ts.isStringLiteralLike(name) ? name.text.toLowerCase() : '*';
+        found.push({ line: line + 1, verb: 'DELETE FROM', table: literal });
+      }
+    }
     ts.forEachChild(node, visit);
   };
   visit(source);

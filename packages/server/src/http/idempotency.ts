@@ -1,4 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
+import type pg from 'pg';
+import { type BatchedDelete, deleteInBatches } from '../db/batched-delete.js';
+import { raw } from '../db/query.js';
 import { prepared, type Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { callerProject } from './auth.js';
@@ -155,4 +158,9 @@ function settleOnResponse(res: Response, settle: (status: number, body: unknown)
       .finally(() => json(body));
     return res;
   };
+}
+
+/** Expired key claims, removed in bounded statements (the clean-up job, every minute). */
+export function deleteExpiredIdempotencyKeys(pool: pg.Pool, batch?: number): Promise<BatchedDelete> {
+  return deleteInBatches(pool, raw('idempotency_keys'), raw('expires_at <= now()'), batch);
 }

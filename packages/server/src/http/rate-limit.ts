@@ -1,5 +1,6 @@
 import type { Response } from 'express';
-import { preparedRows, raw, type Sql, sql } from '../db/query.js';
+import type pg from 'pg';
+import { preparedRows, raw, runStatement, type Sql, sql } from '../db/query.js';
 import type { AppDeps } from '../deps.js';
 import { AppError } from './errors.js';
 
@@ -67,4 +68,12 @@ export function applyRateLimit(res: Response, limit: number, hits: number, reset
       suggestion: 'Slow down and retry after the number of seconds in Retry-After.',
     });
   }
+}
+
+/** Drops the counters of windows before the previous minute (the clean-up job, every minute). */
+export async function deleteFinishedWindows(pool: pg.Pool): Promise<void> {
+  await runStatement(
+    pool,
+    sql`DELETE FROM rate_limit_counters WHERE window_start < floor(extract(epoch FROM now()) / 60) - 1`,
+  );
 }

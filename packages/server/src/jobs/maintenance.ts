@@ -1,6 +1,7 @@
 import type pg from 'pg';
-import { deleteInBatches } from '../db/batched-delete.js';
-import { raw } from '../db/query.js';
+import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
+import { deleteFinishedWindows } from '../http/rate-limit.js';
+import { deleteExpiredRevocations } from '../modules/auth/session.js';
 import { deleteExpiredAttempts } from '../modules/sso/attempts.js';
 import { defineJob, noPayload } from './registry.js';
 
@@ -10,8 +11,8 @@ import { defineJob, noPayload } from './registry.js';
  * expiries are 120,000 rows, two dozen short statements instead of one long one.
  */
 export async function deleteExpiredShortLived(pool: pg.Pool, batch?: number) {
-  const keys = await deleteInBatches(pool, raw('idempotency_keys'), raw('expires_at <= now()'), batch);
-  const sessions = await deleteInBatches(pool, raw('revoked_sessions'), raw('expires_at <= now()'), batch);
+  const keys = await deleteExpiredIdempotencyKeys(pool, batch);
+  const sessions = await deleteExpiredRevocations(pool, batch);
   return { idempotencyKeys: keys, revokedSessions: sessions };
 }
 
@@ -27,6 +28,6 @@ export const cleanupJob = defineJob({
     const pool = deps.db.pool;
     await deleteExpiredShortLived(pool);
     await deleteExpiredAttempts(pool);
-    await pool.query('DELETE FROM rate_limit_counters WHERE window_start < floor(extract(epoch FROM now()) / 60) - 1');
+    await deleteFinishedWindows(pool);
   },
 });

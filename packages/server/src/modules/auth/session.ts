@@ -3,8 +3,10 @@ import { SESSION_COOKIE } from '@pigeon/contract';
 import { parse as parseCookies } from 'cookie';
 import type { Request, Response } from 'express';
 import { jwtVerify, SignJWT } from 'jose';
+import type pg from 'pg';
 import type { Config } from '../../config/index.js';
-import { queryRows, sql } from '../../db/query.js';
+import { type BatchedDelete, deleteInBatches } from '../../db/batched-delete.js';
+import { queryRows, raw, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 
 export interface SessionClaims {
@@ -76,4 +78,9 @@ export async function readSession(req: Request, config: Config): Promise<Session
   } catch {
     return undefined;
   }
+}
+
+/** Revocations of sessions that have expired anyway, removed in bounded statements (the clean-up job). */
+export function deleteExpiredRevocations(pool: pg.Pool, batch?: number): Promise<BatchedDelete> {
+  return deleteInBatches(pool, raw('revoked_sessions'), raw('expires_at <= now()'), batch);
 }
