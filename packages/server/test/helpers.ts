@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type ProcessRole } from '../src/config/index.js';
 import { createLogger } from '../src/logger.js';
@@ -16,6 +17,20 @@ export async function createTestDatabase(): Promise<string> {
   const name = `pigeon_test_${randomUUID().replace(/-/g, '')}`;
   await adminQuery(admin, `CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
   return withDatabase(admin, name);
+}
+
+/**
+ * A pool on a fresh test database holding one bare project row `projectId` (for tests of SQL below
+ * the HTTP layer); the caller ends the pool.
+ */
+export async function poolWithProject(projectId: string, max = 2): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: await createTestDatabase(), max });
+  await pool.query(
+    `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
+     VALUES ($1, 'test', $2, $3, $4, $5)`,
+    [projectId, `pk-${projectId}`, `sk-${projectId}`, Buffer.from(projectId), Buffer.from(`s${projectId}`)],
+  );
+  return pool;
 }
 
 export interface TestPigeon extends RunningPigeon {

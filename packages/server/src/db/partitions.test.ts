@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminQuery, withDatabase } from '../../test/global-setup.js';
-import { createTestDatabase } from '../../test/helpers.js';
+import { poolWithProject } from '../../test/helpers.js';
 import { until } from '../../test/until.js';
 import { createLogger } from '../logger.js';
 import { seedHistory } from './history-seed.js';
@@ -32,12 +32,7 @@ describe('history partitions', () => {
   let pool: pg.Pool;
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: await createTestDatabase(), max: 3 });
-    await pool.query(
-      `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
-       VALUES ($1, 'history', 'pk-h', 'sk-h', 'pkh-h', 'skh-h')`,
-      [PROJECT],
-    );
+    pool = await poolWithProject(PROJECT, 3);
   });
   afterAll(() => pool.end());
 

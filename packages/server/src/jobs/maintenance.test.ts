@@ -1,6 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../test/helpers.js';
+import { poolWithProject } from '../../test/helpers.js';
 import { pruneChangeFeed } from '../modules/change-feed/feed.js';
 import { deleteExpiredShortLived } from './maintenance.js';
 
@@ -10,12 +10,7 @@ let pool: pg.Pool;
 const count = async (text: string) => Number((await pool.query<{ n: string }>(text)).rows[0]?.n);
 
 beforeAll(async () => {
-  pool = new pg.Pool({ connectionString: await createTestDatabase(), max: 2 });
-  await pool.query(
-    `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
-     VALUES ($1, 'cleanup', 'pk-m', 'sk-m', 'pkh-m', 'skh-m')`,
-    [PROJECT],
-  );
+  pool = await poolWithProject(PROJECT);
 });
 afterAll(() => pool.end());
 

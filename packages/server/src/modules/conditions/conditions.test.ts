@@ -1,9 +1,9 @@
 import type { ConditionFilter, ConditionTreeInput } from '@pigeon/contract';
 import { ConditionTree } from '@pigeon/contract';
-import pg from 'pg';
+import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../test/helpers.js';
+import { poolWithProject } from '../../../test/helpers.js';
 import { queryRows, sql } from '../../db/query.js';
 import { checkCondition, conditionSql, evaluation, loadFacts } from './engine.js';
 import { parseField } from './fields.js';
@@ -63,13 +63,8 @@ const CONTACTS: Record<
 };
 
 beforeAll(async () => {
-  pool = new pg.Pool({ connectionString: await createTestDatabase(), max: 2 });
   projectId = uuidv7();
-  await pool.query(
-    `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
-     VALUES ($1, 'conditions', 'pk', 'sk', $2, $3)`,
-    [projectId, Buffer.from(projectId), Buffer.from(`s${projectId}`)],
-  );
+  pool = await poolWithProject(projectId);
   for (const [label, c] of Object.entries(CONTACTS)) {
     ids[label] = uuidv7();
     await pool.query(
