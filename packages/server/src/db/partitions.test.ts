@@ -9,13 +9,14 @@ import { createLogger } from '../logger.js';
 import { seedHistory } from './history-seed.js';
 import { createOrm } from './orm.js';
 import { ensureHistoryPartitions, historyPartitions, moveUnpartitionedHistory } from './partitions.js';
+import { queryRows, raw, runStatement, type Sql, sql } from './query.js';
 
 const BENCH_BUNDLE = fileURLToPath(new URL('../../dist/bench.js', import.meta.url));
 const PROJECT = '01900000-0000-7000-8000-00000000a001';
 
-async function one<T>(pool: pg.Pool, text: string, values: unknown[] = []): Promise<T> {
-  const { rows } = await pool.query(text, values);
-  return rows[0] as T;
+async function one<T extends pg.QueryResultRow>(pool: pg.Pool, statement: Sql): Promise<T> {
+  const [row] = await queryRows<T>(pool, statement);
+  return row as T;
 }
 
 /** An id of the given time, as uuidv7 would make it then. */
@@ -23,8 +24,7 @@ const idAt = async (pool: pg.Pool, at: Date) =>
   (
     await one<{ id: string }>(
       pool,
-      `SELECT overlay(uuidv7_floor($1)::text placing '7abc-8def-' || substr(md5(random()::text), 1, 12) from 15) AS id`,
-      [at],
+      sql`SELECT overlay(uuidv7_floor(${at})::text placing '7abc-8def-' || substr(md5(random()::text), 1, 12) from 15) AS id`,
     )
   ).id;
 
@@ -53,7 +53,7 @@ describe('history partitions', () => {
     const june = (await historyPartitions(pool, 'events')).find((p) => p.name === 'events_p203106');
     const bounds = await one<{ from: string; to: string }>(
       pool,
-      `SELECT uuidv7_floor('2031-06-01T00:00:00Z') AS from, uuidv7_floor('2031-07-01T00:00:00Z') AS to`,
+      sql`SELECT uuidv7_floor('2031-06-01T00:00:00Z') AS from, uuidv7_floor('2031-07-01T00:00:00Z') AS to`,
     );
     expect(june).toEqual({ name: 'events_p203106', ...bounds });
   });
@@ -61,23 +61,22 @@ describe('history partitions', () => {
   it('never loses a write when the job fell behind, and the late partition starts after the DEFAULT rows', async () => {
     const lateMonth = new Date(Date.UTC(2035, 1, 1));
     const early = await idAt(pool, new Date(Date.UTC(2035, 1, 3)));
-    await pool.query(`INSERT INTO events (id, project_id, name) VALUES ($1, $2, 'late.write')`, [early, PROJECT]);
-    expect(
-      (await one<{ part: string }>(pool, 'SELECT tableoid::regclass::text AS part FROM events WHERE id = $1', [early]))
-        .part,
-    ).toBe('events_default');
+    await runStatement(
+      pool,
+      sql`INSERT INTO events (id, project_id, name) VALUES (${early}, ${PROJECT}, 'late.write')`,
+    );
+    const where = async (id: string) =>
+      (await one<{ part: string }>(pool, sql`SELECT tableoid::regclass::text AS part FROM events WHERE id = ${id}`))
+        .part;
+    expect(await where(early)).toBe('events_default');
 
     expect(await ensureHistoryPartitions(pool, lateMonth, 0)).toEqual(['emails_p203502', 'events_p203502']);
     const later = await idAt(pool, new Date(Date.UTC(2035, 1, 20)));
     const before = await idAt(pool, new Date(Date.UTC(2035, 1, 2)));
-    await pool.query(`INSERT INTO events (id, project_id, name) VALUES ($1, $3, 'x'), ($2, $3, 'x')`, [
-      later,
-      before,
-      PROJECT,
-    ]);
-    const where = async (id: string) =>
-      (await one<{ part: string }>(pool, 'SELECT tableoid::regclass::text AS part FROM events WHERE id = $1', [id]))
-        .part;
+    await runStatement(
+      pool,
+      sql`INSERT INTO events (id, project_id, name) VALUES (${later}, ${PROJECT}, 'x'), (${before}, ${PROJECT}, 'x')`,
+    );
     expect(await where(early)).toBe('events_default');
     expect(await where(before)).toBe('events_default');
     expect(await where(later)).toBe('events_p203502');
@@ -130,8 +129,8 @@ describe('converting an existing database', () => {
   const checksum = (table: string) =>
     one<{ n: number; sum: string }>(
       pool,
-      `SELECT count(*)::int AS n, md5(string_agg(t::text, ',' ORDER BY t.id)) AS sum
-       FROM (SELECT * FROM ${table}) t`,
+      sql`SELECT count(*)::int AS n, md5(string_agg(t::text, ',' ORDER BY t.id)) AS sum
+       FROM (SELECT * FROM ${raw(table)}) t`,
     );
 
   it('moves every row exactly once after a kill -9 in the middle, then validates the references', async () => {
@@ -139,10 +138,10 @@ describe('converting an existing database', () => {
     const emails = await checksum('emails_unpartitioned');
     expect(events.n).toBe(40_000);
     expect((await checksum('events')).n).toBe(0);
-    const clicks = await one<{ n: number }>(pool, 'SELECT count(*)::int AS n FROM email_link_clicks');
+    const clicks = await one<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM email_link_clicks`);
     const suppressed = await one<{ n: number }>(
       pool,
-      'SELECT count(*)::int AS n FROM suppressions WHERE email_id IS NOT NULL',
+      sql`SELECT count(*)::int AS n FROM suppressions WHERE email_id IS NOT NULL`,
     );
     expect(clicks.n).toBeGreaterThan(0);
     expect(suppressed.n).toBeGreaterThan(0);
@@ -160,7 +159,7 @@ describe('converting an existing database', () => {
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     await until(
-      async () => (await one<{ n: number }>(pool, 'SELECT count(*)::int AS n FROM events')).n,
+      async () => (await one<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM events`)).n,
       (n) => n > 2_000,
       30_000,
     );
@@ -169,7 +168,7 @@ describe('converting an existing database', () => {
 
     const partial = await one<{ moved: number; left: number }>(
       pool,
-      `SELECT (SELECT count(*)::int FROM events) AS moved, (SELECT count(*)::int FROM events_unpartitioned) AS left`,
+      sql`SELECT (SELECT count(*)::int FROM events) AS moved, (SELECT count(*)::int FROM events_unpartitioned) AS left`,
     );
     expect(partial.left).toBeGreaterThan(0);
     expect(partial.moved + partial.left).toBe(40_000);
@@ -177,13 +176,13 @@ describe('converting an existing database', () => {
     await moveUnpartitionedHistory(pool, { batch: 5_000 });
     expect(await checksum('events')).toEqual(events);
     expect(await checksum('emails')).toEqual(emails);
-    expect(await one<{ n: number }>(pool, 'SELECT count(*)::int AS n FROM email_link_clicks')).toEqual(clicks);
+    expect(await one<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM email_link_clicks`)).toEqual(clicks);
     expect(
-      await one<{ n: number }>(pool, 'SELECT count(*)::int AS n FROM suppressions WHERE email_id IS NOT NULL'),
+      await one<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM suppressions WHERE email_id IS NOT NULL`),
     ).toEqual(suppressed);
     const legacy = await one<{ events: string | null; emails: string | null }>(
       pool,
-      `SELECT to_regclass('events_unpartitioned')::text AS events, to_regclass('emails_unpartitioned')::text AS emails`,
+      sql`SELECT to_regclass('events_unpartitioned')::text AS events, to_regclass('emails_unpartitioned')::text AS emails`,
     );
     expect(legacy).toEqual({ events: null, emails: null });
     const unvalidated = await pool.query(
@@ -198,7 +197,7 @@ describe('converting an existing database', () => {
     expect(spread.rows.length).toBeGreaterThanOrEqual(12);
     expect(spread.rows.map((r) => r.part)).not.toContain('events_default');
     expect(
-      (await one<{ n: number }>(pool, 'SELECT count(*)::int AS n FROM contact_changes WHERE kind = $1', ['event'])).n,
+      (await one<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM contact_changes WHERE kind = 'event'`)).n,
     ).toBe(40_000);
   }, 120_000);
 });
