@@ -108,16 +108,14 @@ describe('templates', () => {
       workflowSteps: [],
     });
     const other = await newProject(pigeon);
-    for (const [method, path] of [
-      ['GET', ''],
-      ['PATCH', ''],
-      ['DELETE', ''],
-      ['POST', '/duplicate'],
-    ] as const) {
-      const res = await pigeon.request(method, `/templates/${created.id}${path}`, {
-        headers: other.auth,
-        body: method === 'PATCH' ? { name: 'x' } : undefined,
-      });
+    const theirs = api(pigeon, other.auth).templates;
+    const params = { id: created.id };
+    for (const res of [
+      await theirs.get({ params }),
+      await theirs.update({ params, body: { name: 'x' } }),
+      await theirs.delete({ params }),
+      await theirs.duplicate({ params }),
+    ]) {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
     expect((await client.templates.delete({ params: { id: created.id } })).status).toBe(204);
