@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newProject, waitForJob } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { hrefs, parseMessage, pixelUrl } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -13,6 +14,7 @@ const { pigeon, sink, dns } = await startMailingPigeon({
 
 type Auth = Record<string, string>;
 
+// Raw GET for the query strings refused on purpose (several do not fit the contract's query types).
 const get = async (auth: Auth, path: string) => pigeon.request('GET', path, { headers: auth });
 
 const messageTo = async (to: string) => {
@@ -30,10 +32,9 @@ describe('analytics', () => {
   it('counts campaign and transactional email per day and hour, by campaign and by template', async () => {
     const s = await verifiedSender(pigeon, dns);
     for (const email of ['ann@example.com', 'bob@example.com']) {
-      expect((await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email } })).status).toBe(201);
+      expect((await api(pigeon, s.auth).contacts.create({ body: { email } })).status).toBe(201);
     }
-    const created = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const created = await api(pigeon, s.auth).campaigns.create({
       body: {
         name: 'Spring sale',
         subject: 'Sale',
@@ -42,16 +43,16 @@ describe('analytics', () => {
         audienceType: 'ALL',
       },
     });
-    const campaignId = created.body.data.id;
-    expect((await pigeon.request('POST', `/campaigns/${campaignId}/send`, { headers: s.auth })).status).toBe(200);
-    const template = await pigeon.request('POST', '/templates', {
-      headers: s.auth,
+    const campaignId = bodyOf(created, 201).data.id;
+    expect((await api(pigeon, s.auth).campaigns.send({ params: { id: campaignId }, body: undefined })).status).toBe(
+      200,
+    );
+    const template = await api(pigeon, s.auth).templates.create({
       body: { name: 'Receipt', subject: 'Your receipt', body: '<p>Thanks</p>', type: 'TRANSACTIONAL', from: s.from },
     });
     expect(template.status).toBe(201);
-    const sent = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
-      body: { to: 'carol@example.com', template: template.body.id },
+    const sent = await api(pigeon, s.auth).emails.send({
+      body: { to: 'carol@example.com', template: bodyOf(template, 201).id },
     });
     expect(sent.status).toBe(200);
 
@@ -73,29 +74,33 @@ describe('analytics', () => {
     // Over SMTP the relay's 250 records `email.delivery` with `email.sent` (issue 12).
     const expected = { sent: 3, delivered: 3, opened: 1, clicked: 1, bounced: 0, complained: 0, unsubscribed: 1 };
     const daily = await until(
-      () => get(s.auth, '/analytics/timeseries'),
+      () => api(pigeon, s.auth).analytics.timeseries(),
       (r) =>
-        r.body.totals?.sent === 3 &&
+        r.status === 200 &&
+        r.body.totals.sent === 3 &&
         r.body.totals.delivered === 3 &&
         r.body.totals.unsubscribed === 1 &&
         r.body.totals.clicked === 1,
     );
     expect(daily.status).toBe(200);
-    expect(daily.body.totals).toEqual(expected);
-    expect(daily.body.interval).toBe('day');
-    expect(daily.body.points).toHaveLength(31); // 30 days widened to whole days: today's is the 31st
+    expect(bodyOf(daily, 200).totals).toEqual(expected);
+    expect(bodyOf(daily, 200).interval).toBe('day');
+    expect(bodyOf(daily, 200).points).toHaveLength(31); // 30 days widened to whole days: today's is the 31st
     // Totals are the sum of the points; the last point is today (all of it, unless midnight passed meanwhile).
-    const sum = (points: Array<Record<string, number>>, m: string) => points.reduce((n, p) => n + (p[m] ?? 0), 0);
-    expect(sum(daily.body.points, 'sent')).toBe(3);
-    expect(daily.body.points.at(-1).timestamp).toBe(today());
-    expect(daily.body.points[0]).toMatchObject({ sent: 0, opened: 0 });
-    expect(daily.body.to).toBe(new Date(Date.parse(today()) + 86_400_000).toISOString());
+    const sum = (points: Array<Record<string, number | string>>, m: string) =>
+      points.reduce((n, p) => n + Number(p[m] ?? 0), 0);
+    expect(sum(bodyOf(daily, 200).points, 'sent')).toBe(3);
+    expect(bodyOf(daily, 200).points.at(-1)?.timestamp).toBe(today());
+    expect(bodyOf(daily, 200).points[0]).toMatchObject({ sent: 0, opened: 0 });
+    expect(bodyOf(daily, 200).to).toBe(new Date(Date.parse(today()) + 86_400_000).toISOString());
 
-    const ofCampaign = await get(s.auth, `/analytics/timeseries?campaignId=${campaignId}`);
-    expect(ofCampaign.body.totals).toEqual({ ...expected, sent: 2, delivered: 2 });
-    expect(ofCampaign.body.campaignId).toBe(campaignId);
-    const ofTemplate = await get(s.auth, `/analytics/timeseries?templateId=${template.body.id}`);
-    expect(ofTemplate.body.totals).toEqual({
+    const ofCampaign = await api(pigeon, s.auth).analytics.timeseries({ query: { campaignId } });
+    expect(bodyOf(ofCampaign, 200).totals).toEqual({ ...expected, sent: 2, delivered: 2 });
+    expect(bodyOf(ofCampaign, 200).campaignId).toBe(campaignId);
+    const ofTemplate = await api(pigeon, s.auth).analytics.timeseries({
+      query: { templateId: bodyOf(template, 201).id },
+    });
+    expect(bodyOf(ofTemplate, 200).totals).toEqual({
       ...expected,
       sent: 1,
       delivered: 1,
@@ -104,19 +109,19 @@ describe('analytics', () => {
       unsubscribed: 0,
     });
 
-    const hourly = await get(s.auth, '/analytics/timeseries?interval=hour');
-    expect(hourly.body.points).toHaveLength(25);
+    const hourly = await api(pigeon, s.auth).analytics.timeseries({ query: { interval: 'hour' } });
+    expect(bodyOf(hourly, 200).points).toHaveLength(25);
     const thisHour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
-    expect(hourly.body.points.at(-1).timestamp).toBe(thisHour);
-    expect(hourly.body.totals).toEqual(expected);
-    expect(sum(hourly.body.points, 'opened')).toBe(1);
+    expect(bodyOf(hourly, 200).points.at(-1)?.timestamp).toBe(thisHour);
+    expect(bodyOf(hourly, 200).totals).toEqual(expected);
+    expect(sum(bodyOf(hourly, 200).points, 'opened')).toBe(1);
     const past = new Date(Date.now() - 3 * 86_400_000).toISOString();
-    const before = await get(s.auth, `/analytics/timeseries?to=${encodeURIComponent(past)}`);
-    expect(before.body.totals.sent).toBe(0);
+    const before = await api(pigeon, s.auth).analytics.timeseries({ query: { to: past } });
+    expect(bodyOf(before, 200).totals.sent).toBe(0);
 
-    const top = await get(s.auth, '/analytics/top-campaigns?sortBy=opened');
+    const top = await api(pigeon, s.auth).analytics.topCampaigns({ query: { sortBy: 'opened' } });
     expect(top.status).toBe(200);
-    expect(top.body.data).toEqual([
+    expect(bodyOf(top, 200).data).toEqual([
       {
         id: campaignId,
         name: 'Spring sale',
@@ -127,18 +132,18 @@ describe('analytics', () => {
         rates: { delivery: 1, open: 0.5, click: 0.5, bounce: 0, complaint: 0, unsubscribe: 0.5 },
       },
     ]);
-    const events = await get(s.auth, '/analytics/top-events?type=all');
-    expect(events.body.data).toContainEqual({ name: 'email.sent', count: 3 });
-    expect(events.body.data).toContainEqual({ name: 'contact.unsubscribed', count: 1 });
-    expect((await get(s.auth, '/analytics/top-events')).body.data).toEqual([]);
-    const stats = await get(s.auth, '/analytics/campaign-stats');
+    const events = await api(pigeon, s.auth).analytics.topEvents({ query: { type: 'all' } });
+    expect(bodyOf(events, 200).data).toContainEqual({ name: 'email.sent', count: 3 });
+    expect(bodyOf(events, 200).data).toContainEqual({ name: 'contact.unsubscribed', count: 1 });
+    expect(bodyOf(await api(pigeon, s.auth).analytics.topEvents(), 200).data).toEqual([]);
+    const stats = await api(pigeon, s.auth).analytics.campaignStats();
     expect(stats.body).toMatchObject({ campaigns: 1, ...expected, sent: 2, delivered: 2, rates: { open: 0.5 } });
 
     // Another project sees none of it.
     const other = await newProject(pigeon);
-    expect((await get(other.auth, '/analytics/timeseries')).body.totals.sent).toBe(0);
-    expect((await get(other.auth, '/analytics/top-campaigns')).body.data).toEqual([]);
-    expect((await get(other.auth, '/analytics/campaign-stats')).body.campaigns).toBe(0);
+    expect(bodyOf(await api(pigeon, other.auth).analytics.timeseries(), 200).totals.sent).toBe(0);
+    expect(bodyOf(await api(pigeon, other.auth).analytics.topCampaigns(), 200).data).toEqual([]);
+    expect(bodyOf(await api(pigeon, other.auth).analytics.campaignStats(), 200).campaigns).toBe(0);
   });
 
   it('ranks tracked events, and forgets a name whose events are deleted', async () => {
@@ -150,31 +155,32 @@ describe('analytics', () => {
       ['b@example.com', 'viewed'],
       ['a@example.com', 'viewed'],
       ['a@example.com', 'bought'],
-    ]) {
+    ] as const) {
       const body = { email, event, data: { emailId: 'not-a-uuid' } };
-      expect((await pigeon.request('POST', '/v1/track', { headers: pk, body })).status).toBe(200);
+      expect((await api(pigeon, pk).events.track({ body })).status).toBe(200);
     }
     const top = await until(
-      () => get(auth, '/analytics/top-events'),
-      (r) => r.body.data?.length === 2 && r.body.data[0].count === 3,
+      () => api(pigeon, auth).analytics.topEvents(),
+      (r) => r.status === 200 && r.body.data.length === 2 && r.body.data[0]?.count === 3,
     );
-    expect(top.body.data).toEqual([
+    expect(bodyOf(top, 200).data).toEqual([
       { name: 'viewed', count: 3 },
       { name: 'bought', count: 1 },
     ]);
-    expect((await get(auth, '/analytics/top-events?limit=1')).body.data).toEqual([{ name: 'viewed', count: 3 }]);
+    expect(bodyOf(await api(pigeon, auth).analytics.topEvents({ query: { limit: 1 } }), 200).data).toEqual([
+      { name: 'viewed', count: 3 },
+    ]);
 
-    const deletion = await pigeon.request('DELETE', '/events/viewed', { headers: auth });
+    const deletion = await api(pigeon, auth).events.deleteByName({ params: { eventName: 'viewed' } });
     expect(deletion.status).toBe(202);
-    await waitForJob(pigeon, `/events/jobs/${deletion.body.jobId}`, auth);
-    expect((await get(auth, '/analytics/top-events')).body.data).toEqual([{ name: 'bought', count: 1 }]);
+    await waitForJob(pigeon, `/events/jobs/${bodyOf(deletion, 202).jobId}`, auth);
+    expect(bodyOf(await api(pigeon, auth).analytics.topEvents(), 200).data).toEqual([{ name: 'bought', count: 1 }]);
   });
 
   it('refuses bad ranges, parameters and ids, and the public key', async () => {
     const { project, auth } = await newProject(pigeon);
     const other = await newProject(pigeon);
-    const theirs = await pigeon.request('POST', '/campaigns', {
-      headers: other.auth,
+    const theirs = await api(pigeon, other.auth).campaigns.create({
       body: { name: 'Theirs', subject: 'x', body: '<p>x</p>', from: 'a@b.example', audienceType: 'ALL' },
     });
     const refused = [
@@ -190,23 +196,25 @@ describe('analytics', () => {
     ];
     for (const path of refused) expectEnvelope(await get(auth, path), 422, 'VALIDATION_ERROR');
     const tooLong = expectEnvelope(
-      await get(auth, '/analytics/timeseries?interval=hour&from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z'),
+      await api(pigeon, auth).analytics.timeseries({
+        query: { interval: 'hour', from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' },
+      }),
       422,
       'VALIDATION_ERROR',
     );
     expect(tooLong.message).toMatch(/at most 1000/);
     if (theirs.status === 201) {
-      const id = theirs.body.data.id;
-      expectEnvelope(await get(auth, `/analytics/timeseries?campaignId=${id}`), 404, 'NOT_FOUND');
+      const id = bodyOf(theirs, 201).data.id;
+      expectEnvelope(await api(pigeon, auth).analytics.timeseries({ query: { campaignId: id } }), 404, 'NOT_FOUND');
     }
     expectEnvelope(
-      await get(auth, '/analytics/timeseries?templateId=0190a0b0-0000-7000-8000-000000000000'),
+      await api(pigeon, auth).analytics.timeseries({ query: { templateId: '0190a0b0-0000-7000-8000-000000000000' } }),
       404,
       'NOT_FOUND',
     );
     const pk = { authorization: `Bearer ${project.publicKey}` };
-    expectEnvelope(await get(pk, '/analytics/timeseries'), 401, 'INVALID_API_KEY');
-    expectEnvelope(await pigeon.request('GET', '/analytics/top-events'), 401, 'UNAUTHORIZED');
+    expectEnvelope(await api(pigeon, pk).analytics.timeseries(), 401, 'INVALID_API_KEY');
+    expectEnvelope(await api(pigeon).analytics.topEvents(), 401, 'UNAUTHORIZED');
   });
 });
 
@@ -214,13 +222,9 @@ describe('GET /events/:eventName/usage', () => {
   it('names the segments, workflows and campaigns that reference the event, and only those', async () => {
     const s = await verifiedSender(pigeon, dns);
     const onEvent = { logic: 'AND', groups: [{ filters: [{ field: 'event.purchase', operator: 'triggered' }] }] };
-    const segment = await pigeon.request('POST', '/segments', {
-      headers: s.auth,
-      body: { name: 'Buyers', condition: onEvent },
-    });
+    const segment = await api(pigeon, s.auth).segments.create({ body: { name: 'Buyers', condition: onEvent } });
     expect(segment.status).toBe(201);
-    const campaign = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const campaign = await api(pigeon, s.auth).campaigns.create({
       body: {
         name: 'Thanks buyers',
         subject: 'Thanks',
@@ -231,26 +235,27 @@ describe('GET /events/:eventName/usage', () => {
       },
     });
     expect(campaign.status).toBe(201);
-    const workflow = await pigeon.request('POST', '/workflows', {
-      headers: s.auth,
+    const workflow = await api(pigeon, s.auth).workflows.create({
       body: { name: 'After purchase', triggerType: 'EVENT', triggerConfig: { eventName: 'purchase' } },
     });
     expect(workflow.status).toBe(201);
-    const usage = await get(s.auth, '/events/purchase/usage');
+    const usage = await api(pigeon, s.auth).events.usage({ params: { eventName: 'purchase' } });
     expect(usage.status).toBe(200);
     expect(usage.body).toEqual({
       name: 'purchase',
-      segments: [{ id: segment.body.id, name: 'Buyers' }],
-      campaigns: [{ id: campaign.body.data.id, name: 'Thanks buyers' }],
-      workflows: [{ id: workflow.body.id, name: 'After purchase' }],
+      segments: [{ id: bodyOf(segment, 201).id, name: 'Buyers' }],
+      campaigns: [{ id: bodyOf(campaign, 201).data.id, name: 'Thanks buyers' }],
+      workflows: [{ id: bodyOf(workflow, 201).id, name: 'After purchase' }],
     });
-    expect((await get(s.auth, '/events/refund/usage')).body).toEqual({
+    expect(bodyOf(await api(pigeon, s.auth).events.usage({ params: { eventName: 'refund' } }), 200)).toEqual({
       name: 'refund',
       segments: [],
       campaigns: [],
       workflows: [],
     });
     const other = await newProject(pigeon);
-    expect((await get(other.auth, '/events/purchase/usage')).body.segments).toEqual([]);
+    expect(
+      bodyOf(await api(pigeon, other.auth).events.usage({ params: { eventName: 'purchase' } }), 200).segments,
+    ).toEqual([]);
   });
 });

@@ -1,4 +1,7 @@
+import type { contract } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
 import { describe, expect, it } from 'vitest';
+import { api, bodyOf } from '../../../test/api.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -9,7 +12,8 @@ import { until } from '../../../test/until.js';
 const { pigeon, sink, dns } = await startMailingPigeon({ CAMPAIGN_DISPATCH_INTERVAL_MS: '100' });
 
 type Setup = Awaited<ReturnType<typeof verifiedSender>>;
-const campaign = (s: Setup, over: Record<string, unknown> = {}) => ({
+type CampaignBody = ClientInferRequest<typeof contract.campaigns.create>['body'];
+const campaign = (s: Setup, over: Partial<CampaignBody> = {}): CampaignBody => ({
   name: 'Spring sale',
   subject: 'Hi {{firstName ?? "there"}}',
   body: '<p>Hello {{firstName ?? "friend"}}, your plan is {{data.plan}}. <a href="https://shop.example/sale">Sale</a> {{unsubscribeUrl}}</p>',
@@ -22,21 +26,17 @@ async function contacts(
   s: Setup,
   list: Array<{ email: string; subscribed?: boolean; data?: Record<string, unknown> }>,
 ) {
-  for (const c of list)
-    expect((await pigeon.request('POST', '/contacts', { headers: s.auth, body: c })).status).toBe(201);
+  for (const c of list) expect((await api(pigeon, s.auth).contacts.create({ body: c })).status).toBe(201);
 }
 
 const received = (to: string) => sink.messages.filter((m) => m.to.includes(to));
 
-const get = async (s: Setup, id: string) => (await pigeon.request('GET', `/campaigns/${id}`, { headers: s.auth })).body;
+const get = async (s: Setup, id: string) => bodyOf(await api(pigeon, s.auth).campaigns.get({ params: { id } }), 200);
 
 describe('campaigns API', () => {
   it('creates a DRAFT in the success envelope; refuses missing fields, unverified senders and bad audiences', async () => {
     const s = await verifiedSender(pigeon, dns);
-    const created = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
-      body: campaign(s, { segmentId: null }),
-    });
+    const created = await api(pigeon, s.auth).campaigns.create({ body: campaign(s, { segmentId: null }) });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       success: true,
@@ -55,20 +55,15 @@ describe('campaigns API', () => {
     });
     const fields = expectEnvelope(missing, 422, 'VALIDATION_ERROR').errors?.map((e) => e.field);
     expect(fields).toEqual(expect.arrayContaining(['subject', 'body', 'from']));
-    const unverified = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const unverified = await api(pigeon, s.auth).campaigns.create({
       body: campaign(s, { from: 'x@unverified.example' }),
     });
     expect(expectEnvelope(unverified, 403, 'INTERNAL_SERVER_ERROR').details).toMatchObject({
       reason: 'DOMAIN_NOT_VERIFIED',
     });
-    const noSegment = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
-      body: campaign(s, { audienceType: 'SEGMENT' }),
-    });
+    const noSegment = await api(pigeon, s.auth).campaigns.create({ body: campaign(s, { audienceType: 'SEGMENT' }) });
     expect(expectEnvelope(noSegment, 422, 'VALIDATION_ERROR').errors?.[0]?.field).toBe('segmentId');
-    const badTree = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const badTree = await api(pigeon, s.auth).campaigns.create({
       body: campaign(s, {
         audienceType: 'FILTERED',
         audienceCondition: { groups: [{ filters: [{ field: 'subscribed', operator: 'contains', value: 'x' }] }] },
@@ -82,17 +77,17 @@ describe('campaigns API', () => {
   it('lists with pages, status filter (unknown → 400), search and sort fallback', async () => {
     const s = await verifiedSender(pigeon, dns);
     for (const name of ['Alpha', 'Beta', 'Gamma']) {
-      await pigeon.request('POST', '/campaigns', { headers: s.auth, body: campaign(s, { name }) });
+      await api(pigeon, s.auth).campaigns.create({ body: campaign(s, { name }) });
     }
-    const page = await pigeon.request('GET', '/campaigns?pageSize=2&sort=name&dir=asc', { headers: s.auth });
+    const page = await api(pigeon, s.auth).campaigns.list({ query: { pageSize: 2, sort: 'name', dir: 'asc' } });
     expect(page.body).toMatchObject({ page: 1, pageSize: 2, total: 3, totalPages: 2 });
-    expect(page.body.data.map((c: { name: string }) => c.name)).toEqual(['Alpha', 'Beta']);
-    const fallback = await pigeon.request('GET', '/campaigns?sort=bogus&dir=sideways', { headers: s.auth });
-    expect(fallback.body.data.map((c: { name: string }) => c.name)).toEqual(['Gamma', 'Beta', 'Alpha']);
-    const search = await pigeon.request('GET', '/campaigns?search=GAM', { headers: s.auth });
-    expect(search.body.data.map((c: { name: string }) => c.name)).toEqual(['Gamma']);
-    expect((await pigeon.request('GET', '/campaigns?status=SENT', { headers: s.auth })).body.total).toBe(0);
-    expectEnvelope(await pigeon.request('GET', '/campaigns?status=DONE', { headers: s.auth }), 400, 'BAD_REQUEST');
+    expect(bodyOf(page, 200).data.map((c: { name: string }) => c.name)).toEqual(['Alpha', 'Beta']);
+    const fallback = await api(pigeon, s.auth).campaigns.list({ query: { sort: 'bogus', dir: 'sideways' } });
+    expect(bodyOf(fallback, 200).data.map((c: { name: string }) => c.name)).toEqual(['Gamma', 'Beta', 'Alpha']);
+    const search = await api(pigeon, s.auth).campaigns.list({ query: { search: 'GAM' } });
+    expect(bodyOf(search, 200).data.map((c: { name: string }) => c.name)).toEqual(['Gamma']);
+    expect(bodyOf(await api(pigeon, s.auth).campaigns.list({ query: { status: 'SENT' } }), 200).total).toBe(0);
+    expectEnvelope(await api(pigeon, s.auth).campaigns.list({ query: { status: 'DONE' } }), 400, 'BAD_REQUEST');
   });
 
   it('sends to the frozen audience once each, rendered per contact at delivery; counts and stats follow', async () => {
@@ -102,8 +97,8 @@ describe('campaigns API', () => {
       { email: 'bob@c.example', data: { plan: 'free' } },
       { email: 'out@c.example', subscribed: false, data: { firstName: 'Out' } },
     ]);
-    const c = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
-    const sent = await pigeon.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth, body: {} });
+    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+    const sent = await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: {} });
     expect(sent.body).toEqual({
       success: true,
       data: { id: c.id, name: 'Spring sale', status: 'SENDING', scheduledFor: expect.any(String), totalRecipients: 2 },
@@ -123,22 +118,18 @@ describe('campaigns API', () => {
     expect(received('out@c.example')).toHaveLength(0);
     const { rows } = await pigeon.deps.db.pool.query('SELECT html FROM emails WHERE campaign_id = $1', [c.id]);
     expect(rows.map((r) => r.html)).toEqual(['', '']); // no per-recipient HTML is stored
-    const stats = await pigeon.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth });
+    const stats = await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } });
     expect(stats.body).toMatchObject({ totalRecipients: 2, sent: 2, bounced: 0, cancelled: 0, pending: 0 });
     // Sending again is a conflict; a SENT campaign cannot be replaced; duplicating makes a new DRAFT.
+    expectEnvelope(await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: {} }), 409, 'CONFLICT');
     expectEnvelope(
-      await pigeon.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth, body: {} }),
+      await api(pigeon, s.auth).campaigns.replace({ params: { id: c.id }, body: campaign(s) }),
       409,
       'CONFLICT',
     );
-    expectEnvelope(
-      await pigeon.request('PUT', `/campaigns/${c.id}`, { headers: s.auth, body: campaign(s) }),
-      409,
-      'CONFLICT',
-    );
-    const copy = await pigeon.request('POST', `/campaigns/${c.id}/duplicate`, { headers: s.auth });
+    const copy = await api(pigeon, s.auth).campaigns.duplicate({ params: { id: c.id } });
     expect(copy.status).toBe(201);
-    expect(copy.body.data).toMatchObject({ name: 'Spring sale (copy)', status: 'DRAFT', totalRecipients: 0 });
+    expect(bodyOf(copy, 201).data).toMatchObject({ name: 'Spring sale (copy)', status: 'DRAFT', totalRecipients: 0 });
   });
 
   it('TRANSACTIONAL campaigns reach unsubscribed contacts; SEGMENT and FILTERED audiences are honoured', async () => {
@@ -149,35 +140,33 @@ describe('campaigns API', () => {
       { email: 'f1@t.example', data: { plan: 'free' } },
     ]);
     const pro = { groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] };
-    const filtered = (
-      await pigeon.request('POST', '/campaigns', {
-        headers: s.auth,
+    const filtered = bodyOf(
+      await api(pigeon, s.auth).campaigns.create({
         body: campaign(s, { name: 'Notice', type: 'TRANSACTIONAL', audienceType: 'FILTERED', audienceCondition: pro }),
-      })
-    ).body.data;
-    const res = await pigeon.request('POST', `/campaigns/${filtered.id}/send`, { headers: s.auth });
-    expect(res.body.data.totalRecipients).toBe(2);
-    const segment = (
-      await pigeon.request('POST', '/segments', { headers: s.auth, body: { name: 'Pro', condition: pro } })
-    ).body;
-    const bySegment = (
-      await pigeon.request('POST', '/campaigns', {
-        headers: s.auth,
+      }),
+      201,
+    ).data;
+    const res = await api(pigeon, s.auth).campaigns.send({ params: { id: filtered.id }, body: undefined });
+    expect(bodyOf(res, 200).data.totalRecipients).toBe(2);
+    const segment = bodyOf(await api(pigeon, s.auth).segments.create({ body: { name: 'Pro', condition: pro } }), 201);
+    const bySegment = bodyOf(
+      await api(pigeon, s.auth).campaigns.create({
         body: campaign(s, { audienceType: 'SEGMENT', segmentId: segment.id }),
-      })
-    ).body.data;
+      }),
+      201,
+    ).data;
     // A segment used by a DRAFT campaign cannot be deleted.
-    expectEnvelope(await pigeon.request('DELETE', `/segments/${segment.id}`, { headers: s.auth }), 409, 'CONFLICT');
-    const seg = await pigeon.request('POST', `/campaigns/${bySegment.id}/send`, {
-      headers: s.auth,
+    expectEnvelope(await api(pigeon, s.auth).segments.delete({ params: { id: segment.id } }), 409, 'CONFLICT');
+    const seg = await api(pigeon, s.auth).campaigns.send({
+      params: { id: bySegment.id },
       body: { scheduledFor: null },
     });
-    expect(seg.body.data.totalRecipients).toBe(1); // MARKETING: the unsubscribed pro is skipped
+    expect(bodyOf(seg, 200).data.totalRecipients).toBe(1); // MARKETING: the unsubscribed pro is skipped
     await until(
       () => get(s, bySegment.id),
       (x) => x.status === 'SENT',
     );
-    expect((await pigeon.request('DELETE', `/segments/${segment.id}`, { headers: s.auth })).status).toBe(204);
+    expect((await api(pigeon, s.auth).segments.delete({ params: { id: segment.id } })).status).toBe(204);
     await until(
       () => get(s, filtered.id),
       (x) => x.status === 'SENT',
@@ -190,29 +179,29 @@ describe('campaigns API', () => {
   it('schedules for later (anything Date parses; unparseable → 400) and the dispatcher starts it when due', async () => {
     const s = await verifiedSender(pigeon, dns);
     await contacts(s, [{ email: 'later@c.example' }]);
-    const c = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
-    const bad = await pigeon.request('POST', `/campaigns/${c.id}/send`, {
-      headers: s.auth,
+    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+    const bad = await api(pigeon, s.auth).campaigns.send({
+      params: { id: c.id },
       body: { scheduledFor: 'next tuesday-ish' },
     });
     expectEnvelope(bad, 400, 'BAD_REQUEST');
     const at = new Date(Date.now() + 1500);
-    const scheduled = await pigeon.request('POST', `/campaigns/${c.id}/send`, {
-      headers: s.auth,
+    const scheduled = await api(pigeon, s.auth).campaigns.send({
+      params: { id: c.id },
       body: { scheduledFor: at.toUTCString() },
     });
-    expect(scheduled.body.data).toMatchObject({
+    expect(bodyOf(scheduled, 200).data).toMatchObject({
       status: 'SCHEDULED',
       scheduledFor: new Date(at.toUTCString()).toISOString(),
     });
     expect((await get(s, c.id)).status).toBe('SCHEDULED');
-    const upcoming = await pigeon.request('GET', '/activity/upcoming', { headers: s.auth });
-    expect(upcoming.body.data).toEqual([
+    const upcoming = await api(pigeon, s.auth).activity.upcoming();
+    expect(bodyOf(upcoming, 200).data).toEqual([
       {
         type: 'campaign',
         id: c.id,
         name: 'Spring sale',
-        scheduledFor: scheduled.body.data.scheduledFor,
+        scheduledFor: bodyOf(scheduled, 200).data.scheduledFor,
         audienceType: 'ALL',
       },
     ]);
@@ -226,53 +215,50 @@ describe('campaigns API', () => {
 
   it('cancels mid-send: what was not handed to the transport is never sent', async () => {
     const s = await verifiedSender(pigeon, dns);
-    await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
-      headers: { cookie: s.owner.cookie },
+    await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+      params: { id: s.project.id },
       body: { campaignSendRate: 5 },
     });
     await contacts(
       s,
       Array.from({ length: 40 }, (_, i) => ({ email: `slow${i}@c.example` })),
     );
-    const c = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
-    await pigeon.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth });
+    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+    await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
     const before = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('slow'))).length;
     await until(before, (n) => n >= 5);
-    expectEnvelope(await pigeon.request('DELETE', `/campaigns/${c.id}`, { headers: s.auth }), 409, 'CONFLICT');
-    const cancel = await pigeon.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth });
+    expectEnvelope(await api(pigeon, s.auth).campaigns.delete({ params: { id: c.id } }), 409, 'CONFLICT');
+    const cancel = await api(pigeon, s.auth).campaigns.cancel({ params: { id: c.id } });
     const atAnswer = before();
     expect(cancel.body).toMatchObject({ success: true, data: { status: 'CANCELLED' } });
-    const { sent, cancelled } = cancel.body.data;
+    const { sent, cancelled } = bodyOf(cancel, 200).data;
     expect(cancelled).toBeGreaterThan(0); // cancelled mid-send (40 spread over 8 s, cancelled after 5)
     // The answer waits for what workers had claimed: what they were handing over has arrived and is
     // counted in `sent`; the rest was dropped. Nothing reaches the relay after the answer.
     expect(atAnswer).toBe(sent);
     await new Promise((r) => setTimeout(r, 1500));
-    const stats = (await pigeon.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth })).body;
+    const stats = bodyOf(await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } }), 200);
     expect(stats.pending).toBe(0);
     expect(stats.sent + stats.cancelled).toBe(40);
     expect(before()).toBe(atAnswer);
     expect(stats.sent).toBe(sent);
     expect((await get(s, c.id)).status).toBe('CANCELLED');
-    expectEnvelope(await pigeon.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth }), 409, 'CONFLICT');
-    expect((await pigeon.request('DELETE', `/campaigns/${c.id}`, { headers: s.auth })).status).toBe(204);
+    expectEnvelope(await api(pigeon, s.auth).campaigns.cancel({ params: { id: c.id } }), 409, 'CONFLICT');
+    expect((await api(pigeon, s.auth).campaigns.delete({ params: { id: c.id } })).status).toBe(204);
   });
 
   it('test sends once with the contact’s data and moves no counter; template usage and 404s across projects', async () => {
     const s = await verifiedSender(pigeon, dns);
     await contacts(s, [{ email: 'tester@c.example', data: { firstName: 'Tess', plan: 'pro' } }]);
-    const template = await pigeon.request('POST', '/templates', {
-      headers: s.auth,
+    const template = await api(pigeon, s.auth).templates.create({
       body: { name: 'Base', subject: 's', body: '<p>b</p>', from: s.from },
     });
-    const c = (
-      await pigeon.request('POST', '/campaigns', {
-        headers: s.auth,
-        body: campaign(s, { templateId: template.body.id }),
-      })
-    ).body.data;
-    const test = await pigeon.request('POST', `/campaigns/${c.id}/test`, {
-      headers: s.auth,
+    const c = bodyOf(
+      await api(pigeon, s.auth).campaigns.create({ body: campaign(s, { templateId: bodyOf(template, 201).id }) }),
+      201,
+    ).data;
+    const test = await api(pigeon, s.auth).campaigns.test({
+      params: { id: c.id },
       body: { email: 'Tester@c.example' },
     });
     expect(test.body).toMatchObject({ success: true, data: { email: 'tester@c.example' } });
@@ -282,20 +268,21 @@ describe('campaigns API', () => {
     );
     expect(parseMessage(mail[0]?.raw ?? '').headers.get('subject')).toBe('Hi Tess');
     expect(await get(s, c.id)).toMatchObject({ status: 'DRAFT', sentCount: 0, totalRecipients: 0 });
-    const usage = await pigeon.request('GET', `/templates/${template.body.id}/usage`, { headers: s.auth });
-    expect(usage.body.campaigns).toEqual([{ id: c.id, name: 'Spring sale' }]);
+    const usage = await api(pigeon, s.auth).templates.usage({ params: { id: bodyOf(template, 201).id } });
+    expect(bodyOf(usage, 200).campaigns).toEqual([{ id: c.id, name: 'Spring sale' }]);
     const other = await verifiedSender(pigeon, dns);
-    for (const [method, path] of [
-      ['GET', `/campaigns/${c.id}`],
-      ['PUT', `/campaigns/${c.id}`],
-      ['DELETE', `/campaigns/${c.id}`],
-      ['POST', `/campaigns/${c.id}/send`],
-      ['POST', `/campaigns/${c.id}/cancel`],
-      ['GET', `/campaigns/${c.id}/stats`],
-      ['POST', `/campaigns/${c.id}/duplicate`],
-    ] as const) {
-      const body = method === 'PUT' ? campaign(other) : undefined;
-      expectEnvelope(await pigeon.request(method, path, { headers: other.auth, body }), 404, 'NOT_FOUND');
+    const theirs = api(pigeon, other.auth).campaigns;
+    const params = { id: c.id };
+    for (const res of [
+      await theirs.get({ params }),
+      await theirs.replace({ params, body: campaign(other) }),
+      await theirs.delete({ params }),
+      await theirs.send({ params, body: undefined }),
+      await theirs.cancel({ params }),
+      await theirs.stats({ params }),
+      await theirs.duplicate({ params }),
+    ]) {
+      expectEnvelope(res, 404, 'NOT_FOUND');
     }
   });
 });
@@ -310,22 +297,19 @@ describe('campaign delivery', () => {
     try {
       const s = await verifiedSender(first, dns);
       auth = s.auth;
-      await first.request('POST', '/contacts', { headers: s.auth, body: { email: 'restart@c.example' } });
-      const c = (await first.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
+      await api(first, s.auth).contacts.create({ body: { email: 'restart@c.example' } });
+      const c = bodyOf(await api(first, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
       id = c.id;
       const due = new Date(Date.now() + 2000).toISOString();
-      const res = await first.request('POST', `/campaigns/${c.id}/send`, {
-        headers: s.auth,
-        body: { scheduledFor: due },
-      });
-      expect(res.body.data.status).toBe('SCHEDULED');
+      const res = await api(first, s.auth).campaigns.send({ params: { id: c.id }, body: { scheduledFor: due } });
+      expect(bodyOf(res, 200).data.status).toBe('SCHEDULED');
     } finally {
       await first.stop();
     }
     const [a, b] = await Promise.all([startTestPigeon({ databaseUrl, env }), startTestPigeon({ databaseUrl, env })]);
     try {
       const done = await until(
-        async () => (await a.request('GET', `/campaigns/${id}`, { headers: auth })).body,
+        async () => bodyOf(await api(a, auth).campaigns.get({ params: { id } }), 200),
         (x) => x.status === 'SENT',
       );
       expect(done.totalRecipients).toBe(1);
@@ -349,16 +333,16 @@ describe('campaign delivery', () => {
          SELECT uuidv7_compat(), $1, 'bulk' || i || '@c.example', true FROM generate_series(1, 2000) AS i`,
         [s.project.id],
       );
-      const c = (await slow.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
+      const c = bodyOf(await api(slow, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
       expect(
-        (await slow.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth })).body.data.totalRecipients,
+        bodyOf(await api(slow, s.auth).campaigns.send({ params: { id: c.id }, body: undefined }), 200).data
+          .totalRecipients,
       ).toBe(2000);
       await until(
         () => slowSink.messages.length,
         (n) => n >= 20,
       );
-      const send = await slow.request('POST', '/v1/send', {
-        headers: s.auth,
+      const send = await api(slow, s.auth).emails.send({
         body: { to: 'urgent@c.example', from: s.from, subject: 'Your code', body: '<p>123456</p>' },
       });
       expect(send.status).toBe(200);
@@ -368,9 +352,9 @@ describe('campaign delivery', () => {
       // Queued, it is claimed before any campaign mail: only the batches the two loops had already
       // claimed (2 × 10) can reach the relay ahead of it, however slow the machine.
       expect(urgent() - queuedAt).toBeLessThanOrEqual(20);
-      const stats = (await slow.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth })).body;
+      const stats = bodyOf(await api(slow, s.auth).campaigns.stats({ params: { id: c.id } }), 200);
       expect(stats.pending).toBeGreaterThan(1000); // the campaign was still draining
-      await slow.request('POST', `/campaigns/${c.id}/cancel`, { headers: s.auth });
+      await api(slow, s.auth).campaigns.cancel({ params: { id: c.id } });
     } finally {
       await slow.stop();
       await slowSink.close();
@@ -379,26 +363,26 @@ describe('campaign delivery', () => {
 
   it('a contact who unsubscribes after the audience froze gets no MARKETING campaign mail', async () => {
     const s = await verifiedSender(pigeon, dns);
-    await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
-      headers: { cookie: s.owner.cookie },
+    await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+      params: { id: s.project.id },
       body: { campaignSendRate: 2 },
     });
     await contacts(s, [{ email: 'first@u.example' }, { email: 'second@u.example' }]);
-    const c = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body: campaign(s) })).body.data;
-    await pigeon.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth });
+    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+    await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
     const { rows } = await pigeon.deps.db.pool.query(
       `SELECT c.id, c.email FROM emails e JOIN contacts c ON c.id = e.contact_id WHERE e.campaign_id = $1 ORDER BY e.next_attempt_at`,
       [c.id],
     );
     const last = rows[1];
-    await pigeon.request('PATCH', `/contacts/${last.id}`, { headers: s.auth, body: { subscribed: false } });
+    await api(pigeon, s.auth).contacts.update({ params: { id: last.id }, body: { subscribed: false } });
     const done = await until(
       () => get(s, c.id),
       (x) => x.status === 'SENT',
     );
     expect(done.sentCount).toBe(1);
     expect(received(last.email)).toHaveLength(0);
-    const stats = (await pigeon.request('GET', `/campaigns/${c.id}/stats`, { headers: s.auth })).body;
+    const stats = bodyOf(await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } }), 200);
     expect(stats).toMatchObject({ sent: 1, cancelled: 1 });
   });
 });

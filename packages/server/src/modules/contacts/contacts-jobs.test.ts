@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { insertJob, type JobRow } from '../background-jobs/repository.js';
 import { contactJobHandlers } from './jobs.js';
@@ -22,13 +23,12 @@ async function upload(auth: Record<string, string>, csv: string | Buffer, field 
 }
 
 const byEmail = async (auth: Record<string, string>, email: string) =>
-  (await pigeon.request('GET', `/contacts?search=${encodeURIComponent(email)}`, { headers: auth })).body.data[0];
+  bodyOf(await api(pigeon, auth).contacts.list({ query: { search: email } }), 200).data[0];
 
 describe('CSV import', () => {
   it('imports good rows, reports bad ones by line, recognises numbers and booleans', async () => {
     const { auth } = await newProject(pigeon);
-    await pigeon.request('POST', '/contacts', {
-      headers: auth,
+    await api(pigeon, auth).contacts.create({
       body: { email: 'old@example.com', subscribed: true, data: { plan: 'free', keep: 'me' } },
     });
     const csv = [
@@ -64,6 +64,7 @@ describe('CSV import', () => {
     });
     const old = await byEmail(auth, 'old@example.com');
     expect(old).toMatchObject({ subscribed: false, data: { plan: 'team', trial: false, keep: 'me' } });
+    assert(old);
     expect(await eventNames(pigeon, old.id)).toEqual(['contact.unsubscribed']);
   });
 
@@ -103,7 +104,7 @@ describe('CSV import', () => {
     const csv = 'email,note\na@example.com,"two\nlines"\n\nnot-an-email,x\n';
     const job = await waitForJob(pigeon, `/contacts/import/${(await upload(auth, csv)).body.jobId}`, auth);
     expect(job.errors).toEqual([{ row: 5, reason: expect.stringContaining('invalid email') }]);
-    expect((await byEmail(auth, 'a@example.com')).data.note).toBe('two\nlines');
+    expect((await byEmail(auth, 'a@example.com'))?.data.note).toBe('two\nlines');
   });
 
   it('reads Windows-1252 / Latin-1 exports and UTF-16 with a BOM without corrupting them', async () => {
@@ -120,19 +121,19 @@ describe('CSV import', () => {
     const job = await waitForJob(pigeon, `/contacts/import/${(await upload(auth, latin)).body.jobId}`, auth);
     expect(job).toMatchObject({ status: 'completed', created: 1 });
     expect(job.errors).toEqual([{ reason: expect.stringContaining('Windows-1252') }]);
-    expect((await byEmail(auth, 'zoe@example.com')).data).toEqual({ name: 'Zoë Müller', price: '€5' });
+    expect((await byEmail(auth, 'zoe@example.com'))?.data).toEqual({ name: 'Zoë Müller', price: '€5' });
 
     const utf16 = Buffer.concat([
       Buffer.from([0xff, 0xfe]),
       Buffer.from('email,name\nyu@example.com,Yū 🙂\n', 'utf16le'),
     ]);
     await waitForJob(pigeon, `/contacts/import/${(await upload(auth, utf16)).body.jobId}`, auth);
-    expect((await byEmail(auth, 'yu@example.com')).data).toEqual({ name: 'Yū 🙂' });
+    expect((await byEmail(auth, 'yu@example.com'))?.data).toEqual({ name: 'Yū 🙂' });
 
     const utf8 = await upload(auth, '\ufeffemail,name\nana@example.com,Ana Müller\n');
     const utf8Job = await waitForJob(pigeon, `/contacts/import/${utf8.body.jobId}`, auth);
     expect(utf8Job.errors).toEqual([]);
-    expect((await byEmail(auth, 'ana@example.com')).data).toEqual({ name: 'Ana Müller' });
+    expect((await byEmail(auth, 'ana@example.com'))?.data).toEqual({ name: 'Ana Müller' });
   });
 
   it('refuses a file that is neither UTF-8 nor Windows-1252 rather than guessing', async () => {
@@ -158,12 +159,12 @@ describe('CSV import', () => {
     const theirs = await newProject(pigeon);
     const accepted = await upload(theirs.auth, 'email\nx@example.com\n');
     expectEnvelope(
-      await pigeon.request('GET', `/contacts/import/${accepted.body.jobId}`, { headers: mine.auth }),
+      await api(pigeon, mine.auth).contacts.importStatus({ params: { jobId: accepted.body.jobId } }),
       404,
       'NOT_FOUND',
     );
     expectEnvelope(
-      await pigeon.request('GET', `/contacts/bulk/${accepted.body.jobId}`, { headers: theirs.auth }),
+      await api(pigeon, theirs.auth).contacts.bulkStatus({ params: { jobId: accepted.body.jobId } }),
       404,
       'NOT_FOUND',
     );
@@ -211,12 +212,10 @@ describe('bulk jobs', () => {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
       ids.push(
-        (
-          await pigeon.request('POST', '/contacts', {
-            headers: auth,
-            body: { email: `b${i}-${Date.now()}@example.com`, subscribed },
-          })
-        ).body.id,
+        bodyOf(
+          await api(pigeon, auth).contacts.create({ body: { email: `b${i}-${Date.now()}@example.com`, subscribed } }),
+          201,
+        ).id,
       );
     }
     return ids;
@@ -225,12 +224,9 @@ describe('bulk jobs', () => {
   it('unsubscribes and subscribes, recording events only for contacts that changed', async () => {
     const { auth } = await newProject(pigeon);
     const ids = await seed(auth, 3);
-    await pigeon.request('PATCH', `/contacts/${ids[0]}`, { headers: auth, body: { subscribed: false } });
+    await api(pigeon, auth).contacts.update({ params: { id: ids[0] as string }, body: { subscribed: false } });
     const unknown = '01a20000-0000-7000-8000-000000000000';
-    const accepted = await pigeon.request('POST', '/contacts/bulk-unsubscribe', {
-      headers: auth,
-      body: { contactIds: [...ids, unknown] },
-    });
+    const accepted = await api(pigeon, auth).contacts.bulkUnsubscribe({ body: { contactIds: [...ids, unknown] } });
     expect(accepted.status).toBe(202);
     const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, auth);
     expect(job).toMatchObject({
@@ -244,39 +240,29 @@ describe('bulk jobs', () => {
     expect(job.errors).toEqual([{ contactId: unknown, reason: 'contact not found' }]);
     expect(await eventNames(pigeon, ids[0] as string)).toEqual(['contact.unsubscribed']);
     expect(await eventNames(pigeon, ids[1] as string)).toEqual(['contact.unsubscribed']);
-    const back = await pigeon.request('POST', '/contacts/bulk-subscribe', {
-      headers: auth,
-      body: { contactIds: [ids[1]] },
-    });
-    await waitForJob(pigeon, `/contacts/bulk/${back.body.jobId}`, auth);
+    const back = await api(pigeon, auth).contacts.bulkSubscribe({ body: { contactIds: [ids[1] as string] } });
+    await waitForJob(pigeon, `/contacts/bulk/${bodyOf(back, 202).jobId}`, auth);
     expect(await eventNames(pigeon, ids[1] as string)).toEqual(['contact.unsubscribed', 'contact.subscribed']);
   });
 
   it('deletes contacts of the project only', async () => {
     const mine = await newProject(pigeon);
     const theirs = await newProject(pigeon);
-    const [own] = await seed(mine.auth, 1);
-    const [foreign] = await seed(theirs.auth, 1);
-    const accepted = await pigeon.request('POST', '/contacts/bulk-delete', {
-      headers: mine.auth,
-      body: { contactIds: [own, foreign] },
-    });
+    const [own] = (await seed(mine.auth, 1)) as [string];
+    const [foreign] = (await seed(theirs.auth, 1)) as [string];
+    const accepted = await api(pigeon, mine.auth).contacts.bulkDelete({ body: { contactIds: [own, foreign] } });
     const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, mine.auth);
     expect(job).toMatchObject({ updated: 1, skipped: 1 });
-    expectEnvelope(await pigeon.request('GET', `/contacts/${own}`, { headers: mine.auth }), 404, 'NOT_FOUND');
-    expect((await pigeon.request('GET', `/contacts/${foreign}`, { headers: theirs.auth })).status).toBe(200);
+    expectEnvelope(await api(pigeon, mine.auth).contacts.get({ params: { id: own } }), 404, 'NOT_FOUND');
+    expect((await api(pigeon, theirs.auth).contacts.get({ params: { id: foreign } })).status).toBe(200);
   });
 
   it('refuses an empty list and more than 1,000 ids with 422', async () => {
     const { auth } = await newProject(pigeon);
-    expectEnvelope(
-      await pigeon.request('POST', '/contacts/bulk-delete', { headers: auth, body: { contactIds: [] } }),
-      422,
-      'VALIDATION_ERROR',
-    );
+    expectEnvelope(await api(pigeon, auth).contacts.bulkDelete({ body: { contactIds: [] } }), 422, 'VALIDATION_ERROR');
     const tooMany = Array.from({ length: 1001 }, () => '01a20000-0000-7000-8000-000000000000');
     expectEnvelope(
-      await pigeon.request('POST', '/contacts/bulk-subscribe', { headers: auth, body: { contactIds: tooMany } }),
+      await api(pigeon, auth).contacts.bulkSubscribe({ body: { contactIds: tooMany } }),
       422,
       'VALIDATION_ERROR',
     );
@@ -292,8 +278,8 @@ describe('fields', () => {
       { email: 'f3@example.com', data: { plan: 'free', mixed: 1 } },
       { email: 'f4@example.com', data: { mixed: 'one' } },
     ];
-    for (const body of contacts) await pigeon.request('POST', '/contacts', { headers: auth, body });
-    const fields = await pigeon.request('GET', '/contacts/fields', { headers: auth });
+    for (const body of contacts) await api(pigeon, auth).contacts.create({ body });
+    const fields = await api(pigeon, auth).contacts.fields();
     const byField = Object.fromEntries(fields.body.fields.map((f: { field: string }) => [f.field, f]));
     expect(fields.body.totalContacts).toBe(4);
     expect(byField.email).toMatchObject({ kind: 'standard', coverage: 100 });
@@ -303,7 +289,7 @@ describe('fields', () => {
     expect(byField['data.vip']).toMatchObject({ type: 'boolean', coverage: 25 });
     expect(byField['data.mixed']).toMatchObject({ type: 'mixed' });
 
-    const values = await pigeon.request('GET', '/contacts/fields/data.plan/values', { headers: auth });
+    const values = await api(pigeon, auth).contacts.fieldValues({ params: { field: 'data.plan' } });
     expect(values.body).toEqual({
       field: 'data.plan',
       values: [
@@ -311,15 +297,16 @@ describe('fields', () => {
         { value: 'free', count: 1 },
       ],
     });
-    const usage = await pigeon.request('GET', '/contacts/fields/plan/usage', { headers: auth });
+    const usage = await api(pigeon, auth).contacts.fieldUsage({ params: { field: 'plan' } });
     expect(usage.body).toMatchObject({ field: 'data.plan', segments: [], campaigns: [], workflows: [], templates: [] });
 
-    const accepted = await pigeon.request('DELETE', '/contacts/fields/data.plan', { headers: auth });
+    const accepted = await api(pigeon, auth).contacts.deleteField({ params: { field: 'data.plan' } });
     expect(accepted.status).toBe(202);
-    const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, auth);
+    const job = await waitForJob(pigeon, `/contacts/bulk/${bodyOf(accepted, 202).jobId}`, auth);
     expect(job).toMatchObject({ kind: 'delete_field', status: 'completed', updated: 3 });
-    const after = await pigeon.request('GET', '/contacts/fields', { headers: auth });
+
+    const after = await api(pigeon, auth).contacts.fields();
     expect(after.body.fields.map((f: { field: string }) => f.field)).not.toContain('data.plan');
-    expectEnvelope(await pigeon.request('DELETE', '/contacts/fields/email', { headers: auth }), 400, 'BAD_REQUEST');
+    expectEnvelope(await api(pigeon, auth).contacts.deleteField({ params: { field: 'email' } }), 400, 'BAD_REQUEST');
   });
 });

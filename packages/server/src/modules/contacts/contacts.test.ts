@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
+
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
 let pigeon: TestPigeon;
@@ -11,8 +13,7 @@ afterAll(() => pigeon?.stop());
 describe('POST /contacts', () => {
   it('creates a subscribed contact with a normalised email (201), then updates it by email (200)', async () => {
     const { auth } = await newProject(pigeon);
-    const created = await pigeon.request('POST', '/contacts', {
-      headers: auth,
+    const created = await api(pigeon, auth).contacts.create({
       body: { email: '  Ada@Example.COM ', data: { plan: 'pro' } },
     });
     expect(created.status).toBe(201);
@@ -22,13 +23,10 @@ describe('POST /contacts', () => {
       data: { plan: 'pro' },
       _meta: { isNew: true, isUpdate: false },
     });
-    const updated = await pigeon.request('POST', '/contacts', {
-      headers: auth,
-      body: { email: 'ada@example.com', data: { seats: 3 } },
-    });
+    const updated = await api(pigeon, auth).contacts.create({ body: { email: 'ada@example.com', data: { seats: 3 } } });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({
-      id: created.body.id,
+      id: bodyOf(created, 201).id,
       subscribed: true,
       data: { plan: 'pro', seats: 3 },
       _meta: { isNew: false, isUpdate: true },
@@ -37,42 +35,37 @@ describe('POST /contacts', () => {
 
   it('keeps an existing contact subscription unless it is given', async () => {
     const { auth } = await newProject(pigeon);
-    const first = await pigeon.request('POST', '/contacts', {
-      headers: auth,
-      body: { email: 'bo@example.com', subscribed: false },
-    });
-    expect(first.body.subscribed).toBe(false);
-    const again = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'bo@example.com' } });
-    expect(again.body.subscribed).toBe(false);
-    expect(await eventNames(pigeon, first.body.id)).toEqual([]);
-    const flipped = await pigeon.request('POST', '/contacts', {
-      headers: auth,
-      body: { email: 'bo@example.com', subscribed: true },
-    });
-    expect(flipped.body.subscribed).toBe(true);
-    expect(await eventNames(pigeon, first.body.id)).toEqual(['contact.subscribed']);
+    const first = bodyOf(
+      await api(pigeon, auth).contacts.create({ body: { email: 'bo@example.com', subscribed: false } }),
+      201,
+    );
+    expect(first.subscribed).toBe(false);
+    const again = await api(pigeon, auth).contacts.create({ body: { email: 'bo@example.com' } });
+    expect(bodyOf(again, 200).subscribed).toBe(false);
+    expect(await eventNames(pigeon, first.id)).toEqual([]);
+    const flipped = await api(pigeon, auth).contacts.create({ body: { email: 'bo@example.com', subscribed: true } });
+    expect(bodyOf(flipped, 200).subscribed).toBe(true);
+    expect(await eventNames(pigeon, first.id)).toEqual(['contact.subscribed']);
   });
 
   it('answers a missing or malformed email with the bare { error } 400 and stores nothing', async () => {
     const { auth } = await newProject(pigeon);
-    const missing = await pigeon.request('POST', '/contacts', { headers: auth, body: { data: { a: 1 } } });
+    const missing = await pigeon.request('POST', '/contacts', { headers: auth, body: { data: { a: 1 } } }); // no email: not a valid body
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ error: expect.stringContaining('email') });
-    const bad = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'not-an-email' } });
+    const bad = await api(pigeon, auth).contacts.create({ body: { email: 'not-an-email' } });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body)).toEqual(['error']);
-    const list = await pigeon.request('GET', '/contacts', { headers: auth });
+    const list = await api(pigeon, auth).contacts.list();
     expect(list.body.total).toBe(0);
   });
 
   it('applies the data rules: primitives stored, null deletes, "" skipped, transient and reserved keys dropped', async () => {
     const { auth } = await newProject(pigeon);
-    await pigeon.request('POST', '/contacts', {
-      headers: auth,
+    await api(pigeon, auth).contacts.create({
       body: { email: 'd@example.com', data: { plan: 'pro', city: 'Oslo', age: 41 } },
     });
-    const res = await pigeon.request('POST', '/contacts', {
-      headers: auth,
+    const res = await api(pigeon, auth).contacts.create({
       body: {
         email: 'd@example.com',
         data: {
@@ -91,16 +84,15 @@ describe('POST /contacts', () => {
         },
       },
     });
-    expect(res.body.email).toBe('d@example.com');
-    expect(res.body.data).toEqual({ plan: 'pro', age: 41, vip: true, nested: { tier: 2 } });
+    expect(bodyOf(res, 200).email).toBe('d@example.com');
+    expect(bodyOf(res, 200).data).toEqual({ plan: 'pro', age: 41, vip: true, nested: { tier: 2 } });
   });
 });
 
 describe('GET /contacts', () => {
   async function seed(auth: Record<string, string>, emails: string[]) {
     const ids: string[] = [];
-    for (const email of emails)
-      ids.push((await pigeon.request('POST', '/contacts', { headers: auth, body: { email } })).body.id);
+    for (const email of emails) ids.push(bodyOf(await api(pigeon, auth).contacts.create({ body: { email } }), 201).id);
     return ids;
   }
 
@@ -108,38 +100,39 @@ describe('GET /contacts', () => {
     const { auth } = await newProject(pigeon);
     const emails = Array.from({ length: 25 }, (_, i) => `p${String(i).padStart(2, '0')}@example.com`);
     await seed(auth, emails);
-    const first = await pigeon.request('GET', '/contacts', { headers: auth });
+    const first = await api(pigeon, auth).contacts.list();
     expect(first.body.data).toHaveLength(20);
     expect(first.body).toMatchObject({ total: 25, hasMore: true, cursor: expect.any(String) });
-    const second = await pigeon.request('GET', `/contacts?cursor=${first.body.cursor}`, { headers: auth });
+    const second = await api(pigeon, auth).contacts.list({ query: { cursor: bodyOf(first, 200).cursor ?? undefined } });
     expect(second.body.data).toHaveLength(5);
     expect(second.body).toMatchObject({ total: 0, hasMore: false, cursor: null });
-    const clamped = await pigeon.request('GET', '/contacts?limit=500', { headers: auth });
+    const clamped = await api(pigeon, auth).contacts.list({ query: { limit: 500 } });
     expect(clamped.status).toBe(200);
     expect(clamped.body.data).toHaveLength(25);
     // newest first by default
-    expect(first.body.data[0].email).toBe('p24@example.com');
-    expectEnvelope(await pigeon.request('GET', '/contacts?limit=0', { headers: auth }), 422, 'VALIDATION_ERROR');
-    expectEnvelope(await pigeon.request('GET', '/contacts?cursor=garbage', { headers: auth }), 422, 'VALIDATION_ERROR');
+    expect(bodyOf(first, 200).data[0]?.email).toBe('p24@example.com');
+    expectEnvelope(await api(pigeon, auth).contacts.list({ query: { limit: 0 } }), 422, 'VALIDATION_ERROR');
+    expectEnvelope(await api(pigeon, auth).contacts.list({ query: { cursor: 'garbage' } }), 422, 'VALIDATION_ERROR');
   });
 
   it('searches email case-insensitively, filters by subscription, sorts by email, falls back on unknown sort', async () => {
     const { auth } = await newProject(pigeon);
     await seed(auth, ['zed@alpha.io', 'amy@beta.io', 'max@alpha.io']);
-    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'off@alpha.io', subscribed: false } });
-    const search = await pigeon.request('GET', '/contacts?search=ALPHA&sort=email&dir=asc', { headers: auth });
+    await api(pigeon, auth).contacts.create({ body: { email: 'off@alpha.io', subscribed: false } });
+    const search = await api(pigeon, auth).contacts.list({ query: { search: 'ALPHA', sort: 'email', dir: 'asc' } });
     expect(search.body.data.map((c: { email: string }) => c.email)).toEqual([
       'max@alpha.io',
       'off@alpha.io',
       'zed@alpha.io',
     ]);
     expect(search.body.total).toBe(3);
-    const unsubscribed = await pigeon.request('GET', '/contacts?subscribed=false', { headers: auth });
+    const unsubscribed = await api(pigeon, auth).contacts.list({ query: { subscribed: 'false' } });
     expect(unsubscribed.body.data.map((c: { email: string }) => c.email)).toEqual(['off@alpha.io']);
-    const fallback = await pigeon.request('GET', '/contacts?sort=bogus&dir=sideways', { headers: auth });
+    const fallback = await api(pigeon, auth).contacts.list({ query: { sort: 'bogus', dir: 'sideways' } });
     expect(fallback.status).toBe(200);
-    expect(fallback.body.data[0].email).toBe('off@alpha.io'); // createdAt desc
-    const literal = await pigeon.request('GET', `/contacts?search=${encodeURIComponent('%')}`, { headers: auth });
+    expect(bodyOf(fallback, 200).data[0]?.email).toBe('off@alpha.io'); // createdAt desc
+
+    const literal = await api(pigeon, auth).contacts.list({ query: { search: '%' } });
     expect(literal.body.total).toBe(0); // % is matched literally, not as a wildcard
   });
 
@@ -153,10 +146,16 @@ describe('GET /contacts', () => {
         let cursor: string | null = null;
         let round = 0;
         do {
-          const query: string = `/contacts?limit=7&sort=${sort}&dir=${dir}${cursor ? `&cursor=${cursor}` : ''}`;
-          const page = await pigeon.request('GET', query, { headers: auth });
-          seen.push(...page.body.data.map((c: { email: string }) => c.email));
-          cursor = page.body.cursor;
+          const query: { limit: number; sort: string; dir: string; cursor?: string } = {
+            limit: 7,
+            sort,
+            dir,
+            cursor: cursor ?? undefined,
+          };
+
+          const page = bodyOf(await api(pigeon, auth).contacts.list({ query }), 200);
+          seen.push(...page.data.map((c: { email: string }) => c.email));
+          cursor = page.cursor;
           // Between pages: add contacts that sort at both ends, and delete one not seen yet.
           await seed(auth, [`a${sort}${dir}${round}@example.com`, `zz${sort}${dir}${round}@example.com`]);
           round++;
@@ -174,42 +173,39 @@ describe('GET /contacts', () => {
 describe('one contact', () => {
   it('gets, patches (recording subscription changes), and deletes with its events', async () => {
     const { auth } = await newProject(pigeon);
-    const { body: contact } = await pigeon.request('POST', '/contacts', {
-      headers: auth,
-      body: { email: 'one@example.com', data: { a: 1 } },
-    });
-    expect((await pigeon.request('GET', `/contacts/${contact.id}`, { headers: auth })).body).toMatchObject({
+    const contact = bodyOf(
+      await api(pigeon, auth).contacts.create({ body: { email: 'one@example.com', data: { a: 1 } } }),
+      201,
+    );
+    expect(bodyOf(await api(pigeon, auth).contacts.get({ params: { id: contact.id } }), 200)).toMatchObject({
       email: 'one@example.com',
       data: { a: 1 },
     });
-    const patched = await pigeon.request('PATCH', `/contacts/${contact.id}`, {
-      headers: auth,
+    const patched = await api(pigeon, auth).contacts.update({
+      params: { id: contact.id },
       body: { email: 'One.New@example.com', subscribed: false, data: { a: null, b: 'x' } },
     });
     expect(patched.body).toMatchObject({ email: 'one.new@example.com', subscribed: false, data: { b: 'x' } });
     expect(await eventNames(pigeon, contact.id)).toEqual(['contact.unsubscribed']);
-    await pigeon.request('PATCH', `/contacts/${contact.id}`, { headers: auth, body: { subscribed: false } });
+    await api(pigeon, auth).contacts.update({ params: { id: contact.id }, body: { subscribed: false } });
     expect(await eventNames(pigeon, contact.id)).toEqual(['contact.unsubscribed']); // no flip, no event
-    const deleted = await pigeon.request('DELETE', `/contacts/${contact.id}`, { headers: auth });
+    const deleted = await api(pigeon, auth).contacts.delete({ params: { id: contact.id } });
     expect(deleted.status).toBe(204);
-    expect(deleted.text).toBe('');
+    expect(await (deleted.body as unknown as Blob).text()).toBe(''); // no content-type: ts-rest hands back a Blob
     expect(await eventNames(pigeon, contact.id)).toEqual([]);
-    expectEnvelope(await pigeon.request('GET', `/contacts/${contact.id}`, { headers: auth }), 404, 'NOT_FOUND');
+    expectEnvelope(await api(pigeon, auth).contacts.get({ params: { id: contact.id } }), 404, 'NOT_FOUND');
   });
 
   it('refuses an email another contact has with 409, changing nothing', async () => {
     const { auth } = await newProject(pigeon);
-    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'taken@example.com' } });
-    const { body: other } = await pigeon.request('POST', '/contacts', {
-      headers: auth,
-      body: { email: 'other@example.com' },
-    });
-    const res = await pigeon.request('PATCH', `/contacts/${other.id}`, {
-      headers: auth,
+    await api(pigeon, auth).contacts.create({ body: { email: 'taken@example.com' } });
+    const other = bodyOf(await api(pigeon, auth).contacts.create({ body: { email: 'other@example.com' } }), 201);
+    const res = await api(pigeon, auth).contacts.update({
+      params: { id: other.id },
       body: { email: 'taken@example.com', data: { x: 1 } },
     });
     expectEnvelope(res, 409, 'CONFLICT');
-    expect((await pigeon.request('GET', `/contacts/${other.id}`, { headers: auth })).body).toMatchObject({
+    expect(bodyOf(await api(pigeon, auth).contacts.get({ params: { id: other.id } }), 200)).toMatchObject({
       email: 'other@example.com',
       data: {},
     });
@@ -218,33 +214,29 @@ describe('one contact', () => {
   it("answers another project's contact with 404 everywhere", async () => {
     const mine = await newProject(pigeon);
     const theirs = await newProject(pigeon);
-    const { body: contact } = await pigeon.request('POST', '/contacts', {
-      headers: theirs.auth,
-      body: { email: 'x@example.com' },
-    });
-    for (const [method, body] of [['GET'], ['PATCH', { subscribed: false }], ['DELETE']] as const) {
-      expectEnvelope(
-        await pigeon.request(method, `/contacts/${contact.id}`, { headers: mine.auth, body }),
-        404,
-        'NOT_FOUND',
-      );
+    const contact = bodyOf(await api(pigeon, theirs.auth).contacts.create({ body: { email: 'x@example.com' } }), 201);
+    const params = { id: contact.id };
+    const asMine = api(pigeon, mine.auth).contacts;
+    for (const res of [
+      await asMine.get({ params }),
+      await asMine.update({ params, body: { subscribed: false } }),
+      await asMine.delete({ params }),
+    ]) {
+      expectEnvelope(res, 404, 'NOT_FOUND');
     }
-    expect((await pigeon.request('GET', `/contacts/${contact.id}`, { headers: theirs.auth })).body.subscribed).toBe(
+    expect(bodyOf(await api(pigeon, theirs.auth).contacts.get({ params: { id: contact.id } }), 200).subscribed).toBe(
       true,
     );
-    expect((await pigeon.request('GET', '/contacts', { headers: mine.auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, mine.auth).contacts.list(), 200).total).toBe(0);
   });
 
   it('works with a session and X-Project-Id as well as the secret key', async () => {
     const { owner, project } = await newProject(pigeon);
-    const res = await pigeon.request('POST', '/contacts', {
-      headers: { cookie: owner.cookie, 'x-project-id': project.id },
+    const res = await api(pigeon, { cookie: owner.cookie, 'x-project-id': project.id }).contacts.create({
       body: { email: 'dash@example.com' },
     });
     expect(res.status).toBe(201);
-    const publicKey = await pigeon.request('GET', '/contacts', {
-      headers: { authorization: `Bearer ${project.publicKey}` },
-    });
+    const publicKey = await api(pigeon, { authorization: `Bearer ${project.publicKey}` }).contacts.list();
     expectEnvelope(publicKey, 401, 'INVALID_API_KEY');
   });
 });
@@ -252,18 +244,11 @@ describe('one contact', () => {
 describe('POST /contacts/lookup', () => {
   it('says which emails exist, with ids, up to 500 per call', async () => {
     const { auth } = await newProject(pigeon);
-    const { body: a } = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'a@example.com' } });
-    const res = await pigeon.request('POST', '/contacts/lookup', {
-      headers: auth,
-      body: { emails: ['A@example.com', 'nobody@example.com'] },
-    });
+    const a = bodyOf(await api(pigeon, auth).contacts.create({ body: { email: 'a@example.com' } }), 201);
+    const res = await api(pigeon, auth).contacts.lookup({ body: { emails: ['A@example.com', 'nobody@example.com'] } });
     expect(res.body).toEqual({ found: [{ email: 'a@example.com', id: a.id }], missing: ['nobody@example.com'] });
     const tooMany = Array.from({ length: 501 }, (_, i) => `u${i}@example.com`);
-    expectEnvelope(
-      await pigeon.request('POST', '/contacts/lookup', { headers: auth, body: { emails: tooMany } }),
-      422,
-      'VALIDATION_ERROR',
-    );
+    expectEnvelope(await api(pigeon, auth).contacts.lookup({ body: { emails: tooMany } }), 422, 'VALIDATION_ERROR');
   });
 });
 
@@ -271,9 +256,9 @@ describe('maintained totals', () => {
   it('stay exact through every write path: upsert, track, patch, import, bulk jobs and delete', async () => {
     const { auth, project } = await newProject(pigeon);
     const totals = async () => {
-      const all = (await pigeon.request('GET', '/contacts', { headers: auth })).body.total;
-      const on = (await pigeon.request('GET', '/contacts?subscribed=true', { headers: auth })).body.total;
-      const off = (await pigeon.request('GET', '/contacts?subscribed=false', { headers: auth })).body.total;
+      const all = bodyOf(await api(pigeon, auth).contacts.list(), 200).total;
+      const on = bodyOf(await api(pigeon, auth).contacts.list({ query: { subscribed: 'true' } }), 200).total;
+      const off = bodyOf(await api(pigeon, auth).contacts.list({ query: { subscribed: 'false' } }), 200).total;
       const { rows } = await pigeon.deps.db.pool.query(
         'SELECT count(*)::int AS n, (count(*) FILTER (WHERE subscribed))::int AS s FROM contacts WHERE project_id = $1',
         [project.id],
@@ -281,25 +266,22 @@ describe('maintained totals', () => {
       expect([all, on, off]).toEqual([rows[0].n, rows[0].s, rows[0].n - rows[0].s]);
       return [all, on, off];
     };
-    const { body: a } = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 't1@example.com' } });
-    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 't2@example.com', subscribed: false } });
-    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 't1@example.com', data: { x: 1 } } });
+    const a = bodyOf(await api(pigeon, auth).contacts.create({ body: { email: 't1@example.com' } }), 201);
+    await api(pigeon, auth).contacts.create({ body: { email: 't2@example.com', subscribed: false } });
+    await api(pigeon, auth).contacts.create({ body: { email: 't1@example.com', data: { x: 1 } } });
     expect(await totals()).toEqual([2, 1, 1]);
-    await pigeon.request('POST', '/v1/track', {
-      headers: { authorization: `Bearer ${project.publicKey}` },
+    await api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
       body: { email: 't3@example.com', event: 'e' },
     });
-    await pigeon.request('PATCH', `/contacts/${a.id}`, { headers: auth, body: { subscribed: false } });
+    await api(pigeon, auth).contacts.update({ params: { id: a.id }, body: { subscribed: false } });
     expect(await totals()).toEqual([3, 1, 2]);
     const form = new FormData();
     form.append('file', new Blob(['email,subscribed\nt4@example.com,yes\nt2@example.com,true\n']), 'c.csv');
-    const imported = await (
-      await fetch(`${pigeon.url}/contacts/import`, { method: 'POST', headers: auth, body: form })
-    ).json();
+    const imported = bodyOf(await api(pigeon, auth).contacts.import({ body: form }), 202);
     await waitForJob(pigeon, `/contacts/import/${imported.jobId}`, auth);
     expect(await totals()).toEqual([4, 3, 1]);
-    const bulk = await pigeon.request('POST', '/contacts/bulk-delete', { headers: auth, body: { contactIds: [a.id] } });
-    await waitForJob(pigeon, `/contacts/bulk/${bulk.body.jobId}`, auth);
+    const bulk = await api(pigeon, auth).contacts.bulkDelete({ body: { contactIds: [a.id] } });
+    await waitForJob(pigeon, `/contacts/bulk/${bodyOf(bulk, 202).jobId}`, auth);
     expect(await totals()).toEqual([3, 3, 0]);
   });
 });
@@ -312,15 +294,14 @@ describe('contact data limits', () => {
     const { project, auth } = await newProject(pigeon);
     const { rows: before } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts');
     const longKey = 'k'.repeat(101);
-    const patchLike = await pigeon.request('POST', '/v1/track', {
-      headers: { authorization: `Bearer ${project.publicKey}` },
+    const patchLike = await api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
       body: { email: 'limits@example.com', event: 'e', data: { [longKey]: 1 } },
     });
     const error = expectEnvelope(patchLike, 422, 'VALIDATION_ERROR');
     expect(error.errors?.[0]).toMatchObject({ field: `data.${'k'.repeat(40)}`, code: 'too_big' });
     for (const data of [keys(201), { big: 'x'.repeat(70_000) }]) {
-      const res = await pigeon.request('PATCH', '/contacts/00000000-0000-7000-8000-000000000000', {
-        headers: auth,
+      const res = await api(pigeon, auth).contacts.update({
+        params: { id: '00000000-0000-7000-8000-000000000000' },
         body: { data },
       });
       expect(expectEnvelope(res, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({
@@ -331,8 +312,7 @@ describe('contact data limits', () => {
     const { rows: after } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts');
     expect(after[0].n).toBe(before[0].n);
     // At the limit is fine.
-    const ok = await pigeon.request('POST', '/contacts', {
-      headers: auth,
+    const ok = await api(pigeon, auth).contacts.create({
       body: { email: 'limits@example.com', data: { ...keys(199), ['k'.repeat(100)]: 1 } },
     });
     expect(ok.status).toBe(201);
@@ -341,17 +321,17 @@ describe('contact data limits', () => {
   it('refuses growing a stored contact past 200 keys over several requests, keeping what it had', async () => {
     const { project, auth } = await newProject(pigeon);
     const track = (data: Record<string, unknown>) =>
-      pigeon.request('POST', '/v1/track', {
-        headers: { authorization: `Bearer ${project.publicKey}` },
+      api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
         body: { email: 'grows@example.com', event: 'e', data },
       });
     expect((await track(keys(150, 'a'))).status).toBe(200);
     const refused = await track(keys(100, 'b'));
     expect(expectEnvelope(refused, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'data' });
-    const contact = (await pigeon.request('GET', '/contacts?search=grows', { headers: auth })).body.data[0];
+    const [contact] = bodyOf(await api(pigeon, auth).contacts.list({ query: { search: 'grows' } }), 200).data;
+    assert(contact);
     expect(Object.keys(contact.data)).toHaveLength(150);
-    const patched = await pigeon.request('PATCH', `/contacts/${contact.id}`, {
-      headers: auth,
+    const patched = await api(pigeon, auth).contacts.update({
+      params: { id: contact.id },
       body: { data: keys(60, 'c') },
     });
     expectEnvelope(patched, 422, 'VALIDATION_ERROR');

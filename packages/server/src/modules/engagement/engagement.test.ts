@@ -1,6 +1,8 @@
 import { Resolver } from 'node:dns/promises';
+import type { TrackingMode } from '@pigeon/contract';
 import { authenticate } from 'mailauth';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { assert, beforeAll, describe, expect, it } from 'vitest';
+import { api, bodyOf } from '../../../test/api.js';
 import { hrefs, type ParsedMessage, pixelUrl, receivedMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -18,25 +20,29 @@ async function sendAndReceive(
   sender: Sender,
   opts: { type: ContentType; body: string; to?: string; tracking?: boolean; subscribed?: boolean },
 ) {
-  const template = await pigeon.request('POST', '/templates', {
-    headers: sender.auth,
+  const template = await api(pigeon, sender.auth).templates.create({
     body: { name: `t${counter}`, subject: 'News', body: opts.body, from: sender.from, type: opts.type },
   });
   expect(template.status).toBe(201);
-  const res = await pigeon.request('POST', '/v1/send', {
-    headers: sender.auth,
+  const res = await api(pigeon, sender.auth).emails.send({
     body: {
       to: opts.to ?? recipient(),
-      template: template.body.id,
+      template: bodyOf(template, 201).id,
       subscribed: opts.subscribed ?? true,
       ...(opts.tracking === undefined ? {} : { tracking: opts.tracking }),
     },
   });
   expect(res.status).toBe(200);
-  const [sent] = res.body.data.emails;
+  const [sent] = bodyOf(res, 200).data.emails;
+  assert(sent);
   const message = await receivedMessage(sink, `<${sent.email}@${sender.domain}>`);
   await sentRecorded(sent.email);
-  return { message, emailId: sent.email as string, contactId: sent.contact.id as string, templateId: template.body.id };
+  return {
+    message,
+    emailId: sent.email as string,
+    contactId: sent.contact.id as string,
+    templateId: bodyOf(template, 201).id,
+  };
 }
 
 /** Waits until delivery recorded the send (its email.sent event commits with the status). */
@@ -196,7 +202,7 @@ describe('subscription links from a received email', () => {
     expect((await formPost(url, 'action=bogus')).status).toBe(400);
     expect((await contactOf(contactId)).subscribed).toBe(true);
 
-    await pigeon.request('DELETE', `/contacts/${contactId}`, { headers: sender.auth });
+    await api(pigeon, sender.auth).contacts.delete({ params: { id: contactId } });
     const gone = await fetch(url);
     expect(gone.status).toBe(404);
     expect(await gone.text()).toContain('This link no longer works');
@@ -204,8 +210,8 @@ describe('subscription links from a received email', () => {
 
   it("redirects to the project's own pages when they are set", async () => {
     const own = await verifiedSender(pigeon, dns);
-    const patched = await pigeon.request('PATCH', `/users/@me/projects/${own.project.id}`, {
-      headers: { cookie: own.owner.cookie },
+    const patched = await api(pigeon, { cookie: own.owner.cookie }).users.updateProject({
+      params: { id: own.project.id },
       body: { unsubscribedRedirectUrl: 'https://example.com/bye', subscribedRedirectUrl: 'https://example.com/hi' },
     });
     expect(patched.body).toMatchObject({ unsubscribedRedirectUrl: 'https://example.com/bye' });
@@ -217,8 +223,8 @@ describe('subscription links from a received email', () => {
     expect(hi.status).toBe(303);
     expect(hi.headers.get('location')).toBe('https://example.com/hi');
     expect((await contactOf(contactId)).subscribed).toBe(true);
-    const refused = await pigeon.request('PATCH', `/users/@me/projects/${own.project.id}`, {
-      headers: { cookie: own.owner.cookie },
+    const refused = await api(pigeon, { cookie: own.owner.cookie }).users.updateProject({
+      params: { id: own.project.id },
       body: { unsubscribedRedirectUrl: 'javascript:alert(1)' },
     });
     expect(refused.status).toBe(422);
@@ -234,8 +240,8 @@ describe('List-Unsubscribe headers', () => {
 
   it('puts both headers on MARKETING mail, names the mailbox when set, and signs them with DKIM', async () => {
     const sender = await verifiedSender(pigeon, dns);
-    await pigeon.request('PATCH', `/users/@me/projects/${sender.project.id}`, {
-      headers: { cookie: sender.owner.cookie },
+    await api(pigeon, { cookie: sender.owner.cookie }).users.updateProject({
+      params: { id: sender.project.id },
       body: { unsubscribeMailbox: `unsubscribe@${sender.domain}` },
     });
     const { message } = await sendAndReceive(sender, { type: 'MARKETING', body: '<p>Sale</p>' });
@@ -349,9 +355,9 @@ describe('open and click tracking', () => {
 
   it('follows the project mode and the per-send override', async () => {
     const sender = await verifiedSender(pigeon, dns);
-    const setMode = (trackingMode: string) =>
-      pigeon.request('PATCH', `/users/@me/projects/${sender.project.id}`, {
-        headers: { cookie: sender.owner.cookie },
+    const setMode = (trackingMode: TrackingMode) =>
+      api(pigeon, { cookie: sender.owner.cookie }).users.updateProject({
+        params: { id: sender.project.id },
         body: { trackingMode },
       });
     const tracked = async (type: ContentType, tracking?: boolean) => {
@@ -381,54 +387,50 @@ describe('activity feed', () => {
     await fetch(pixelUrl(message) ?? '');
     await fetch(hrefs(message).find((h) => h.includes('/t/c/')) ?? '', { redirect: 'manual' });
     await formPost(message.headers.get('list-unsubscribe')?.slice(1, -1) ?? '', 'List-Unsubscribe=One-Click');
-    await pigeon.request('POST', '/v1/track', {
-      headers: sender.auth,
-      body: { email: recipient(), event: 'signed-up' },
-    });
+    await api(pigeon, sender.auth).events.track({ body: { email: recipient(), event: 'signed-up' } });
     const other = await verifiedSender(pigeon, dns);
 
-    const feed = await pigeon.request('GET', `/activity?contactId=${contactId}`, { headers: sender.auth });
+    const feed = await api(pigeon, sender.auth).activity.list({ query: { contactId } });
     expect(feed.status).toBe(200);
-    const feedTypes = feed.body.data.map((a: { type: string }) => a.type);
+    const feedTypes = bodyOf(feed, 200).data.map((a: { type: string }) => a.type);
     expect(feedTypes.slice(0, 3)).toEqual(['contact.unsubscribed', 'email.click', 'email.open']);
     // Over SMTP the relay's 250 records both, in one statement (same millisecond: either order).
     expect(feedTypes.slice(3).sort()).toEqual(['email.delivery', 'email.sent']);
-    expect(feed.body.data[1]).toMatchObject({ emailId, subject: 'News', link: 'https://example.com/a', contactId });
-    expect(feed.body.total).toBe(5);
+    expect(bodyOf(feed, 200).data[1]).toMatchObject({
+      emailId,
+      subject: 'News',
+      link: 'https://example.com/a',
+      contactId,
+    });
+    expect(bodyOf(feed, 200).total).toBe(5);
 
-    const clicksAndCustom = await pigeon.request('GET', '/activity?types=email.click,event&limit=1', {
-      headers: sender.auth,
+    const clicksAndCustom = await api(pigeon, sender.auth).activity.list({
+      query: { types: 'email.click,event', limit: 1 },
     });
     expect(clicksAndCustom.body).toMatchObject({
       total: 2,
       hasMore: true,
       data: [{ type: 'event', name: 'signed-up' }],
     });
-    const next = await pigeon.request(
-      'GET',
-      `/activity?types=email.click,event&limit=1&cursor=${clicksAndCustom.body.cursor}`,
-      {
-        headers: sender.auth,
-      },
-    );
-    expect(next.body.data).toMatchObject([{ type: 'email.click' }]);
-    const future = new Date(Date.now() + 60_000).toISOString();
-    expect((await pigeon.request('GET', `/activity?from=${future}`, { headers: sender.auth })).body.total).toBe(0);
-    expect((await pigeon.request('GET', '/activity?types=email.nope', { headers: sender.auth })).status).toBe(422);
-
-    const types = await pigeon.request('GET', '/activity/types', { headers: sender.auth });
-    const count = (t: string) => types.body.find((x: { type: string }) => x.type === t)?.count;
-    expect([count('email.sent'), count('email.open'), count('event'), count('email.bounce')]).toEqual([1, 1, 1, 0]);
-    const stats = await pigeon.request('GET', '/activity/stats', { headers: sender.auth });
-    expect(stats.body.total).toBe(6); // sent, delivery, open, click and unsubscribed of the reader, and the tracked event
-    expect(stats.body.byType).toContainEqual({ type: 'contact.unsubscribed', count: 1 });
-    expect(stats.body.byDay.reduce((sum: number, d: { count: number }) => sum + d.count, 0)).toBe(6);
-    const recent = await pigeon.request('GET', '/activity/recent-count?minutes=5&types=email.open', {
-      headers: sender.auth,
+    const next = await api(pigeon, sender.auth).activity.list({
+      query: { types: 'email.click,event', limit: 1, cursor: bodyOf(clicksAndCustom, 200).cursor ?? undefined },
     });
-    expect(recent.body.count).toBe(1);
+    expect(bodyOf(next, 200).data).toMatchObject([{ type: 'email.click' }]);
+    const future = new Date(Date.now() + 60_000).toISOString();
+    expect(bodyOf(await api(pigeon, sender.auth).activity.list({ query: { from: future } }), 200).total).toBe(0);
+    expect((await api(pigeon, sender.auth).activity.list({ query: { types: 'email.nope' } })).status).toBe(422);
+
+    const types = await api(pigeon, sender.auth).activity.types();
+    const count = (t: string) => bodyOf(types, 200).find((x: { type: string }) => x.type === t)?.count;
+    expect([count('email.sent'), count('email.open'), count('event'), count('email.bounce')]).toEqual([1, 1, 1, 0]);
+    const stats = await api(pigeon, sender.auth).activity.stats();
+    expect(bodyOf(stats, 200).total).toBe(6); // sent, delivery, open, click and unsubscribed of the reader, and the tracked event
+    expect(bodyOf(stats, 200).byType).toContainEqual({ type: 'contact.unsubscribed', count: 1 });
+    expect(bodyOf(stats, 200).byDay.reduce((sum: number, d: { count: number }) => sum + d.count, 0)).toBe(6);
+    const recent = await api(pigeon, sender.auth).activity.recentCount({ query: { minutes: 5, types: 'email.open' } });
+    expect(bodyOf(recent, 200).count).toBe(1);
     // Another project sees none of it.
-    const theirs = await pigeon.request('GET', `/activity?contactId=${contactId}`, { headers: other.auth });
+    const theirs = await api(pigeon, other.auth).activity.list({ query: { contactId } });
     expect(theirs.body).toMatchObject({ data: [], total: 0 });
   });
 });

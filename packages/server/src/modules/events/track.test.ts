@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { contract } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { setProjectDisabled } from '../projects/service.js';
 
@@ -12,14 +15,15 @@ afterAll(() => pigeon?.stop());
 const pk = (p: { publicKey: string }) => ({ authorization: `Bearer ${p.publicKey}` });
 
 async function contactByEmail(auth: Record<string, string>, email: string) {
-  return (await pigeon.request('GET', `/contacts?search=${encodeURIComponent(email)}`, { headers: auth })).body.data[0];
+  const [contact] = bodyOf(await api(pigeon, auth).contacts.list({ query: { search: email } }), 200).data;
+  assert(contact, `no contact ${email}`);
+  return contact;
 }
 
 describe('POST /v1/track', () => {
   it('creates an unknown contact as subscribed and stores the event', async () => {
     const { project, auth } = await newProject(pigeon);
-    const res = await pigeon.request('POST', '/v1/track', {
-      headers: pk(project),
+    const res = await api(pigeon, pk(project)).events.track({
       body: { email: 'New@Example.com', event: 'signed-up', data: { plan: 'pro' } },
     });
     expect(res.status).toBe(200);
@@ -28,46 +32,33 @@ describe('POST /v1/track', () => {
       data: { contact: expect.any(String), event: expect.any(String), timestamp: expect.any(String) },
     });
     const contact = await contactByEmail(auth, 'new@example.com');
-    expect(contact).toMatchObject({ id: res.body.data.contact, subscribed: true, data: { plan: 'pro' } });
+    expect(contact).toMatchObject({ id: bodyOf(res, 200).data.contact, subscribed: true, data: { plan: 'pro' } });
     expect(await eventNames(pigeon, contact.id)).toEqual(['signed-up']);
   });
 
   it('honours subscribed:false for a new contact and keeps an existing contact state unless given', async () => {
     const { project, auth } = await newProject(pigeon);
-    await pigeon.request('POST', '/v1/track', {
-      headers: pk(project),
-      body: { email: 'a@example.com', event: 'x', subscribed: false },
-    });
+    await api(pigeon, pk(project)).events.track({ body: { email: 'a@example.com', event: 'x', subscribed: false } });
     const created = await contactByEmail(auth, 'a@example.com');
     expect(created.subscribed).toBe(false);
-    await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'a@example.com', event: 'x' } });
+    await api(pigeon, pk(project)).events.track({ body: { email: 'a@example.com', event: 'x' } });
     expect((await contactByEmail(auth, 'a@example.com')).subscribed).toBe(false);
-    await pigeon.request('POST', '/v1/track', {
-      headers: pk(project),
-      body: { email: 'a@example.com', event: 'y', subscribed: true },
-    });
+    await api(pigeon, pk(project)).events.track({ body: { email: 'a@example.com', event: 'y', subscribed: true } });
     expect((await contactByEmail(auth, 'a@example.com')).subscribed).toBe(true);
     expect(await eventNames(pigeon, created.id)).toEqual(['x', 'x', 'contact.subscribed', 'y']);
   });
 
   it('stores a new event record for every call with a repeated name', async () => {
     const { project, auth } = await newProject(pigeon);
-    const first = await pigeon.request('POST', '/v1/track', {
-      headers: pk(project),
-      body: { email: 'r@example.com', event: 'login' },
-    });
-    const second = await pigeon.request('POST', '/v1/track', {
-      headers: pk(project),
-      body: { email: 'r@example.com', event: 'login' },
-    });
-    expect(second.body.data.event).not.toBe(first.body.data.event);
+    const first = await api(pigeon, pk(project)).events.track({ body: { email: 'r@example.com', event: 'login' } });
+    const second = await api(pigeon, pk(project)).events.track({ body: { email: 'r@example.com', event: 'login' } });
+    expect(bodyOf(second, 200).data.event).not.toBe(bodyOf(first, 200).data.event);
     expect(await eventNames(pigeon, (await contactByEmail(auth, 'r@example.com')).id)).toEqual(['login', 'login']);
   });
 
   it('applies the data rules on track: objects stored, transient values only on the event', async () => {
     const { project, auth } = await newProject(pigeon);
-    await pigeon.request('POST', '/v1/track', {
-      headers: pk(project),
+    await api(pigeon, pk(project)).events.track({
       body: {
         email: 'd@example.com',
         event: 'purchase',
@@ -82,8 +73,8 @@ describe('POST /v1/track', () => {
     });
     const contact = await contactByEmail(auth, 'd@example.com');
     expect(contact.data).toEqual({ plan: 'pro', address: { city: 'Oslo' } });
-    const events = await pigeon.request('GET', `/events/contact/${contact.id}`, { headers: auth });
-    expect(events.body.data[0].data).toEqual({ plan: 'pro', address: { city: 'Oslo' }, coupon: 'X1' });
+    const events = await api(pigeon, auth).events.byContact({ params: { contactId: contact.id } });
+    expect(bodyOf(events, 200).data[0]?.data).toEqual({ plan: 'pro', address: { city: 'Oslo' }, coupon: 'X1' });
   });
 
   it('refuses reserved names with 422 reserved_event on /v1/track and /events/track, storing nothing', async () => {
@@ -97,23 +88,19 @@ describe('POST /v1/track', () => {
       'segment.vip.exit',
     ];
     for (const event of reserved) {
-      for (const [path, headers] of [
-        ['/v1/track', pk(project)],
-        ['/events/track', auth],
-      ] as const) {
-        const res = await pigeon.request('POST', path, { headers, body: { email: 'z@example.com', event } });
+      const body = { email: 'z@example.com', event };
+      for (const res of [
+        await api(pigeon, pk(project)).events.track({ body }),
+        await api(pigeon, auth).events.trackFromDashboard({ body }),
+      ]) {
         const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
         expect(error.errors).toEqual([expect.objectContaining({ field: 'event', code: 'reserved_event' })]);
       }
     }
-    expect((await pigeon.request('GET', '/contacts', { headers: auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, auth).contacts.list(), 200).total).toBe(0);
     expect(
-      (
-        await pigeon.request('POST', '/v1/track', {
-          headers: pk(project),
-          body: { email: 'z@example.com', event: 'segment.signup' },
-        })
-      ).status,
+      (await api(pigeon, pk(project)).events.track({ body: { email: 'z@example.com', event: 'segment.signup' } }))
+        .status,
     ).toBe(200);
   });
 
@@ -121,7 +108,7 @@ describe('POST /v1/track', () => {
     const { project } = await newProject(pigeon);
     for (const event of ['', '   ', 'x'.repeat(201), 'bad\nname']) {
       expectEnvelope(
-        await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'e@example.com', event } }),
+        await api(pigeon, pk(project)).events.track({ body: { email: 'e@example.com', event } }),
         422,
         'VALIDATION_ERROR',
       );
@@ -130,12 +117,9 @@ describe('POST /v1/track', () => {
 
   it('accepts the secret key too, and refuses a missing key', async () => {
     const { auth } = await newProject(pigeon);
-    expect(
-      (await pigeon.request('POST', '/v1/track', { headers: auth, body: { email: 's@example.com', event: 'x' } }))
-        .status,
-    ).toBe(200);
+    expect((await api(pigeon, auth).events.track({ body: { email: 's@example.com', event: 'x' } })).status).toBe(200);
     expectEnvelope(
-      await pigeon.request('POST', '/v1/track', { body: { email: 's@example.com', event: 'x' } }),
+      await api(pigeon).events.track({ body: { email: 's@example.com', event: 'x' } }),
       401,
       'UNAUTHORIZED',
     );
@@ -146,8 +130,8 @@ describe('Idempotency-Key', () => {
   const track = (
     project: { publicKey: string },
     key: string,
-    body: unknown = { email: 'i@example.com', event: 'order' },
-  ) => pigeon.request('POST', '/v1/track', { headers: { ...pk(project), 'idempotency-key': key }, body });
+    body: ClientInferRequest<typeof contract.events.track>['body'] = { email: 'i@example.com', event: 'order' },
+  ) => api(pigeon, { ...pk(project), 'idempotency-key': key }).events.track({ body });
 
   it('answers a reused key with 409 and the original request, and does not perform it again', async () => {
     const { project, auth } = await newProject(pigeon);
@@ -221,7 +205,7 @@ describe('Idempotency-Key', () => {
     await withFailingEvents('explodes', "RAISE EXCEPTION 'refused by the test'", async () => {
       expectEnvelope(await track(project, 'retry-after-500', body), 500, 'INTERNAL_SERVER_ERROR');
     });
-    expect((await pigeon.request('GET', '/contacts', { headers: auth })).body.total).toBe(0); // nothing left behind
+    expect(bodyOf(await api(pigeon, auth).contacts.list(), 200).total).toBe(0); // nothing left behind
     expect((await track(project, 'retry-after-500', body)).status).toBe(200);
     expect(await eventNames(pigeon, (await contactByEmail(auth, body.email)).id)).toEqual(['explodes']);
   });
@@ -255,14 +239,13 @@ describe('Idempotency-Key', () => {
   it('refuses a malformed key with 422 before doing anything', async () => {
     const { project, auth } = await newProject(pigeon);
     for (const key of ['x'.repeat(256), 'caf\u00e9', 'a\tb']) {
-      const res = await pigeon.request('POST', '/v1/track', {
-        headers: { ...pk(project), 'idempotency-key': key },
+      const res = await api(pigeon, { ...pk(project), 'idempotency-key': key }).events.track({
         body: { email: 'm@example.com', event: 'x' },
       });
       const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
       expect(error.errors?.[0]?.field).toBe('Idempotency-Key');
     }
-    expect((await pigeon.request('GET', '/contacts', { headers: auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, auth).contacts.list(), 200).total).toBe(0);
   });
 });
 
@@ -270,23 +253,23 @@ describe('events API', () => {
   it('lists, filters, counts and names events, newest first', async () => {
     const { project, auth } = await newProject(pigeon);
     for (const event of ['view', 'view', 'buy']) {
-      await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'l@example.com', event } });
+      await api(pigeon, pk(project)).events.track({ body: { email: 'l@example.com', event } });
     }
-    const all = await pigeon.request('GET', '/events?limit=2', { headers: auth });
+    const all = await api(pigeon, auth).events.list({ query: { limit: 2 } });
     expect(all.body).toMatchObject({ total: 3, hasMore: true });
-    expect(all.body.data[0]).toMatchObject({ name: 'buy', contactEmail: 'l@example.com' });
-    const next = await pigeon.request('GET', `/events?limit=2&cursor=${all.body.cursor}`, { headers: auth });
+    expect(bodyOf(all, 200).data[0]).toMatchObject({ name: 'buy', contactEmail: 'l@example.com' });
+    const next = await api(pigeon, auth).events.list({
+      query: { limit: 2, cursor: bodyOf(all, 200).cursor ?? undefined },
+    });
     expect(next.body).toMatchObject({ total: 0, hasMore: false });
-    expect(next.body.data).toHaveLength(1);
-    const views = await pigeon.request('GET', '/events?name=view', { headers: auth });
-    expect(views.body.total).toBe(2);
-    const future = await pigeon.request(
-      'GET',
-      `/events?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
-      { headers: auth },
-    );
-    expect(future.body.total).toBe(0);
-    const stats = await pigeon.request('GET', '/events/stats', { headers: auth });
+    expect(bodyOf(next, 200).data).toHaveLength(1);
+    const views = await api(pigeon, auth).events.list({ query: { name: 'view' } });
+    expect(bodyOf(views, 200).total).toBe(2);
+    const future = await api(pigeon, auth).events.list({
+      query: { from: new Date(Date.now() + 60_000).toISOString() },
+    });
+    expect(bodyOf(future, 200).total).toBe(0);
+    const stats = await api(pigeon, auth).events.stats();
     expect(stats.body).toMatchObject({
       total: 3,
       byName: [
@@ -294,42 +277,41 @@ describe('events API', () => {
         { name: 'buy', count: 1 },
       ],
     });
-    expect(stats.body.byDay).toEqual([{ day: new Date().toISOString().slice(0, 10), count: 3 }]);
-    const names = await pigeon.request('GET', '/events/names', { headers: auth });
-    expect(names.body.map((n: { name: string; count: number }) => [n.name, n.count])).toEqual([
+    expect(bodyOf(stats, 200).byDay).toEqual([{ day: new Date().toISOString().slice(0, 10), count: 3 }]);
+    const names = await api(pigeon, auth).events.names();
+    expect(bodyOf(names, 200).map((n: { name: string; count: number }) => [n.name, n.count])).toEqual([
       ['buy', 1],
       ['view', 2],
     ]);
-    const usage = await pigeon.request('GET', '/events/view/usage', { headers: auth });
+    const usage = await api(pigeon, auth).events.usage({ params: { eventName: 'view' } });
     expect(usage.body).toEqual({ name: 'view', workflows: [], segments: [], campaigns: [] });
   });
 
   it("keeps another project's contact events behind 404", async () => {
     const mine = await newProject(pigeon);
     const theirs = await newProject(pigeon);
-    const tracked = await pigeon.request('POST', '/v1/track', {
-      headers: pk(theirs.project),
+    const tracked = await api(pigeon, pk(theirs.project)).events.track({
       body: { email: 'o@example.com', event: 'x' },
     });
     expectEnvelope(
-      await pigeon.request('GET', `/events/contact/${tracked.body.data.contact}`, { headers: mine.auth }),
+      await api(pigeon, mine.auth).events.byContact({ params: { contactId: bodyOf(tracked, 200).data.contact } }),
       404,
       'NOT_FOUND',
     );
-    expect((await pigeon.request('GET', '/events', { headers: mine.auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, mine.auth).events.list(), 200).total).toBe(0);
   });
 
   it('deletes every event of a name as a job', async () => {
     const { project, auth } = await newProject(pigeon);
     for (const event of ['gone', 'gone', 'kept']) {
-      await pigeon.request('POST', '/v1/track', { headers: pk(project), body: { email: 'g@example.com', event } });
+      await api(pigeon, pk(project)).events.track({ body: { email: 'g@example.com', event } });
     }
-    const accepted = await pigeon.request('DELETE', '/events/gone', { headers: auth });
+    const accepted = await api(pigeon, auth).events.deleteByName({ params: { eventName: 'gone' } });
     expect(accepted.status).toBe(202);
-    const job = await waitForJob(pigeon, `/events/jobs/${accepted.body.jobId}`, auth);
+    const job = await waitForJob(pigeon, `/events/jobs/${bodyOf(accepted, 202).jobId}`, auth);
     expect(job).toMatchObject({ kind: 'delete_events', status: 'completed', total: 2, updated: 2 });
-    const names = await pigeon.request('GET', '/events/names', { headers: auth });
-    expect(names.body.map((n: { name: string }) => n.name)).toEqual(['kept']);
+    const names = await api(pigeon, auth).events.names();
+    expect(bodyOf(names, 200).map((n: { name: string }) => n.name)).toEqual(['kept']);
   });
 });
 
@@ -342,20 +324,18 @@ describe('key checked inside the track statement (no Idempotency-Key)', () => {
     const { owner, project } = await newProject(pigeon);
     const body = { email: 'k@example.com', event: 'x' };
     expectEnvelope(
-      await pigeon.request('POST', '/v1/track', { headers: { authorization: `Bearer pk_${'b'.repeat(64)}` }, body }),
+      await api(pigeon, { authorization: `Bearer pk_${'b'.repeat(64)}` }).events.track({ body }),
       401,
       'INVALID_API_KEY',
     );
-    const rotated = await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-      headers: { cookie: owner.cookie },
-    });
-    expectEnvelope(await pigeon.request('POST', '/v1/track', { headers: pk(project), body }), 401, 'INVALID_API_KEY');
-    const ok = await pigeon.request('POST', '/v1/track', { headers: pk(rotated.body), body });
+    const rotated = await api(pigeon, { cookie: owner.cookie }).users.regenerateKeys({ params: { id: project.id } });
+    expectEnvelope(await api(pigeon, pk(project)).events.track({ body }), 401, 'INVALID_API_KEY');
+    const ok = await api(pigeon, pk(bodyOf(rotated, 200))).events.track({ body });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('ratelimit-limit')).toBe('1000');
     expect(Number(ok.headers.get('ratelimit-remaining'))).toBeLessThan(1000);
     await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, 'paused');
-    const disabled = await pigeon.request('POST', '/v1/track', { headers: pk(rotated.body), body });
+    const disabled = await api(pigeon, pk(bodyOf(rotated, 200))).events.track({ body });
     expect(expectEnvelope(disabled, 403, 'PROJECT_DISABLED').details).toEqual({ reason: 'paused' });
     expect(await stored(project.id)).toBe(1);
   });

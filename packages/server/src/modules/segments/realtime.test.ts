@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import {
   type ContactChange,
@@ -55,14 +56,10 @@ const feedDrained = () =>
   );
 
 const track = (project: { publicKey: string }, email: string, data: Record<string, unknown>, event = 'update') =>
-  pigeon.request('POST', '/v1/track', {
-    headers: { authorization: `Bearer ${project.publicKey}` },
-    body: { email, event, data },
-  });
+  api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({ body: { email, event, data } });
 
 const proSegment = (auth: Auth, name = 'Pro') =>
-  pigeon.request('POST', '/segments', {
-    headers: auth,
+  api(pigeon, auth).segments.create({
     body: {
       name,
       trackMembership: true,
@@ -74,11 +71,11 @@ describe('tracked segments in real time', () => {
   it('records entry and exit events as tracked data changes, once each; the baseline at creation is silent', async () => {
     const { project, auth } = await newProject(pigeon);
     const before = await track(project, 'early@x.example', { plan: 'pro' });
-    const seg = (await proSegment(auth)).body;
+    const seg = bodyOf(await proSegment(auth), 201);
     expect(seg.memberCount).toBe(1);
 
     const res = await track(project, 'ann@x.example', { plan: 'pro' });
-    const ann = res.body.data.contact;
+    const ann = bodyOf(res, 200).data.contact;
     const entered = await eventually(
       () => segmentEvents(ann),
       (e) => e.length > 0,
@@ -93,9 +90,9 @@ describe('tracked segments in real time', () => {
       (e) => e.length > 1,
     );
     expect(exited.map((e) => e.name)).toEqual(['segment.pro.entry', 'segment.pro.exit']);
-    expect(await segmentEvents(before.body.data.contact)).toEqual([]);
+    expect(await segmentEvents(bodyOf(before, 200).data.contact)).toEqual([]);
     const got = await eventually(
-      async () => (await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth })).body,
+      async () => bodyOf(await api(pigeon, auth).segments.get({ params: { id: seg.id } }), 200),
       (s) => s.memberCount === 1,
     );
     expect(got.memberCount).toBe(1);
@@ -103,8 +100,7 @@ describe('tracked segments in real time', () => {
 
   it('reacts to every writer: the contacts API, subscription changes and events in conditions', async () => {
     const { project, auth } = await newProject(pigeon);
-    const seg = await pigeon.request('POST', '/segments', {
-      headers: auth,
+    const seg = await api(pigeon, auth).segments.create({
       body: {
         name: 'Subscribed buyers',
         trackMembership: true,
@@ -120,30 +116,31 @@ describe('tracked segments in real time', () => {
         },
       },
     });
-    const created = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'bo@x.example' } });
-    const bo = created.body.id;
+    const created = await api(pigeon, auth).contacts.create({ body: { email: 'bo@x.example' } });
+    const bo = bodyOf(created, 201).id;
     await track(project, 'bo@x.example', {}, 'purchase');
     await eventually(
       () => segmentEvents(bo),
       (e) => e.length > 0,
     );
-    await pigeon.request('PATCH', `/contacts/${bo}`, { headers: auth, body: { subscribed: false } });
+    await api(pigeon, auth).contacts.update({ params: { id: bo }, body: { subscribed: false } });
     const names = await eventually(
       () => segmentEvents(bo),
       (e) => e.length > 1,
     );
-    expect(names.map((e) => e.name)).toEqual([`segment.${seg.body.slug}.entry`, `segment.${seg.body.slug}.exit`]);
+    expect(names.map((e) => e.name)).toEqual([
+      `segment.${bodyOf(seg, 201).slug}.entry`,
+      `segment.${bodyOf(seg, 201).slug}.exit`,
+    ]);
   });
 
   it('follows a static segment it names: a member edit moves the tracked segment in real time', async () => {
     const { project, auth } = await newProject(pigeon);
-    const vip = await pigeon.request('POST', '/segments', {
-      headers: auth,
+    const vip = await api(pigeon, auth).segments.create({
       body: { name: 'VIP list', type: 'STATIC', trackMembership: true },
     });
     expect(vip.status).toBe(201);
-    const vipBuyers = await pigeon.request('POST', '/segments', {
-      headers: auth,
+    const vipBuyers = await api(pigeon, auth).segments.create({
       body: {
         name: 'VIP on pro',
         trackMembership: true,
@@ -151,7 +148,7 @@ describe('tracked segments in real time', () => {
           groups: [
             {
               filters: [
-                { field: `segment.${vip.body.id}`, operator: 'memberOfSegment' },
+                { field: `segment.${bodyOf(vip, 201).id}`, operator: 'memberOfSegment' },
                 { field: 'data.plan', operator: 'equals', value: 'pro' },
               ],
             },
@@ -165,8 +162,8 @@ describe('tracked segments in real time', () => {
     const ann = rows[0]?.id as string;
     await feedDrained();
     expect(await segmentEvents(ann)).toEqual([]);
-    const added = await pigeon.request('POST', `/segments/${vip.body.id}/members`, {
-      headers: auth,
+    const added = await api(pigeon, auth).segments.addMembers({
+      params: { id: bodyOf(vip, 201).id },
       body: { emails: ['ann@x.example'] },
     });
     expect(added.status).toBe(200);
@@ -175,16 +172,16 @@ describe('tracked segments in real time', () => {
       (e) => e.length >= 2,
     );
     expect(names.map((e) => e.name)).toEqual([
-      `segment.${vip.body.slug}.entry`,
-      `segment.${vipBuyers.body.slug}.entry`,
+      `segment.${bodyOf(vip, 201).slug}.entry`,
+      `segment.${bodyOf(vipBuyers, 201).slug}.entry`,
     ]);
   });
 
   it('compute records the differences; refresh only recounts', async () => {
     const { project, auth } = await newProject(pigeon);
-    const seg = (await proSegment(auth)).body;
-    const ann = (await track(project, 'ann@x.example', { plan: 'pro' })).body.data.contact;
-    const bob = (await track(project, 'bob@x.example', { plan: 'free' })).body.data.contact;
+    const seg = bodyOf(await proSegment(auth), 201);
+    const ann = bodyOf(await track(project, 'ann@x.example', { plan: 'pro' }), 200).data.contact;
+    const bob = bodyOf(await track(project, 'bob@x.example', { plan: 'free' }), 200).data.contact;
     await eventually(
       () => segmentEvents(ann),
       (e) => e.length > 0,
@@ -197,28 +194,27 @@ describe('tracked segments in real time', () => {
       bob,
       project.id,
     ]);
-    const refreshed = await pigeon.request('POST', `/segments/${seg.id}/refresh`, { headers: auth });
+    const refreshed = await api(pigeon, auth).segments.refresh({ params: { id: seg.id } });
     expect(refreshed.status).toBe(200);
     expect(await segmentEvents(bob)).toEqual([]);
-    const computed = await pigeon.request('POST', `/segments/${seg.id}/compute`, { headers: auth });
+    const computed = await api(pigeon, auth).segments.compute({ params: { id: seg.id } });
     expect(computed.body).toEqual({ entered: 1, exited: 1, memberCount: 1 });
     expect((await segmentEvents(bob)).map((e) => e.name)).toEqual(['segment.pro.exit']);
     expect((await segmentEvents(ann)).map((e) => e.name)).toEqual(['segment.pro.entry', 'segment.pro.entry']);
-    const again = await pigeon.request('POST', `/segments/${seg.id}/compute`, { headers: auth });
+    const again = await api(pigeon, auth).segments.compute({ params: { id: seg.id } });
     expect(again.body).toEqual({ entered: 0, exited: 0, memberCount: 1 });
-    const untracked = await pigeon.request('PATCH', `/segments/${seg.id}`, {
-      headers: auth,
+    const untracked = await api(pigeon, auth).segments.update({
+      params: { id: seg.id },
       body: { trackMembership: false },
     });
-    expect(untracked.body.trackMembership).toBe(false);
-    expect((await pigeon.request('POST', `/segments/${seg.id}/compute`, { headers: auth })).status).toBe(400);
+    expect(bodyOf(untracked, 200).trackMembership).toBe(false);
+    expect((await api(pigeon, auth).segments.compute({ params: { id: seg.id } })).status).toBe(400);
   });
 
   it('time windows move with the clock: the periodic sweep records the exit', async () => {
     const { project, auth } = await newProject(pigeon);
-    const seg = (
-      await pigeon.request('POST', '/segments', {
-        headers: auth,
+    const seg = bodyOf(
+      await api(pigeon, auth).segments.create({
         body: {
           name: 'Recent buyers',
           trackMembership: true,
@@ -226,9 +222,10 @@ describe('tracked segments in real time', () => {
             groups: [{ filters: [{ field: 'event.purchase', operator: 'triggeredWithin', value: 1, unit: 'days' }] }],
           },
         },
-      })
-    ).body;
-    const cat = (await track(project, 'cat@x.example', {}, 'purchase')).body.data.contact;
+      }),
+      201,
+    );
+    const cat = bodyOf(await track(project, 'cat@x.example', {}, 'purchase'), 200).data.contact;
     await eventually(
       () => segmentEvents(cat),
       (e) => e.length > 0,
@@ -248,9 +245,9 @@ describe('tracked segments in real time', () => {
 describe('the change feed', () => {
   it('is safe against commit order: a change whose transaction began earlier but commits later is not skipped', async () => {
     const { project, auth } = await newProject(pigeon);
-    const seg = (await proSegment(auth)).body;
-    const early = (await track(project, 'early@x.example', { plan: 'free' })).body.data.contact;
-    const late = (await track(project, 'late@x.example', { plan: 'free' })).body.data.contact;
+    const seg = bodyOf(await proSegment(auth), 201);
+    const early = bodyOf(await track(project, 'early@x.example', { plan: 'free' }), 200).data.contact;
+    const late = bodyOf(await track(project, 'late@x.example', { plan: 'free' }), 200).data.contact;
     const slow = new pg.Client({ connectionString: pigeon.deps.db.url });
     await slow.connect();
     try {
@@ -319,11 +316,11 @@ describe('the change feed', () => {
     });
     try {
       const { project, auth } = await newProject(pigeon);
-      const seg = (await proSegment(auth)).body;
+      const seg = bodyOf(await proSegment(auth), 201);
       const ids = await Promise.all(
         Array.from(
           { length: 60 },
-          async (_, i) => (await track(project, `w${i}@x.example`, { plan: 'pro' })).body.data.contact,
+          async (_, i) => bodyOf(await track(project, `w${i}@x.example`, { plan: 'pro' }), 200).data.contact,
         ),
       );
       const { rows } = await eventually(

@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { contract } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { withQueryLimits } from '../../db/sql.js';
 
@@ -11,19 +14,19 @@ afterAll(() => pigeon?.stop());
 
 type Auth = Record<string, string>;
 const plan = (value: string) => ({
-  logic: 'AND',
-  groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value }] }],
+  logic: 'AND' as const,
+  groups: [{ filters: [{ field: 'data.plan', operator: 'equals' as const, value }] }],
 });
 
 async function seedContacts(auth: Auth, contacts: Array<{ email: string; data?: Record<string, unknown> }>) {
   for (const c of contacts) {
-    const res = await pigeon.request('POST', '/contacts', { headers: auth, body: c });
+    const res = await api(pigeon, auth).contacts.create({ body: c });
     expect(res.status).toBe(201);
   }
 }
 
-const createSegment = async (auth: Auth, body: Record<string, unknown>) =>
-  pigeon.request('POST', '/segments', { headers: auth, body });
+const createSegment = async (auth: Auth, body: ClientInferRequest<typeof contract.segments.create>['body']) =>
+  api(pigeon, auth).segments.create({ body });
 
 describe('segments API', () => {
   it('creates DYNAMIC (default) and STATIC segments, counts them, and lists newest first', async () => {
@@ -47,12 +50,13 @@ describe('segments API', () => {
     const vip = await createSegment(auth, { name: 'VIP', type: 'STATIC', description: 'hand-picked' });
     expect(vip.body).toMatchObject({ type: 'STATIC', condition: null, memberCount: 0, slug: 'vip' });
     const again = await createSegment(auth, { name: 'Pro users', condition: plan('free') });
-    expect(again.body.slug).toBe('pro-users-2');
+    expect(bodyOf(again, 201).slug).toBe('pro-users-2');
 
-    const list = await pigeon.request('GET', '/segments', { headers: auth });
+    const list = await api(pigeon, auth).segments.list();
     expect(list.status).toBe(200);
-    expect(list.body.map((s: { id: string }) => s.id)).toEqual([again.body.id, vip.body.id, pro.body.id]);
-    const got = await pigeon.request('GET', `/segments/${pro.body.id}`, { headers: auth });
+    const ids = [bodyOf(again, 201).id, bodyOf(vip, 201).id, bodyOf(pro, 201).id];
+    expect(bodyOf(list, 200).map((s: { id: string }) => s.id)).toEqual(ids);
+    const got = await api(pigeon, auth).segments.get({ params: { id: bodyOf(pro, 201).id } });
     expect(got.body).toEqual(pro.body);
   });
 
@@ -80,12 +84,13 @@ describe('segments API', () => {
       ],
     ];
     for (const [body, message] of cases) {
-      const res = await createSegment(auth, body);
+      // Invalid on purpose (several do not fit the contract's types): sent untyped.
+      const res = await pigeon.request('POST', '/segments', { headers: auth, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(Object.keys(res.body)).toEqual(['error']);
       expect(res.body.error).toMatch(message);
     }
-    expect((await pigeon.request('GET', '/segments', { headers: auth })).body).toEqual([]);
+    expect(bodyOf(await api(pigeon, auth).segments.list(), 200)).toEqual([]);
   });
 
   it('refuses trees 10,000 levels deep or 10,000 filters wide with a clear 400, quickly', async () => {
@@ -107,17 +112,17 @@ describe('segments API', () => {
     });
     expect(tooDeepForConditions.status).toBe(400);
     expect(tooDeepForConditions.body.error).toMatch(/^condition: Conditions nest at most 5 levels deep/);
-    const filters = Array.from({ length: 10_000 }, () => ({ field: 'data.plan', operator: 'equals', value: 'x' }));
+    const filters = Array.from({ length: 10_000 }, () => ({
+      field: 'data.plan',
+      operator: 'equals' as const,
+      value: 'x',
+    }));
     const tooWide = await createSegment(auth, { name: 'wide', condition: { groups: [{ filters }] } });
-    expect(tooWide.body.error).toMatch(/^condition: A condition holds at most 100 filters/);
-    const patched = await pigeon.request(
-      'PATCH',
-      `/segments/${(await createSegment(auth, { name: 'ok', condition: plan('a') })).body.id}`,
-      {
-        headers: auth,
-        body: { condition: { groups: [{ filters }] } },
-      },
-    );
+    expect(bodyOf(tooWide, 400).error).toMatch(/^condition: A condition holds at most 100 filters/);
+    const patched = await api(pigeon, auth).segments.update({
+      params: { id: bodyOf(await createSegment(auth, { name: 'ok', condition: plan('a') }), 201).id },
+      body: { condition: { groups: [{ filters }] } },
+    });
     expect(expectEnvelope(patched, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'condition' });
   });
 
@@ -144,16 +149,16 @@ describe('segments API', () => {
   it('PATCH updates name, description and condition; keeps the slug; refuses a condition on STATIC', async () => {
     const { auth } = await newProject(pigeon);
     await seedContacts(auth, [{ email: 'a@x.example', data: { plan: 'free' } }]);
-    const seg = (await createSegment(auth, { name: 'Pro', condition: plan('pro') })).body;
+    const seg = bodyOf(await createSegment(auth, { name: 'Pro', condition: plan('pro') }), 201);
     expect(seg.memberCount).toBe(0);
-    const patched = await pigeon.request('PATCH', `/segments/${seg.id}`, {
-      headers: auth,
+    const patched = await api(pigeon, auth).segments.update({
+      params: { id: seg.id },
       body: { name: 'Free now', description: 'changed', condition: plan('free') },
     });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'Free now', description: 'changed', slug: 'pro', memberCount: 1 });
-    const bad = await pigeon.request('PATCH', `/segments/${seg.id}`, {
-      headers: auth,
+    const bad = await api(pigeon, auth).segments.update({
+      params: { id: seg.id },
       body: { condition: { groups: [{ filters: [{ field: 'createdAt', operator: 'within', value: 3 }] }] } },
     });
     expect(expectEnvelope(bad, 400, 'INVALID_CONDITION').errors).toEqual([
@@ -163,9 +168,9 @@ describe('segments API', () => {
         code: 'invalid_condition',
       },
     ]);
-    const stat = (await createSegment(auth, { name: 'S', type: 'STATIC' })).body;
-    const refused = await pigeon.request('PATCH', `/segments/${stat.id}`, {
-      headers: auth,
+    const stat = bodyOf(await createSegment(auth, { name: 'S', type: 'STATIC' }), 201);
+    const refused = await api(pigeon, auth).segments.update({
+      params: { id: stat.id },
       body: { condition: plan('x') },
     });
     expectEnvelope(refused, 400, 'BAD_REQUEST');
@@ -177,37 +182,47 @@ describe('segments API', () => {
       auth,
       Array.from({ length: 5 }, (_, i) => ({ email: `p${i}@x.example`, data: { plan: i < 3 ? 'pro' : 'free' } })),
     );
-    const seg = (await createSegment(auth, { name: 'Pro', condition: plan('pro') })).body;
-    const page1 = await pigeon.request('GET', `/segments/${seg.id}/contacts?page=1&pageSize=2`, { headers: auth });
+    const seg = bodyOf(await createSegment(auth, { name: 'Pro', condition: plan('pro') }), 201);
+    const page1 = await api(pigeon, auth).segments.contacts({
+      params: { id: seg.id },
+      query: { page: 1, pageSize: 2 },
+    });
     expect(page1.body).toMatchObject({ page: 1, pageSize: 2, total: 3 });
-    expect(page1.body.data.map((c: { email: string }) => c.email)).toEqual(['p2@x.example', 'p1@x.example']);
-    const page2 = await pigeon.request('GET', `/segments/${seg.id}/contacts?page=2&pageSize=2`, { headers: auth });
-    expect(page2.body.data.map((c: { email: string }) => c.email)).toEqual(['p0@x.example']);
+    expect(bodyOf(page1, 200).data.map((c: { email: string }) => c.email)).toEqual(['p2@x.example', 'p1@x.example']);
+    const page2 = await api(pigeon, auth).segments.contacts({
+      params: { id: seg.id },
+      query: { page: 2, pageSize: 2 },
+    });
+    expect(bodyOf(page2, 200).data.map((c: { email: string }) => c.email)).toEqual(['p0@x.example']);
     // Live: a contact that stops matching leaves the pages at once.
-    const p2 = page1.body.data[0].id;
-    await pigeon.request('PATCH', `/contacts/${p2}`, { headers: auth, body: { data: { plan: 'free' } } });
-    const live = await pigeon.request('GET', `/segments/${seg.id}/contacts`, { headers: auth });
-    expect(live.body.data.map((c: { email: string }) => c.email)).toEqual(['p1@x.example', 'p0@x.example']);
+    const p2 = bodyOf(page1, 200).data[0];
+    assert(p2);
+    await api(pigeon, auth).contacts.update({ params: { id: p2.id }, body: { data: { plan: 'free' } } });
+    const live = await api(pigeon, auth).segments.contacts({ params: { id: seg.id } });
+    expect(bodyOf(live, 200).data.map((c: { email: string }) => c.email)).toEqual(['p1@x.example', 'p0@x.example']);
     // The total agrees with the items at once (no cached count 15 minutes old), on every page.
-    expect(live.body.total).toBe(2);
-    const last = await pigeon.request('GET', `/segments/${seg.id}/contacts?page=2&pageSize=1`, { headers: auth });
+    expect(bodyOf(live, 200).total).toBe(2);
+    const last = await api(pigeon, auth).segments.contacts({ params: { id: seg.id }, query: { page: 2, pageSize: 1 } });
     expect(last.body).toMatchObject({ total: 2, data: [{ email: 'p0@x.example' }] });
-    const beyond = await pigeon.request('GET', `/segments/${seg.id}/contacts?page=3&pageSize=1`, { headers: auth });
+    const beyond = await api(pigeon, auth).segments.contacts({
+      params: { id: seg.id },
+      query: { page: 3, pageSize: 1 },
+    });
     expect(beyond.body).toMatchObject({ total: 2, data: [] });
-    const segment = await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth });
+    const segment = await api(pigeon, auth).segments.get({ params: { id: seg.id } });
     expect(segment.body).toMatchObject({ memberCount: 2, memberCountAt: expect.any(String) });
-    const refreshed = await pigeon.request('POST', `/segments/${seg.id}/refresh`, { headers: auth });
-    expect(refreshed.body.memberCount).toBe(2);
-    const tooBig = await pigeon.request('GET', `/segments/${seg.id}/contacts?pageSize=101`, { headers: auth });
+    const refreshed = await api(pigeon, auth).segments.refresh({ params: { id: seg.id } });
+    expect(bodyOf(refreshed, 200).memberCount).toBe(2);
+    const tooBig = await api(pigeon, auth).segments.contacts({ params: { id: seg.id }, query: { pageSize: 101 } });
     expectEnvelope(tooBig, 422, 'VALIDATION_ERROR');
   });
 
   it('manages STATIC members with a result per email', async () => {
     const { auth } = await newProject(pigeon);
     await seedContacts(auth, [{ email: 'known@x.example' }, { email: 'other@x.example' }]);
-    const seg = (await createSegment(auth, { name: 'List', type: 'STATIC' })).body;
-    const added = await pigeon.request('POST', `/segments/${seg.id}/members`, {
-      headers: auth,
+    const seg = bodyOf(await createSegment(auth, { name: 'List', type: 'STATIC' }), 201);
+    const added = await api(pigeon, auth).segments.addMembers({
+      params: { id: seg.id },
       body: { emails: ['Known@x.example', 'missing@x.example', 'known@x.example'] },
     });
     expect(added.status).toBe(200);
@@ -218,39 +233,43 @@ describe('segments API', () => {
       ],
       memberCount: 1,
     });
-    const more = await pigeon.request('POST', `/segments/${seg.id}/members`, {
-      headers: auth,
+    const more = await api(pigeon, auth).segments.addMembers({
+      params: { id: seg.id },
       body: { emails: ['known@x.example', 'new@x.example'], createMissing: true, subscribed: false },
     });
-    expect(more.body.results.map((r: { status: string }) => r.status)).toEqual(['already_member', 'created']);
-    expect(more.body.memberCount).toBe(2);
-    const created = await pigeon.request('GET', `/contacts/${more.body.results[1].contactId}`, { headers: auth });
+    expect(bodyOf(more, 200).results.map((r: { status: string }) => r.status)).toEqual(['already_member', 'created']);
+    expect(bodyOf(more, 200).memberCount).toBe(2);
+    const createdId = bodyOf(more, 200).results[1]?.contactId;
+    assert(createdId);
+    const created = await api(pigeon, auth).contacts.get({ params: { id: createdId } });
     expect(created.body).toMatchObject({ email: 'new@x.example', subscribed: false });
 
-    const removed = await pigeon.request('DELETE', `/segments/${seg.id}/members`, {
-      headers: auth,
+    const removed = await api(pigeon, auth).segments.removeMembers({
+      params: { id: seg.id },
       body: { emails: ['known@x.example', 'other@x.example', 'nobody@x.example'] },
     });
-    expect(removed.body.results.map((r: { status: string }) => r.status)).toEqual([
+    expect(bodyOf(removed, 200).results.map((r: { status: string }) => r.status)).toEqual([
       'removed',
       'not_member',
       'not_found',
     ]);
-    expect(removed.body.memberCount).toBe(1);
-    const page = await pigeon.request('GET', `/segments/${seg.id}/contacts`, { headers: auth });
+    expect(bodyOf(removed, 200).memberCount).toBe(1);
+    const page = await api(pigeon, auth).segments.contacts({ params: { id: seg.id } });
     expect(page.body).toMatchObject({ total: 1, data: [{ email: 'new@x.example' }] });
     // Deleting a member contact keeps the count exact (the member row goes with it).
-    await pigeon.request('DELETE', `/contacts/${page.body.data[0].id}`, { headers: auth });
-    expect((await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth })).body.memberCount).toBe(0);
+    const [member] = bodyOf(page, 200).data;
+    assert(member);
+    await api(pigeon, auth).contacts.delete({ params: { id: member.id } });
+    expect(bodyOf(await api(pigeon, auth).segments.get({ params: { id: seg.id } }), 200).memberCount).toBe(0);
 
-    const tooMany = await pigeon.request('POST', `/segments/${seg.id}/members`, {
-      headers: auth,
+    const tooMany = await api(pigeon, auth).segments.addMembers({
+      params: { id: seg.id },
       body: { emails: Array.from({ length: 1001 }, (_, i) => `m${i}@x.example`) },
     });
     expectEnvelope(tooMany, 422, 'VALIDATION_ERROR');
-    const dynamic = (await createSegment(auth, { name: 'D', condition: plan('pro') })).body;
-    const notStatic = await pigeon.request('POST', `/segments/${dynamic.id}/members`, {
-      headers: auth,
+    const dynamic = bodyOf(await createSegment(auth, { name: 'D', condition: plan('pro') }), 201);
+    const notStatic = await api(pigeon, auth).segments.addMembers({
+      params: { id: dynamic.id },
       body: { emails: ['known@x.example'] },
     });
     expectEnvelope(notStatic, 400, 'BAD_REQUEST');
@@ -258,21 +277,21 @@ describe('segments API', () => {
 
   it('segments referring to segments: unknown ids, cycles, and 409 on delete while in use', async () => {
     const { auth } = await newProject(pigeon);
-    const inner = (await createSegment(auth, { name: 'Inner', type: 'STATIC' })).body;
+    const inner = bodyOf(await createSegment(auth, { name: 'Inner', type: 'STATIC' }), 201);
     const member = (id: string) => ({
-      groups: [{ filters: [{ field: `segment.${id}`, operator: 'memberOfSegment' }] }],
+      groups: [{ filters: [{ field: `segment.${id}`, operator: 'memberOfSegment' as const }] }],
     });
-    const outer = (await createSegment(auth, { name: 'Outer', condition: member(inner.id) })).body;
-    const middle = (await createSegment(auth, { name: 'Middle', condition: member(outer.id) })).body;
+    const outer = bodyOf(await createSegment(auth, { name: 'Outer', condition: member(inner.id) }), 201);
+    const middle = bodyOf(await createSegment(auth, { name: 'Middle', condition: member(outer.id) }), 201);
     expect(middle.type).toBe('DYNAMIC');
 
-    const cycle = await pigeon.request('PATCH', `/segments/${outer.id}`, {
-      headers: auth,
+    const cycle = await api(pigeon, auth).segments.update({
+      params: { id: outer.id },
       body: { condition: member(middle.id) },
     });
     expect(expectEnvelope(cycle, 400, 'INVALID_CONDITION').message).toMatch(/refers back to this segment/);
-    const self = await pigeon.request('PATCH', `/segments/${outer.id}`, {
-      headers: auth,
+    const self = await api(pigeon, auth).segments.update({
+      params: { id: outer.id },
       body: { condition: member(outer.id) },
     });
     expect(expectEnvelope(self, 400, 'INVALID_CONDITION').message).toMatch(/cannot refer to itself/);
@@ -280,42 +299,42 @@ describe('segments API', () => {
     const other = await newProject(pigeon);
     const foreign = await createSegment(other.auth, { name: 'X', condition: member(inner.id) });
     expect(foreign.status).toBe(400);
-    expect(foreign.body.error).toMatch(/does not exist in this project/);
+    expect(bodyOf(foreign, 400).error).toMatch(/does not exist in this project/);
 
-    const inUse = await pigeon.request('DELETE', `/segments/${inner.id}`, { headers: auth });
+    const inUse = await api(pigeon, auth).segments.delete({ params: { id: inner.id } });
     expect(expectEnvelope(inUse, 409, 'CONFLICT').message).toContain('Outer');
-    expect((await pigeon.request('DELETE', `/segments/${middle.id}`, { headers: auth })).status).toBe(204);
-    expect((await pigeon.request('DELETE', `/segments/${outer.id}`, { headers: auth })).status).toBe(204);
-    expect((await pigeon.request('DELETE', `/segments/${inner.id}`, { headers: auth })).status).toBe(204);
-    expect((await pigeon.request('GET', `/segments/${inner.id}`, { headers: auth })).status).toBe(404);
+    expect((await api(pigeon, auth).segments.delete({ params: { id: middle.id } })).status).toBe(204);
+    expect((await api(pigeon, auth).segments.delete({ params: { id: outer.id } })).status).toBe(204);
+    expect((await api(pigeon, auth).segments.delete({ params: { id: inner.id } })).status).toBe(204);
+    expect((await api(pigeon, auth).segments.get({ params: { id: inner.id } })).status).toBe(404);
   });
 
   it("another project's segment is a 404 on every route", async () => {
     const { auth } = await newProject(pigeon);
-    const seg = (await createSegment(auth, { name: 'Mine', type: 'STATIC' })).body;
+    const seg = bodyOf(await createSegment(auth, { name: 'Mine', type: 'STATIC' }), 201);
     const other = await newProject(pigeon);
-    const h = { headers: other.auth };
-    for (const [method, path, body] of [
-      ['GET', `/segments/${seg.id}`],
-      ['PATCH', `/segments/${seg.id}`, { name: 'stolen' }],
-      ['DELETE', `/segments/${seg.id}`],
-      ['GET', `/segments/${seg.id}/contacts`],
-      ['POST', `/segments/${seg.id}/members`, { emails: ['a@x.example'] }],
-      ['DELETE', `/segments/${seg.id}/members`, { emails: ['a@x.example'] }],
-      ['POST', `/segments/${seg.id}/compute`],
-      ['POST', `/segments/${seg.id}/refresh`],
-    ] as const) {
-      const res = await pigeon.request(method, path, { ...h, body });
+    const theirs = api(pigeon, other.auth).segments;
+    const params = { id: seg.id };
+    for (const res of [
+      await theirs.get({ params }),
+      await theirs.update({ params, body: { name: 'stolen' } }),
+      await theirs.delete({ params }),
+      await theirs.contacts({ params }),
+      await theirs.addMembers({ params, body: { emails: ['a@x.example'] } }),
+      await theirs.removeMembers({ params, body: { emails: ['a@x.example'] } }),
+      await theirs.compute({ params }),
+      await theirs.refresh({ params }),
+    ]) {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
-    expect((await pigeon.request('GET', `/segments/${seg.id}`, { headers: auth })).body.name).toBe('Mine');
+    expect(bodyOf(await api(pigeon, auth).segments.get({ params: { id: seg.id } }), 200).name).toBe('Mine');
     const pk = { authorization: `Bearer ${other.project.publicKey}` };
-    expectEnvelope(await pigeon.request('GET', '/segments', { headers: pk }), 401, 'INVALID_API_KEY');
+    expectEnvelope(await api(pigeon, pk).segments.list(), 401, 'INVALID_API_KEY');
   });
 
   it('the reference index answers field and event usage', async () => {
     const { auth } = await newProject(pigeon);
-    const seg = (
+    const seg = bodyOf(
       await createSegment(auth, {
         name: 'Buyers in Oslo',
         condition: {
@@ -328,9 +347,10 @@ describe('segments API', () => {
             },
           ],
         },
-      })
-    ).body;
-    const field = await pigeon.request('GET', '/contacts/fields/data.address/usage', { headers: auth });
+      }),
+      201,
+    );
+    const field = await api(pigeon, auth).contacts.fieldUsage({ params: { field: 'data.address' } });
     expect(field.body).toEqual({
       field: 'data.address',
       segments: [{ id: seg.id, name: 'Buyers in Oslo' }],
@@ -338,7 +358,7 @@ describe('segments API', () => {
       workflows: [],
       templates: [],
     });
-    const event = await pigeon.request('GET', '/events/purchase/usage', { headers: auth });
+    const event = await api(pigeon, auth).events.usage({ params: { eventName: 'purchase' } });
     expect(event.body).toEqual({
       name: 'purchase',
       segments: [{ id: seg.id, name: 'Buyers in Oslo' }],
@@ -346,23 +366,22 @@ describe('segments API', () => {
       workflows: [],
     });
     // Saving the same condition again keeps its references.
-    const same = await pigeon.request('PATCH', `/segments/${seg.id}`, {
-      headers: auth,
+    const same = await api(pigeon, auth).segments.update({
+      params: { id: seg.id },
       body: { name: 'Buyers in Oslo', condition: seg.condition },
     });
     expect(same.status).toBe(200);
-    const kept = await pigeon.request('GET', '/events/purchase/usage', { headers: auth });
-    expect(kept.body.segments).toEqual([{ id: seg.id, name: 'Buyers in Oslo' }]);
-    await pigeon.request('DELETE', `/segments/${seg.id}`, { headers: auth });
-    const after = await pigeon.request('GET', '/events/purchase/usage', { headers: auth });
-    expect(after.body.segments).toEqual([]);
+    const kept = await api(pigeon, auth).events.usage({ params: { eventName: 'purchase' } });
+    expect(bodyOf(kept, 200).segments).toEqual([{ id: seg.id, name: 'Buyers in Oslo' }]);
+    await api(pigeon, auth).segments.delete({ params: { id: seg.id } });
+    const after = await api(pigeon, auth).events.usage({ params: { eventName: 'purchase' } });
+    expect(bodyOf(after, 200).segments).toEqual([]);
   });
 
   it('templates record the data fields their placeholders read', async () => {
     const { auth } = await newProject(pigeon);
-    await pigeon.request('POST', '/domains', { headers: auth, body: { domain: 'refs.example' } });
-    const template = await pigeon.request('POST', '/templates', {
-      headers: auth,
+    await api(pigeon, auth).domains.create({ body: { domain: 'refs.example' } });
+    const template = await api(pigeon, auth).templates.create({
       body: {
         name: 'Plan mail',
         subject: 'Hi {{firstName ?? "there"}}',
@@ -372,11 +391,11 @@ describe('segments API', () => {
     });
     expect(template.status).toBe(201);
     const usage = async (field: string) =>
-      (await pigeon.request('GET', `/contacts/fields/${field}/usage`, { headers: auth })).body.templates;
-    expect(await usage('data.plan')).toEqual([{ id: template.body.id, name: 'Plan mail' }]);
-    expect(await usage('firstName')).toEqual([{ id: template.body.id, name: 'Plan mail' }]);
+      bodyOf(await api(pigeon, auth).contacts.fieldUsage({ params: { field } }), 200).templates;
+    expect(await usage('data.plan')).toEqual([{ id: bodyOf(template, 201).id, name: 'Plan mail' }]);
+    expect(await usage('firstName')).toEqual([{ id: bodyOf(template, 201).id, name: 'Plan mail' }]);
     expect(await usage('unsubscribeUrl')).toEqual([]);
-    await pigeon.request('PATCH', `/templates/${template.body.id}`, { headers: auth, body: { subject: 'Hello' } });
+    await api(pigeon, auth).templates.update({ params: { id: bodyOf(template, 201).id }, body: { subject: 'Hello' } });
     expect(await usage('firstName')).toEqual([]);
   });
 
@@ -389,16 +408,17 @@ describe('segments API', () => {
        FROM generate_series(1, 30000) AS i`,
       [project.id],
     );
-    const res = await pigeon.request('GET', '/contacts/fields', { headers: auth });
+    const res = await api(pigeon, auth).contacts.fields();
     expect(res.body).toMatchObject({ totalContacts: 30_000, sampled: true });
-    expect(res.body.sampleSize).toBeGreaterThan(5_000);
-    expect(res.body.sampleSize).toBeLessThan(30_000);
-    const plan = res.body.fields.find((f: { field: string }) => f.field === 'data.plan');
+    expect(bodyOf(res, 200).sampleSize).toBeGreaterThan(5_000);
+    expect(bodyOf(res, 200).sampleSize).toBeLessThan(30_000);
+    const plan = bodyOf(res, 200).fields.find((f: { field: string }) => f.field === 'data.plan');
+    assert(plan);
     expect(plan.coverage).toBeGreaterThan(40);
     expect(plan.coverage).toBeLessThan(60);
     const small = await newProject(pigeon);
     await seedContacts(small.auth, [{ email: 'one@x.example', data: { plan: 'pro' } }]);
-    const exact = await pigeon.request('GET', '/contacts/fields', { headers: small.auth });
+    const exact = await api(pigeon, small.auth).contacts.fields();
     expect(exact.body).toMatchObject({ totalContacts: 1, sampled: false, sampleSize: 1 });
   });
 });

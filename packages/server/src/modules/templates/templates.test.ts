@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
-import { api } from '../../../test/api.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
 // Local outbox: domains are verified on creation, so templates can be made at once.
@@ -17,7 +17,7 @@ async function projectWithDomain() {
   const setup = await newProject(pigeon);
   domain = `brand${++counter}.example`;
   const res = await api(pigeon, setup.auth).domains.create({ body: { domain } });
-  expect(res.status === 201 && res.body.status).toBe('verified');
+  expect(res.status === 201 && bodyOf(res, 201).status).toBe('verified');
   return setup;
 }
 
@@ -32,8 +32,7 @@ const template = (over: Record<string, unknown> = {}) => ({
 describe('templates', () => {
   it('creates with MARKETING as the default type; missing fields answer the bare 400; unverified senders 403', async () => {
     const { auth } = await projectWithDomain();
-    const created = await pigeon.request('POST', '/templates', {
-      headers: auth,
+    const created = await api(pigeon, auth).templates.create({
       body: template({ fromName: 'Brand', replyTo: `Support@${domain.toUpperCase()}` }),
     });
     expect(created.status).toBe(201);
@@ -45,14 +44,11 @@ describe('templates', () => {
     });
     const missing = await pigeon.request('POST', '/templates', {
       headers: auth,
-      body: { name: 'x', subject: 's', body: 'b' },
+      body: { name: 'x', subject: 's', body: 'b' }, // no from: not a valid body
     });
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ error: expect.stringContaining('from') });
-    const unverified = await pigeon.request('POST', '/templates', {
-      headers: auth,
-      body: template({ from: 'a@elsewhere.example' }),
-    });
+    const unverified = await api(pigeon, auth).templates.create({ body: template({ from: 'a@elsewhere.example' }) });
     expect(expectEnvelope(unverified, 403, 'INTERNAL_SERVER_ERROR').details).toEqual({
       reason: 'DOMAIN_NOT_VERIFIED',
       domain: 'elsewhere.example',
@@ -71,16 +67,20 @@ describe('templates', () => {
         }),
       });
     }
-    const page = await pigeon.request('GET', '/templates?page=2&pageSize=2&sort=name&dir=asc', { headers: auth });
+    const page = await api(pigeon, auth).templates.list({ query: { page: 2, pageSize: 2, sort: 'name', dir: 'asc' } });
     expect(page.body).toMatchObject({ page: 2, pageSize: 2, total: 5, totalPages: 3 });
-    expect(page.body.data.map((t: { name: string }) => t.name)).toEqual(['Charlie', 'Delta']);
-    const transactional = await pigeon.request('GET', '/templates?type=TRANSACTIONAL', { headers: auth });
-    expect(transactional.body.data.map((t: { name: string }) => t.name).sort()).toEqual(['Bravo', 'Delta']);
-    const search = await pigeon.request('GET', '/templates?search=RECEIPT', { headers: auth });
-    expect(search.body.data.map((t: { name: string }) => t.name)).toEqual(['Echo']);
-    const fallback = await pigeon.request('GET', '/templates?sort=weird&dir=up', { headers: auth });
-    expect(fallback.body.data[0].name).toBe('Echo'); // createdAt desc
-    expectEnvelope(await pigeon.request('GET', '/templates?page=0', { headers: auth }), 422, 'VALIDATION_ERROR');
+    expect(bodyOf(page, 200).data.map((t: { name: string }) => t.name)).toEqual(['Charlie', 'Delta']);
+    const transactional = await api(pigeon, auth).templates.list({ query: { type: 'TRANSACTIONAL' } });
+    expect(
+      bodyOf(transactional, 200)
+        .data.map((t: { name: string }) => t.name)
+        .sort(),
+    ).toEqual(['Bravo', 'Delta']);
+    const search = await api(pigeon, auth).templates.list({ query: { search: 'RECEIPT' } });
+    expect(bodyOf(search, 200).data.map((t: { name: string }) => t.name)).toEqual(['Echo']);
+    const fallback = await api(pigeon, auth).templates.list({ query: { sort: 'weird', dir: 'up' } });
+    expect(bodyOf(fallback, 200).data[0]?.name).toBe('Echo'); // createdAt desc
+    expectEnvelope(await api(pigeon, auth).templates.list({ query: { page: 0 } }), 422, 'VALIDATION_ERROR');
   });
 
   it('gets, updates, duplicates, reports usage and deletes; another project sees 404', async () => {
@@ -108,16 +108,14 @@ describe('templates', () => {
       workflowSteps: [],
     });
     const other = await newProject(pigeon);
-    for (const [method, path] of [
-      ['GET', ''],
-      ['PATCH', ''],
-      ['DELETE', ''],
-      ['POST', '/duplicate'],
-    ] as const) {
-      const res = await pigeon.request(method, `/templates/${created.id}${path}`, {
-        headers: other.auth,
-        body: method === 'PATCH' ? { name: 'x' } : undefined,
-      });
+    const theirs = api(pigeon, other.auth).templates;
+    const params = { id: created.id };
+    for (const res of [
+      await theirs.get({ params }),
+      await theirs.update({ params, body: { name: 'x' } }),
+      await theirs.delete({ params }),
+      await theirs.duplicate({ params }),
+    ]) {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
     expect((await client.templates.delete({ params: { id: created.id } })).status).toBe(204);

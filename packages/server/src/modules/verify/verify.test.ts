@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
@@ -32,10 +33,10 @@ function mailDomain(label = 'acme') {
 }
 
 async function verify(email: string) {
-  const res = await pigeon.request('POST', '/v1/verify', { headers: auth, body: { email } });
+  const res = await api(pigeon, auth).verify.verify({ body: { email } });
   expect(res.status).toBe(200);
-  expect(res.body.success).toBe(true);
-  return res.body.data;
+  expect(bodyOf(res, 200).success).toBe(true);
+  return bodyOf(res, 200).data;
 }
 
 describe('POST /v1/verify', () => {
@@ -162,25 +163,20 @@ describe('POST /v1/verify', () => {
 
   it('refuses a malformed address with 422 and a public key with 401', async () => {
     const bad = expectEnvelope(
-      await pigeon.request('POST', '/v1/verify', { headers: auth, body: { email: 'not-an-address' } }),
+      await api(pigeon, auth).verify.verify({ body: { email: 'not-an-address' } }),
       422,
       'VALIDATION_ERROR',
     );
     expect(bad.errors?.[0]).toMatchObject({ field: 'email', code: 'invalid_string' });
     expectEnvelope(await pigeon.request('POST', '/v1/verify', { headers: auth, body: {} }), 422, 'VALIDATION_ERROR');
     const wrongKey = expectEnvelope(
-      await pigeon.request('POST', '/v1/verify', {
-        headers: { authorization: `Bearer ${publicKey}` },
+      await api(pigeon, { authorization: `Bearer ${publicKey}` }).verify.verify({
         body: { email: 'jane@example.com' },
       }),
       401,
       'INVALID_API_KEY',
     );
     expect(wrongKey.message).toMatch(/secret key/i);
-    expectEnvelope(
-      await pigeon.request('POST', '/v1/verify', { body: { email: 'jane@example.com' } }),
-      401,
-      'UNAUTHORIZED',
-    );
+    expectEnvelope(await api(pigeon).verify.verify({ body: { email: 'jane@example.com' } }), 401, 'UNAUTHORIZED');
   });
 });
