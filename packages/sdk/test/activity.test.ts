@@ -1,15 +1,9 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ActivityItem, Pigeon } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { BASE, mockPigeonApi } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
+const { route } = mockPigeonApi();
 const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE });
 
 const item = (n: number): ActivityItem => ({

@@ -1,16 +1,9 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { type CampaignStatsSummary, Pigeon, PigeonError, type Timeseries, type TopEvents } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { type CampaignStatsSummary, PigeonError, type Timeseries, type TopEvents } from '../src/index.js';
+import { mockPigeonApi } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
+const { route, pigeon } = mockPigeonApi();
 
 const query = (request: Request | undefined) => Object.fromEntries(new URL(request?.url ?? '').searchParams);
 const zero = { sent: 0, delivered: 0, opened: 0, clicked: 0, bounced: 0, complained: 0, unsubscribed: 0 };

@@ -1,19 +1,11 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { type Billing, type BillingConsumption, type BillingLimits, Pigeon, PigeonError } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { type Billing, type BillingConsumption, type BillingLimits, PigeonError } from '../src/index.js';
+import { mockPigeonApi, requestId } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
+const { route, pigeon } = mockPigeonApi();
 
 const projectId = '0190c2a4-7b7e-7cc0-9a3f-000000000001';
-const requestId = '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b';
 const limits: BillingLimits = { transactional: 1000, campaigns: null, workflows: 0 };
 
 describe('pigeon.billing', () => {

@@ -1,6 +1,5 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   type Campaign,
   type CampaignCancelResult,
@@ -10,21 +9,12 @@ import {
   type CampaignStats,
   type Campaigns,
   type CampaignTestResult,
-  Pigeon,
   PigeonError,
 } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { BASE, mockPigeonApi, requestId, uuid } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
+const { route, pigeon } = mockPigeonApi();
 
-const requestId = '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b';
-const uuid = (n: number) => `0190c2a4-7b7e-7cc0-9a3f-${String(n).padStart(12, '0')}`;
 const now = '2026-11-23T10:00:00.000Z';
 const id = uuid(100);
 const segmentId = uuid(300);

@@ -1,20 +1,15 @@
 import { initContract } from '@ts-rest/core';
 import { delay, HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { withIdempotencyKey } from '../src/idempotency.js';
 import { type Health, Pigeon, PigeonError } from '../src/index.js';
 import { Transport, type TransportConfig } from '../src/transport.js';
+import { BASE, mockPigeonApi, requestId } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const { server } = mockPigeonApi();
 
 const health: Health = { status: 'ok', database: 'up', version: '0.1.0', uptimeSeconds: 12 };
-const requestId = '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b';
 
 const pigeon = (options: Partial<ConstructorParameters<typeof Pigeon>[0]> = {}) =>
   new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5, ...options });

@@ -3,30 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   type Contact,
   type ContactPage,
   type ContactWithMeta,
   type Job,
   MAX_UPLOAD_BYTES,
-  Pigeon,
   PigeonError,
 } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { BASE, mockPigeonApi, requestId, uuid } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const { route, pigeon } = mockPigeonApi();
 
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
-
-const requestId = '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b';
 const jobId = '0190c2a4-7b7e-7cc0-9a3f-0000000000b1';
-const uuid = (n: number) => `0190c2a4-7b7e-7cc0-9a3f-${String(n).padStart(12, '0')}`;
 const now = '2025-01-01T00:00:00.000Z';
 
 const contact = (n: number): Contact => ({
@@ -55,8 +45,6 @@ const job = (overrides: Partial<Job> = {}): Job => ({
   finishedAt: null,
   ...overrides,
 });
-
-const route = routeRecorder(server, BASE);
 
 /** What the import route received: the content type and the `file` part. */
 async function receivedUpload(request: Request) {

@@ -1,19 +1,11 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { Pigeon, PigeonError, type Suppression, type SuppressionPage, type Verification } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { PigeonError, type Suppression, type SuppressionPage, type Verification } from '../src/index.js';
+import { BASE, mockPigeonApi, uuid } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
+const { route, pigeon } = mockPigeonApi();
 
 const now = '2026-11-25T10:00:00.000Z';
-const uuid = (n: number) => `0190c2a4-7b7e-7cc0-9a3f-${String(n).padStart(12, '0')}`;
 
 const verification: Verification = {
   email: 'jane@gmial.com',

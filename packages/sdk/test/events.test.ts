@@ -1,13 +1,9 @@
 import { HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createPigeon, Pigeon, type PublicPigeon } from '../src/index.js';
+import { BASE, mockPigeonApi, clientOptions as options } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const { server } = mockPigeonApi();
 
 const tracked = {
   contact: '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b',
@@ -38,8 +34,6 @@ function recordTrack(responses: Array<() => Response>) {
   );
   return seen;
 }
-
-const options = { baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 };
 
 describe('events.track', () => {
   it('unwraps the success envelope and sends an Idempotency-Key on every call', async () => {

@@ -1,21 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { Pigeon, PigeonError, type PigeonErrorCode, SDK_VERSION } from '../src/index.js';
+import { BASE, mockPigeonApi, clientOptions as options } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const { server } = mockPigeonApi();
 
 const tracked = {
   contact: '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b',
   event: '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6c',
   timestamp: '2026-11-22T10:00:00.000Z',
 };
-const options = { baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 };
 
 /** The server's 409 for a reused key; `original` is the first request's status and, for a 2xx, its body. */
 const reused = (key: string, original: { status: number | null; body?: unknown }) =>

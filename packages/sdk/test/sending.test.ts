@@ -1,6 +1,5 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   createPigeon,
   type Domain,
@@ -11,19 +10,12 @@ import {
   type Template,
   type TemplatePage,
 } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { BASE, mockPigeonApi, clientOptions as options, requestId, uuid } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const { server, route } = mockPigeonApi();
 
-const options = { baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 };
 const pigeon = () => new Pigeon({ apiKey: 'sk_test', ...options });
 
-const requestId = '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b';
-const uuid = (n: number) => `0190c2a4-7b7e-7cc0-9a3f-${String(n).padStart(12, '0')}`;
 const now = '2025-01-01T00:00:00.000Z';
 
 const sent: SendResult = {
@@ -74,8 +66,6 @@ const envelope = (status: number, code: string, extra: Record<string, unknown> =
     { success: false, error: { code, message: `${code} happened`, statusCode: status, requestId, ...extra } },
     { status },
   );
-
-const route = routeRecorder(server, BASE);
 
 const keys = (requests: Request[]) => requests.map((r) => r.headers.get('idempotency-key'));
 

@@ -1,16 +1,9 @@
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { Pigeon, PigeonError, type UploadedImage } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { PigeonError, type UploadedImage } from '../src/index.js';
+import { BASE, mockPigeonApi } from './msw-server.js';
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
+const { server, route, pigeon } = mockPigeonApi();
 
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 const image: UploadedImage = {

@@ -1,18 +1,17 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { HttpResponse } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   type EmailDetail,
-  Pigeon,
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEvent,
   WebhookVerificationError,
   webhooks,
 } from '../src/index.js';
-import { routeRecorder } from './msw-route.js';
+import { mockPigeonApi } from './msw-server.js';
 
+const { route, pigeon } = mockPigeonApi();
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
 const sign = (key: string, id: string, ts: number, body: string) =>
@@ -87,13 +86,6 @@ describe('webhooks.verify', () => {
   });
 });
 
-const BASE = 'http://pigeon.test';
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
-const route = routeRecorder(server, BASE);
-const pigeon = () => new Pigeon({ apiKey: 'sk_test', baseUrl: BASE, retryBaseDelayMs: 1, retryMaxDelayMs: 5 });
 const id = '0190c2a4-7b7e-7cc0-9a3f-000000000002';
 const at = '2026-11-25T10:00:00.000Z';
 
