@@ -8,7 +8,7 @@ import type { TestPigeon } from './helpers.js';
  * value (nothing throws), with `headers`, so `expectEnvelope` reads it as it reads `pigeon.request`.
  * Requests a test makes wrong on purpose (bad bodies, unknown fields) stay on `pigeon.request`.
  */
-export function api(pigeon: TestPigeon, headers: Record<string, string> = {}) {
+export function api(pigeon: Pick<TestPigeon, 'url'>, headers: Record<string, string> = {}) {
   return initClient(contract, { baseUrl: pigeon.url, baseHeaders: headers, throwOnUnknownStatus: false });
 }
 

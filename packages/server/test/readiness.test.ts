@@ -1,21 +1,25 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { adminQuery } from './global-setup.js';
-import { createTestDatabase, startTestPigeon, type TestPigeon, type TestResponse } from './helpers.js';
+import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
+
+const ready = (pigeon: TestPigeon) => api(pigeon).system.ready();
+type Ready = Awaited<ReturnType<typeof ready>>;
 
 /** Polls `/health/ready` until `check` holds (or the deadline passes) and returns the last answer. */
-async function readyUntil(pigeon: TestPigeon, check: (res: TestResponse) => boolean, timeoutMs = 15_000) {
+async function readyUntil(pigeon: TestPigeon, check: (res: Ready) => boolean, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await pigeon.request('GET', '/health/ready');
+    const res = await ready(pigeon);
     if (check(res) || Date.now() > deadline) return res;
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-const isReady = (res: TestResponse) => res.status === 200;
-const failsOn = (check: string) => (res: TestResponse) =>
-  res.status === 503 && res.body.reasons.some((r: { check: string }) => r.check === check);
+const isReady = (res: Ready) => res.status === 200;
+const failsOn = (check: string) => (res: Ready) =>
+  res.status === 503 && res.body.reasons.some((r) => r.check === check);
 
 // Heartbeats every second (dead after three missed), a feed lag limit of 2 s.
 const env = { WORKER_HEARTBEAT_SECONDS: '1', READY_MAX_FEED_LAG_SECONDS: '2', CHANGE_FEED_POLL_MS: '50' };
@@ -39,7 +43,7 @@ describe('GET /health/ready with workers in this process', () => {
     expect(rows).toHaveLength(1);
     await pool.query('DELETE FROM mikro_orm_migrations WHERE id = $1', [rows[0].id]);
     try {
-      const res = await pigeon.request('GET', '/health/ready');
+      const res = await ready(pigeon);
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({
         status: 'not_ready',
@@ -52,7 +56,7 @@ describe('GET /health/ready with workers in this process', () => {
         rows[0].executed_at,
       ]);
     }
-    expect((await pigeon.request('GET', '/health/ready')).status).toBe(200);
+    expect((await ready(pigeon)).status).toBe(200);
   });
 
   it('503 while a change-feed consumer is stuck behind the lag limit, 200 once it catches up', async () => {
@@ -64,14 +68,13 @@ describe('GET /health/ready with workers in this process', () => {
         "SELECT pg_advisory_lock(hashtext('change-feed:workflows.triggers'), part) FROM generate_series(0, 7) AS part",
       );
       const { project } = await newProject(pigeon);
-      const tracked = await pigeon.request('POST', '/v1/track', {
-        headers: { authorization: `Bearer ${project.publicKey}` },
+      const tracked = await api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
         body: { email: 'lag@ready.example', event: 'lagging' },
       });
       expect(tracked.status).toBe(200);
       const stuck = await readyUntil(pigeon, failsOn('change_feed'));
       expect(stuck.status).toBe(503);
-      expect(stuck.body.reasons).toEqual([
+      expect(bodyOf(stuck, 503).reasons).toEqual([
         {
           check: 'change_feed',
           message: expect.stringMatching(/^change feed consumer workflows\.triggers lags \d+ s \(limit 2 s\)$/),
@@ -86,26 +89,26 @@ describe('GET /health/ready with workers in this process', () => {
 
 describe('GET /health/ready against the workers and the database', () => {
   let databaseUrl: string;
-  let api: TestPigeon;
+  let apiOnly: TestPigeon;
   beforeAll(async () => {
     databaseUrl = await createTestDatabase();
-    api = await startTestPigeon({ databaseUrl, role: 'api', env });
+    apiOnly = await startTestPigeon({ databaseUrl, role: 'api', env });
   });
-  afterAll(() => api?.stop());
+  afterAll(() => apiOnly?.stop());
 
   it('503 while no worker process is alive; 200 while one runs; 503 again once it stopped', async () => {
-    const alone = await api.request('GET', '/health/ready');
+    const alone = await ready(apiOnly);
     expect(alone.status).toBe(503);
-    expect(alone.body.reasons).toEqual([
+    expect(bodyOf(alone, 503).reasons).toEqual([
       { check: 'workers', message: 'no worker process alive (none wrote its heartbeat in the last 3 s)' },
     ]);
     const worker = await startTestPigeon({ databaseUrl, role: 'worker', env });
     try {
-      expect((await readyUntil(api, isReady)).status).toBe(200);
+      expect((await readyUntil(apiOnly, isReady)).status).toBe(200);
     } finally {
       await worker.stop();
     }
-    expect((await api.request('GET', '/health/ready')).body.reasons).toMatchObject([{ check: 'workers' }]);
+    expect(bodyOf(await ready(apiOnly), 503).reasons).toMatchObject([{ check: 'workers' }]);
   }, 90_000);
 
   it('503 while the database refuses connections; /health says degraded; back once it accepts them', async () => {
@@ -114,16 +117,16 @@ describe('GET /health/ready against the workers and the database', () => {
     await adminQuery(admin, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
     try {
       await adminQuery(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
-      const down = await readyUntil(api, failsOn('database'));
+      const down = await readyUntil(apiOnly, failsOn('database'));
       expect(down.status).toBe(503);
-      expect(down.body.reasons).toEqual([
+      expect(bodyOf(down, 503).reasons).toEqual([
         { check: 'database', message: expect.stringMatching(/^database unreachable: /) },
       ]);
-      expect((await api.request('GET', '/health')).body).toMatchObject({ status: 'degraded', database: 'down' });
+      expect((await api(apiOnly).system.health()).body).toMatchObject({ status: 'degraded', database: 'down' });
     } finally {
       await adminQuery(admin, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     }
-    const back = await readyUntil(api, failsOn('workers'));
-    expect(back.body.reasons).toMatchObject([{ check: 'workers' }]);
+    const back = await readyUntil(apiOnly, failsOn('workers'));
+    expect(bodyOf(back, 503).reasons).toMatchObject([{ check: 'workers' }]);
   }, 60_000);
 });

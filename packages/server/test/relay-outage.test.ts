@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readTransportStatus } from '../src/mail/transport-status.js';
+import { api, bodyOf } from './api.js';
 import { killAllCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';
@@ -42,12 +43,13 @@ const until = <T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutM
 /** A campaign to RECIPIENTS contacts, spread at 10 a second so the outage falls in its middle. */
 async function startCampaign(pigeon: TestPigeon, tag: string) {
   const s = await verifiedSender(pigeon, dns);
-  await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
-    headers: { cookie: s.owner.cookie },
+  const client = api(pigeon, s.auth);
+  await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+    params: { id: s.project.id },
     body: { campaignSendRate: 10 },
   });
   for (let i = 0; i < RECIPIENTS; i++) {
-    const res = await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: `${tag}${i}@c.example` } });
+    const res = await client.contacts.create({ body: { email: `${tag}${i}@c.example` } });
     expect(res.status).toBe(201);
   }
   const body = {
@@ -55,11 +57,11 @@ async function startCampaign(pigeon: TestPigeon, tag: string) {
     subject: 'Hi',
     body: '<p>Hello {{unsubscribeUrl}}</p>',
     from: s.from,
-    audienceType: 'ALL',
+    audienceType: 'ALL' as const,
   };
-  const c = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data;
-  expect((await pigeon.request('POST', `/campaigns/${c.id}/send`, { headers: s.auth })).status).toBe(200);
-  return { s, campaignId: c.id as string };
+  const c = bodyOf(await client.campaigns.create({ body }), 201).data;
+  expect((await client.campaigns.send({ params: { id: c.id }, body: undefined })).status).toBe(200);
+  return { s, campaignId: c.id };
 }
 
 /** Every recipient got the campaign exactly once; the campaign is SENT with nothing FAILED. */
@@ -69,15 +71,16 @@ async function expectAllDeliveredOnce(
   tag: string,
   setup: { s: { auth: Record<string, string> }; campaignId: string },
 ) {
-  const get = async () =>
-    (await pigeon.request('GET', `/campaigns/${setup.campaignId}`, { headers: setup.s.auth })).body;
+  const client = api(pigeon, setup.s.auth);
+  const params = { id: setup.campaignId };
+  const get = async () => bodyOf(await client.campaigns.get({ params }), 200);
   expect((await until(get, (c) => c.status !== 'SENDING', 60_000)).status).toBe('SENT');
   await new Promise((r) => setTimeout(r, 300)); // room for a duplicate to show up
   const ours = sink.messages.filter((m) => m.to.some((t) => t.startsWith(tag)));
   const addresses = ours.flatMap((m) => m.to);
   expect(addresses).toHaveLength(RECIPIENTS);
   expect(new Set(addresses).size).toBe(RECIPIENTS);
-  const stats = (await pigeon.request('GET', `/campaigns/${setup.campaignId}/stats`, { headers: setup.s.auth })).body;
+  const stats = (await client.campaigns.stats({ params })).body;
   expect(stats).toMatchObject({ sent: RECIPIENTS, pending: 0 });
   const { rows } = await pigeon.deps.db.pool.query(
     'SELECT status, max(attempts)::int AS attempts, count(*)::int AS n FROM emails WHERE campaign_id = $1 GROUP BY status',
@@ -104,12 +107,12 @@ it('a relay down longer than the old retry schedule costs no mail: the campaign 
     );
     expect(during.downSince).not.toBeNull();
     expect(during.lastError).toMatch(/ECONNREFUSED|421|connect/i);
-    const health = await pigeon.request('GET', '/health');
+    const health = await api(pigeon).system.health();
     expect(health.body).toMatchObject({ status: 'ok', mailTransport: { state: 'down' } });
-    const security = await pigeon.request('GET', `/users/@me/projects/${setup.s.project.id}/security`, {
-      headers: { cookie: setup.s.owner.cookie },
+    const security = await api(pigeon, { cookie: setup.s.owner.cookie }).users.security({
+      params: { id: setup.s.project.id },
     });
-    expect(security.body.mailTransport, JSON.stringify(security.body)).toMatchObject({
+    expect(bodyOf(security, 200).mailTransport, JSON.stringify(security.body)).toMatchObject({
       state: 'down',
       downSince: during.downSince,
     });
@@ -119,8 +122,8 @@ it('a relay down longer than the old retry schedule costs no mail: the campaign 
       [setup.campaignId],
     );
     expect(failed[0].n).toBe(0);
-    const campaign = await pigeon.request('GET', `/campaigns/${setup.campaignId}`, { headers: setup.s.auth });
-    expect(campaign.body.status).toBe('SENDING');
+    const campaign = await api(pigeon, setup.s.auth).campaigns.get({ params: { id: setup.campaignId } });
+    expect(bodyOf(campaign, 200).status).toBe('SENDING');
     await sink.restart();
     await expectAllDeliveredOnce(pigeon, sink, 'out', setup);
     expect((await readTransportStatus(pigeon.deps.db.pool, 'smtp')).state).toBe('up');
@@ -184,21 +187,23 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
   const db = pigeon.deps.db.pool;
   try {
     const s = await verifiedSender(pigeon, dns);
+    const client = api(pigeon, s.auth);
     const [a, b, c] = ['rq-a@c.example', 'rq-b@c.example', 'rq-c@c.example'];
     for (const email of [a, b, c]) {
       sink.failFor(email, 451);
-      expect((await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email } })).status).toBe(201);
+      expect((await client.contacts.create({ body: { email } })).status).toBe(201);
     }
     const body = {
       name: 'Requeue',
       subject: 'Hi',
       body: '<p>Hi {{unsubscribeUrl}}</p>',
       from: s.from,
-      audienceType: 'ALL',
+      audienceType: 'ALL' as const,
     };
-    const campaignId = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data.id;
-    await pigeon.request('POST', `/campaigns/${campaignId}/send`, { headers: s.auth });
-    const get = async () => (await pigeon.request('GET', `/campaigns/${campaignId}`, { headers: s.auth })).body;
+    const campaignId = bodyOf(await client.campaigns.create({ body }), 201).data.id;
+    const params = { id: campaignId };
+    await client.campaigns.send({ params, body: undefined });
+    const get = async () => bodyOf(await client.campaigns.get({ params }), 200);
     expect((await until(get, (k) => k.status === 'SENT')).status).toBe('SENT');
     const { rows: failed } = await db.query(
       `SELECT status, attempts, last_error, next_attempt_at <= created_at + make_interval(secs => $2) AS within
@@ -215,11 +220,8 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
 
     // A 5xx about the recipient is the message's own final failure: a bounce, which suppresses a.
     sink.failFor(a, 550);
-    const bounced = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
-      body: { to: a, from: s.from, subject: 'bounce', body: '<p>b</p>' },
-    });
-    const bouncedId = bounced.body.data.emails[0].email;
+    const bounced = await client.emails.send({ body: { to: a, from: s.from, subject: 'bounce', body: '<p>b</p>' } });
+    const bouncedId = bodyOf(bounced, 200).data.emails[0]?.email;
     const status = async () =>
       (await db.query('SELECT status, attempts FROM emails WHERE id = $1', [bouncedId])).rows[0];
     expect(await until(status, (r) => r.status !== 'QUEUED' && r.status !== 'SENDING')).toEqual({
@@ -228,10 +230,10 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     });
     expect((await readTransportStatus(db, 'smtp')).state).toBe('up');
     // b unsubscribes; the relay takes every address again.
-    await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: b, subscribed: false } });
+    await client.contacts.create({ body: { email: b, subscribed: false } });
     for (const email of [a, b, c]) sink.failFor(email, null);
 
-    const requeued = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: s.auth });
+    const requeued = await client.campaigns.requeueFailed({ params });
     expect(requeued.body).toMatchObject({
       success: true,
       data: { requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } },
@@ -248,32 +250,25 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
       { to_email: c, status: 'SENT' },
     ]);
     // Nothing left to requeue: a second call changes nothing; a DRAFT has nothing to requeue.
-    const again = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: s.auth });
-    expect(again.body.data).toEqual({ requeued: 0, refused: { suppressed: 1, unsubscribed: 1 } });
-    const draft = (await pigeon.request('POST', '/campaigns', { headers: s.auth, body })).body.data.id;
-    expectEnvelope(
-      await pigeon.request('POST', `/campaigns/${draft}/requeue-failed`, { headers: s.auth }),
-      409,
-      'CONFLICT',
-    );
+    const again = await client.campaigns.requeueFailed({ params });
+    expect(bodyOf(again, 200).data).toEqual({ requeued: 0, refused: { suppressed: 1, unsubscribed: 1 } });
+    const draft = bodyOf(await client.campaigns.create({ body }), 201).data.id;
+    expectEnvelope(await client.campaigns.requeueFailed({ params: { id: draft } }), 409, 'CONFLICT');
 
     // The project-wide requeue: transactional mail that outlived its lifetime goes once the relay takes it.
     const d = 'rq-d@c.example';
     sink.failFor(d, 451);
-    const sent = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
-      body: { to: d, from: s.from, subject: 'later', body: '<p>l</p>' },
-    });
-    const dId = sent.body.data.emails[0].email;
+    const sent = await client.emails.send({ body: { to: d, from: s.from, subject: 'later', body: '<p>l</p>' } });
+    const dId = bodyOf(sent, 200).data.emails[0]?.email;
     const dStatus = async () => (await db.query('SELECT status FROM emails WHERE id = $1', [dId])).rows[0].status;
     expect(await until(dStatus, (v) => v === 'FAILED')).toBe('FAILED');
     sink.failFor(d, null);
-    const project = await pigeon.request('POST', '/emails/requeue-failed', { headers: s.auth });
+    const project = await client.emails.requeueFailed();
     // The campaign's two refused messages are counted again; d goes.
-    expect(project.body.data).toEqual({ requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } });
+    expect(bodyOf(project, 200).data).toEqual({ requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } });
     expect(await until(dStatus, (v) => v === 'SENT')).toBe('SENT');
     const other = await verifiedSender(pigeon, dns);
-    const foreign = await pigeon.request('POST', `/campaigns/${campaignId}/requeue-failed`, { headers: other.auth });
+    const foreign = await api(pigeon, other.auth).campaigns.requeueFailed({ params });
     expectEnvelope(foreign, 404, 'NOT_FOUND');
   } finally {
     await pigeon.stop();

@@ -1,6 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../test/accounts.js';
+import { api, bodyOf } from '../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
 
 const metricsText = async (port: number, host = '127.0.0.1') => {
@@ -63,11 +64,12 @@ describe('with METRICS_PORT', () => {
 
   it('times requests by route template, never by path, and counts rate-limited ones', async () => {
     const { auth } = await newProject(pigeon);
-    const created = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'm@metrics.example' } });
+    const contacts = api(pigeon, auth).contacts;
+    const created = await contacts.create({ body: { email: 'm@metrics.example' } });
     expect(created.status).toBe(201);
-    const id = created.body.id ?? created.body.data?.id;
-    expect((await pigeon.request('GET', `/contacts/${id}`, { headers: auth })).status).toBe(200);
-    await pigeon.request('GET', '/no/such/route');
+    const id = bodyOf(created, 201).id;
+    expect((await contacts.get({ params: { id } })).status).toBe(200);
+    await pigeon.request('GET', '/no/such/route'); // not in the contract, on purpose
     const text = await metricsText(port);
     const route = { method: 'GET', route: '/contacts/:id', status_class: '2xx' };
     expect(sample(text, 'pigeon_http_request_duration_seconds_count', route)).toBeGreaterThanOrEqual(1);
@@ -80,7 +82,7 @@ describe('with METRICS_PORT', () => {
 
     const limited = sample(text, 'pigeon_http_rate_limited_total') ?? 0;
     const statuses = [];
-    for (let i = 0; i < 31; i++) statuses.push((await pigeon.request('GET', '/contacts', { headers: auth })).status);
+    for (let i = 0; i < 31; i++) statuses.push((await contacts.list()).status);
     expect(statuses).toContain(429);
     const refused = statuses.filter((s) => s === 429).length;
     expect(sample(await metricsText(port), 'pigeon_http_rate_limited_total')).toBe(limited + refused);

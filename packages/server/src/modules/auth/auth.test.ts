@@ -15,9 +15,7 @@ const RESET_SUBJECT = 'Reset your Pigeon password';
 describe('signup and sessions', () => {
   it('signs up, sets an httpOnly SameSite=Lax cookie with a 7-day lifetime, and knows the user', async () => {
     const email = uniqueEmail();
-    const res = await pigeon.request('POST', '/auth/signup', {
-      body: { email: ` ${email.toUpperCase()} `, password: 'long enough' },
-    });
+    const res = await api(pigeon).auth.signup({ body: { email: ` ${email.toUpperCase()} `, password: 'long enough' } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ email, emailVerified: false });
     const setCookie = res.headers.get('set-cookie') ?? '';
@@ -25,9 +23,9 @@ describe('signup and sessions', () => {
     expect(setCookie).toMatch(/SameSite=Lax/i);
     expect(setCookie).toMatch(/Max-Age=604800/);
     expect(setCookie).not.toMatch(/Secure/i); // PUBLIC_URL is http here
-    const me = await pigeon.request('GET', '/users/@me', { headers: { cookie: sessionCookie(res) } });
+    const me = await api(pigeon, { cookie: sessionCookie(res) }).users.me();
     expect(me.status).toBe(200);
-    expect(me.body.email).toBe(email);
+    expect(bodyOf(me, 200).email).toBe(email);
   });
 
   it('refuses a second account for the same address with 409', async () => {
@@ -38,6 +36,7 @@ describe('signup and sessions', () => {
   });
 
   it('validates signup input with field errors', async () => {
+    // Both fields bad on purpose.
     const res = await pigeon.request('POST', '/auth/signup', { body: { email: 'nope', password: 'short' } });
     const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
     expect(error.errors?.map((e) => e.field).sort()).toEqual(['email', 'password']);
@@ -56,7 +55,7 @@ describe('signup and sessions', () => {
     await signUp(pigeon, email, 'my password 1');
     const login = await api(pigeon).auth.login({ body: { email, password: 'my password 1' } });
     expect(login.status).toBe(200);
-    expect((await pigeon.request('GET', '/users/@me', { headers: { cookie: sessionCookie(login) } })).status).toBe(200);
+    expect((await api(pigeon, { cookie: sessionCookie(login) }).users.me()).status).toBe(200);
     const logout = await api(pigeon).auth.logout();
     expect(logout.headers.get('set-cookie')).toMatch(/pigeon_session=;.*Expires=Thu, 01 Jan 1970/);
   });
@@ -107,13 +106,9 @@ describe('signup and sessions', () => {
     const email = uniqueEmail();
     await signUp(pigeon, email, 'the right one');
     // Pigeon trusts X-Forwarded-For from loopback (a reverse proxy): each test IP is its own client.
-    const from = (ip: string) => ({ 'x-forwarded-for': ip });
-    const login = (password: string, ip: string) =>
-      pigeon.request('POST', '/auth/login', { body: { email, password }, headers: from(ip) });
-    const unknown = await pigeon.request('POST', '/auth/login', {
-      body: { email: uniqueEmail(), password: 'whatever' },
-      headers: from('198.51.100.7'),
-    });
+    const from = (ip: string) => api(pigeon, { 'x-forwarded-for': ip }).auth;
+    const login = (password: string, ip: string) => from(ip).login({ body: { email, password } });
+    const unknown = await from('198.51.100.7').login({ body: { email: uniqueEmail(), password: 'whatever' } });
     const wrong = await login('the wrong one', '198.51.100.7');
     expect(expectEnvelope(unknown, 401, 'INVALID_CREDENTIALS').message).toBe(
       expectEnvelope(wrong, 401, 'INVALID_CREDENTIALS').message,
@@ -127,19 +122,15 @@ describe('signup and sessions', () => {
     expect((await login('the right one', '203.0.113.20')).status).toBe(200);
     const other = uniqueEmail();
     await signUp(pigeon, other, 'the right one');
-    const otherLogin = await pigeon.request('POST', '/auth/login', {
-      body: { email: other, password: 'the right one' },
-      headers: from('198.51.100.7'),
-    });
+    const otherLogin = await from('198.51.100.7').login({ body: { email: other, password: 'the right one' } });
     expect(otherLogin.status).toBe(200);
   });
 
   it('locks an IP after 50 failures over any addresses', async () => {
     const ip = '198.51.100.50';
     for (let i = 0; i < 50; i++) {
-      const res = await pigeon.request('POST', '/auth/login', {
+      const res = await api(pigeon, { 'x-forwarded-for': ip }).auth.login({
         body: { email: uniqueEmail('guess'), password: 'whatever it is' },
-        headers: { 'x-forwarded-for': ip },
       });
       expect(res.status).toBe(401);
     }
@@ -200,10 +191,7 @@ describe('mailed tokens', () => {
 
   it('accepts 10 reset requests per IP within 15 minutes, then answers 429 to that IP only', async () => {
     const ask = (ip: string) =>
-      pigeon.request('POST', '/auth/request-password-reset', {
-        body: { email: uniqueEmail('reset') },
-        headers: { 'x-forwarded-for': ip },
-      });
+      api(pigeon, { 'x-forwarded-for': ip }).auth.requestPasswordReset({ body: { email: uniqueEmail('reset') } });
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await ask('198.51.100.60')).status);
     expect(statuses).toEqual([...Array(10).fill(202), 429, 429]);
@@ -278,11 +266,9 @@ describe('deployment settings', () => {
   it('refuses signups when DISABLE_SIGNUPS is set, and says so in /config', async () => {
     const closed = await startTestPigeon({ env: { DISABLE_SIGNUPS: 'true' } });
     try {
-      const res = await closed.request('POST', '/auth/signup', {
-        body: { email: uniqueEmail(), password: 'long enough' },
-      });
+      const res = await api(closed).auth.signup({ body: { email: uniqueEmail(), password: 'long enough' } });
       expectEnvelope(res, 403, 'SIGNUPS_DISABLED');
-      const config = await closed.request('GET', '/config');
+      const config = await api(closed).system.config();
       expect(config.body).toMatchObject({ signupsEnabled: false, oauthProviders: [], mailTransport: 'outbox' });
     } finally {
       await closed.stop();

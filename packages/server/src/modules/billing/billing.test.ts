@@ -3,14 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, newProject, signUp, uniqueEmail } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startCli } from '../../../test/cli.js';
-import {
-  expectEnvelope,
-  type RequestOptions,
-  request,
-  startTestPigeon,
-  type TestPigeon,
-} from '../../../test/helpers.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { buildWorkflow, createTemplate, executionDetail, executionsOf, track, until } from '../../../test/workflows.js';
 
 let pigeon: TestPigeon;
@@ -29,32 +24,36 @@ let domains = 0;
 async function sender(p: TestPigeon = pigeon) {
   const setup = await newProject(p);
   const domain = `billing${++domains}-${process.pid}.example.com`;
-  const created = await p.request('POST', '/domains', { headers: setup.auth, body: { domain } });
-  expect(created.body.status, created.text).toBe('verified');
+  const created = await api(p, setup.auth).domains.create({ body: { domain } });
+  expect(created.status === 201 && created.body.status, JSON.stringify(created.body)).toBe('verified');
   return { ...setup, from: `hello@${domain}` };
 }
 type Sender = Awaited<ReturnType<typeof sender>>;
 
-const limitsPath = (s: Sender) => `/users/@me/projects/${s.project.id}/billing-limits`;
-const consumptionPath = (s: Sender) => `/users/@me/projects/${s.project.id}/billing-consumption`;
+/** The billing routes of a sender's project, as `headers` (the secret key unless told) see them. */
+const billing = (s: Sender, headers: Record<string, string> = s.auth) => api(pigeon, headers).billing;
+const ofProject = (s: Sender) => ({ params: { id: s.project.id } });
 
-async function setLimits(s: Sender, body: Record<string, number | null>) {
-  const res = await pigeon.request('PUT', limitsPath(s), { headers: s.auth, body });
-  expect(res.status, res.text).toBe(200);
-  return res.body;
+async function setLimits(
+  s: Sender,
+  body: { transactional?: number | null; campaigns?: number | null; workflows?: number | null },
+) {
+  const res = await billing(s).setLimits({ ...ofProject(s), body });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return bodyOf(res, 200);
 }
 
-/** Anything that sends requests to a Pigeon: the in-process one, or another process by its URL. */
-type Requester = Pick<TestPigeon, 'request'>;
+/** Anything that serves Pigeon's API: the in-process one, or another process by its URL. */
+type Server = Pick<TestPigeon, 'url'>;
 
-async function consumption(s: Sender, p: Requester = pigeon) {
-  const res = await p.request('GET', consumptionPath(s), { headers: s.auth });
-  expect(res.status, res.text).toBe(200);
-  return res.body;
+async function consumption(s: Sender, p: Server = pigeon) {
+  const res = await api(p, s.auth).billing.consumption(ofProject(s));
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return bodyOf(res, 200);
 }
 
-const send = (s: Sender, to: string | string[], p: Requester = pigeon) =>
-  p.request('POST', '/v1/send', { headers: s.auth, body: { to, subject: 'Hi', body: '<p>Hello</p>', from: s.from } });
+const send = (s: Sender, to: string | string[], p: Server = pigeon) =>
+  api(p, s.auth).emails.send({ body: { to, subject: 'Hi', body: '<p>Hello</p>', from: s.from } });
 
 const emailCount = async (s: Sender) =>
   Number(
@@ -70,7 +69,7 @@ const nextMonth = () => {
 describe('billing limits', () => {
   it('starts with no caps; PUT sets some, keeps the others, and null removes one', async () => {
     const s = await sender();
-    const initial = await pigeon.request('GET', limitsPath(s), { headers: s.auth });
+    const initial = await billing(s).getLimits(ofProject(s));
     expect(initial.status).toBe(200);
     expect(initial.body).toEqual({ transactional: null, campaigns: null, workflows: null });
     expect(await setLimits(s, { transactional: 100, campaigns: 5000 })).toEqual({
@@ -84,51 +83,47 @@ describe('billing limits', () => {
       workflows: 0,
     });
     // The session of a member works as well as the secret key.
-    const viaSession = await pigeon.request('GET', limitsPath(s), { headers: { cookie: s.owner.cookie } });
+    const viaSession = await billing(s, { cookie: s.owner.cookie }).getLimits(ofProject(s));
     expect(viaSession.body).toEqual({ transactional: 100, campaigns: null, workflows: 0 });
   });
 
   it('refuses bad caps, other projects, public keys and members without the role, changing nothing', async () => {
     const s = await sender();
     await setLimits(s, { transactional: 10 });
+    // Bad caps on purpose ('many' does not fit the contract's types).
     for (const body of [{ transactional: -1 }, { campaigns: 1.5 }, { workflows: 'many' }, {}]) {
-      const res = await pigeon.request('PUT', limitsPath(s), { headers: s.auth, body });
+      const res = await pigeon.request('PUT', `/users/@me/projects/${s.project.id}/billing-limits`, {
+        headers: s.auth,
+        body,
+      });
       expectEnvelope(res, 422, 'VALIDATION_ERROR');
     }
     const other = await sender();
-    expectEnvelope(await pigeon.request('GET', limitsPath(other), { headers: s.auth }), 404, 'NOT_FOUND');
-    expectEnvelope(
-      await pigeon.request('PUT', limitsPath(other), { headers: s.auth, body: { transactional: 1 } }),
-      404,
-      'NOT_FOUND',
-    );
-    expectEnvelope(
-      await pigeon.request('GET', consumptionPath(other), { headers: { cookie: s.owner.cookie } }),
-      404,
-      'NOT_FOUND',
-    );
+    expectEnvelope(await billing(s).getLimits(ofProject(other)), 404, 'NOT_FOUND');
+    expectEnvelope(await billing(s).setLimits({ ...ofProject(other), body: { transactional: 1 } }), 404, 'NOT_FOUND');
+    expectEnvelope(await billing(s, { cookie: s.owner.cookie }).consumption(ofProject(other)), 404, 'NOT_FOUND');
     const pk = { authorization: `Bearer ${s.project.publicKey}` };
-    expectEnvelope(await pigeon.request('GET', limitsPath(s), { headers: pk }), 401, 'INVALID_API_KEY');
-    expectEnvelope(await pigeon.request('GET', limitsPath(s)), 401, 'UNAUTHORIZED');
+    expectEnvelope(await billing(s, pk).getLimits(ofProject(s)), 401, 'INVALID_API_KEY');
+    expectEnvelope(await billing(s, {}).getLimits(ofProject(s)), 401, 'UNAUTHORIZED');
 
     const member = await signUp(pigeon);
-    const invited = await pigeon.request('POST', `/projects/${s.project.id}/members`, {
-      headers: { cookie: s.owner.cookie },
+    const invited = await api(pigeon, { cookie: s.owner.cookie }).projects.inviteMember({
+      params: { id: s.project.id },
       body: { email: member.user.email, role: 'MEMBER' },
     });
-    expect(invited.status, invited.text).toBe(201);
-    const asMember = { cookie: member.cookie };
-    expect((await pigeon.request('GET', limitsPath(s), { headers: asMember })).status).toBe(200);
+    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
+    const asMember = billing(s, { cookie: member.cookie });
+    expect((await asMember.getLimits(ofProject(s))).status).toBe(200);
     expectEnvelope(
-      await pigeon.request('PUT', limitsPath(s), { headers: asMember, body: { transactional: 1000 } }),
+      await asMember.setLimits({ ...ofProject(s), body: { transactional: 1000 } }),
       403,
       'INSUFFICIENT_ROLE',
     );
-    expect((await pigeon.request('GET', limitsPath(s), { headers: s.auth })).body.transactional).toBe(10);
+    expect(bodyOf(await billing(s).getLimits(ofProject(s)), 200).transactional).toBe(10);
     // A project of the member's own is no way into this one.
     const own = await createProject(pigeon, member.cookie, 'Mine');
     expectEnvelope(
-      await pigeon.request('GET', limitsPath(s), { headers: { authorization: `Bearer ${own.secretKey}` } }),
+      await billing(s, { authorization: `Bearer ${own.secretKey}` }).getLimits(ofProject(s)),
       404,
       'NOT_FOUND',
     );
@@ -157,7 +152,7 @@ describe('transactional cap', () => {
     expect(error.suggestion).toContain('billing-limits');
     // Nothing of the refused request stayed: no email, no new contact.
     expect(await emailCount(s)).toBe(before);
-    const lookup = await pigeon.request('POST', '/contacts/lookup', { headers: s.auth, body: { emails: [newcomer] } });
+    const lookup = await api(pigeon, s.auth).contacts.lookup({ body: { emails: [newcomer] } });
     expect(JSON.stringify(lookup.body)).not.toMatch(/"exists":\s*true/);
 
     const usage = await consumption(s);
@@ -196,15 +191,12 @@ describe('transactional cap', () => {
     });
     try {
       const otherUrl = await other.ready;
-      const viaOther = {
-        url: otherUrl,
-        request: (m: string, p: string, i?: RequestOptions) => request(otherUrl, m, p, i),
-      };
+      const viaOther = { url: otherUrl };
       const s = await sender();
       const cap = 25;
       await setLimits(s, { transactional: cap });
       // Two request streams, one per process, 20 sends each, all in flight together.
-      const streams = [pigeon, viaOther].map((p: Requester) =>
+      const streams = [pigeon, viaOther].map((p: Server) =>
         Promise.all(Array.from({ length: 20 }, () => send(s, uniqueEmail('race'), p))),
       );
       const [first, second] = await Promise.all(streams);
@@ -221,7 +213,7 @@ describe('transactional cap', () => {
       // Without a cap the count is spread over counter shards, and still exact.
       await setLimits(s, { transactional: null });
       const uncapped = await Promise.all(
-        [pigeon, viaOther].flatMap((p: Requester) => Array.from({ length: 10 }, () => send(s, uniqueEmail('free'), p))),
+        [pigeon, viaOther].flatMap((p: Server) => Array.from({ length: 10 }, () => send(s, uniqueEmail('free'), p))),
       );
       expect(uncapped.every((r) => r.status === 200)).toBe(true);
       expect((await consumption(s)).transactional).toEqual({ used: cap + 20, limit: null, remaining: null });
@@ -239,36 +231,32 @@ describe('transactional cap', () => {
 });
 
 describe('campaigns cap', () => {
-  async function campaignFor(s: Sender, recipients: number, extra: Record<string, unknown> = {}) {
+  async function campaignFor(s: Sender, recipients: number) {
+    const client = api(pigeon, s.auth);
     for (let i = 0; i < recipients; i++) {
-      const res = await pigeon.request('POST', '/contacts', {
-        headers: s.auth,
-        body: { email: uniqueEmail('audience'), subscribed: true },
-      });
+      const res = await client.contacts.create({ body: { email: uniqueEmail('audience'), subscribed: true } });
       expect(res.status).toBe(201);
     }
-    const created = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const created = await client.campaigns.create({
       body: {
         name: 'Sale',
         subject: 'Sale',
         body: '<p>Sale {{unsubscribeUrl}}</p>',
         from: s.from,
         audienceType: 'ALL',
-        ...extra,
       },
     });
-    expect(created.status, created.text).toBe(201);
-    return created.body.data.id as string;
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return bodyOf(created, 201).data.id;
   }
-  const campaign = async (s: Sender, id: string) =>
-    (await pigeon.request('GET', `/campaigns/${id}`, { headers: s.auth })).body;
+  const campaigns = (s: Sender) => api(pigeon, s.auth).campaigns;
+  const campaign = async (s: Sender, id: string) => bodyOf(await campaigns(s).get({ params: { id } }), 200);
 
   it('refuses a campaign larger than what is left before it starts; it stays a DRAFT and queues nothing', async () => {
     const s = await sender();
     await setLimits(s, { campaigns: 5 });
     const id = await campaignFor(s, 6);
-    const refused = await pigeon.request('POST', `/campaigns/${id}/send`, { headers: s.auth, body: {} });
+    const refused = await campaigns(s).send({ params: { id }, body: {} });
     const error = expectEnvelope(refused, 403, 'BILLING_LIMIT_EXCEEDED');
     expect(error.details).toMatchObject({ category: 'campaigns', limit: 5, used: 0, remaining: 5, requested: 6 });
     expect(await campaign(s, id)).toMatchObject({ status: 'DRAFT', totalRecipients: 0 });
@@ -276,15 +264,12 @@ describe('campaigns cap', () => {
     expect((await consumption(s)).campaigns).toEqual({ used: 0, limit: 5, remaining: 5 });
 
     await setLimits(s, { campaigns: 6 });
-    const sent = await pigeon.request('POST', `/campaigns/${id}/send`, { headers: s.auth, body: {} });
-    expect(sent.status, sent.text).toBe(200);
+    const sent = await campaigns(s).send({ params: { id }, body: {} });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(await emailCount(s)).toBe(6);
     expect((await consumption(s)).campaigns).toEqual({ used: 6, limit: 6, remaining: 0 });
     // Test sends are campaign mail too.
-    const test = await pigeon.request('POST', `/campaigns/${id}/test`, {
-      headers: s.auth,
-      body: { email: uniqueEmail() },
-    });
+    const test = await campaigns(s).test({ params: { id }, body: { email: uniqueEmail() } });
     expectEnvelope(test, 403, 'BILLING_LIMIT_EXCEEDED');
     expect(await emailCount(s)).toBe(6);
   });
@@ -293,11 +278,11 @@ describe('campaigns cap', () => {
     const s = await sender();
     await setLimits(s, { campaigns: 2 });
     const id = await campaignFor(s, 3);
-    const scheduled = await pigeon.request('POST', `/campaigns/${id}/send`, {
-      headers: s.auth,
+    const scheduled = await campaigns(s).send({
+      params: { id },
       body: { scheduledFor: new Date(Date.now() + 300).toISOString() },
     });
-    expect(scheduled.status, scheduled.text).toBe(200);
+    expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
     expect((await campaign(s, id)).status).toBe('SCHEDULED');
     const after = await until(
       () => campaign(s, id),
@@ -312,17 +297,17 @@ describe('campaigns cap', () => {
     const s = await sender();
     await setLimits(s, { campaigns: 10 });
     // One message a second: most are still queued when the campaign is cancelled.
-    const patched = await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
-      headers: { cookie: s.owner.cookie },
+    const patched = await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+      ...ofProject(s),
       body: { campaignSendRate: 1 },
     });
-    expect(patched.status, patched.text).toBe(200);
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     const id = await campaignFor(s, 8);
-    expect((await pigeon.request('POST', `/campaigns/${id}/send`, { headers: s.auth, body: {} })).status).toBe(200);
+    expect((await campaigns(s).send({ params: { id }, body: {} })).status).toBe(200);
     expect((await consumption(s)).campaigns.used).toBe(8);
-    const cancelled = await pigeon.request('POST', `/campaigns/${id}/cancel`, { headers: s.auth });
-    expect(cancelled.status, cancelled.text).toBe(200);
-    const notSent = cancelled.body.data.cancelled as number;
+    const cancelled = await campaigns(s).cancel({ params: { id } });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    const notSent = bodyOf(cancelled, 200).data.cancelled;
     expect(notSent).toBeGreaterThan(0);
     expect((await consumption(s)).campaigns.used).toBe(8 - notSent);
   });

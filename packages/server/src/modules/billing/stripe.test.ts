@@ -3,6 +3,7 @@ import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, signUp } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { loadConfig } from '../../config/index.js';
 
@@ -98,6 +99,7 @@ const stripeEvent = (type: string, object: Record<string, unknown>) =>
     data: { object },
   });
 
+// Stripe's webhook: a raw body, byte for byte what the signature covers, so not through the typed client.
 const deliver = (payload: string, signature: string | undefined, p: TestPigeon = pigeon) =>
   p.request('POST', '/webhooks/incoming/stripe', {
     rawBody: payload,
@@ -107,7 +109,9 @@ const deliver = (payload: string, signature: string | undefined, p: TestPigeon =
     },
   });
 
-const billingPath = (projectId: string, what: string) => `/users/@me/projects/${projectId}/${what}`;
+/** The billing routes of a project, as `headers` see them (on `p`, the Stripe-enabled Pigeon unless told). */
+const billing = (headers: Record<string, string>, p: TestPigeon = pigeon) => api(p, headers).billing;
+const ofProject = (projectId: string) => ({ params: { id: projectId } });
 
 describe('Stripe configuration', () => {
   it('is on only with all three settings; half a setup is a configuration error', () => {
@@ -122,19 +126,19 @@ describe('Stripe configuration', () => {
   });
 
   it('GET /config says billing is on', async () => {
-    const res = await pigeon.request('GET', '/config');
-    expect(res.body.billingEnabled).toBe(true);
+    const res = await api(pigeon).system.config();
+    expect(bodyOf(res, 200).billingEnabled).toBe(true);
   });
 });
 
 describe('checkout, portal and invoices', () => {
   it('checkout creates the customer once and a subscription session for the configured price', async () => {
     const s = await newProject(pigeon);
-    const res = await pigeon.request('POST', billingPath(s.project.id, 'checkout'), {
-      headers: s.auth,
+    const res = await billing(s.auth).checkout({
+      ...ofProject(s.project.id),
       body: { successUrl: 'https://app.example/billing/done' },
     });
-    expect(res.status, res.text).toBe(200);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({ id: 'cs_test_1', url: 'https://checkout.stripe.com/c/pay/cs_test_1' });
     const customer = stripeCalls.find((c) => c.path === '/v1/customers');
     expect(customer?.form.get('metadata[pigeonProjectId]')).toBe(s.project.id);
@@ -147,34 +151,32 @@ describe('checkout, portal and invoices', () => {
     expect(session?.form.get('cancel_url')).toBe(`${pigeon.deps.config.http.publicUrl}/?billing=cancelled`);
 
     stripeCalls.length = 0;
-    const again = await pigeon.request('POST', billingPath(s.project.id, 'checkout'), { headers: s.auth, body: {} });
+    const again = await billing(s.auth).checkout({ ...ofProject(s.project.id), body: {} });
     expect(again.status).toBe(200);
     expect(stripeCalls.map((c) => c.path)).toEqual(['/v1/checkout/sessions']);
   });
 
   it('the portal needs a customer first (409); invoices are empty until then, then read from Stripe', async () => {
     const s = await newProject(pigeon);
-    expectEnvelope(
-      await pigeon.request('POST', billingPath(s.project.id, 'billing-portal'), { headers: s.auth }),
-      409,
-      'CONFLICT',
-    );
-    const none = await pigeon.request('GET', billingPath(s.project.id, 'billing-invoices'), { headers: s.auth });
+    const client = billing(s.auth);
+    const project = ofProject(s.project.id);
+    expectEnvelope(await client.portal(project), 409, 'CONFLICT');
+    const none = await client.invoices(project);
     expect(none.body).toEqual({ data: [] });
     expect(stripeCalls).toHaveLength(0);
 
-    await pigeon.request('POST', billingPath(s.project.id, 'checkout'), { headers: s.auth, body: {} });
-    const portal = await pigeon.request('POST', billingPath(s.project.id, 'billing-portal'), { headers: s.auth });
-    expect(portal.status, portal.text).toBe(200);
-    expect(portal.body.url).toBe('https://billing.stripe.com/p/session/test_1');
+    await client.checkout({ ...project, body: {} });
+    const portal = await client.portal(project);
+    expect(portal.status, JSON.stringify(portal.body)).toBe(200);
+    expect(bodyOf(portal, 200).url).toBe('https://billing.stripe.com/p/session/test_1');
     expect(stripeCalls.find((c) => c.path === '/v1/billing_portal/sessions')?.form.get('customer')).toBe(
       customerOf(s.project.id),
     );
 
-    const invoices = await pigeon.request('GET', billingPath(s.project.id, 'billing-invoices'), { headers: s.auth });
-    expect(invoices.status, invoices.text).toBe(200);
+    const invoices = await client.invoices(project);
+    expect(invoices.status, JSON.stringify(invoices.body)).toBe(200);
     expect(stripeCalls.find((c) => c.path === '/v1/invoices')?.query.get('customer')).toBe(customerOf(s.project.id));
-    expect(invoices.body.data).toEqual([
+    expect(bodyOf(invoices, 200).data).toEqual([
       {
         id: 'in_test_1',
         number: 'PIG-0001',
@@ -192,24 +194,17 @@ describe('checkout, portal and invoices', () => {
   it('a MEMBER cannot start a checkout, another project is 404, and a Stripe failure is a 502', async () => {
     const s = await newProject(pigeon);
     const member = await signUp(pigeon);
-    await pigeon.request('POST', `/projects/${s.project.id}/members`, {
-      headers: { cookie: s.owner.cookie },
+    await api(pigeon, { cookie: s.owner.cookie }).projects.inviteMember({
+      ...ofProject(s.project.id),
       body: { email: member.user.email, role: 'MEMBER' },
     });
     expectEnvelope(
-      await pigeon.request('POST', billingPath(s.project.id, 'checkout'), {
-        headers: { cookie: member.cookie },
-        body: {},
-      }),
+      await billing({ cookie: member.cookie }).checkout({ ...ofProject(s.project.id), body: {} }),
       403,
       'INSUFFICIENT_ROLE',
     );
     const other = await newProject(pigeon);
-    expectEnvelope(
-      await pigeon.request('POST', billingPath(other.project.id, 'checkout'), { headers: s.auth, body: {} }),
-      404,
-      'NOT_FOUND',
-    );
+    expectEnvelope(await billing(s.auth).checkout({ ...ofProject(other.project.id), body: {} }), 404, 'NOT_FOUND');
     expect(stripeCalls).toHaveLength(0);
 
     stripeApi.use(
@@ -221,7 +216,7 @@ describe('checkout, portal and invoices', () => {
       ),
     );
     try {
-      const failed = await pigeon.request('POST', billingPath(s.project.id, 'checkout'), { headers: s.auth, body: {} });
+      const failed = await billing(s.auth).checkout({ ...ofProject(s.project.id), body: {} });
       const error = expectEnvelope(failed, 502, 'UPSTREAM_ERROR');
       expect(error.message).toContain('No such price');
     } finally {
@@ -267,8 +262,8 @@ describe('POST /webhooks/incoming/stripe', () => {
       items: { object: 'list', data: [{ id: 'si_1', object: 'subscription_item', current_period_end: periodEnd }] },
     });
     expect((await deliver(updated, stripeSignature(updated))).status).toBe(200);
-    const usage = await pigeon.request('GET', billingPath(s.project.id, 'billing-consumption'), { headers: s.auth });
-    expect(usage.body.subscription).toEqual({
+    const usage = await billing(s.auth).consumption(ofProject(s.project.id));
+    expect(bodyOf(usage, 200).subscription).toEqual({
       status: 'past_due',
       currentPeriodEnd: new Date(periodEnd * 1000).toISOString(),
     });
@@ -310,24 +305,22 @@ describe('without Stripe', () => {
   it('billing endpoints answer 404 BILLING_DISABLED and GET /config says billing is off; caps still work', async () => {
     const plain = await startTestPigeon({ databaseUrl: pigeon.deps.db.url });
     try {
-      expect((await plain.request('GET', '/config')).body.billingEnabled).toBe(false);
+      expect(bodyOf(await api(plain).system.config(), 200).billingEnabled).toBe(false);
       const s = await newProject(plain);
-      for (const [method, what] of [
-        ['POST', 'checkout'],
-        ['POST', 'billing-portal'],
-        ['GET', 'billing-invoices'],
-      ] as const) {
-        const res = await plain.request(method, billingPath(s.project.id, what), {
-          headers: s.auth,
-          ...(what === 'checkout' ? { body: {} } : {}),
-        });
+      const client = billing(s.auth, plain);
+      const project = ofProject(s.project.id);
+      for (const res of [
+        await client.checkout({ ...project, body: {} }),
+        await client.portal(project),
+        await client.invoices(project),
+      ]) {
         expect(expectEnvelope(res, 404, 'BILLING_DISABLED').suggestion).toContain('STRIPE_SECRET_KEY');
       }
       const payload = stripeEvent('checkout.session.completed', { id: 'cs_x', object: 'checkout.session' });
       expectEnvelope(await deliver(payload, stripeSignature(payload), plain), 404, 'BILLING_DISABLED');
-      const usage = await plain.request('GET', billingPath(s.project.id, 'billing-consumption'), { headers: s.auth });
+      const usage = await client.consumption(project);
       expect(usage.status).toBe(200);
-      expect(usage.body.subscription).toBeNull();
+      expect(bodyOf(usage, 200).subscription).toBeNull();
       expect(stripeCalls).toHaveLength(0);
     } finally {
       await plain.stop();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { eventNames, signUp } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -31,12 +32,12 @@ const recipient = () => `r${++recipientCounter}-${process.pid}@inbox.example`;
 
 /** Sends one transactional email and waits until the sink has it; returns ids and its return path. */
 async function sendOne(s: Sender, to = recipient()) {
-  const res = await pigeon.request('POST', '/v1/send', {
-    headers: s.auth,
+  const res = await api(pigeon, s.auth).emails.send({
     body: { to, from: s.from, subject: 'Welcome', body: '<p>Hello</p>', subscribed: true },
   });
   expect(res.status).toBe(200);
-  const [sent] = res.body.data.emails;
+  const [sent] = bodyOf(res, 200).data.emails;
+  if (!sent) throw new Error('nothing sent');
   const messageId = `<${sent.email}@${s.domain}>`;
   await sink.waitFor(1);
   const message = await until(
@@ -48,7 +49,7 @@ async function sendOne(s: Sender, to = recipient()) {
     async () => (await pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [sent.email])).rows[0],
     (r) => r?.status === 'SENT',
   );
-  return { emailId: sent.email as string, contactId: sent.contact.id as string, to, messageId, message };
+  return { emailId: sent.email, contactId: sent.contact.id, to, messageId, message };
 }
 
 /** A report fixture (written in the RFC formats) with the placeholders filled in. */
@@ -122,8 +123,7 @@ describe('outgoing mail', () => {
     expect(row.sent_at).not.toBeNull();
     expect(row.delivered_at).not.toBeNull();
 
-    const custom = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
+    const custom = await api(pigeon, s.auth).emails.send({
       body: { to: recipient(), from: s.from, subject: 's', body: 'b', headers: { 'feedback-id': 'mine' } },
     });
     expect(expectEnvelope(custom, 422, 'VALIDATION_ERROR').errors).toEqual([
@@ -146,12 +146,13 @@ describe('the inbound receiver', () => {
     expect(await eventsOf(sent.contactId, 'contact.unsubscribed')).toEqual([
       { source: 'hard_bounce', reason: 'hard_bounce', emailId: sent.emailId },
     ]);
-    const contact = await pigeon.request('GET', `/contacts/${sent.contactId}`, { headers: s.auth });
-    expect(contact.body.subscribed).toBe(false);
+    const client = api(pigeon, s.auth);
+    const contact = await client.contacts.get({ params: { id: sent.contactId } });
+    expect(bodyOf(contact, 200).subscribed).toBe(false);
 
-    const list = await pigeon.request('GET', '/suppressions', { headers: s.auth });
-    expect(list.body).toMatchObject({ total: 1, hasMore: false, cursor: null });
-    expect(list.body.data).toEqual([
+    const list = bodyOf(await client.suppressions.list(), 200);
+    expect(list).toMatchObject({ total: 1, hasMore: false, cursor: null });
+    expect(list.data).toEqual([
       {
         id: expect.any(String),
         email: sent.to,
@@ -166,26 +167,22 @@ describe('the inbound receiver', () => {
     await reportFor(sent, s, 'dsn-hard-bounce.eml');
     expect(await eventsOf(sent.contactId, 'email.bounce')).toHaveLength(1);
 
-    const again = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
+    const again = await client.emails.send({
       body: { to: [sent.to, 'fine@inbox.example'], from: s.from, subject: 'Again', body: 'b' },
     });
     expect(again.status).toBe(200);
-    expect(again.body.data.skipped).toEqual([
+    expect(bodyOf(again, 200).data.skipped).toEqual([
       { contact: { id: sent.contactId, email: sent.to }, reason: 'suppressed', suppression: 'hard_bounce' },
     ]);
-    expect(again.body.data.emails.map((e: { contact: { email: string } }) => e.contact.email)).toEqual([
-      'fine@inbox.example',
-    ]);
+    expect(bodyOf(again, 200).data.emails.map((e) => e.contact.email)).toEqual(['fine@inbox.example']);
 
-    const lifted = await pigeon.request('DELETE', `/suppressions/${list.body.data[0].id}`, { headers: s.auth });
+    const lifted = await client.suppressions.delete({ params: { id: list.data[0]?.id ?? 'none listed' } });
     expect(lifted.status).toBe(204);
-    expect((await pigeon.request('GET', '/suppressions', { headers: s.auth })).body.total).toBe(0);
-    const afterLift = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
+    expect(bodyOf(await client.suppressions.list(), 200).total).toBe(0);
+    const afterLift = await client.emails.send({
       body: { to: sent.to, from: s.from, subject: 'Back', body: 'b' },
     });
-    expect(afterLift.body.data).toMatchObject({ skipped: [], emails: [{ contact: { email: sent.to } }] });
+    expect(bodyOf(afterLift, 200).data).toMatchObject({ skipped: [], emails: [{ contact: { email: sent.to } }] });
   });
 
   it('records a delivered DSN as email.delivery once', async () => {
@@ -215,7 +212,7 @@ describe('the inbound receiver', () => {
     expect(bounce).toMatchObject({ bounceType: 'soft', source: 'dsn' });
     expect(bounce?.diagnosticCode).toMatch(/452 4\.2\.2/);
     expect((await emailRow(sent.emailId)).status).toBe('SENT');
-    expect((await pigeon.request('GET', '/suppressions', { headers: s.auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, s.auth).suppressions.list(), 200).total).toBe(0);
     expect(await eventsOf(sent.contactId, 'contact.unsubscribed')).toEqual([]);
   });
 
@@ -227,10 +224,8 @@ describe('the inbound receiver', () => {
       expect.objectContaining({ emailId: sent.emailId, feedbackType: 'abuse', source: 'arf' }),
     ]);
     expect(await emailRow(sent.emailId)).toMatchObject({ status: 'COMPLAINED', complained_at: expect.any(Date) });
-    const list = await pigeon.request('GET', `/suppressions?email=${encodeURIComponent(sent.to)}`, {
-      headers: s.auth,
-    });
-    expect(list.body.data).toMatchObject([{ email: sent.to, reason: 'complaint', detail: 'abuse' }]);
+    const list = await api(pigeon, s.auth).suppressions.list({ query: { email: sent.to } });
+    expect(bodyOf(list, 200).data).toMatchObject([{ email: sent.to, reason: 'complaint', detail: 'abuse' }]);
     expect(await eventsOf(sent.contactId, 'contact.unsubscribed')).toEqual([
       { source: 'complaint', reason: 'complaint', emailId: sent.emailId },
     ]);
@@ -279,7 +274,7 @@ describe('the inbound receiver', () => {
     expect(await eventsOf(sent.contactId, 'email.bounce')).toEqual([]);
     expect(await eventsOf(sent.contactId, 'email.complaint')).toEqual([]);
     expect((await emailRow(sent.emailId)).bounced_at).toBeNull();
-    expect((await pigeon.request('GET', '/suppressions', { headers: s.auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, s.auth).suppressions.list(), 200).total).toBe(0);
 
     // Still up: the real report is accepted afterwards.
     expect((await deliverReport(sent.message.from, raw)).response).toMatch(/^250/);
@@ -292,22 +287,21 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
     const s = await verifiedSender(pigeon, dns);
     sink.failNext(550);
     const to = recipient();
-    const res = await pigeon.request('POST', '/v1/send', {
-      headers: s.auth,
-      body: { to, from: s.from, subject: 'x', body: 'b' },
-    });
-    const emailId = res.body.data.emails[0].email;
+    const client = api(pigeon, s.auth);
+    const [queued] = bodyOf(await client.emails.send({ body: { to, from: s.from, subject: 'x', body: 'b' } }), 200).data
+      .emails;
+    const emailId = queued?.email ?? 'nothing queued';
     const row = await until(
       () => emailRow(emailId),
       (r) => r?.status === 'BOUNCED',
     );
     expect(row.status).toBe('BOUNCED');
     const list = await until(
-      async () => (await pigeon.request('GET', '/suppressions', { headers: s.auth })).body,
+      async () => bodyOf(await client.suppressions.list(), 200),
       (b) => b.total === 1,
     );
     expect(list.data).toMatchObject([{ email: to, reason: 'hard_bounce', emailId }]);
-    const [bounce] = await eventsOf(res.body.data.emails[0].contact.id, 'email.bounce');
+    const [bounce] = await eventsOf(queued?.contact.id ?? 'nothing queued', 'email.bounce');
     expect(bounce).toMatchObject({
       bounceType: 'hard',
       source: 'smtp',
@@ -353,13 +347,13 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
       feedbackType: 'abuse',
       source: 'arf',
     });
-    const created = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const client = api(pigeon, s.auth);
+    const created = await client.campaigns.create({
       body: { name: 'c', subject: 's', body: '<p>b</p>', from: s.from, audienceType: 'ALL' },
     });
     const before = sink.messages.filter((m) => m.to.includes(sent.to)).length;
-    const test = await pigeon.request('POST', `/campaigns/${created.body.data.id}/test`, {
-      headers: s.auth,
+    const test = await client.campaigns.test({
+      params: { id: bodyOf(created, 201).data.id },
       body: { email: sent.to },
     });
     expect(test.status).toBe(200);
@@ -386,21 +380,17 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
       source: 'arf',
     });
     // Re-subscribed by hand: still suppressed, so a TRANSACTIONAL campaign skips the address too.
-    await pigeon.request('PATCH', `/contacts/${sent.contactId}`, { headers: s.auth, body: { subscribed: true } });
+    const client = api(pigeon, s.auth);
+    await client.contacts.update({ params: { id: sent.contactId }, body: { subscribed: true } });
     const other = recipient();
-    await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: other } });
-    const created = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    await client.contacts.create({ body: { email: other } });
+    const created = await client.campaigns.create({
       body: { name: 'c', subject: 's', body: '<p>b</p>', from: s.from, audienceType: 'ALL', type: 'TRANSACTIONAL' },
     });
-    const started = await pigeon.request('POST', `/campaigns/${created.body.data.id}/send`, {
-      headers: s.auth,
-      body: {},
-    });
-    expect(started.body.data.totalRecipients).toBe(1);
-    const frozen = await pigeon.deps.db.pool.query('SELECT to_email FROM emails WHERE campaign_id = $1', [
-      created.body.data.id,
-    ]);
+    const campaignId = bodyOf(created, 201).data.id;
+    const started = await client.campaigns.send({ params: { id: campaignId }, body: {} });
+    expect(bodyOf(started, 200).data.totalRecipients).toBe(1);
+    const frozen = await pigeon.deps.db.pool.query('SELECT to_email FROM emails WHERE campaign_id = $1', [campaignId]);
     expect(frozen.rows).toEqual([{ to_email: other }]);
   });
 });
@@ -410,25 +400,23 @@ describe('project health', () => {
     const s = await verifiedSender(pigeon, dns);
     const sends = [];
     for (let i = 0; i < 5; i++) sends.push(await sendOne(s));
-    const security = () =>
-      pigeon.request('GET', `/projects/${s.project.id}/security`, { headers: { cookie: s.owner.cookie } });
-    expect((await security()).body.health).toMatchObject({ sample: 5, bounceRate: 0, campaignsPaused: false });
+    const client = api(pigeon, s.auth);
+    const owner = api(pigeon, { cookie: s.owner.cookie });
+    const security = async () => bodyOf(await owner.projects.security({ params: { id: s.project.id } }), 200);
+    expect((await security()).health).toMatchObject({ sample: 5, bounceRate: 0, campaignsPaused: false });
 
-    const draft = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const draft = await client.campaigns.create({
       body: { name: 'news', subject: 's', body: '<p>b {{unsubscribeUrl}}</p>', from: s.from, audienceType: 'ALL' },
     });
+    const draftId = { id: bodyOf(draft, 201).data.id };
     const soon = new Date(Date.now() + 400).toISOString();
-    const scheduled = await pigeon.request('POST', `/campaigns/${draft.body.data.id}/send`, {
-      headers: s.auth,
-      body: { scheduledFor: soon },
-    });
-    expect(scheduled.body.data.status).toBe('SCHEDULED');
+    const scheduled = await client.campaigns.send({ params: draftId, body: { scheduledFor: soon } });
+    expect(bodyOf(scheduled, 200).data.status).toBe('SCHEDULED');
 
     const [first] = sends;
     if (!first) throw new Error('no send');
     await reportFor(first, s, 'dsn-hard-bounce.eml');
-    const paused = (await security()).body;
+    const paused = await security();
     expect(paused.health).toMatchObject({
       sample: 5,
       bounceRate: 0.2,
@@ -440,7 +428,7 @@ describe('project health', () => {
       pausedAt: expect.any(String),
     });
     expect(paused.health.pausedReason).toMatch(/bounce rate 20\.00% over the last 5 messages is above 5\.00%/);
-    expect(paused.recentSuspensions[0].reason).toMatch(/^Campaigns paused: bounce rate/);
+    expect(paused.recentSuspensions[0]?.reason).toMatch(/^Campaigns paused: bounce rate/);
 
     const told = await until(
       async () => sink.messages.find((m) => m.to.includes(s.owner.user.email) && /are paused/.test(m.raw)),
@@ -449,39 +437,30 @@ describe('project health', () => {
     expect(told?.raw).toMatch(/^Subject: Campaigns of Test project are paused/m);
     expect(told?.raw).toMatch(/bounce rate 20\.00%/);
 
-    const refused = await pigeon.request('POST', `/campaigns/${draft.body.data.id}/send`, {
-      headers: s.auth,
-      body: {},
-    });
+    const refused = await client.campaigns.send({ params: draftId, body: {} });
     expectEnvelope(refused, 403, 'CAMPAIGNS_PAUSED');
     // The scheduled campaign waits while paused; transactional mail keeps flowing.
     await new Promise((r) => setTimeout(r, 700));
-    const waiting = await pigeon.request('GET', `/campaigns/${draft.body.data.id}`, { headers: s.auth });
-    expect(waiting.body.status).toBe('SCHEDULED');
+    const waiting = await client.campaigns.get({ params: draftId });
+    expect(bodyOf(waiting, 200).status).toBe('SCHEDULED');
     await sendOne(s);
 
     // Only an OWNER or ADMIN lifts the pause.
     const memberUser = await signUp(pigeon);
-    await pigeon.request('POST', `/projects/${s.project.id}/members`, {
-      headers: { cookie: s.owner.cookie },
-      body: { email: memberUser.user.email, role: 'MEMBER' },
-    });
+    const project = { id: s.project.id };
+    await owner.projects.inviteMember({ params: project, body: { email: memberUser.user.email, role: 'MEMBER' } });
     expectEnvelope(
-      await pigeon.request('POST', `/projects/${s.project.id}/security/resume-campaigns`, {
-        headers: { cookie: memberUser.cookie },
-      }),
+      await api(pigeon, { cookie: memberUser.cookie }).projects.resumeCampaigns({ params: project }),
       403,
       'INSUFFICIENT_ROLE',
     );
-    expect((await security()).body.health.campaignsPaused).toBe(true);
+    expect((await security()).health.campaignsPaused).toBe(true);
 
-    const member = await pigeon.request('POST', `/projects/${s.project.id}/security/resume-campaigns`, {
-      headers: { cookie: s.owner.cookie },
-    });
+    const member = await owner.projects.resumeCampaigns({ params: project });
     expect(member.status).toBe(200);
-    expect(member.body.health.campaignsPaused).toBe(false);
+    expect(bodyOf(member, 200).health.campaignsPaused).toBe(false);
     const done = await until(
-      async () => (await pigeon.request('GET', `/campaigns/${draft.body.data.id}`, { headers: s.auth })).body,
+      async () => bodyOf(await client.campaigns.get({ params: draftId }), 200),
       (c) => c.status === 'SENT',
     );
     expect(done.status).toBe('SENT');
@@ -491,15 +470,15 @@ describe('project health', () => {
     const s = await verifiedSender(pigeon, dns);
     const first = await sendOne(s);
     await reportFor(first, s, 'arf-complaint.eml');
-    const security = () =>
-      pigeon.request('GET', `/projects/${s.project.id}/security`, { headers: { cookie: s.owner.cookie } });
-    expect((await security()).body.health).toMatchObject({ sample: 1, complaintRate: 1, campaignsPaused: false });
+    const owner = api(pigeon, { cookie: s.owner.cookie });
+    const security = async () => bodyOf(await owner.projects.security({ params: { id: s.project.id } }), 200);
+    expect((await security()).health).toMatchObject({ sample: 1, complaintRate: 1, campaignsPaused: false });
     const more = [];
     for (let i = 0; i < 4; i++) more.push(await sendOne(s));
     const last = more.at(-1);
     if (!last) throw new Error('no send');
     await reportFor(last, s, 'arf-complaint.eml');
-    const health = (await security()).body.health;
+    const health = (await security()).health;
     expect(health).toMatchObject({ sample: 5, complaintRate: 0.4, campaignsPaused: true });
     expect(health.pausedReason).toMatch(/complaint rate 40\.00%/);
   });
@@ -519,32 +498,34 @@ describe('GET/DELETE /suppressions', () => {
       });
       emails.push(sent.to);
     }
-    const first = await pigeon.request('GET', '/suppressions?limit=2', { headers: s.auth });
-    expect(first.body).toMatchObject({ total: 3, hasMore: true });
-    expect(first.body.data.map((d: { email: string }) => d.email)).toEqual([emails[2], emails[1]]);
-    const second = await pigeon.request('GET', `/suppressions?limit=2&cursor=${first.body.cursor}`, {
-      headers: s.auth,
-    });
-    expect(second.body).toMatchObject({ total: 0, hasMore: false, cursor: null });
-    expect(second.body.data.map((d: { email: string }) => d.email)).toEqual([emails[0]]);
+    const client = api(pigeon, s.auth);
+    const first = bodyOf(await client.suppressions.list({ query: { limit: 2 } }), 200);
+    expect(first).toMatchObject({ total: 3, hasMore: true });
+    expect(first.data.map((d) => d.email)).toEqual([emails[2], emails[1]]);
+    const second = bodyOf(
+      await client.suppressions.list({ query: { limit: 2, cursor: first.cursor ?? 'no cursor' } }),
+      200,
+    );
+    expect(second).toMatchObject({ total: 0, hasMore: false, cursor: null });
+    expect(second.data.map((d) => d.email)).toEqual([emails[0]]);
     // The dashboard (session cookie + X-Project-Id) sees the same.
-    const viaSession = await pigeon.request('GET', '/suppressions', {
-      headers: { cookie: s.owner.cookie, 'x-project-id': s.project.id },
-    });
-    expect(viaSession.body.total).toBe(3);
+    const viaSession = await api(pigeon, { cookie: s.owner.cookie, 'x-project-id': s.project.id }).suppressions.list();
+    expect(bodyOf(viaSession, 200).total).toBe(3);
 
-    expect((await pigeon.request('GET', '/suppressions', { headers: other.auth })).body.total).toBe(0);
+    const otherClient = api(pigeon, other.auth);
+    expect(bodyOf(await otherClient.suppressions.list(), 200).total).toBe(0);
     expectEnvelope(
-      await pigeon.request('DELETE', `/suppressions/${first.body.data[0].id}`, { headers: other.auth }),
+      await otherClient.suppressions.delete({ params: { id: first.data[0]?.id ?? 'none listed' } }),
       404,
       'NOT_FOUND',
     );
+    // A malformed id on purpose.
     expectEnvelope(
       await pigeon.request('DELETE', '/suppressions/not-a-uuid', { headers: s.auth }),
       422,
       'VALIDATION_ERROR',
     );
-    expect((await pigeon.request('GET', '/suppressions', { headers: s.auth })).body.total).toBe(3);
+    expect(bodyOf(await client.suppressions.list(), 200).total).toBe(3);
   });
 });
 

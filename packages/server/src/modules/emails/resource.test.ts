@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, outboxMessages } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/workflows.js';
 
@@ -14,25 +15,28 @@ type Auth = Record<string, string>;
 type Sender = Auth & { from: string };
 let domains = 0;
 
-const send = (sender: Sender, body: Record<string, unknown>) => {
+const send = (sender: Sender, body: { to: string; sendAt?: string }) => {
   const { from, ...auth } = sender;
-  return pigeon.request('POST', '/v1/send', {
-    headers: auth,
-    body: { from, subject: 'Hi', body: '<p>Hi</p>', ...body },
-  });
+  return api(pigeon, auth).emails.send({ body: { from, subject: 'Hi', body: '<p>Hi</p>', ...body } });
+};
+/** The one email a send queued. */
+const queued = (res: Awaited<ReturnType<typeof send>>) => {
+  const [email] = bodyOf(res, 200).data.emails;
+  if (!email) throw new Error('nothing queued');
+  return email;
 };
 
 /** A project whose domain the local outbox verified at once; `auth` also carries the sender for `send`. */
 async function setup() {
   const project = await newProject(pigeon);
   const name = `resource${++domains}-${process.pid}.example`;
-  const domain = await pigeon.request('POST', '/domains', { headers: project.auth, body: { domain: name } });
-  expect(domain.status, domain.text).toBe(201);
+  const domain = await api(pigeon, project.auth).domains.create({ body: { domain: name } });
+  expect(domain.status, JSON.stringify(domain.body)).toBe(201);
   return { ...project, sender: { ...project.auth, from: `hello@${name}` }, domain: name };
 }
 
 const emailOf = async (auth: Auth, id: string) =>
-  (await pigeon.request('GET', `/emails/${id}`, { headers: auth })).body;
+  bodyOf(await api(pigeon, auth).sentEmails.get({ params: { id } }), 200);
 const inOutbox = (id: string) => outboxMessages(pigeon).some((raw) => raw.includes(`<${id}@`));
 
 describe('scheduled sends', () => {
@@ -41,13 +45,14 @@ describe('scheduled sends', () => {
     const sendAt = new Date(Date.now() + 2_500).toISOString();
     const kept = await send(sender, { to: 'later@example.com', sendAt });
     const cancelled = await send(sender, { to: 'never@example.com', sendAt });
-    expect(kept.status, kept.text).toBe(200);
-    const keptId = kept.body.data.emails[0].email as string;
-    const cancelledId = cancelled.body.data.emails[0].email as string;
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    const keptId = queued(kept).email;
+    const cancelledId = queued(cancelled).email;
 
     expect(await emailOf(auth, keptId)).toMatchObject({ status: 'SCHEDULED', sendAt, sentAt: null });
-    const cancel = await pigeon.request('POST', `/emails/${cancelledId}/cancel`, { headers: auth, body: {} });
-    expect(cancel.status, cancel.text).toBe(200);
+    const emails = api(pigeon, auth).sentEmails;
+    const cancel = await emails.cancel({ params: { id: cancelledId }, body: {} });
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
     expect(cancel.body).toMatchObject({ id: cancelledId, status: 'CANCELLED' });
 
     await new Promise((r) => setTimeout(r, 1_000));
@@ -56,22 +61,18 @@ describe('scheduled sends', () => {
       () => emailOf(auth, keptId),
       (e) => e.status === 'SENT',
     );
-    expect(Date.parse(sent.sentAt)).toBeGreaterThanOrEqual(Date.parse(sendAt));
+    expect(Date.parse(sent.sentAt ?? '')).toBeGreaterThanOrEqual(Date.parse(sendAt));
     expect(inOutbox(keptId)).toBe(true);
-    expect(sent.timeline.map((t: { type: string }) => t.type)).toEqual(['email.scheduled', 'email.sent']);
+    expect(sent.timeline.map((t) => t.type)).toEqual(['email.scheduled', 'email.sent']);
 
     await new Promise((r) => setTimeout(r, 1_000));
     expect(inOutbox(cancelledId)).toBe(false);
     const gone = await emailOf(auth, cancelledId);
     expect(gone.status).toBe('CANCELLED');
-    expect(gone.timeline.map((t: { type: string }) => t.type)).toEqual(['email.scheduled', 'email.cancelled']);
+    expect(gone.timeline.map((t) => t.type)).toEqual(['email.scheduled', 'email.cancelled']);
 
     // Handed to the transport: too late to cancel.
-    expectEnvelope(
-      await pigeon.request('POST', `/emails/${keptId}/cancel`, { headers: auth, body: {} }),
-      409,
-      'CONFLICT',
-    );
+    expectEnvelope(await emails.cancel({ params: { id: keptId }, body: {} }), 409, 'CONFLICT');
   });
 
   it('refuses a sendAt beyond the documented horizon, naming the field, and queues nothing', async () => {
@@ -85,7 +86,7 @@ describe('scheduled sends', () => {
       'VALIDATION_ERROR',
     );
     expect(bad.errors?.[0]?.field).toBe('sendAt');
-    expect((await pigeon.request('GET', '/emails', { headers: auth })).body.total).toBe(0);
+    expect(bodyOf(await api(pigeon, auth).sentEmails.list(), 200).total).toBe(0);
   });
 });
 
@@ -93,41 +94,40 @@ describe('GET /emails', () => {
   it('filters by contact, status and time, pages with a cursor, and keeps to the project', async () => {
     const { auth, sender } = await setup();
     const before = new Date().toISOString();
+    const emails = api(pigeon, auth).sentEmails;
+    const list = async (query: Parameters<typeof emails.list>[0] = {}) => bodyOf(await emails.list(query), 200);
     const ids: string[] = [];
     for (const to of ['a@example.com', 'b@example.com', 'a@example.com']) {
-      ids.push((await send(sender, { to })).body.data.emails[0].email);
+      ids.push(queued(await send(sender, { to })).email);
     }
-    const scheduled = (
-      await send(sender, { to: 'c@example.com', sendAt: new Date(Date.now() + 3_600_000).toISOString() })
-    ).body.data.emails[0];
+    const scheduled = queued(
+      await send(sender, { to: 'c@example.com', sendAt: new Date(Date.now() + 3_600_000).toISOString() }),
+    );
     await until(
-      async () => (await pigeon.request('GET', '/emails?status=SENT', { headers: auth })).body.total,
+      async () => (await list({ query: { status: 'SENT' } })).total,
       (n) => n === 3,
     );
-    const all = await pigeon.request('GET', '/emails?limit=2', { headers: auth });
-    expect(all.body).toMatchObject({ total: 4, hasMore: true });
-    const rest = await pigeon.request('GET', `/emails?limit=2&cursor=${all.body.cursor}`, { headers: auth });
-    const paged = [...all.body.data, ...rest.body.data].map((e: { id: string }) => e.id);
+    const all = await list({ query: { limit: 2 } });
+    expect(all).toMatchObject({ total: 4, hasMore: true });
+    const rest = await list({ query: { limit: 2, cursor: all.cursor ?? 'no cursor' } });
+    const paged = [...all.data, ...rest.data].map((e) => e.id);
     expect(paged).toEqual([scheduled.email, ...[...ids].reverse()]);
-    expect(rest.body.hasMore).toBe(false);
+    expect(rest.hasMore).toBe(false);
 
-    const contactA = (await pigeon.request('GET', `/emails/${ids[0]}`, { headers: auth })).body.contactId;
-    const ofA = await pigeon.request('GET', `/emails?contactId=${contactA}`, { headers: auth });
-    expect(ofA.body.data.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[0]]);
-    const sched = await pigeon.request('GET', '/emails?status=SCHEDULED', { headers: auth });
-    expect(sched.body.data.map((e: { id: string }) => e.id)).toEqual([scheduled.email]);
-    const none = await pigeon.request('GET', `/emails?before=${encodeURIComponent(before)}`, { headers: auth });
-    expect(none.body.total).toBe(0);
+    const contactA = (await emailOf(auth, ids[0] ?? 'none sent')).contactId ?? 'no contact';
+    const ofA = await list({ query: { contactId: contactA } });
+    expect(ofA.data.map((e) => e.id)).toEqual([ids[2], ids[0]]);
+    const sched = await list({ query: { status: 'SCHEDULED' } });
+    expect(sched.data.map((e) => e.id)).toEqual([scheduled.email]);
+    const none = await list({ query: { before } });
+    expect(none.total).toBe(0);
+    // A status that does not exist, on purpose.
     expectEnvelope(await pigeon.request('GET', '/emails?status=LOST', { headers: auth }), 422, 'VALIDATION_ERROR');
 
-    const other = await newProject(pigeon);
-    expectEnvelope(await pigeon.request('GET', `/emails/${ids[0]}`, { headers: other.auth }), 404, 'NOT_FOUND');
-    expectEnvelope(
-      await pigeon.request('POST', `/emails/${scheduled.email}/cancel`, { headers: other.auth, body: {} }),
-      404,
-      'NOT_FOUND',
-    );
-    expect((await pigeon.request('GET', '/emails', { headers: other.auth })).body.total).toBe(0);
+    const other = api(pigeon, (await newProject(pigeon)).auth).sentEmails;
+    expectEnvelope(await other.get({ params: { id: ids[0] ?? 'none sent' } }), 404, 'NOT_FOUND');
+    expectEnvelope(await other.cancel({ params: { id: scheduled.email }, body: {} }), 404, 'NOT_FOUND');
+    expect(bodyOf(await other.list(), 200).total).toBe(0);
     expect((await emailOf(auth, scheduled.email)).status).toBe('SCHEDULED'); // the other project changed nothing
   });
 });

@@ -2,6 +2,7 @@ import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import { describe, expect, it } from 'vitest';
 import { eventNames, newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -28,15 +29,18 @@ async function emailStatus(id: string, until: string[], timeoutMs = 15_000) {
 describe('sender domains', () => {
   it('returns DKIM, SPF and DMARC records and verifies only when DNS publishes our DKIM key', async () => {
     const { auth, project } = await newProject(pigeon);
-    const res = await pigeon.request('POST', '/domains', { headers: auth, body: { domain: 'Pending.Example.org' } });
+    const client = api(pigeon, auth);
+    const res = await client.domains.create({ body: { domain: 'Pending.Example.org' } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ domain: 'pending.example.org', status: 'pending', note: null });
-    const [dkim, spf, dmarc] = res.body.records;
+    const created = bodyOf(res, 201);
+    const [dkim, spf, dmarc] = created.records;
+    if (!dkim || !spf) throw new Error('no DKIM or SPF record');
     expect(dkim).toMatchObject({
       type: 'TXT',
       purpose: 'dkim',
       required: true,
-      name: `${res.body.dkimSelector}._domainkey.pending.example.org`,
+      name: `${created.dkimSelector}._domainkey.pending.example.org`,
     });
     expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
     expect(spf).toMatchObject({
@@ -46,39 +50,31 @@ describe('sender domains', () => {
     });
     expect(dmarc).toMatchObject({ purpose: 'dmarc', name: '_dmarc.pending.example.org' });
 
-    const missing = await pigeon.request('GET', `/domains/${res.body.id}/verify`, { headers: auth });
+    const domainId = { id: created.id };
+    const missing = await client.domains.verify({ params: domainId });
     expect(missing.body).toMatchObject({
       status: 'pending',
       records: [{ status: 'missing' }, { status: 'missing' }, { status: 'missing' }],
     });
     dns.setTxt(dkim.name, 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwrong');
-    const mismatch = await pigeon.request('GET', `/domains/${res.body.id}/verify`, { headers: auth });
-    expect(mismatch.body.records[0].status).toBe('mismatch');
-    expect(mismatch.body.status).toBe('pending');
+    const mismatch = bodyOf(await client.domains.verify({ params: domainId }), 200);
+    expect(mismatch.records[0]?.status).toBe('mismatch');
+    expect(mismatch.status).toBe('pending');
     dns.setTxt(dkim.name, dkim.value);
     dns.setTxt(spf.name, spf.value);
-    const verified = await pigeon.request('GET', `/domains/${res.body.id}/verify`, { headers: auth });
-    expect(verified.body).toMatchObject({ status: 'verified', verifiedAt: expect.any(String) });
-    expect(verified.body.records.map((r: { status: string }) => r.status)).toEqual(['verified', 'verified', 'missing']);
+    const verified = bodyOf(await client.domains.verify({ params: domainId }), 200);
+    expect(verified).toMatchObject({ status: 'verified', verifiedAt: expect.any(String) });
+    expect(verified.records.map((r) => r.status)).toEqual(['verified', 'verified', 'missing']);
 
-    const list = await pigeon.request('GET', `/domains/project/${project.id}`, { headers: auth });
-    expect(list.body.map((d: { domain: string }) => d.domain)).toEqual(['pending.example.org']);
+    const list = await client.domains.list({ params: { projectId: project.id } });
+    expect(bodyOf(list, 200).map((d) => d.domain)).toEqual(['pending.example.org']);
     const other = await newProject(pigeon);
-    expectEnvelope(
-      await pigeon.request('GET', `/domains/project/${project.id}`, { headers: other.auth }),
-      404,
-      'NOT_FOUND',
-    );
+    const otherClient = api(pigeon, other.auth);
+    expectEnvelope(await otherClient.domains.list({ params: { projectId: project.id } }), 404, 'NOT_FOUND');
     // Another project adding the verified domain learns nothing: the answer is that of a domain
     // nobody has (pending, no note), and it stays pending while only the first project's key is published.
-    const taken = await pigeon.request('POST', '/domains', {
-      headers: other.auth,
-      body: { domain: 'pending.example.org' },
-    });
-    const unknown = await pigeon.request('POST', '/domains', {
-      headers: other.auth,
-      body: { domain: 'nobody-has-this.example.org' },
-    });
+    const taken = await otherClient.domains.create({ body: { domain: 'pending.example.org' } });
+    const unknown = await otherClient.domains.create({ body: { domain: 'nobody-has-this.example.org' } });
     expect(taken.status).toBe(201);
     expect(unknown.status).toBe(201);
     const shape = (d: Record<string, unknown>) => ({
@@ -88,13 +84,14 @@ describe('sender domains', () => {
       verifiedAt: d.verifiedAt,
       records: (d.records as Array<{ status: string }>).map((r) => r.status),
     });
-    expect(shape(taken.body)).toEqual(shape(unknown.body));
-    const recheck = await pigeon.request('GET', `/domains/${taken.body.id}/verify`, { headers: other.auth });
+    expect(shape(bodyOf(taken, 201))).toEqual(shape(bodyOf(unknown, 201)));
+    const recheck = await otherClient.domains.verify({ params: { id: bodyOf(taken, 201).id } });
     expect(recheck.body).toMatchObject({ status: 'pending', verifiedAt: null });
   });
 
   it('refuses invalid domain names with 422', async () => {
     const { auth } = await newProject(pigeon);
+    // Invalid names on purpose.
     for (const domain of ['localhost', 'exa mple.com', '-bad.com', 'a..b.com']) {
       expectEnvelope(
         await pigeon.request('POST', '/domains', { headers: auth, body: { domain } }),
@@ -108,7 +105,7 @@ describe('sender domains', () => {
     const outbox = await startTestPigeon({ databaseUrl: pigeon.deps.db.url, role: 'api' });
     try {
       const { auth } = await newProject(outbox);
-      const res = await outbox.request('POST', '/domains', { headers: auth, body: { domain: 'outbox.example.net' } });
+      const res = await api(outbox, auth).domains.create({ body: { domain: 'outbox.example.net' } });
       expect(res.body).toMatchObject({ status: 'verified', note: expect.stringContaining('local outbox') });
     } finally {
       await outbox.stop();
@@ -119,8 +116,7 @@ describe('sender domains', () => {
 describe('POST /v1/send', () => {
   it('refuses a sender on an unverified domain with 403 and the reason', async () => {
     const { auth } = await newProject(pigeon);
-    const res = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
+    const res = await api(pigeon, auth).emails.send({
       body: { to: 'a@example.com', from: 'me@unverified.example', subject: 'Hi', body: '<p>x</p>' },
     });
     const error = expectEnvelope(res, 403, 'INTERNAL_SERVER_ERROR');
@@ -131,8 +127,7 @@ describe('POST /v1/send', () => {
   it('delivers a DKIM-signed message that passes verification, aligned with the From domain', async () => {
     const { auth, from, domain } = await projectWithVerifiedDomain();
     const before = sink.messages.length;
-    const res = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
+    const res = await api(pigeon, auth).emails.send({
       body: {
         to: { name: 'Ada L', email: 'Ada@Example.com' },
         from: { name: 'Team', email: from },
@@ -142,7 +137,7 @@ describe('POST /v1/send', () => {
       },
     });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({
+    expect(bodyOf(res, 200).data).toMatchObject({
       emails: [{ contact: { email: 'ada@example.com' }, email: expect.any(String) }],
       skipped: [],
     });
@@ -160,31 +155,27 @@ describe('POST /v1/send', () => {
     const dkim = result.dkim.results[0];
     expect(dkim?.status.result).toBe('pass');
     expect(dkim?.signingDomain).toBe(domain);
-    const email = await emailStatus(res.body.data.emails[0].email, ['SENT']);
+    const [queued] = bodyOf(res, 200).data.emails;
+    const email = await emailStatus(queued?.email ?? 'nothing queued', ['SENT']);
     expect(email?.status).toBe('SENT');
-    expect(await eventNames(pigeon, res.body.data.emails[0].contact.id)).toContain('email.sent');
+    expect(await eventNames(pigeon, queued?.contact.id ?? 'nothing queued')).toContain('email.sent');
   });
 
   it('creates new contacts unsubscribed unless told, and records a subscription change', async () => {
     const { auth, from } = await projectWithVerifiedDomain();
-    const first = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: 'n@example.com', from, subject: 's', body: 'b' },
-    });
-    const id = first.body.data.emails[0].contact.id;
-    expect((await pigeon.request('GET', `/contacts/${id}`, { headers: auth })).body.subscribed).toBe(false);
-    await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: 'n@example.com', from, subject: 's', body: 'b', subscribed: true },
-    });
-    expect((await pigeon.request('GET', `/contacts/${id}`, { headers: auth })).body.subscribed).toBe(true);
+    const client = api(pigeon, auth);
+    const first = await client.emails.send({ body: { to: 'n@example.com', from, subject: 's', body: 'b' } });
+    const id = bodyOf(first, 200).data.emails[0]?.contact.id ?? 'nothing queued';
+    expect(bodyOf(await client.contacts.get({ params: { id } }), 200).subscribed).toBe(false);
+    await client.emails.send({ body: { to: 'n@example.com', from, subject: 's', body: 'b', subscribed: true } });
+    expect(bodyOf(await client.contacts.get({ params: { id } }), 200).subscribed).toBe(true);
     expect(await eventNames(pigeon, id)).toContain('contact.subscribed');
   });
 
   it('sends to each recipient of an array with its own rendering, and uses template content with overrides', async () => {
     const { auth, from } = await projectWithVerifiedDomain();
-    const template = await pigeon.request('POST', '/templates', {
-      headers: auth,
+    const client = api(pigeon, auth);
+    const template = await client.templates.create({
       body: {
         name: 'Welcome',
         subject: 'Welcome {{first ?? "there"}}',
@@ -193,25 +184,18 @@ describe('POST /v1/send', () => {
         type: 'TRANSACTIONAL',
       },
     });
-    expect(template.status).toBe(201);
-    await pigeon.request('POST', '/contacts', {
-      headers: auth,
-      body: { email: 'p1@example.com', data: { first: 'Pat', plan: 'pro' } },
-    });
+    const templateId = bodyOf(template, 201).id;
+    await client.contacts.create({ body: { email: 'p1@example.com', data: { first: 'Pat', plan: 'pro' } } });
     const before = sink.messages.length;
-    const res = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: ['p1@example.com', 'p2@example.com'], template: template.body.id },
-    });
-    expect(res.body.data.emails).toHaveLength(2);
+    const res = await client.emails.send({ body: { to: ['p1@example.com', 'p2@example.com'], template: templateId } });
+    expect(bodyOf(res, 200).data.emails).toHaveLength(2);
     const received = (await sink.waitFor(before + 2)).slice(before);
     const byTo = Object.fromEntries(received.map((m) => [m.to[0], m.raw]));
     expect(byTo['p1@example.com']).toMatch(/^Subject: Welcome Pat/m);
     expect(byTo['p1@example.com']).toContain('Plan: pro');
     expect(byTo['p2@example.com']).toMatch(/^Subject: Welcome there/m);
-    const override = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: 'p1@example.com', template: template.body.id, subject: 'Explicit' },
+    const override = await client.emails.send({
+      body: { to: 'p1@example.com', template: templateId, subject: 'Explicit' },
     });
     await sink.waitFor(before + 3);
     expect(sink.messages.at(-1)?.raw).toMatch(/^Subject: Explicit/m);
@@ -220,17 +204,15 @@ describe('POST /v1/send', () => {
 
   it('skips unsubscribed contacts for MARKETING content and sends nothing to them', async () => {
     const { auth, from } = await projectWithVerifiedDomain();
-    const template = await pigeon.request('POST', '/templates', {
-      headers: auth,
-      body: { name: 'Promo', subject: 'Sale', body: 'Sale', from },
-    });
-    expect(template.body.type).toBe('MARKETING');
-    await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'off@example.com', subscribed: false } });
-    const res = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: ['off@example.com'], template: template.body.id },
-    });
-    expect(res.body.data).toMatchObject({
+    const client = api(pigeon, auth);
+    const template = bodyOf(
+      await client.templates.create({ body: { name: 'Promo', subject: 'Sale', body: 'Sale', from } }),
+      201,
+    );
+    expect(template.type).toBe('MARKETING');
+    await client.contacts.create({ body: { email: 'off@example.com', subscribed: false } });
+    const res = await client.emails.send({ body: { to: ['off@example.com'], template: template.id } });
+    expect(bodyOf(res, 200).data).toMatchObject({
       emails: [],
       skipped: [{ contact: { email: 'off@example.com' }, reason: 'unsubscribed' }],
     });
@@ -264,6 +246,7 @@ describe('POST /v1/send', () => {
       { to: 'a@example.com', subject: 's', body: 'b' },
     ];
     for (const body of bad) {
+      // Bad on purpose: several of these bodies do not fit the contract's types.
       expectEnvelope(await pigeon.request('POST', '/v1/send', { headers: auth, body }), 422, 'VALIDATION_ERROR');
     }
     const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM emails WHERE project_id = $1', [
@@ -276,8 +259,7 @@ describe('POST /v1/send', () => {
   it('sends attachments', async () => {
     const { auth, from } = await projectWithVerifiedDomain();
     const before = sink.messages.length;
-    await pigeon.request('POST', '/v1/send', {
-      headers: auth,
+    await api(pigeon, auth).emails.send({
       body: {
         to: 'att@example.com',
         from,
@@ -296,30 +278,29 @@ describe('POST /v1/send', () => {
   it('retries a temporary SMTP failure and marks a permanent one BOUNCED with an event', async () => {
     const { auth, from } = await projectWithVerifiedDomain();
     sink.failNext(451);
-    const retried = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: 't@example.com', from, subject: 'retry', body: 'b' },
-    });
-    const sent = await emailStatus(retried.body.data.emails[0].email, ['SENT', 'FAILED']);
+    const client = api(pigeon, auth);
+    const retried = await client.emails.send({ body: { to: 't@example.com', from, subject: 'retry', body: 'b' } });
+    const sent = await emailStatus(bodyOf(retried, 200).data.emails[0]?.email ?? 'nothing queued', ['SENT', 'FAILED']);
     expect(sent).toMatchObject({ status: 'SENT', attempts: 2 });
     sink.failNext(550);
-    const bounced = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
-      body: { to: 'b@example.com', from, subject: 'bounce', body: 'b' },
-    });
-    expect(await emailStatus(bounced.body.data.emails[0].email, ['BOUNCED', 'SENT'])).toMatchObject({
+    const bounced = await client.emails.send({ body: { to: 'b@example.com', from, subject: 'bounce', body: 'b' } });
+    const [bounce] = bodyOf(bounced, 200).data.emails;
+    expect(await emailStatus(bounce?.email ?? 'nothing queued', ['BOUNCED', 'SENT'])).toMatchObject({
       status: 'BOUNCED',
       attempts: 1,
     });
-    expect(await eventNames(pigeon, bounced.body.data.emails[0].contact.id)).toContain('email.bounce');
+    expect(await eventNames(pigeon, bounce?.contact.id ?? 'nothing queued')).toContain('email.bounce');
   });
 
   it('answers a reused Idempotency-Key with 409 and sends once', async () => {
     const { auth, from, project } = await projectWithVerifiedDomain();
-    const headers = { ...auth, 'idempotency-key': 'send-1' };
-    const body = { to: 'i@example.com', from, subject: 's', body: 'b' };
-    expect((await pigeon.request('POST', '/v1/send', { headers, body })).status).toBe(200);
-    expectEnvelope(await pigeon.request('POST', '/v1/send', { headers, body }), 409, 'IDEMPOTENCY_KEY_REUSED');
+    const send = () =>
+      api(pigeon, auth).emails.send({
+        headers: { 'idempotency-key': 'send-1' },
+        body: { to: 'i@example.com', from, subject: 's', body: 'b' },
+      });
+    expect((await send()).status).toBe(200);
+    expectEnvelope(await send(), 409, 'IDEMPOTENCY_KEY_REUSED');
     const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM emails WHERE project_id = $1', [
       project.id,
     ]);
@@ -328,6 +309,7 @@ describe('POST /v1/send', () => {
 
   it('needs the secret key', async () => {
     const { project } = await newProject(pigeon);
+    // The public key where the secret one belongs, with an empty body: both wrong on purpose.
     const res = await pigeon.request('POST', '/v1/send', {
       headers: { authorization: `Bearer ${project.publicKey}` },
       body: {},

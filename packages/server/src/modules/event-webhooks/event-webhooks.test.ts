@@ -1,7 +1,10 @@
+import type { contract } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../../../sdk/dist/index.js';
 import { decodeQuotedPrintable, newProject, signUp } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { hrefs, pixelUrl, receivedMessage } from '../../../test/mail.js';
@@ -49,11 +52,12 @@ async function target(handler?: Parameters<typeof startTarget>[0]): Promise<Targ
 }
 
 type Auth = Record<string, string>;
+type EndpointInput = ClientInferRequest<typeof contract.webhookEndpoints.create>['body'];
 
-async function createEndpoint(auth: Auth, body: Record<string, unknown>) {
-  const res = await pigeon.request('POST', '/webhook-endpoints', { headers: auth, body });
-  expect(res.status, res.text).toBe(201);
-  return res.body as { id: string; secret: string; enabled: boolean };
+async function createEndpoint(auth: Auth, body: EndpointInput, on: TestPigeon = pigeon) {
+  const res = await api(on, auth).webhookEndpoints.create({ body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return bodyOf(res, 201);
 }
 
 const typeOf = (r: Received) => JSON.parse(r.body).type as string;
@@ -63,26 +67,13 @@ const received = (t: Target, type: string) =>
     (l) => l.length > 0,
   );
 
-async function deliveriesOf(auth: Auth, endpointId: string, query = '') {
-  const res = await pigeon.request('GET', `/webhook-endpoints/${endpointId}/deliveries?limit=100${query}`, {
-    headers: auth,
+async function deliveriesOf(auth: Auth, endpointId: string) {
+  const res = await api(pigeon, auth).webhookEndpoints.deliveries({
+    params: { id: endpointId },
+    query: { limit: 100 },
   });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data as Array<{
-    id: string;
-    webhookId: string;
-    eventType: string;
-    status: string;
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    attempts: Array<{
-      at: string;
-      trigger: string;
-      statusCode: number | null;
-      response: string | null;
-      error: string | null;
-    }>;
-  }>;
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return bodyOf(res, 200).data;
 }
 
 describe('event webhooks', () => {
@@ -90,19 +81,19 @@ describe('event webhooks', () => {
     const sender = await verifiedSender(pigeon, dns);
     const hook = await target();
     const endpoint = await createEndpoint(sender.auth, { url: `${hook.origin}/hooks`, eventTypes: ['*'] });
-    const segment = await pigeon.request('POST', '/segments', {
-      headers: sender.auth,
+    const client = api(pigeon, sender.auth);
+    const created = await client.segments.create({
       body: {
         name: 'Pro',
         trackMembership: true,
         condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] },
       },
     });
-    expect(segment.status, segment.text).toBe(201);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const segment = bodyOf(created, 201);
 
     const to = `ada-${process.pid}@example.com`;
-    const sent = await pigeon.request('POST', '/v1/send', {
-      headers: sender.auth,
+    const sent = await client.emails.send({
       body: {
         to,
         from: sender.from,
@@ -112,8 +103,8 @@ describe('event webhooks', () => {
         subscribed: true,
       },
     });
-    expect(sent.status, sent.text).toBe(200);
-    const emailId = sent.body.data.emails[0].email as string;
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const emailId = bodyOf(sent, 200).data.emails[0]?.email ?? 'nothing queued';
     const message = await receivedMessage(sink, `<${emailId}@${sender.domain}>`);
     await received(hook, 'email.sent');
     expect((await fetch(pixelUrl(message) ?? '')).status).toBe(200);
@@ -139,7 +130,7 @@ describe('event webhooks', () => {
       'email.bounce',
       'contact.subscribed',
       'contact.unsubscribed',
-      `segment.${segment.body.slug}.entry`,
+      `segment.${segment.slug}.entry`,
       'order.created',
     ];
     const seen = await until(
@@ -167,9 +158,9 @@ describe('event webhooks', () => {
     expect(byType.get('email.bounce')?.data).toMatchObject({ bounceType: 'hard', reason: '550 5.1.1 user unknown' });
     expect(byType.get('email.complaint')?.data).toMatchObject({ feedbackType: 'abuse' });
     expect(byType.get('contact.unsubscribed')?.data).toMatchObject({ contact: { email: to, subscribed: false } });
-    expect(byType.get(`segment.${segment.body.slug}.entry`)?.data).toMatchObject({
+    expect(byType.get(`segment.${segment.slug}.entry`)?.data).toMatchObject({
       contact: { email: 'grace@example.com' },
-      segment: { id: segment.body.id, slug: segment.body.slug, name: 'Pro' },
+      segment: { id: segment.id, slug: segment.slug, name: 'Pro' },
     });
     expect(byType.get('order.created')?.data).toMatchObject({
       data: { total: 42 },
@@ -191,8 +182,8 @@ describe('event webhooks', () => {
     );
 
     // The email resource tells the same story.
-    const detail = await pigeon.request('GET', `/emails/${emailId}`, { headers: sender.auth });
-    expect(detail.status, detail.text).toBe(200);
+    const detail = await client.sentEmails.get({ params: { id: emailId } });
+    expect(detail.status, JSON.stringify(detail.body)).toBe(200);
     expect(detail.body).toMatchObject({
       id: emailId,
       to,
@@ -202,7 +193,7 @@ describe('event webhooks', () => {
       opens: 1,
       clicks: 1,
     });
-    const timeline = (detail.body.timeline as Array<{ type: string }>).map((t) => t.type);
+    const timeline = bodyOf(detail, 200).timeline.map((t) => t.type);
     expect(timeline).toEqual([
       'email.queued',
       'email.sent',
@@ -258,7 +249,7 @@ describe('event webhooks', () => {
     // Five days later the next failure disables the endpoint; its owner gets an email.
     advance(5 * 24 * HOUR + 60_000);
     const disabled = await until(
-      async () => (await pigeon.request('GET', `/webhook-endpoints/${endpoint.id}`, { headers: setup.auth })).body,
+      async () => bodyOf(await api(pigeon, setup.auth).webhookEndpoints.get({ params: { id: endpoint.id } }), 200),
       (e) => e.enabled === false,
     );
     expect(disabled).toMatchObject({ enabled: false, disabledReason: expect.stringContaining('5 days') });
@@ -277,8 +268,8 @@ describe('event webhooks', () => {
 
     // Enabled again and fixed: the pending delivery goes through, still with the same webhook-id.
     answer = 200;
-    const enabled = await pigeon.request('PATCH', `/webhook-endpoints/${endpoint.id}`, {
-      headers: setup.auth,
+    const enabled = await api(pigeon, setup.auth).webhookEndpoints.update({
+      params: { id: endpoint.id },
       body: { enabled: true },
     });
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
@@ -294,11 +285,11 @@ describe('event webhooks', () => {
     const setup = await newProject(pigeon);
     const hook = await target();
     const endpoint = await createEndpoint(setup.auth, { url: `${hook.origin}/t`, eventTypes: ['email.bounce'] });
-    const test = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, {
-      headers: setup.auth,
-      body: {},
-    });
-    expect(test.status, test.text).toBe(202);
+    const client = api(pigeon, setup.auth);
+    const params = { id: endpoint.id };
+    const test = await client.webhookEndpoints.test({ params, body: {} });
+    expect(test.status, JSON.stringify(test.body)).toBe(202);
+    const testDelivery = bodyOf(test, 202);
     const [arrived] = await received(hook, 'webhook.test');
     const event = await verifyWebhook(arrived?.body ?? '', arrived?.headers ?? {}, endpoint.secret, { now: clock });
     expect(event).toMatchObject({ type: 'webhook.test', data: { endpointId: endpoint.id } });
@@ -307,16 +298,16 @@ describe('event webhooks', () => {
       () => deliveriesOf(setup.auth, endpoint.id),
       (d) => d[0]?.status === 'SUCCEEDED',
     );
-    const replay = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${test.body.id}/replay`, {
-      headers: setup.auth,
+    const replay = await client.webhookEndpoints.replay({
+      params: { id: endpoint.id, deliveryId: testDelivery.id },
       body: {},
     });
-    expect(replay.status, replay.text).toBe(202);
+    expect(replay.status, JSON.stringify(replay.body)).toBe(202);
     await until(
       () => hook.received.length,
       (n) => n >= 2,
     );
-    expect(hook.received[1]?.headers['webhook-id']).toBe(test.body.webhookId);
+    expect(hook.received[1]?.headers['webhook-id']).toBe(testDelivery.webhookId);
     expect(hook.received[1]?.body).toBe(arrived?.body);
     const [replayed] = await until(
       () => deliveriesOf(setup.auth, endpoint.id),
@@ -324,32 +315,30 @@ describe('event webhooks', () => {
     );
     expect(replayed?.attempts.map((a) => a.trigger)).toEqual(['REPLAY', 'SCHEDULED']);
 
-    const rotated = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`, {
-      headers: setup.auth,
-      body: { overlapHours: 24 },
-    });
-    expect(rotated.status, rotated.text).toBe(200);
-    expect(rotated.body.secret).not.toBe(endpoint.secret);
-    expect(rotated.body.previousSecretExpiresAt).not.toBeNull();
-    await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, { headers: setup.auth, body: {} });
+    const rotation = await client.webhookEndpoints.rotateSecret({ params, body: { overlapHours: 24 } });
+    expect(rotation.status, JSON.stringify(rotation.body)).toBe(200);
+    const rotated = bodyOf(rotation, 200);
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    expect(rotated.previousSecretExpiresAt).not.toBeNull();
+    await client.webhookEndpoints.test({ params, body: {} });
     const during = await until(() => hook.received[2], Boolean);
     expect(String(during?.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    for (const secret of [endpoint.secret, rotated.body.secret]) {
+    for (const secret of [endpoint.secret, rotated.secret]) {
       await verifyWebhook(during?.body ?? '', during?.headers ?? {}, secret, { now: clock });
     }
 
     advance(25 * HOUR);
-    await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, { headers: setup.auth, body: {} });
+    await client.webhookEndpoints.test({ params, body: {} });
     const after = await until(() => hook.received[3], Boolean);
     expect(String(after?.headers['webhook-signature']).split(' ')).toHaveLength(1);
-    await verifyWebhook(after?.body ?? '', after?.headers ?? {}, rotated.body.secret, { now: clock });
+    await verifyWebhook(after?.body ?? '', after?.headers ?? {}, rotated.secret, { now: clock });
     await expect(
       verifyWebhook(after?.body ?? '', after?.headers ?? {}, endpoint.secret, { now: clock }),
     ).rejects.toMatchObject({
       reason: 'INVALID_SIGNATURE',
     });
     // The SDK refuses a timestamp out of tolerance (the moved clock is 25 h ahead of the real one).
-    await expect(verifyWebhook(after?.body ?? '', after?.headers ?? {}, rotated.body.secret)).rejects.toMatchObject({
+    await expect(verifyWebhook(after?.body ?? '', after?.headers ?? {}, rotated.secret)).rejects.toMatchObject({
       reason: 'TIMESTAMP_OUT_OF_TOLERANCE',
     });
   });
@@ -400,83 +389,87 @@ describe('event webhooks', () => {
       () => deliveriesOf(mine.auth, endpoint.id),
       (d) => d.length === 3,
     );
-    const page1 = await pigeon.request('GET', `/webhook-endpoints/${endpoint.id}/deliveries?limit=2`, {
-      headers: mine.auth,
-    });
-    expect(page1.body).toMatchObject({ hasMore: true, total: 3 });
-    const page2 = await pigeon.request(
-      'GET',
-      `/webhook-endpoints/${endpoint.id}/deliveries?limit=2&cursor=${page1.body.cursor}`,
-      { headers: mine.auth },
+    const params = { id: endpoint.id };
+    const page1 = bodyOf(
+      await api(pigeon, mine.auth).webhookEndpoints.deliveries({ params, query: { limit: 2 } }),
+      200,
     );
-    expect(page2.body).toMatchObject({ hasMore: false, cursor: null });
-    const ids = [...page1.body.data, ...page2.body.data].map((d: { id: string }) => d.id);
+    expect(page1).toMatchObject({ hasMore: true, total: 3 });
+    const page2 = bodyOf(
+      await api(pigeon, mine.auth).webhookEndpoints.deliveries({
+        params,
+        query: { limit: 2, cursor: page1.cursor ?? 'no cursor' },
+      }),
+      200,
+    );
+    expect(page2).toMatchObject({ hasMore: false, cursor: null });
+    const ids = [...page1.data, ...page2.data].map((d) => d.id);
     expect(new Set(ids).size).toBe(3);
 
-    const delivery = ids[0];
-    for (const [method, path] of [
-      ['GET', `/webhook-endpoints/${endpoint.id}`],
-      ['PATCH', `/webhook-endpoints/${endpoint.id}`],
-      ['DELETE', `/webhook-endpoints/${endpoint.id}`],
-      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries`],
-      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery}`],
-      ['POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery}/replay`],
-      ['POST', `/webhook-endpoints/${endpoint.id}/test`],
-      ['POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`],
-    ] as const) {
-      const res = await pigeon.request(method, path, { headers: theirs.auth, body: method === 'GET' ? undefined : {} });
+    const delivery = { id: endpoint.id, deliveryId: ids[0] ?? 'none listed' };
+    const other = api(pigeon, theirs.auth).webhookEndpoints;
+    for (const res of [
+      await other.get({ params }),
+      await other.update({ params, body: {} }),
+      await other.delete({ params }),
+      await other.deliveries({ params }),
+      await other.delivery({ params: delivery }),
+      await other.replay({ params: delivery, body: {} }),
+      await other.test({ params, body: {} }),
+      await other.rotateSecret({ params, body: {} }),
+    ]) {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
-    expect((await pigeon.request('GET', '/webhook-endpoints', { headers: theirs.auth })).body.data).toEqual([]);
+    expect(bodyOf(await other.list(), 200).data).toEqual([]);
   });
 
   it('is for OWNER and ADMIN sessions: a MEMBER gets 403 on every endpoint route and changes nothing', async () => {
     const { owner, project, auth } = await newProject(pigeon);
     const hook = await target();
     const endpoint = await createEndpoint(auth, { url: `${hook.origin}/m`, eventTypes: ['member.*'] });
-    const test = await pigeon.request('POST', `/webhook-endpoints/${endpoint.id}/test`, { headers: auth, body: {} });
-    expect(test.status, test.text).toBe(202);
+    const test = await api(pigeon, auth).webhookEndpoints.test({ params: { id: endpoint.id }, body: {} });
+    expect(test.status, JSON.stringify(test.body)).toBe(202);
+    const testDelivery = { id: endpoint.id, deliveryId: bodyOf(test, 202).id };
     const [member, admin] = await Promise.all([signUp(pigeon), signUp(pigeon)]);
     for (const [user, role] of [
       [member, 'MEMBER'],
       [admin, 'ADMIN'],
     ] as const) {
-      const added = await pigeon.request('POST', `/projects/${project.id}/members`, {
-        headers: { cookie: owner.cookie },
+      const added = await api(pigeon, { cookie: owner.cookie }).projects.inviteMember({
+        params: { id: project.id },
         body: { email: user.user.email, role },
       });
-      expect(added.status, added.text).toBe(201);
+      expect(added.status, JSON.stringify(added.body)).toBe(201);
     }
-    const session = (cookie: string) => ({ cookie, 'x-project-id': project.id });
-    const routes = [
-      ['GET', '/webhook-endpoints'],
-      ['POST', '/webhook-endpoints'],
-      ['GET', `/webhook-endpoints/${endpoint.id}`],
-      ['PATCH', `/webhook-endpoints/${endpoint.id}`],
-      ['DELETE', `/webhook-endpoints/${endpoint.id}`],
-      ['POST', `/webhook-endpoints/${endpoint.id}/rotate-secret`],
-      ['POST', `/webhook-endpoints/${endpoint.id}/test`],
-      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries`],
-      ['GET', `/webhook-endpoints/${endpoint.id}/deliveries/${test.body.id}`],
-      ['POST', `/webhook-endpoints/${endpoint.id}/deliveries/${test.body.id}/replay`],
-    ] as const;
-    const bodies: Record<string, Record<string, unknown>> = {
-      'POST /webhook-endpoints': { url: `${hook.origin}/member`, eventTypes: ['*'] },
-      [`PATCH /webhook-endpoints/${endpoint.id}`]: { enabled: false, url: `${hook.origin}/taken` },
-      [`POST /webhook-endpoints/${endpoint.id}/rotate-secret`]: { overlapHours: 1 },
-    };
-    for (const [method, path] of routes) {
-      const res = await pigeon.request(method, path, {
-        headers: session(member.cookie),
-        body: method === 'GET' ? undefined : (bodies[`${method} ${path}`] ?? {}),
-      });
-      const error = expectEnvelope(res, 403, 'INSUFFICIENT_ROLE');
-      expect(error.message, `${method} ${path}`).toContain('OWNER or ADMIN');
+    const session = (cookie: string) => api(pigeon, { cookie, 'x-project-id': project.id }).webhookEndpoints;
+    const asMember = session(member.cookie);
+    const params = { id: endpoint.id };
+    const routes: Array<[string, () => Promise<{ status: number; body: unknown; headers: Headers }>]> = [
+      ['GET /webhook-endpoints', () => asMember.list()],
+      ['POST /webhook-endpoints', () => asMember.create({ body: { url: `${hook.origin}/member`, eventTypes: ['*'] } })],
+      ['GET /webhook-endpoints/:id', () => asMember.get({ params })],
+      [
+        'PATCH /webhook-endpoints/:id',
+        () => asMember.update({ params, body: { enabled: false, url: `${hook.origin}/taken` } }),
+      ],
+      ['DELETE /webhook-endpoints/:id', () => asMember.delete({ params })],
+      ['POST /webhook-endpoints/:id/rotate-secret', () => asMember.rotateSecret({ params, body: { overlapHours: 1 } })],
+      ['POST /webhook-endpoints/:id/test', () => asMember.test({ params, body: {} })],
+      ['GET /webhook-endpoints/:id/deliveries', () => asMember.deliveries({ params })],
+      ['GET /webhook-endpoints/:id/deliveries/:deliveryId', () => asMember.delivery({ params: testDelivery })],
+      [
+        'POST /webhook-endpoints/:id/deliveries/:deliveryId/replay',
+        () => asMember.replay({ params: testDelivery, body: {} }),
+      ],
+    ];
+    for (const [route, call] of routes) {
+      const error = expectEnvelope(await call(), 403, 'INSUFFICIENT_ROLE');
+      expect(error.message, route).toContain('OWNER or ADMIN');
     }
     // Nothing changed: one endpoint, same URL and secret, enabled, its one delivery not replayed.
-    const after = await pigeon.request('GET', '/webhook-endpoints', { headers: auth });
-    expect(after.body.data).toHaveLength(1);
-    expect(after.body.data[0]).toMatchObject({
+    const after = bodyOf(await api(pigeon, auth).webhookEndpoints.list(), 200);
+    expect(after.data).toHaveLength(1);
+    expect(after.data[0]).toMatchObject({
       id: endpoint.id,
       url: `${hook.origin}/m`,
       secret: endpoint.secret,
@@ -488,16 +481,15 @@ describe('event webhooks', () => {
     );
     expect(delivery?.attempts).toHaveLength(1);
     // An ADMIN session of the same project may.
-    const asAdmin = await pigeon.request('GET', `/webhook-endpoints/${endpoint.id}`, {
-      headers: session(admin.cookie),
-    });
-    expect(asAdmin.status, asAdmin.text).toBe(200);
-    expect(asAdmin.body.secret).toBe(endpoint.secret);
+    const asAdmin = await session(admin.cookie).get({ params });
+    expect(asAdmin.status, JSON.stringify(asAdmin.body)).toBe(200);
+    expect(bodyOf(asAdmin, 200).secret).toBe(endpoint.secret);
   });
 
   it('refuses bad endpoint input with 422 naming the field, and more endpoints than the documented maximum', async () => {
     const { auth } = await newProject(pigeon);
-    const cases: Array<[Record<string, unknown>, string]> = [
+    // Values the server refuses; their shape fits the contract's types.
+    const cases: Array<[EndpointInput, string]> = [
       [{ url: 'not a url', eventTypes: ['*'] }, 'url'],
       [{ url: 'ftp://example.com/hook', eventTypes: ['*'] }, 'url'],
       [{ url: 'https://example.com/hook', eventTypes: ['email.opened'] }, 'eventTypes.0'],
@@ -507,11 +499,7 @@ describe('event webhooks', () => {
       [{ url: 'https://example.com/hook', eventTypes: [] }, 'eventTypes'],
     ];
     for (const [body, field] of cases) {
-      const error = expectEnvelope(
-        await pigeon.request('POST', '/webhook-endpoints', { headers: auth, body }),
-        422,
-        'VALIDATION_ERROR',
-      );
+      const error = expectEnvelope(await api(pigeon, auth).webhookEndpoints.create({ body }), 422, 'VALIDATION_ERROR');
       expect(
         error.errors?.map((e) => e.field),
         JSON.stringify(body),
@@ -521,13 +509,13 @@ describe('event webhooks', () => {
       await createEndpoint(auth, { url: 'https://example.com/hook', eventTypes: good, enabled: false });
     }
     for (let i = 3; i < 20; i++) await createEndpoint(auth, { url: `https://example.com/h${i}`, eventTypes: ['*'] });
-    const tooMany = await pigeon.request('POST', '/webhook-endpoints', {
-      headers: auth,
+    const client = api(pigeon, auth);
+    const tooMany = await client.webhookEndpoints.create({
       body: { url: 'https://example.com/21', eventTypes: ['*'] },
     });
     const error = expectEnvelope(tooMany, 422, 'VALIDATION_ERROR');
     expect(error.message + JSON.stringify(error.errors)).toContain('20');
-    expect((await pigeon.request('GET', '/webhook-endpoints', { headers: auth })).body.data).toHaveLength(20);
+    expect(bodyOf(await client.webhookEndpoints.list(), 200).data).toHaveLength(20);
   });
 });
 
@@ -542,6 +530,7 @@ describe('the SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS off)', () => {
 
   it('refuses private IP literals at creation and records a failed attempt when a name resolves to one', async () => {
     const { auth } = await newProject(guarded);
+    const client = api(guarded, auth);
     for (const url of [
       'http://127.0.0.1:8080/hook',
       'http://10.1.2.3/hook',
@@ -553,29 +542,19 @@ describe('the SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS off)', () => {
       'http://0.0.0.0/hook',
       'http://localhost:3000/hook',
     ]) {
-      const res = await guarded.request('POST', '/webhook-endpoints', {
-        headers: auth,
-        body: { url, eventTypes: ['*'] },
-      });
+      const res = await client.webhookEndpoints.create({ body: { url, eventTypes: ['*'] } });
       const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
       expect(error.errors?.[0]?.field, url).toBe('url');
     }
     const hook = await target();
     const name = `hooks-${process.pid}.example.test`;
     dns.setAddresses(name, '127.0.0.1');
-    const res = await guarded.request('POST', '/webhook-endpoints', {
-      headers: auth,
-      body: { url: `http://${name}:${hook.port}/x`, eventTypes: ['*'] },
-    });
-    expect(res.status, res.text).toBe(201);
-    const test = await guarded.request('POST', `/webhook-endpoints/${res.body.id}/test`, { headers: auth, body: {} });
+    const endpoint = await createEndpoint(auth, { url: `http://${name}:${hook.port}/x`, eventTypes: ['*'] }, guarded);
+    const test = bodyOf(await client.webhookEndpoints.test({ params: { id: endpoint.id }, body: {} }), 202);
     const attempt = await until(
       async () =>
-        (
-          await guarded.request('GET', `/webhook-endpoints/${res.body.id}/deliveries/${test.body.id}`, {
-            headers: auth,
-          })
-        ).body.attempts[0] as { error: string } | undefined,
+        bodyOf(await client.webhookEndpoints.delivery({ params: { id: endpoint.id, deliveryId: test.id } }), 200)
+          .attempts[0],
       Boolean,
     );
     expect(attempt).toMatchObject({ statusCode: null, error: expect.stringContaining('loopback') });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -16,9 +17,10 @@ const waitForStatus = (s: Setup, wf: string, count: number, status: string, time
     timeoutMs,
   );
 async function contactOf(s: Setup, email: string) {
-  const found = await pigeon.request('POST', '/contacts/lookup', { headers: s.auth, body: { emails: [email] } });
-  const id = found.body.found[0]?.id;
-  return (await pigeon.request('GET', `/contacts/${id}`, { headers: s.auth })).body;
+  const client = api(pigeon, s.auth);
+  const found = bodyOf(await client.contacts.lookup({ body: { emails: [email] } }), 200);
+  const id = found.found[0]?.id ?? `no contact ${email}`;
+  return bodyOf(await client.contacts.get({ params: { id } }), 200);
 }
 
 describe('execution engine', () => {
@@ -46,11 +48,9 @@ describe('execution engine', () => {
     });
     const pro = `pro-${Date.now()}@example.com`;
     const free = `free-${Date.now()}@example.com`;
-    await pigeon.request('POST', '/contacts', {
-      headers: s.auth,
-      body: { email: pro, data: { plan: 'pro', firstName: 'Ada' } },
-    });
-    await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email: free, data: { plan: 'free' } } });
+    const client = api(pigeon, s.auth);
+    await client.contacts.create({ body: { email: pro, data: { plan: 'pro', firstName: 'Ada' } } });
+    await client.contacts.create({ body: { email: free, data: { plan: 'free' } } });
     await track(pigeon, s.auth, pro, 'order.placed', { orderId: 'A-1' });
     await track(pigeon, s.auth, free, 'order.placed', { orderId: 'B-2' });
 
@@ -111,8 +111,8 @@ describe('execution engine', () => {
     const [waiting] = await waitForStatus(s, wf.id, 1, 'WAITING');
     expect(waiting).toMatchObject({ status: 'WAITING', currentStepId: wf.steps.wait, waitingFor: null });
     expect(Date.parse(String(waiting?.nextRunAt)) - Date.now()).toBeGreaterThan(500);
-    const upcoming = await pigeon.request('GET', '/activity/upcoming', { headers: s.auth });
-    expect(upcoming.body.data).toContainEqual(
+    const upcoming = await api(pigeon, s.auth).activity.upcoming();
+    expect(bodyOf(upcoming, 200).data).toContainEqual(
       expect.objectContaining({
         type: 'workflow',
         id: waiting?.id,
@@ -213,10 +213,7 @@ describe('execution engine', () => {
     expect(await executionsOf(pigeon, s.auth, once.id)).toHaveLength(1);
 
     const contactId = (await contactOf(s, email)).id;
-    const manual = await pigeon.request('POST', `/workflows/${once.id}/executions`, {
-      headers: s.auth,
-      body: { contactId },
-    });
+    const manual = await api(pigeon, s.auth).workflows.startExecution({ params: { id: once.id }, body: { contactId } });
     expect(expectEnvelope(manual, 409, 'CONFLICT').message).toContain('re-entry');
   });
 
@@ -238,16 +235,16 @@ describe('execution engine', () => {
     const aId = (await contactOf(s, a)).id;
     const first = waiting.find((e) => e.contactId === aId);
 
-    const blocked = await pigeon.request('DELETE', `/workflows/${wf.id}`, { headers: s.auth });
+    const workflows = api(pigeon, s.auth).workflows;
+    const blocked = await workflows.delete({ params: { id: wf.id } });
     expectEnvelope(blocked, 409, 'CONFLICT');
-    const cancelled = await pigeon.request('DELETE', `/workflows/${wf.id}/executions/${first?.id}`, {
-      headers: s.auth,
-    });
+    const execution = { id: wf.id, executionId: first?.id ?? 'no execution of a' };
+    const cancelled = await workflows.cancelExecution({ params: execution });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ status: 'CANCELLED', nextRunAt: null });
-    const twice = await pigeon.request('DELETE', `/workflows/${wf.id}/executions/${first?.id}`, { headers: s.auth });
+    const twice = await workflows.cancelExecution({ params: execution });
     expectEnvelope(twice, 409, 'CONFLICT');
-    const all = await pigeon.request('POST', `/workflows/${wf.id}/executions/cancel-all`, { headers: s.auth });
+    const all = await workflows.cancelAll({ params: { id: wf.id } });
     expect(all.body).toEqual({ cancelled: 1 });
 
     await new Promise((r) => setTimeout(r, 1800)); // past the delay: nothing may run
@@ -260,7 +257,7 @@ describe('execution engine', () => {
       [wf.id],
     );
     expect(rows[0].n).toBe(0);
-    expect((await pigeon.request('DELETE', `/workflows/${wf.id}`, { headers: s.auth })).status).toBe(204);
+    expect((await workflows.delete({ params: { id: wf.id } })).status).toBe(204);
   });
 
   it('MARKETING mail skips unsubscribed contacts and says why; UPDATE_CONTACT subscribes with its event', async () => {
@@ -290,8 +287,8 @@ describe('execution engine', () => {
     });
     const contact = await contactOf(s, email);
     expect(contact.subscribed).toBe(true);
-    const events = await pigeon.request('GET', `/events/contact/${contact.id}`, { headers: s.auth });
-    expect(events.body.data).toContainEqual(
+    const events = await api(pigeon, s.auth).events.byContact({ params: { contactId: contact.id } });
+    expect(bodyOf(events, 200).data).toContainEqual(
       expect.objectContaining({ name: 'contact.subscribed', data: expect.objectContaining({ source: 'workflow' }) }),
     );
     expect(received(email)).toHaveLength(0);
@@ -332,12 +329,13 @@ describe('execution engine', () => {
       ],
     });
     const email = `lead-${Date.now()}@example.com`;
-    const created = await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email } });
-    const start = await pigeon.request('POST', `/workflows/${wf.id}/executions`, {
-      headers: s.auth,
-      body: { contactId: created.body.id, context: { score: 80 } },
+    const client = api(pigeon, s.auth);
+    const created = await client.contacts.create({ body: { email } });
+    const start = await client.workflows.startExecution({
+      params: { id: wf.id },
+      body: { contactId: bodyOf(created, 201).id, context: { score: 80 } },
     });
-    expect(start.status, start.text).toBe(201);
+    expect(start.status, JSON.stringify(start.body)).toBe(201);
     expect(start.body).toMatchObject({ status: 'RUNNING', context: { workflow: { score: 80 } } });
     await waitForStatus(s, wf.id, 1, 'COMPLETED');
     const mail = await until(
@@ -367,8 +365,7 @@ describe('execution engine', () => {
 
   it('segment entry events trigger workflows', async () => {
     const s = await verifiedSender(pigeon, dns);
-    const segment = await pigeon.request('POST', '/segments', {
-      headers: s.auth,
+    const segment = await api(pigeon, s.auth).segments.create({
       body: {
         name: 'Big spenders',
         trackMembership: true,
@@ -378,9 +375,9 @@ describe('execution engine', () => {
         },
       },
     });
-    expect(segment.status, segment.text).toBe(201);
+    expect(segment.status, JSON.stringify(segment.body)).toBe(201);
     const wf = await buildWorkflow(pigeon, s.auth, {
-      trigger: `segment.${segment.body.slug}.entry`,
+      trigger: `segment.${bodyOf(segment, 201).slug}.entry`,
       steps: [{ key: 'vip', type: 'UPDATE_CONTACT', config: { updates: { vip: true } } }],
       transitions: [],
     });

@@ -1,5 +1,8 @@
+import type { WorkflowCreate } from '@pigeon/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -19,12 +22,16 @@ afterAll(async () => {
 });
 
 type Auth = Record<string, string>;
-const create = (auth: Auth, body: Record<string, unknown>) =>
-  pigeon.request('POST', '/workflows', { headers: auth, body });
-const addStep = (auth: Auth, id: string, body: Record<string, unknown>) =>
-  pigeon.request('POST', `/workflows/${id}/steps`, { headers: auth, body });
+const create = (auth: Auth, body: z.input<typeof WorkflowCreate>) => api(pigeon, auth).workflows.create({ body });
+const addStep = (auth: Auth, id: string, body: Parameters<ReturnType<typeof api>['workflows']['addStep']>[0]['body']) =>
+  api(pigeon, auth).workflows.addStep({ params: { id }, body });
 const enable = (auth: Auth, id: string) =>
-  pigeon.request('PATCH', `/workflows/${id}`, { headers: auth, body: { enabled: true } });
+  api(pigeon, auth).workflows.update({ params: { id }, body: { enabled: true } });
+const linkSteps = (auth: Auth, id: string, fromStepId: string, toStepId: string, branch?: 'yes' | 'no' | 'timeout') =>
+  api(pigeon, auth).workflows.addTransition({
+    params: { id },
+    body: { fromStepId, toStepId, ...(branch ? { branch } : {}) },
+  });
 
 describe('workflow graph API', () => {
   it('creates EVENT-triggered, disabled workflows; enabled:true on create is a 400', async () => {
@@ -46,15 +53,20 @@ describe('workflow graph API', () => {
       400,
       'BAD_REQUEST',
     );
-    const missing = expectEnvelope(await create(auth, { name: 'x' }), 422, 'VALIDATION_ERROR');
+    // Missing triggerConfig on purpose.
+    const missing = expectEnvelope(
+      await pigeon.request('POST', '/workflows', { headers: auth, body: { name: 'x' } }),
+      422,
+      'VALIDATION_ERROR',
+    );
     expect(missing.errors?.map((e) => e.field)).toContain('triggerConfig');
-    const list = await pigeon.request('GET', '/workflows', { headers: auth });
-    expect(list.body.data.map((w: { id: string }) => w.id)).toEqual([res.body.id]);
+    const list = await api(pigeon, auth).workflows.list();
+    expect(bodyOf(list, 200).data.map((w) => w.id)).toEqual([bodyOf(res, 201).id]);
   });
 
   it('checks each step config against its type and names the bad field', async () => {
     const s = await verifiedSender(pigeon, dns);
-    const wf = (await create(s.auth, { name: 'cfg', triggerConfig: { eventName: 'e' } })).body.id;
+    const wf = bodyOf(await create(s.auth, { name: 'cfg', triggerConfig: { eventName: 'e' } }), 201).id;
     const badUnit = expectEnvelope(
       await addStep(s.auth, wf, { type: 'DELAY', config: { amount: 2, unit: 'weeks' } }),
       422,
@@ -117,22 +129,23 @@ describe('workflow graph API', () => {
       type: 'CONDITION',
       config: { field: 'event.amount', operator: 'greaterThan', value: 10 },
     });
-    expect(ok.status, ok.text).toBe(201);
-    expect((await pigeon.request('GET', `/workflows/${wf}`, { headers: s.auth })).body.steps).toHaveLength(1);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    expect(bodyOf(await api(pigeon, s.auth).workflows.get({ params: { id: wf } }), 200).steps).toHaveLength(1);
   });
 
   it('transitions follow branch rules; one way out per branch', async () => {
     const { auth } = await newProject(pigeon);
-    const wf = (await create(auth, { name: 'branches', triggerConfig: { eventName: 'e' } })).body.id;
-    const cond = (await addStep(auth, wf, { type: 'CONDITION', config: { field: 'email', operator: 'exists' } })).body
-      .id;
-    const wait = (await addStep(auth, wf, { type: 'WAIT_FOR_EVENT', config: { eventName: 'x', timeout: 60 } })).body.id;
-    const exit = (await addStep(auth, wf, { type: 'EXIT' })).body.id;
-    const link = (from: string, to: string, branch?: string) =>
-      pigeon.request('POST', `/workflows/${wf}/transitions`, {
-        headers: auth,
-        body: { fromStepId: from, toStepId: to, ...(branch ? { branch } : {}) },
-      });
+    const wf = bodyOf(await create(auth, { name: 'branches', triggerConfig: { eventName: 'e' } }), 201).id;
+    const cond = bodyOf(
+      await addStep(auth, wf, { type: 'CONDITION', config: { field: 'email', operator: 'exists' } }),
+      201,
+    ).id;
+    const wait = bodyOf(
+      await addStep(auth, wf, { type: 'WAIT_FOR_EVENT', config: { eventName: 'x', timeout: 60 } }),
+      201,
+    ).id;
+    const exit = bodyOf(await addStep(auth, wf, { type: 'EXIT' }), 201).id;
+    const link = (from: string, to: string, branch?: 'yes' | 'no' | 'timeout') => linkSteps(auth, wf, from, to, branch);
     expect(expectEnvelope(await link(cond, wait), 400, 'BAD_REQUEST').message).toContain('"yes" or "no"');
     expect((await link(cond, wait, 'yes')).status).toBe(201);
     expectEnvelope(await link(cond, exit, 'yes'), 409, 'CONFLICT');
@@ -140,25 +153,29 @@ describe('workflow graph API', () => {
     expectEnvelope(await link(wait, exit, 'yes'), 400, 'BAD_REQUEST');
     expect((await link(wait, exit, 'timeout')).status).toBe(201);
     expect(expectEnvelope(await link(exit, wait), 400, 'BAD_REQUEST').message).toContain('nothing can follow');
-    const other = (await create(auth, { name: 'other', triggerConfig: { eventName: 'e' } })).body.id;
-    const foreign = (await addStep(auth, other, { type: 'EXIT' })).body.id;
+    const other = bodyOf(await create(auth, { name: 'other', triggerConfig: { eventName: 'e' } }), 201).id;
+    const foreign = bodyOf(await addStep(auth, other, { type: 'EXIT' }), 201).id;
     expect(expectEnvelope(await link(cond, foreign, 'no'), 400, 'BAD_REQUEST').message).toContain('toStepId');
     expect((await enable(auth, wf)).status).toBe(200);
   });
 
   it('enabling checks the graph and names every problem; an enabled graph stays runnable', async () => {
     const { auth } = await newProject(pigeon);
-    const wf = (await create(auth, { name: 'graph', triggerConfig: { eventName: 'e' } })).body.id;
+    const wf = bodyOf(await create(auth, { name: 'graph', triggerConfig: { eventName: 'e' } }), 201).id;
     expect(expectEnvelope(await enable(auth, wf), 422, 'VALIDATION_ERROR').message).toContain('no steps');
-    const cond = (await addStep(auth, wf, { type: 'CONDITION', config: { field: 'email', operator: 'exists' } })).body
-      .id;
-    const a = (await addStep(auth, wf, { type: 'UPDATE_CONTACT', name: 'a', config: { updates: { a: 1 } } })).body.id;
-    const b = (await addStep(auth, wf, { type: 'UPDATE_CONTACT', name: 'b', config: { updates: { b: 1 } } })).body.id;
-    const link = (from: string, to: string, branch?: string) =>
-      pigeon.request('POST', `/workflows/${wf}/transitions`, {
-        headers: auth,
-        body: { fromStepId: from, toStepId: to, ...(branch ? { branch } : {}) },
-      });
+    const cond = bodyOf(
+      await addStep(auth, wf, { type: 'CONDITION', config: { field: 'email', operator: 'exists' } }),
+      201,
+    ).id;
+    const a = bodyOf(
+      await addStep(auth, wf, { type: 'UPDATE_CONTACT', name: 'a', config: { updates: { a: 1 } } }),
+      201,
+    ).id;
+    const b = bodyOf(
+      await addStep(auth, wf, { type: 'UPDATE_CONTACT', name: 'b', config: { updates: { b: 1 } } }),
+      201,
+    ).id;
+    const link = (from: string, to: string, branch?: 'yes' | 'no') => linkSteps(auth, wf, from, to, branch);
     await link(cond, a, 'yes');
     const problems = expectEnvelope(await enable(auth, wf), 422, 'VALIDATION_ERROR').errors?.map((e) => e.message);
     expect(problems).toEqual(
@@ -174,14 +191,17 @@ describe('workflow graph API', () => {
     expect(expectEnvelope(await enable(auth, wf), 422, 'VALIDATION_ERROR').message).toContain(
       'A cycle without a DELAY or WAIT_FOR_EVENT',
     );
-    await pigeon.request('DELETE', `/workflows/${wf}/transitions/${cycle.body.id}`, { headers: auth });
+    const client = api(pigeon, auth);
+    await client.workflows.deleteTransition({ params: { id: wf, transitionId: bodyOf(cycle, 201).id } });
     expect((await enable(auth, wf)).status).toBe(200);
     // Enabled: an edit that would break it is refused and changes nothing.
-    const detail = (await pigeon.request('GET', `/workflows/${wf}`, { headers: auth })).body;
-    const noBranch = detail.transitions.find((t: { branch: string }) => t.branch === 'no');
-    const broken = await pigeon.request('DELETE', `/workflows/${wf}/transitions/${noBranch.id}`, { headers: auth });
+    const detail = bodyOf(await client.workflows.get({ params: { id: wf } }), 200);
+    const noBranch = detail.transitions.find((t) => t.branch === 'no');
+    const broken = await client.workflows.deleteTransition({
+      params: { id: wf, transitionId: noBranch?.id ?? 'no "no" transition' },
+    });
     expectEnvelope(broken, 422, 'VALIDATION_ERROR');
-    expect((await pigeon.request('GET', `/workflows/${wf}`, { headers: auth })).body.transitions).toHaveLength(3);
+    expect(bodyOf(await client.workflows.get({ params: { id: wf } }), 200).transitions).toHaveLength(3);
   });
 
   it('a cycle through a DELAY is allowed', async () => {
@@ -200,11 +220,11 @@ describe('workflow graph API', () => {
     });
     // Every step has a way in: there is no first step.
     expect(expectEnvelope(await enable(auth, wf.id), 422, 'VALIDATION_ERROR').message).toContain('no first step');
-    const entry = (await addStep(auth, wf.id, { type: 'UPDATE_CONTACT', config: { updates: { start: 1 } } })).body.id;
-    await pigeon.request('POST', `/workflows/${wf.id}/transitions`, {
-      headers: auth,
-      body: { fromStepId: entry, toStepId: wf.steps.tag },
-    });
+    const entry = bodyOf(
+      await addStep(auth, wf.id, { type: 'UPDATE_CONTACT', config: { updates: { start: 1 } } }),
+      201,
+    ).id;
+    await linkSteps(auth, wf.id, entry, wf.steps.tag ?? 'no tag step');
     expect((await enable(auth, wf.id)).status).toBe(200);
   });
 
@@ -222,15 +242,14 @@ describe('workflow graph API', () => {
         ['wait', 'three'],
       ],
     });
-    const patched = await pigeon.request('PATCH', `/workflows/${wf.id}/steps/${wf.steps.wait}`, {
-      headers: auth,
+    const client = api(pigeon, auth);
+    const waitStep = { id: wf.id, stepId: wf.steps.wait ?? 'no wait step' };
+    const patched = await client.workflows.updateStep({
+      params: waitStep,
       body: { name: 'Wait a bit', config: { amount: 30, unit: 'minutes' } },
     });
     expect(patched.body).toMatchObject({ name: 'Wait a bit', config: { amount: 30, unit: 'minutes' } });
-    const bad = await pigeon.request('PATCH', `/workflows/${wf.id}/steps/${wf.steps.wait}`, {
-      headers: auth,
-      body: { config: { eventName: 'x' } },
-    });
+    const bad = await client.workflows.updateStep({ params: waitStep, body: { config: { eventName: 'x' } } });
     expectEnvelope(bad, 422, 'VALIDATION_ERROR');
 
     await track(pigeon, auth, `chain-${Date.now()}@example.com`, 'chain');
@@ -238,17 +257,13 @@ describe('workflow graph API', () => {
       () => executionsOf(pigeon, auth, wf.id),
       (l) => l.some((e) => e.status === 'WAITING'),
     );
-    const busy = await pigeon.request('DELETE', `/workflows/${wf.id}/steps/${wf.steps.wait}?splice=true`, {
-      headers: auth,
-    });
+    const busy = await client.workflows.deleteStep({ params: waitStep, query: { splice: 'true' } });
     expectEnvelope(busy, 409, 'CONFLICT');
-    await pigeon.request('POST', `/workflows/${wf.id}/executions/cancel-all`, { headers: auth });
-    const spliced = await pigeon.request('DELETE', `/workflows/${wf.id}/steps/${wf.steps.wait}?splice=true`, {
-      headers: auth,
-    });
+    await client.workflows.cancelAll({ params: { id: wf.id } });
+    const spliced = await client.workflows.deleteStep({ params: waitStep, query: { splice: 'true' } });
     expect(spliced.status).toBe(204);
-    const detail = (await pigeon.request('GET', `/workflows/${wf.id}`, { headers: auth })).body;
-    expect(detail.steps.map((x: { id: string }) => x.id)).toEqual([wf.steps.one, wf.steps.three]);
+    const detail = bodyOf(await client.workflows.get({ params: { id: wf.id } }), 200);
+    expect(detail.steps.map((x) => x.id)).toEqual([wf.steps.one, wf.steps.three]);
     expect(detail.transitions).toEqual([
       expect.objectContaining({ fromStepId: wf.steps.one, toStepId: wf.steps.three, branch: null }),
     ]);
@@ -263,25 +278,23 @@ describe('workflow graph API', () => {
       steps: [{ key: 'end', type: 'EXIT' }],
       transitions: [],
     });
-    for (const [method, path] of [
-      ['GET', `/workflows/${wf.id}`],
-      ['PATCH', `/workflows/${wf.id}`],
-      ['DELETE', `/workflows/${wf.id}`],
-      ['POST', `/workflows/${wf.id}/steps`],
-      ['DELETE', `/workflows/${wf.id}/steps/${wf.steps.end}`],
-      ['GET', `/workflows/${wf.id}/executions`],
-      ['POST', `/workflows/${wf.id}/executions/cancel-all`],
-    ] as const) {
-      const body = method === 'POST' && path.endsWith('steps') ? { type: 'EXIT' } : method === 'PATCH' ? {} : undefined;
-      expectEnvelope(await pigeon.request(method, path, { headers: mine.auth, body }), 404, 'NOT_FOUND');
+    const client = api(pigeon, mine.auth);
+    const params = { id: wf.id };
+    for (const res of [
+      await client.workflows.get({ params }),
+      await client.workflows.update({ params, body: {} }),
+      await client.workflows.delete({ params }),
+      await client.workflows.addStep({ params, body: { type: 'EXIT' } }),
+      await client.workflows.deleteStep({ params: { id: wf.id, stepId: wf.steps.end ?? 'no end step' } }),
+      await client.workflows.listExecutions({ params }),
+      await client.workflows.cancelAll({ params }),
+    ]) {
+      expectEnvelope(res, 404, 'NOT_FOUND');
     }
-    const contact = await pigeon.request('POST', '/contacts', {
-      headers: mine.auth,
-      body: { email: 'me@example.com' },
-    });
-    const start = await pigeon.request('POST', `/workflows/${wf.id}/executions`, {
-      headers: mine.auth,
-      body: { contactId: contact.body.id },
+    const contact = await client.contacts.create({ body: { email: 'me@example.com' } });
+    const start = await client.workflows.startExecution({
+      params,
+      body: { contactId: bodyOf(contact, 201).id },
     });
     expectEnvelope(start, 404, 'NOT_FOUND');
   });
@@ -302,37 +315,40 @@ describe('workflow graph API', () => {
         ['plan?', 'wait', 'no'],
       ],
     });
-    const usage = await pigeon.request('GET', `/templates/${template}/usage`, { headers: s.auth });
+    const client = api(pigeon, s.auth);
+    const usage = await client.templates.usage({ params: { id: template } });
     expect(usage.body).toEqual({
       campaigns: [],
       workflowSteps: [{ id: wf.steps.mail, workflowId: wf.id, name: 'mail' }],
     });
-    expectEnvelope(await pigeon.request('DELETE', `/templates/${template}`, { headers: s.auth }), 409, 'CONFLICT');
+    expectEnvelope(await client.templates.delete({ params: { id: template } }), 409, 'CONFLICT');
     for (const name of ['usage.start', 'usage.done']) {
-      const events = await pigeon.request('GET', `/events/${name}/usage`, { headers: s.auth });
-      expect(events.body.workflows).toEqual([{ id: wf.id, name: 'Usage flow' }]);
+      const events = await client.events.usage({ params: { eventName: name } });
+      expect(bodyOf(events, 200).workflows).toEqual([{ id: wf.id, name: 'Usage flow' }]);
     }
-    const field = await pigeon.request('GET', '/contacts/fields/data.plan/usage', { headers: s.auth });
-    expect(field.body.workflows).toEqual([{ id: wf.id, name: 'Usage flow' }]);
+    const field = await client.contacts.fieldUsage({ params: { field: 'data.plan' } });
+    expect(bodyOf(field, 200).workflows).toEqual([{ id: wf.id, name: 'Usage flow' }]);
 
     await track(pigeon, s.auth, `fields-${Date.now()}@example.com`, 'usage.start', { amount: 12, sku: 'x' });
-    const fields = await pigeon.request('GET', '/workflows/fields?eventName=usage.start', { headers: s.auth });
-    const names = fields.body.data.map((f: { field: string }) => f.field);
+    const fields = bodyOf(await client.workflows.fields({ query: { eventName: 'usage.start' } }), 200);
+    const names = fields.data.map((f) => f.field);
     expect(names).toEqual(
       expect.arrayContaining(['email', 'subscribed', 'event.amount', 'event.sku', 'event.usage.start']),
     );
-    expect(fields.body.data.find((f: { field: string }) => f.field === 'event.amount')).toMatchObject({
+    expect(fields.data.find((f) => f.field === 'event.amount')).toMatchObject({
       source: 'event',
       type: 'number',
     });
 
-    await pigeon
-      .request('DELETE', `/workflows/${wf.id}/steps/${wf.steps.mail}`, { headers: s.auth })
-      .then((r) => expectEnvelope(r, 422, 'VALIDATION_ERROR'));
-    await pigeon.request('PATCH', `/workflows/${wf.id}`, { headers: s.auth, body: { enabled: false } });
-    await pigeon.request('POST', `/workflows/${wf.id}/executions/cancel-all`, { headers: s.auth });
-    expect((await pigeon.request('DELETE', `/workflows/${wf.id}`, { headers: s.auth })).status).toBe(204);
-    expect((await pigeon.request('DELETE', `/templates/${template}`, { headers: s.auth })).status).toBe(204);
+    expectEnvelope(
+      await client.workflows.deleteStep({ params: { id: wf.id, stepId: wf.steps.mail ?? 'no mail step' } }),
+      422,
+      'VALIDATION_ERROR',
+    );
+    await client.workflows.update({ params: { id: wf.id }, body: { enabled: false } });
+    await client.workflows.cancelAll({ params: { id: wf.id } });
+    expect((await client.workflows.delete({ params: { id: wf.id } })).status).toBe(204);
+    expect((await client.templates.delete({ params: { id: template } })).status).toBe(204);
   });
 });
 
@@ -353,37 +369,34 @@ describe('project reset and delete', () => {
       () => executionsOf(pigeon, s.auth, wf.id),
       (l) => l.some((e) => e.status === 'WAITING'),
     );
-    const segment = await pigeon.request('POST', '/segments', {
-      headers: s.auth,
+    const client = api(pigeon, s.auth);
+    const segment = await client.segments.create({
       body: {
         name: 'All',
         condition: { logic: 'AND', groups: [{ filters: [{ field: 'email', operator: 'exists' }] }] },
       },
     });
     expect(segment.status).toBe(201);
-    const campaign = await pigeon.request('POST', '/campaigns', {
-      headers: s.auth,
+    const campaign = await client.campaigns.create({
       body: {
         name: 'c',
         subject: 's',
         body: '<p>b</p>',
         from: s.from,
         audienceType: 'SEGMENT',
-        segmentId: segment.body.id,
+        segmentId: bodyOf(segment, 201).id,
         templateId: template,
       },
     });
     expect(campaign.status).toBe(201);
 
-    const cookie = { cookie: s.owner.cookie };
-    const reset = await pigeon.request('POST', `/users/@me/projects/${s.project.id}/reset`, { headers: cookie });
-    expect(reset.status, reset.text).toBe(200);
-    for (const path of ['/workflows', '/segments']) {
-      const res = await pigeon.request('GET', path, { headers: s.auth });
-      expect(Array.isArray(res.body) ? res.body : res.body.data, path).toEqual([]);
-    }
-    expect((await pigeon.request('GET', '/campaigns', { headers: s.auth })).body.total).toBe(0);
-    expect((await pigeon.request('GET', '/templates', { headers: s.auth })).body.total).toBe(0);
+    const owner = api(pigeon, { cookie: s.owner.cookie });
+    const reset = await owner.users.resetProject({ params: { id: s.project.id } });
+    expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+    expect(bodyOf(await client.workflows.list(), 200).data, '/workflows').toEqual([]);
+    expect(bodyOf(await client.segments.list(), 200), '/segments').toEqual([]);
+    expect(bodyOf(await client.campaigns.list(), 200).total).toBe(0);
+    expect(bodyOf(await client.templates.list(), 200).total).toBe(0);
 
     const again = await createTemplate(pigeon, s.auth, { subject: 'Hi', body: '<p>hi</p>', from: s.from });
     await buildWorkflow(pigeon, s.auth, {
@@ -391,7 +404,7 @@ describe('project reset and delete', () => {
       steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId: again } }],
       transitions: [],
     });
-    const deleted = await pigeon.request('DELETE', `/users/@me/projects/${s.project.id}`, { headers: cookie });
-    expect(deleted.status, deleted.text).toBeLessThan(300);
+    const deleted = await owner.users.deleteProject({ params: { id: s.project.id } });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBeLessThan(300);
   });
 });
