@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { hrefs, type ParsedMessage, pixelUrl, receivedMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
+import { until } from '../../../test/until.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon();
 
@@ -416,10 +417,14 @@ describe('activity feed', () => {
     expect((await pigeon.request('GET', `/activity?from=${future}`, { headers: sender.auth })).body.total).toBe(0);
     expect((await pigeon.request('GET', '/activity?types=email.nope', { headers: sender.auth })).status).toBe(422);
 
+    // Types and stats read the analytics rollup, which the change feed's consumer fills a moment later.
+    const stats = await until(
+      () => pigeon.request('GET', '/activity/stats', { headers: sender.auth }),
+      (r) => r.body.total === 6,
+    );
     const types = await pigeon.request('GET', '/activity/types', { headers: sender.auth });
     const count = (t: string) => types.body.find((x: { type: string }) => x.type === t)?.count;
     expect([count('email.sent'), count('email.open'), count('event'), count('email.bounce')]).toEqual([1, 1, 1, 0]);
-    const stats = await pigeon.request('GET', '/activity/stats', { headers: sender.auth });
     expect(stats.body.total).toBe(6); // sent, delivery, open, click and unsubscribed of the reader, and the tracked event
     expect(stats.body.byType).toContainEqual({ type: 'contact.unsubscribed', count: 1 });
     expect(stats.body.byDay.reduce((sum: number, d: { count: number }) => sum + d.count, 0)).toBe(6);

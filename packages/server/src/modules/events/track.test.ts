@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { until } from '../../../test/until.js';
 import { setProjectDisabled } from '../projects/service.js';
 
 let pigeon: TestPigeon;
@@ -286,7 +287,11 @@ describe('events API', () => {
       { headers: auth },
     );
     expect(future.body.total).toBe(0);
-    const stats = await pigeon.request('GET', '/events/stats', { headers: auth });
+    // Stats read the analytics rollup, which the change feed's consumer fills a moment later.
+    const stats = await until(
+      () => pigeon.request('GET', '/events/stats', { headers: auth }),
+      (r) => r.body.total === 3,
+    );
     expect(stats.body).toMatchObject({
       total: 3,
       byName: [
