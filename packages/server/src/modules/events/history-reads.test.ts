@@ -40,7 +40,13 @@ beforeAll(async () => {
   await seedHistory(pool, { projectId: small.project.id, contacts: 5, emails: 10, events: 120, days: 60 });
   for (const { project } of [big, small]) {
     const raw = await count('SELECT 1 FROM events WHERE project_id = $1', [project.id]);
-    expect(await until(() => rolledUp(project.id), (n) => n === raw, 60_000)).toBe(raw);
+    expect(
+      await until(
+        () => rolledUp(project.id),
+        (n) => n === raw,
+        60_000,
+      ),
+    ).toBe(raw);
   }
 }, 120_000);
 afterAll(() => pigeon?.stop());
@@ -76,7 +82,9 @@ describe('list totals', () => {
     ]);
     const customPage = await get(big, '/activity?types=event&limit=1');
     expect(customPage.body).toMatchObject(
-      custom > EVENTS_TOTAL_CAP ? { total: EVENTS_TOTAL_CAP, totalCapped: true } : { total: custom, totalCapped: false },
+      custom > EVENTS_TOTAL_CAP
+        ? { total: EVENTS_TOTAL_CAP, totalCapped: true }
+        : { total: custom, totalCapped: false },
     );
     const contact = (await pool.query('SELECT contact_id FROM events WHERE project_id = $1 LIMIT 1', [big.project.id]))
       .rows[0].contact_id;
@@ -130,9 +138,7 @@ describe('stats from the rollup', () => {
     // The default range is the last 30 days (widened to whole hours).
     const defaults = await get(small, '/events/stats');
     expect(Date.parse(defaults.body.to) - Date.parse(defaults.body.from)).toBeGreaterThanOrEqual(30 * 86_400_000);
-    expect(defaults.body.total).toBe(
-      (await rawStats(small.project.id, defaults.body.from, defaults.body.to)).total,
-    );
+    expect(defaults.body.total).toBe((await rawStats(small.project.id, defaults.body.from, defaults.body.to)).total);
   });
 
   it('stay the same after retention removed the raw events', async () => {

@@ -205,7 +205,7 @@ describe('applying retention', () => {
     expect(page.body.data.length).toBeGreaterThan(0);
     for (const e of page.body.data) expect(e.contentCleared).toBe(cleared.get(e.id));
     const older = await get(short, `/emails?limit=5&before=${new Date(Date.now() - 10 * DAY).toISOString()}`);
-    expect(older.body.data.map((e: { contentCleared: boolean }) => e.contentCleared)).toEqual([true, true, true, true, true]);
+    expect(older.body.data.map((e: { contentCleared: boolean }) => e.contentCleared)).toEqual(Array(5).fill(true));
   });
 
   it('drops whole partitions once they are past every project, after clearing what references them', async () => {
