@@ -40,21 +40,3 @@ export const analyticsCountsConsumer: FeedConsumer = {
 export async function forgetEventCounts(db: Queryable, projectId: string, name: string): Promise<void> {
   await queryRows(db, sql`DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`);
 }
-
-/**
- * The rollup's counts of a project per event name and UTC day over whole hours [`from`, `to`):
- * what `/events/stats` and the activity stats read instead of the raw events.
- */
-export function countsByNameAndDay(
-  db: Queryable,
-  projectId: string,
-  from: Date,
-  to: Date,
-): Promise<Array<{ name: string; day: string; count: number }>> {
-  return queryRows(
-    db,
-    sql`SELECT name, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(count)::int AS count
-        FROM event_counts WHERE project_id = ${projectId}::uuid AND hour >= ${from} AND hour < ${to}
-        GROUP BY 1, 2`,
-  );
-}

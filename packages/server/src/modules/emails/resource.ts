@@ -4,8 +4,8 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { conflict, notFound } from '../../http/errors.js';
+import { contentClearedSql } from '../email-states/expiry.js';
 import { cancelQueued } from '../email-states/service.js';
-import { contentClearedSql } from '../retention/reach.js';
 
 type Summary = z.infer<typeof EmailSummary>;
 

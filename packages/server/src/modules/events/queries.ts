@@ -4,7 +4,6 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
-import { countsByNameAndDay } from '../analytics/rollup.js';
 import { findUsages, groupUsages } from '../references/index.js';
 
 interface EventRow {
@@ -126,6 +125,20 @@ export async function listContactEvents(db: Queryable, projectId: string, contac
 }
 
 const HOUR_MS = 3600_000;
+
+/**
+ * The analytics rollup's counts of a project per event name and UTC day over whole hours
+ * [`from`, `to`). `event_counts` is analytics' table (written by its feed consumer); read here
+ * because analytics sits above this module.
+ */
+function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Date) {
+  return queryRows<{ name: string; day: string; count: number }>(
+    db,
+    sql`SELECT name, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(count)::int AS count
+        FROM event_counts WHERE project_id = ${projectId}::uuid AND hour >= ${from} AND hour < ${to}
+        GROUP BY 1, 2`,
+  );
+}
 const DAY_MS = 24 * HOUR_MS;
 
 /**
