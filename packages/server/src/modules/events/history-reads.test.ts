@@ -80,12 +80,8 @@ describe('list totals', () => {
     const custom = await count(`SELECT 1 FROM events WHERE project_id = $1 AND name <> 'email.opened'`, [
       big.project.id,
     ]);
-    const customPage = await get(big, '/activity?types=event&limit=1');
-    expect(customPage.body).toMatchObject(
-      custom > EVENTS_TOTAL_CAP
-        ? { total: EVENTS_TOTAL_CAP, totalCapped: true }
-        : { total: custom, totalCapped: false },
-    );
+    expect(custom).toBeLessThan(EVENTS_TOTAL_CAP);
+    expect((await get(big, '/activity?types=event&limit=1')).body).toMatchObject({ total: custom, totalCapped: false });
     const contact = (await pool.query('SELECT contact_id FROM events WHERE project_id = $1 LIMIT 1', [big.project.id]))
       .rows[0].contact_id;
     const ofContact = await count('SELECT 1 FROM events WHERE contact_id = $1', [contact]);

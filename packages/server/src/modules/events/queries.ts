@@ -95,7 +95,7 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
 }
 
 /** How many events match a filter, counting no further than `cap` (the index stops being read there). */
-export async function countEventsUpTo(
+async function countEventsUpTo(
   db: Queryable,
   projectId: string,
   f: Omit<EventFilter, 'limit' | 'cursor'>,
@@ -125,6 +125,7 @@ export async function listContactEvents(db: Queryable, projectId: string, contac
 }
 
 const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /**
  * The analytics rollup's counts of a project per event name and UTC day over whole hours
@@ -139,7 +140,6 @@ function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Da
         GROUP BY 1, 2`,
   );
 }
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * Counts per name and per UTC day over a range (default: the 30 days before now), from the
