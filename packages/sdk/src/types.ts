@@ -175,6 +175,7 @@ export type EventPage = {
   total: number;
   cursor: string | null;
   hasMore: boolean;
+  totalCapped: boolean;
   retainedSince: string;
 };
 export type EventListQuery = {
@@ -325,6 +326,7 @@ export type ActivityPage = {
   total: number;
   cursor: string | null;
   hasMore: boolean;
+  totalCapped: boolean;
   retainedSince: string;
 };
 /** Filters of `activity.list`; `types` as a list instead of the wire's comma-separated string. */
@@ -1113,6 +1115,7 @@ export type EmailSummary = {
   complainedAt: string | null;
   opens: number;
   clicks: number;
+  contentCleared: boolean;
 };
 export type EmailDetail = {
   status: EmailStatus;
@@ -1139,6 +1142,7 @@ export type EmailDetail = {
   complainedAt: string | null;
   opens: number;
   clicks: number;
+  contentCleared: boolean;
   timeline: { at: string; type: string; data: Record<string, unknown> }[];
 };
 export type EmailPage = { data: EmailSummary[]; total: number; cursor: string | null; hasMore: boolean };

@@ -152,6 +152,7 @@ describe('resources', () => {
       opens: 0,
       clicks: 0,
       lastError: null,
+      contentCleared: false,
       createdAt: at,
       timeline: [{ type: 'email.scheduled', at, data: { sendAt: at } }],
     };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CursorQuery, commonErrors, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { AudienceType } from './campaigns.js';
-import { eventsPage, RangeTotals, TimeRange } from './events.js';
+import { COUNTED_FROM_ROLLUP, eventsPage, RangeTotals, TimeRange } from './events.js';
 import { TagFilter } from './send-options.js';
 
 const c = initContract();
@@ -97,6 +97,7 @@ export const activityContract = c.router(
       method: 'GET',
       path: '/activity/stats',
       summary: 'Activity totals per type and per day over a time range (default: the last 30 days)',
+      description: COUNTED_FROM_ROLLUP,
       metadata: dashboard,
       query: TimeRange,
       responses: {
@@ -108,6 +109,7 @@ export const activityContract = c.router(
       method: 'GET',
       path: '/activity/types',
       summary: 'Every activity type with what it means and how many there were in a time range (default: 30 days)',
+      description: COUNTED_FROM_ROLLUP,
       metadata: dashboard,
       query: TimeRange,
       responses: {

@@ -59,6 +59,11 @@ const emailObject = z.object({
   opens: z.number().int(),
   clicks: z.number().int(),
   lastError: z.string().nullable(),
+  contentCleared: z
+    .boolean()
+    .describe(
+      "True when the project's content retention (`retention.contentDays`) emptied this message's HTML, text, headers and attachments; its metadata stays",
+    ),
   createdAt: Timestamp,
 });
 type EmailObject = typeof emailObject;

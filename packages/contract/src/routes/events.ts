@@ -58,12 +58,37 @@ export const EventsReach = z.object({
     "The oldest time this list can reach: events older than the project's event retention (`retention.eventsDays`) are removed",
   ),
 });
-export const eventsPage = <T extends z.ZodTypeAny>(item: T) => cursorPage(item).merge(EventsReach);
+/**
+ * Where an event list's first page stops counting: below it `total` is exact, at it `total` is this
+ * number and `totalCapped` is true (as a search engine's "10,000+"). Counting every event of a large
+ * project would cost the first page time in proportion to the project's history.
+ */
+export const EVENTS_TOTAL_CAP = 10_000;
+
+/** `total` of an event list: exact up to `EVENTS_TOTAL_CAP`, then capped and flagged. */
+export const EventsTotal = z.object({
+  total: z
+    .number()
+    .int()
+    .describe(
+      `First page (no cursor): how many events match, counted up to ${EVENTS_TOTAL_CAP.toLocaleString('en-US')} (exact below it; see \`totalCapped\`). 0 on later pages`,
+    ),
+  totalCapped: z
+    .boolean()
+    .describe(
+      `True when counting stopped at ${EVENTS_TOTAL_CAP.toLocaleString('en-US')}: at least \`total\` events match. False when \`total\` is exact (and on later pages)`,
+    ),
+});
+export const eventsPage = <T extends z.ZodTypeAny>(item: T) => cursorPage(item).merge(EventsTotal).merge(EventsReach);
 
 export const TimeRange = z.object({
   from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),
   to: z.string().datetime({ offset: true }).optional().describe('Exclusive upper bound (ISO 8601)'),
 });
+
+/** How the stats endpoints count (events/stats, activity/stats, activity/types). */
+export const COUNTED_FROM_ROLLUP =
+  "Counted from the hourly rollup analytics reads: the counts outlive raw-event retention and cost the same however many events the project has. The range is widened to whole UTC hours (the answer's `from` and `to` say which, where the endpoint returns them); counts trail new events by a few seconds.";
 
 /** Totals over a time range, per day: the shared part of the stats endpoints. */
 export const RangeTotals = z.object({
@@ -109,6 +134,7 @@ export const eventsContract = c.router(
       method: 'GET',
       path: '/events/stats',
       summary: 'Event counts per name and per day over a time range (default: the last 30 days)',
+      description: COUNTED_FROM_ROLLUP,
       metadata: dashboard,
       query: TimeRange,
       responses: {

@@ -57,6 +57,15 @@ export async function clearEmailContent(
   return { n: row?.n ?? 0, cleared: row?.cleared ?? 0, last: row?.last ?? null };
 }
 
+/**
+ * SQL true when content retention has emptied the email aliased `alias`: retention clears content
+ * oldest first and records in its `retention_progress` the id below which a project is done (never
+ * past a message in flight), so the email's id against that mark says it without a column.
+ */
+export const contentClearedSql = (alias: string): Sql =>
+  sql`EXISTS (SELECT 1 FROM retention_progress rp
+              WHERE rp.project_id = ${raw(alias)}.project_id AND ${raw(alias)}.id < rp.content_cleared_before)`;
+
 /** Deletes the link clicks of the emails with ids in [`from`, `to`), in statements of at most `batch` rows. */
 export function deleteLinkClicksBetween(
   pool: pg.Pool,

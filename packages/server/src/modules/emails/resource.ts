@@ -4,6 +4,7 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { conflict, notFound } from '../../http/errors.js';
+import { contentClearedSql } from '../email-states/expiry.js';
 import { cancelQueued } from '../email-states/service.js';
 
 type Summary = z.infer<typeof EmailSummary>;
@@ -46,6 +47,7 @@ interface EmailRow {
   created_at_text: string;
   updated_at: Date;
   project_id: string;
+  content_cleared: boolean;
 }
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -74,6 +76,7 @@ const toSummary = (r: EmailRow): Summary => ({
   opens: r.opens,
   clicks: r.clicks,
   lastError: r.last_error,
+  contentCleared: r.content_cleared,
   createdAt: r.created_at.toISOString(),
 });
 
@@ -82,7 +85,8 @@ const selectEmails = (where: Sql, tail: Sql = raw('')) => sql`
   SELECT em.id, ${STATUS} AS shown_status, em.status, em.to_email, em.to_name, em.from_email, em.from_name, em.subject,
          em.source, em.contact_id, em.template_id, em.campaign_id, x.workflow_id, em.workflow_execution_id, em.send_at,
          em.sent_at, em.delivered_at, em.opened_at, em.clicked_at, em.bounced_at, em.complained_at, em.opens, em.clicks,
-         em.last_error, em.created_at, em.created_at::text AS created_at_text, em.updated_at, em.project_id
+         em.last_error, em.created_at, em.created_at::text AS created_at_text, em.updated_at, em.project_id,
+         ${contentClearedSql('em')} AS content_cleared
   FROM emails em LEFT JOIN workflow_executions x ON x.id = em.workflow_execution_id
   WHERE ${where} ${tail}`;
 

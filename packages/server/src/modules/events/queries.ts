@@ -1,3 +1,4 @@
+import { EVENTS_TOTAL_CAP } from '@pigeon/contract';
 import { idsSince } from '../../db/partitions.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -62,29 +63,50 @@ function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'curs
   return and(conditions);
 }
 
-/** Newest first, keyset-paginated over (created_at, id); `total` on the first page only. */
+/**
+ * Newest first, keyset-paginated over (created_at, id); `total` on the first page only, counted
+ * up to `EVENTS_TOTAL_CAP` (ARCHITECTURE.md "History reads"). The page and the count run side by
+ * side when `db` is a pool.
+ */
 export async function listEvents(db: Queryable, projectId: string, f: EventFilter) {
   const conditions = [eventConditions(projectId, f)];
   if (f.cursor) {
     const cursor = decodeCursor(f.cursor);
     conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
   }
-  const rows = await queryRows<EventRow>(
-    db,
-    sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
-        FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
-        WHERE ${and(conditions)} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`,
-  );
+  const [rows, counted] = await Promise.all([
+    queryRows<EventRow>(
+      db,
+      sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+          FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
+          WHERE ${and(conditions)} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`,
+    ),
+    f.cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
+  ]);
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
   const hasMore = rows.length > f.limit;
-  const total = f.cursor ? 0 : await countEvents(db, projectId, f);
   return {
     data: page.map(toEventDto),
     cursor: hasMore && last ? encodeCursor({ v: last.sort_value, id: last.id }) : null,
     hasMore,
-    total,
+    ...counted,
   };
+}
+
+/** How many events match a filter, counting no further than `cap` (the index stops being read there). */
+async function countEventsUpTo(
+  db: Queryable,
+  projectId: string,
+  f: Omit<EventFilter, 'limit' | 'cursor'>,
+  cap: number,
+): Promise<{ total: number; totalCapped: boolean }> {
+  const [row] = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE ${eventConditions(projectId, f)} LIMIT ${cap + 1}) m`,
+  );
+  const n = row?.n ?? 0;
+  return n > cap ? { total: cap, totalCapped: true } : { total: n, totalCapped: false };
 }
 
 /** How many events match a filter. */
@@ -102,27 +124,50 @@ export async function listContactEvents(db: Queryable, projectId: string, contac
   return listEvents(db, projectId, { ...f, contactId });
 }
 
-const DAY_MS = 24 * 3600_000;
+const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
 
+/**
+ * The analytics rollup's counts of a project per event name and UTC day over whole hours
+ * [`from`, `to`). `event_counts` is analytics' table (written by its feed consumer); read here
+ * because analytics sits above this module.
+ */
+function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Date) {
+  return queryRows<{ name: string; day: string; count: number }>(
+    db,
+    sql`SELECT name, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(count)::int AS count
+        FROM event_counts WHERE project_id = ${projectId}::uuid AND hour >= ${from} AND hour < ${to}
+        GROUP BY 1, 2`,
+  );
+}
+
+/**
+ * Counts per name and per UTC day over a range (default: the 30 days before now), from the
+ * analytics rollup (`event_counts`, hourly): the cost does not grow with the project's history,
+ * and counts survive raw-event retention. The range is widened to whole hours; an empty or
+ * inverted range counts nothing.
+ */
 export async function eventStats(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
-  const to = range.to ? new Date(range.to) : new Date();
-  const from = range.from ? new Date(range.from) : new Date(to.getTime() - 30 * DAY_MS);
-  const inRange = sql`project_id = ${projectId} AND created_at >= ${from} AND created_at < ${to} AND ${idsSince(raw('id'), from)}`;
-  const byName = await queryRows<{ name: string; count: number }>(
-    db,
-    sql`SELECT name, count(*)::int AS count FROM events WHERE ${inRange} GROUP BY name ORDER BY count DESC, name`,
-  );
-  const byDay = await queryRows<{ day: string; count: number }>(
-    db,
-    sql`SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*)::int AS count
-        FROM events WHERE ${inRange} GROUP BY 1 ORDER BY 1`,
-  );
+  const toGiven = range.to ? new Date(range.to) : new Date();
+  const fromGiven = range.from ? new Date(range.from) : new Date(toGiven.getTime() - 30 * DAY_MS);
+  const empty = fromGiven.getTime() >= toGiven.getTime();
+  const from = empty ? fromGiven : new Date(Math.floor(fromGiven.getTime() / HOUR_MS) * HOUR_MS);
+  const to = empty ? toGiven : new Date(Math.ceil(toGiven.getTime() / HOUR_MS) * HOUR_MS);
+  const rows = empty ? [] : await countsByNameAndDay(db, projectId, from, to);
+  const byName = new Map<string, number>();
+  const byDay = new Map<string, number>();
+  for (const r of rows) {
+    byName.set(r.name, (byName.get(r.name) ?? 0) + r.count);
+    byDay.set(r.day, (byDay.get(r.day) ?? 0) + r.count);
+  }
   return {
     from: from.toISOString(),
     to: to.toISOString(),
-    total: byName.reduce((sum, r) => sum + r.count, 0),
-    byName,
-    byDay,
+    total: rows.reduce((sum, r) => sum + r.count, 0),
+    byName: [...byName]
+      .map(([name, count]) => ({ name, count }))
+      .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    byDay: [...byDay].map(([day, count]) => ({ day, count })).sort((a, b) => (a.day < b.day ? -1 : 1)),
   };
 }
 

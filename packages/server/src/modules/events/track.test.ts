@@ -4,6 +4,7 @@ import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { until } from '../../../test/until.js';
 import { setProjectDisabled } from '../projects/service.js';
 
 let pigeon: TestPigeon;
@@ -269,7 +270,11 @@ describe('events API', () => {
       query: { from: new Date(Date.now() + 60_000).toISOString() },
     });
     expect(bodyOf(future, 200).total).toBe(0);
-    const stats = await api(pigeon, auth).events.stats();
+    // Stats read the analytics rollup, which the change feed's consumer fills a moment later.
+    const stats = await until(
+      () => api(pigeon, auth).events.stats(),
+      (r) => r.status === 200 && r.body.total === 3,
+    );
     expect(stats.body).toMatchObject({
       total: 3,
       byName: [

@@ -162,6 +162,52 @@ describe('applying retention', () => {
     expect(again).toMatchObject({ eventsDeleted: 0, emailsDeleted: 0, contentCleared: 0 });
   });
 
+  it('says on the email resource which messages retention emptied (contentCleared), per project', async () => {
+    const get = (who: { project: TestProject }, path: string) =>
+      pigeon.request('GET', path, { headers: { authorization: `Bearer ${who.project.secretKey}` } });
+    const emailsBetween = async (who: { project: TestProject }, olderDays: number, newerDays: number) =>
+      (
+        await pool.query<{ id: string; cleared: boolean }>(
+          `SELECT id::text, html = '' AS cleared FROM emails WHERE project_id = $1
+             AND created_at < now() - make_interval(days => $2) AND created_at >= now() - make_interval(days => $3)
+           ORDER BY id DESC LIMIT 3`,
+          [who.project.id, newerDays, olderDays],
+        )
+      ).rows;
+    // Content older than 7 days is cleared in the short project; the same age keeps it on the defaults.
+    const shortOld = await emailsBetween(short, 20, 10);
+    const longSameAge = await emailsBetween(long, 20, 10);
+    const shortNew = await emailsBetween(short, 5, 0);
+    expect(shortOld.map((e) => e.cleared)).toEqual([true, true, true]);
+    expect(longSameAge.map((e) => e.cleared)).toEqual([false, false, false]);
+    expect(shortNew.map((e) => e.cleared)).toEqual([false, false, false]);
+    for (const [who, rows] of [
+      [short, shortOld],
+      [long, longSameAge],
+      [short, shortNew],
+    ] as const) {
+      for (const row of rows) {
+        const res = await get(who, `/emails/${row.id}`);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ id: row.id, contentCleared: row.cleared, subject: expect.any(String) });
+      }
+    }
+    // The list says the same, row by row.
+    const page = await get(short, '/emails?limit=100');
+    const cleared = new Map(
+      (
+        await pool.query<{ id: string; cleared: boolean }>(
+          `SELECT id::text, html = '' AS cleared FROM emails WHERE id = ANY($1::uuid[])`,
+          [page.body.data.map((e: { id: string }) => e.id)],
+        )
+      ).rows.map((r) => [r.id, r.cleared]),
+    );
+    expect(page.body.data.length).toBeGreaterThan(0);
+    for (const e of page.body.data) expect(e.contentCleared).toBe(cleared.get(e.id));
+    const older = await get(short, `/emails?limit=5&before=${new Date(Date.now() - 10 * DAY).toISOString()}`);
+    expect(older.body.data.map((e: { contentCleared: boolean }) => e.contentCleared)).toEqual(Array(5).fill(true));
+  });
+
   it('drops whole partitions once they are past every project, after clearing what references them', async () => {
     for (const who of [short, long]) {
       expect((await patch(who, { retention: { eventsDays: 100, emailsDays: 100 } })).status).toBe(200);

@@ -1,0 +1,159 @@
+import { EVENTS_TOTAL_CAP } from '@pigeon/contract';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject } from '../../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { until } from '../../../test/until.js';
+import { seedHistory } from '../../db/history-seed.js';
+import { applyRetention } from '../retention/service.js';
+
+/**
+ * The project-wide history reads over more events than the list count goes to (ARCHITECTURE.md
+ * "History reads"): `total` exact below `EVENTS_TOTAL_CAP` and flagged at it, `/events/stats` and
+ * the activity stats from the rollup, before and after retention removed the raw events.
+ */
+let pigeon: TestPigeon;
+let pool: pg.Pool;
+type Project = Awaited<ReturnType<typeof newProject>>;
+let big: Project;
+let small: Project;
+const BIG_EVENTS = EVENTS_TOTAL_CAP + 500;
+
+const count = async (text: string, values: unknown[]) =>
+  Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM (${text}) t`, values)).rows[0]?.n);
+const rolledUp = async (projectId: string) =>
+  Number(
+    (await pool.query('SELECT coalesce(sum(count), 0)::int AS n FROM event_counts WHERE project_id = $1', [projectId]))
+      .rows[0]?.n,
+  );
+const get = (who: Project, path: string) => pigeon.request('GET', path, { headers: who.auth });
+
+beforeAll(async () => {
+  pigeon = await startTestPigeon();
+  pool = pigeon.deps.db.pool;
+  await pool.query(`SELECT history_partition_ensure(t, m::date) FROM unnest(ARRAY['events', 'emails']) t,
+    generate_series(date_trunc('month', now() - interval '3 months'), now(), interval '1 month') m`);
+  big = await newProject(pigeon);
+  small = await newProject(pigeon);
+  // 60 days of history; the rows go in through the feed trigger, so the analytics consumer rolls them up.
+  await seedHistory(pool, { projectId: big.project.id, contacts: 50, emails: 10, events: BIG_EVENTS, days: 60 });
+  await seedHistory(pool, { projectId: small.project.id, contacts: 5, emails: 10, events: 120, days: 60 });
+  for (const { project } of [big, small]) {
+    const raw = await count('SELECT 1 FROM events WHERE project_id = $1', [project.id]);
+    expect(
+      await until(
+        () => rolledUp(project.id),
+        (n) => n === raw,
+        60_000,
+      ),
+    ).toBe(raw);
+  }
+}, 120_000);
+afterAll(() => pigeon?.stop());
+
+describe('list totals', () => {
+  it('counts up to the cap and says so past it; exact with filters below it; 0 on later pages', async () => {
+    const first = await get(big, '/events?limit=5');
+    expect(first.body).toMatchObject({ total: EVENTS_TOTAL_CAP, totalCapped: true, hasMore: true });
+    expect(first.body.data).toHaveLength(5);
+    const activity = await get(big, '/activity?limit=5');
+    expect(activity.body).toMatchObject({ total: EVENTS_TOTAL_CAP, totalCapped: true });
+    const next = await get(big, `/events?limit=5&cursor=${first.body.cursor}`);
+    expect(next.body).toMatchObject({ total: 0, totalCapped: false });
+
+    const views = await count(`SELECT 1 FROM events WHERE project_id = $1 AND name = 'page.viewed'`, [big.project.id]);
+    expect(views).toBeLessThan(EVENTS_TOTAL_CAP);
+    expect((await get(big, '/events?name=page.viewed&limit=1')).body).toMatchObject({
+      total: views,
+      totalCapped: false,
+    });
+    const since = new Date(Date.now() - 7 * 86_400_000).toISOString();
+    const lastWeek = await count('SELECT 1 FROM events WHERE project_id = $1 AND created_at >= $2', [
+      big.project.id,
+      since,
+    ]);
+    expect((await get(big, `/events?limit=1&from=${encodeURIComponent(since)}`)).body).toMatchObject({
+      total: lastWeek,
+      totalCapped: false,
+    });
+    // `event` is every tracked (not Pigeon-emitted) name: page.viewed and order.placed of the seed.
+    const custom = await count(`SELECT 1 FROM events WHERE project_id = $1 AND name <> 'email.opened'`, [
+      big.project.id,
+    ]);
+    expect(custom).toBeLessThan(EVENTS_TOTAL_CAP);
+    expect((await get(big, '/activity?types=event&limit=1')).body).toMatchObject({ total: custom, totalCapped: false });
+    const contact = (await pool.query('SELECT contact_id FROM events WHERE project_id = $1 LIMIT 1', [big.project.id]))
+      .rows[0].contact_id;
+    const ofContact = await count('SELECT 1 FROM events WHERE contact_id = $1', [contact]);
+    expect((await get(big, `/events/contact/${contact}?limit=1`)).body).toMatchObject({
+      total: ofContact,
+      totalCapped: false,
+    });
+  });
+
+  it("counts only the caller's project", async () => {
+    expect((await get(small, '/events?limit=1')).body).toMatchObject({ total: 120, totalCapped: false });
+    expect((await get(small, '/activity?limit=1')).body).toMatchObject({ total: 120, totalCapped: false });
+  });
+});
+
+describe('stats from the rollup', () => {
+  /** The raw events' counts per name and per UTC day over [from, to), the way the stats read them. */
+  async function rawStats(projectId: string, from: string, to: string) {
+    const where = 'project_id = $1 AND created_at >= $2 AND created_at < $3';
+    const byName = await pool.query(
+      `SELECT name, count(*)::int AS count FROM events WHERE ${where} GROUP BY name ORDER BY count DESC, name`,
+      [projectId, from, to],
+    );
+    const byDay = await pool.query(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS count
+       FROM events WHERE ${where} GROUP BY 1 ORDER BY 1`,
+      [projectId, from, to],
+    );
+    const total = byName.rows.reduce((sum: number, r: { count: number }) => sum + r.count, 0);
+    return { from, to, total, byName: byName.rows, byDay: byDay.rows };
+  }
+
+  // Whole hours: the stats count whole hours of the rollup (a range is widened to them).
+  const hour = (msAgo: number) => new Date(Math.floor((Date.now() - msAgo) / 3600_000) * 3600_000).toISOString();
+  const range = { from: hour(45 * 86_400_000), to: hour(-3600_000) };
+  const query = `from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`;
+
+  it('equal the raw counts while the raw events exist, per name and per day, for each project alone', async () => {
+    for (const who of [big, small]) {
+      const expected = await rawStats(who.project.id, range.from, range.to);
+      expect(expected.total).toBeGreaterThan(0);
+      expect((await get(who, `/events/stats?${query}`)).body).toEqual(expected);
+      const activity = await get(who, `/activity/stats?${query}`);
+      expect(activity.body.total).toBe(expected.total);
+      expect(activity.body.byDay).toEqual(expected.byDay);
+    }
+    // A range inside an hour is widened to that hour, and the answer says so.
+    const inside = await get(small, '/events/stats?from=2026-01-01T10:15:00Z&to=2026-01-01T10:45:00Z');
+    expect(inside.body).toMatchObject({ from: '2026-01-01T10:00:00.000Z', to: '2026-01-01T11:00:00.000Z' });
+    // The default range is the last 30 days (widened to whole hours).
+    const defaults = await get(small, '/events/stats');
+    expect(Date.parse(defaults.body.to) - Date.parse(defaults.body.from)).toBeGreaterThanOrEqual(30 * 86_400_000);
+    expect(defaults.body.total).toBe((await rawStats(small.project.id, defaults.body.from, defaults.body.to)).total);
+  });
+
+  it('stay the same after retention removed the raw events', async () => {
+    const before = (await get(big, `/events/stats?${query}`)).body;
+    const otherBefore = (await get(small, `/events/stats?${query}`)).body;
+    const patched = await pigeon.request('PATCH', `/users/@me/projects/${big.project.id}`, {
+      headers: { cookie: big.owner.cookie },
+      body: { retention: { eventsDays: 7 } },
+    });
+    expect(patched.status).toBe(200);
+    const run = await applyRetention(pool);
+    expect(run.eventsDeleted).toBeGreaterThan(0);
+    const left = await rawStats(big.project.id, range.from, range.to);
+    expect(left.total).toBeLessThan(before.total / 2);
+
+    expect((await get(big, `/events/stats?${query}`)).body).toEqual(before);
+    expect((await get(big, `/activity/stats?${query}`)).body.total).toBe(before.total);
+    // The other project, on the default retention, kept its events and its counts.
+    expect((await get(small, `/events/stats?${query}`)).body).toEqual(otherBefore);
+    expect(otherBefore).toEqual(await rawStats(small.project.id, range.from, range.to));
+  });
+});
