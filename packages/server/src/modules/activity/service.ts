@@ -1,7 +1,7 @@
 import type { ActivityType } from '@pigeon/contract';
 import type { Queryable } from '../../db/sql.js';
 import { upcomingCampaigns } from '../campaigns/service.js';
-import { countEvents, type EventFilter, eventStats, listEvents } from '../events/queries.js';
+import { countEvents, type EventFilter, eventStats, listEvents } from '../events/service.js';
 import { isReservedEventName } from '../events/reserved.js';
 import { upcomingSteps } from '../workflows/executions.js';
 

@@ -16,7 +16,7 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/index.js';
+import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/service.js';
 import { type Audience, checkAudience } from './audience.js';
 import { type Counters, campaignCounters, NO_COUNTS } from './stats.js';
 

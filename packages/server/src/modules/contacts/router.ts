@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { AppError } from '../../http/errors.js';
 import { queueJob } from '../background-jobs/queue.js';
-import { getJob } from '../background-jobs/repository.js';
+import { getJob } from '../background-jobs/service.js';
 import { customKey, fieldUsage, fieldValues, listFields } from './fields.js';
 import { listContacts } from './list.js';
 import * as contacts from './service.js';

@@ -3,7 +3,7 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound } from '../../http/errors.js';
 import { applyDataRules } from './data-rules.js';
-import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './repository.js';
+import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './rows.js';
 
 /** POST /contacts: upsert by email; a new contact is subscribed unless told otherwise. */
 export async function createOrUpdateContact(

@@ -15,7 +15,7 @@ import { findInProject, isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { AppError, badRequest, conflict, notFound, validationFailed } from '../../http/errors.js';
 import { checkCondition, refsOf } from '../conditions/engine.js';
-import { dropRefs, type Ref, saveRefs } from '../references/index.js';
+import { dropRefs, type Ref, saveRefs } from '../references/service.js';
 import {
   BRANCHES,
   conditionOf,
