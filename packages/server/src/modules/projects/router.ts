@@ -25,7 +25,7 @@ export const createUsersRouter = (deps: AppDeps) => {
     },
     updateProject: async ({ req, params, body }) => ({
       status: 200,
-      body: await projects.updateProject(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id, body),
+      body: await projects.updateProject(deps, callerUser(req).id, params.id, body),
     }),
     deleteProject: async ({ req, params }) => {
       await projects.deleteProject(requestEm(deps, req), callerUser(req).id, params.id);
@@ -39,16 +39,16 @@ export const createUsersRouter = (deps: AppDeps) => {
       status: 200,
       body: {
         success: true,
-        data: await regenerateWebhookSecret(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id),
+        data: await regenerateWebhookSecret(deps, callerUser(req).id, params.id),
       },
     }),
     resetProject: async ({ req, params }) => ({
       status: 200,
-      body: { success: true, deleted: await resetProject(deps, requestEm(deps, req), callerUser(req).id, params.id) },
+      body: { success: true, deleted: await resetProject(deps, callerUser(req).id, params.id) },
     }),
     security: async ({ req, params }) => ({
       status: 200,
-      body: await memberSecurityState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+      body: await memberSecurityState(deps, callerUser(req).id, params.id),
     }),
   });
 };
@@ -57,15 +57,15 @@ export const createProjectsRouter = (deps: AppDeps) => {
   return s.router(contract.projects, {
     setupState: async ({ req, params }) => ({
       status: 200,
-      body: await memberSetupState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+      body: await memberSetupState(deps, callerUser(req).id, params.id),
     }),
     security: async ({ req, params }) => ({
       status: 200,
-      body: await memberSecurityState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+      body: await memberSecurityState(deps, callerUser(req).id, params.id),
     }),
     resumeCampaigns: async ({ req, params }) => ({
       status: 200,
-      body: await resumePausedCampaigns(deps, requestEm(deps, req), callerUser(req).id, params.id),
+      body: await resumePausedCampaigns(deps, callerUser(req).id, params.id),
     }),
     listMembers: async ({ req, params }) => ({
       status: 200,
@@ -73,14 +73,7 @@ export const createProjectsRouter = (deps: AppDeps) => {
     }),
     inviteMember: async ({ req, params, body }) => ({
       status: 201,
-      body: await members.inviteMember(
-        deps,
-        requestEm(deps, req),
-        callerUser(req).id,
-        params.id,
-        body.email,
-        body.role,
-      ),
+      body: await members.inviteMember(deps, callerUser(req).id, params.id, body.email, body.role),
     }),
     updateMember: async ({ req, params, body }) => ({
       status: 200,
