@@ -178,7 +178,7 @@ let routers = 0;
 for (const path of sourceFiles(MODULES)) {
   const file = relative(root, path);
   if (LAYER_NAMES.has(basename(path))) {
-    problems.push(`${file}: a module file is named for what it does; a module's public functions live in service.ts`);
+    problems.push(`${file}: name a module file for what it does; a module's public functions live in service.ts`);
   }
   const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
   checkSignatures(file, source, problems);
