@@ -1,5 +1,6 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
+import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
@@ -11,6 +12,14 @@ import * as projects from './service.js';
 import { regenerateWebhookSecret } from './webhook-secret.js';
 
 const s = initServer();
+
+/** `GET /users/@me/projects/:id/security` and `GET /projects/:id/security`: one handler, two paths. */
+const security =
+  (deps: AppDeps) =>
+  async ({ req, params }: { req: Request; params: { id: string } }) => ({
+    status: 200 as const,
+    body: await memberSecurityState(deps, callerUser(req).id, params.id),
+  });
 
 export const createUsersRouter = (deps: AppDeps) => {
   return s.router(contract.users, {
@@ -46,10 +55,7 @@ export const createUsersRouter = (deps: AppDeps) => {
       status: 200,
       body: { success: true, deleted: await resetProject(deps, callerUser(req).id, params.id) },
     }),
-    security: async ({ req, params }) => ({
-      status: 200,
-      body: await memberSecurityState(deps, callerUser(req).id, params.id),
-    }),
+    security: security(deps),
   });
 };
 
@@ -59,10 +65,7 @@ export const createProjectsRouter = (deps: AppDeps) => {
       status: 200,
       body: await memberSetupState(deps, callerUser(req).id, params.id),
     }),
-    security: async ({ req, params }) => ({
-      status: 200,
-      body: await memberSecurityState(deps, callerUser(req).id, params.id),
-    }),
+    security: security(deps),
     resumeCampaigns: async ({ req, params }) => ({
       status: 200,
       body: await resumePausedCampaigns(deps, callerUser(req).id, params.id),
