@@ -1,4 +1,4 @@
-/** What the SQL checks (.ci/check-sql.mjs, .ci/check-table-owners.mjs) read: server source files and their literals. */
+/** What the checks (.ci/check-sql.mjs, check-table-owners.mjs, check-service-shape.mjs) read: server source files and their literals. */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';

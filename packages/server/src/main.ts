@@ -167,7 +167,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       const metricsPort = await serveMetrics(deps, cleanups);
       return { deps, metricsPort, stop: shutdown };
     }
-    const welcome = db.embedded ? await bootstrapFirstRun(db.orm.em.fork(), deps) : undefined;
+    const welcome = db.embedded ? await bootstrapFirstRun(deps) : undefined;
 
     // Loaded here, not at the top: a worker process never needs the HTTP stack (express, the
     // routers, the OpenAPI document), so it never loads it (tens of MB of RSS per worker).

@@ -24,15 +24,15 @@ export const toUserDto = (user: { id: string; email: string; emailVerified: bool
   createdAt: user.createdAt.toISOString(),
 });
 
-export async function signup(deps: AppDeps, em: EntityManager, email: string, password: string): Promise<User> {
+export async function signup(deps: AppDeps, email: string, password: string): Promise<User> {
   if (deps.config.auth.signupsDisabled) {
     throw forbidden('Signups are disabled on this deployment', 'SIGNUPS_DISABLED', {
       suggestion: 'Ask an owner of a project to invite you.',
     });
   }
   await assertAcceptablePassword(password, email);
-  const user = await createUser(em, email, password);
-  await mailToken(deps, em, user, 'VERIFY_EMAIL').catch((err) =>
+  const user = await createUser(deps.db.orm.em.fork(), email, password);
+  await mailToken(deps, user, 'VERIFY_EMAIL').catch((err) =>
     deps.logger.warn({ err }, 'could not send the verification mail'),
   );
   return user;
@@ -99,13 +99,7 @@ const tooManyAttempts = (message: string, seconds: number) =>
  * Checks the password; failures are counted per address and client IP together, and per client
  * IP, and lock those for a while (see `auth/throttle.ts`): the address stays open from other IPs.
  */
-export async function login(
-  deps: AppDeps,
-  em: EntityManager,
-  email: string,
-  password: string,
-  ip: string,
-): Promise<User> {
+export async function login(deps: AppDeps, email: string, password: string, ip: string): Promise<User> {
   const db = deps.db.pool;
   const accountIp = `${email} ${ip}`;
   const lockedSeconds = await lockedForSeconds(db, [
@@ -113,7 +107,7 @@ export async function login(
     ['ip', ip],
   ]);
   if (lockedSeconds > 0) throw tooManyAttempts('Too many failed sign-ins; try again later', lockedSeconds);
-  const user = await em.findOne(UserSchema, { email });
+  const user = await deps.db.orm.em.fork().findOne(UserSchema, { email });
   if (!(await verifyPassword(user?.passwordHash, password)) || !user) {
     await recordFailure(db, 'account-ip', accountIp);
     await recordFailure(db, 'ip', ip);
@@ -124,14 +118,14 @@ export async function login(
 }
 
 /** Reset requests per client IP: 10 in 15 minutes, then 429 for 15 minutes, whatever the addresses. */
-export async function countPasswordResetRequest(deps: AppDeps, ip: string): Promise<void> {
+async function countPasswordResetRequest(deps: AppDeps, ip: string): Promise<void> {
   const lockedSeconds = await lockedForSeconds(deps.db.pool, [['reset-ip', ip]]);
   if (lockedSeconds > 0) throw tooManyAttempts('Too many password-reset requests; try again later', lockedSeconds);
   await recordFailure(deps.db.pool, 'reset-ip', ip);
 }
 
-export async function mailToken(deps: AppDeps, em: EntityManager, user: User, purpose: TokenPurpose): Promise<void> {
-  const token = await issueToken(em, user.id, purpose, TOKEN_TTL_MS[purpose]);
+async function mailToken(deps: AppDeps, user: User, purpose: TokenPurpose): Promise<void> {
+  const token = await issueToken(deps.db.orm.em.fork(), user.id, purpose, TOKEN_TTL_MS[purpose]);
   const base = deps.config.http.publicUrl;
   const [subject, lines] =
     purpose === 'VERIFY_EMAIL'
@@ -153,31 +147,34 @@ export async function mailToken(deps: AppDeps, em: EntityManager, user: User, pu
   await sendSystemMail(deps, user.email, subject, [...lines, `Token: ${token}`]);
 }
 
-export async function requestVerification(deps: AppDeps, em: EntityManager, userId: string): Promise<void> {
-  const user = await em.findOneOrFail(UserSchema, { id: userId });
-  await mailToken(deps, em, user, 'VERIFY_EMAIL');
+export async function requestVerification(deps: AppDeps, userId: string): Promise<void> {
+  const user = await deps.db.orm.em.fork().findOneOrFail(UserSchema, { id: userId });
+  await mailToken(deps, user, 'VERIFY_EMAIL');
 }
 
 /** One reset mail per address in this window, however often it is asked for. */
 export const RESET_MAIL_INTERVAL_MS = 5 * 60_000;
 
 /** Mails a reset token unless the address has no account or got one within the last 5 minutes. */
-export async function requestPasswordReset(deps: AppDeps, em: EntityManager, email: string): Promise<void> {
+export async function requestPasswordReset(deps: AppDeps, email: string): Promise<void> {
+  const em = deps.db.orm.em.fork();
   const user = await em.findOne(UserSchema, { email });
   if (!user) return;
   const since = new Date(Date.now() - RESET_MAIL_INTERVAL_MS);
   if (await countTokensSince(em, user.id, 'RESET_PASSWORD', since)) {
     return;
   }
-  await mailToken(deps, em, user, 'RESET_PASSWORD');
+  await mailToken(deps, user, 'RESET_PASSWORD');
 }
 
 /**
- * The request answers before any of the work: an address with an account costs the same time as
- * one without (no lookup, no mail on the request's path). A failure is logged, not answered.
+ * POST /auth/request-password-reset: counts the request against the client IP (429 past the limit),
+ * then answers before any of the work: an address with an account costs the same time as one
+ * without (no lookup, no mail on the request's path). A failure is logged, not answered.
  */
-export function requestPasswordResetInBackground(deps: AppDeps, email: string): void {
-  requestPasswordReset(deps, deps.db.orm.em.fork(), email).catch((err) =>
+export async function acceptPasswordResetRequest(deps: AppDeps, input: { email: string; ip: string }): Promise<void> {
+  await countPasswordResetRequest(deps, input.ip);
+  requestPasswordReset(deps, input.email).catch((err) =>
     deps.logger.warn({ err }, 'could not send the password reset mail'),
   );
 }
@@ -199,9 +196,9 @@ export async function verifyEmail(em: EntityManager, token: string): Promise<Use
 }
 
 /** Sets the new password and ends every existing session of the user. */
-export async function resetPassword(deps: AppDeps, em: EntityManager, token: string, password: string): Promise<void> {
+export async function resetPassword(deps: AppDeps, token: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
-  const email = await em.transactional(async (tx) => {
+  const email = await deps.db.orm.em.fork().transactional(async (tx) => {
     const user = await consumeToken(tx, token, 'RESET_PASSWORD');
     await assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
     user.passwordHash = passwordHash;

@@ -1,8 +1,8 @@
 import type { ActivityType } from '@pigeon/contract';
 import type { Queryable } from '../../db/sql.js';
 import { upcomingCampaigns } from '../campaigns/service.js';
-import { countEvents, type EventFilter, eventStats, listEvents } from '../events/queries.js';
 import { isReservedEventName } from '../events/reserved.js';
+import { countEvents, type EventFilter, eventStats, listEvents } from '../events/service.js';
 import { upcomingSteps } from '../workflows/executions.js';
 
 /** Every activity type, in the order a filter menu shows them. */

@@ -3,7 +3,7 @@ import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@p
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound, validationFailed } from '../../http/errors.js';
-import { EMITTED_EVENT_NAME } from '../events/queries.js';
+import { EMITTED_EVENT_NAME } from '../events/service.js';
 
 /**
  * Analytics reads only `event_counts` (hourly rollup kept by the change feed's consumer, see

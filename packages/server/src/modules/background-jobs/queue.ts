@@ -1,7 +1,7 @@
 import type { JobKind } from '@pigeon/contract';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps.js';
-import { insertJob } from './repository.js';
+import { insertJob } from './service.js';
 
 /** The Agenda job that runs every project background job: what queueing needs, without the handlers. */
 export const BACKGROUND_JOB = { name: 'background.run', payload: z.object({ jobId: z.string().uuid() }) };

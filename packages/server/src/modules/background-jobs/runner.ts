@@ -5,7 +5,7 @@ import { inTransaction } from '../../db/sql.js';
 import { defineJob } from '../../jobs/registry.js';
 import type { Logger } from '../../logger.js';
 import { BACKGROUND_JOB } from './queue.js';
-import { type JobRow, recordBatch } from './repository.js';
+import { type JobRow, recordBatch } from './service.js';
 
 export interface JobHandlerContext {
   pool: pg.Pool;

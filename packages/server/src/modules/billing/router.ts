@@ -1,38 +1,40 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
+import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { billingProject, consumption, getLimits, managers, setLimits } from './service.js';
-import { createCheckout, createPortal, listInvoices, stripeConfigOf } from './stripe.js';
+import { callerUser } from '../../http/auth.js';
+import * as billing from './service.js';
 
 const s = initServer();
+
+/** A secret key's project, or the signed-in user (who must be a member: the service checks). */
+const callerOf = (req: Request): billing.BillingCaller =>
+  req.caller.kind === 'key' ? { keyProjectId: req.caller.project.id } : { userId: callerUser(req).id };
 
 export const createBillingRouter = (deps: AppDeps) =>
   s.router(contract.billing, {
     getLimits: async ({ req, params }) => ({
       status: 200,
-      body: await getLimits(deps.db.pool, await billingProject(deps, req, params.id)),
+      body: await billing.readLimits(deps, callerOf(req), params.id),
     }),
     setLimits: async ({ req, params, body }) => ({
       status: 200,
-      body: await setLimits(deps.db.pool, await billingProject(deps, req, params.id, managers), body),
+      body: await billing.changeLimits(deps, callerOf(req), params.id, body),
     }),
     consumption: async ({ req, params }) => ({
       status: 200,
-      body: await consumption(deps, await billingProject(deps, req, params.id)),
+      body: await billing.readConsumption(deps, callerOf(req), params.id),
     }),
-    checkout: async ({ req, params, body }) => {
-      stripeConfigOf(deps); // 404 BILLING_DISABLED before anything else when billing is off
-      return {
-        status: 200,
-        body: await createCheckout(deps, await billingProject(deps, req, params.id, managers), body),
-      };
-    },
-    portal: async ({ req, params }) => {
-      stripeConfigOf(deps);
-      return { status: 200, body: await createPortal(deps, await billingProject(deps, req, params.id, managers)) };
-    },
-    invoices: async ({ req, params }) => {
-      stripeConfigOf(deps);
-      return { status: 200, body: await listInvoices(deps, await billingProject(deps, req, params.id, managers)) };
-    },
+    checkout: async ({ req, params, body }) => ({
+      status: 200,
+      body: await billing.startCheckout(deps, callerOf(req), params.id, body),
+    }),
+    portal: async ({ req, params }) => ({
+      status: 200,
+      body: await billing.openPortal(deps, callerOf(req), params.id),
+    }),
+    invoices: async ({ req, params }) => ({
+      status: 200,
+      body: await billing.readInvoices(deps, callerOf(req), params.id),
+    }),
   });

@@ -1,39 +1,77 @@
 import { type BillingCategory, type BillingConsumption, type BillingLimits, Role } from '@pigeon/contract';
-import type { Request } from 'express';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { callerUser } from '../../http/auth.js';
-import { requestEm } from '../../http/entity-manager.js';
 import { notFound } from '../../http/errors.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
 import { nextPeriod, periodStart } from './allowance.js';
+import { createCheckout, createPortal, listInvoices, stripeConfigOf } from './stripe.js';
 
 type Limits = z.infer<typeof BillingLimits>;
 const ANYONE: Role[] = [...Role.options];
 
+/** Who calls a billing route (`/projects/:id/billing/*`): a project's secret key, or a signed-in user. */
+export type BillingCaller = { keyProjectId: string } | { userId: string };
+
 /**
- * The project of a `project`-authenticated route: the secret key's own project (another id is
- * 404, as for any resource of another project), or a project the signed-in user belongs to with
- * one of `roles`. Writes (`write`) are refused for a disabled project.
+ * The project of a billing route: the secret key's own project (another id is 404, as for any
+ * resource of another project), or a project the signed-in user belongs to with one of `roles`.
+ * Writes (`write`) are refused for a disabled project.
  */
-export async function billingProject(
-  deps: AppDeps,
-  req: Request,
+async function billingProject(
+  deps: Pick<AppDeps, 'db'>,
+  caller: BillingCaller,
   id: string,
   { roles = ANYONE, write = false }: { roles?: Role[]; write?: boolean } = {},
 ): Promise<string> {
-  if (req.caller.kind === 'key') {
-    if (req.caller.project.id !== id) throw notFound('Project');
+  if ('keyProjectId' in caller) {
+    if (caller.keyProjectId !== id) throw notFound('Project');
     return id;
   }
-  const { project } = await requireMembership(requestEm(deps, req), callerUser(req).id, id, roles);
+  const { project } = await requireMembership(deps.db.orm.em.fork(), caller.userId, id, roles);
   if (write) refuseIfDisabled(project);
   return project.id;
 }
 
-export const managers = { roles: MANAGERS, write: true };
+const managers = { roles: MANAGERS, write: true };
+
+/** GET /projects/:id/billing/limits: any member. */
+export async function readLimits(deps: AppDeps, caller: BillingCaller, id: string) {
+  return getLimits(deps.db.pool, await billingProject(deps, caller, id));
+}
+
+/** PATCH /projects/:id/billing/limits: OWNER or ADMIN of an enabled project. */
+export async function changeLimits(deps: AppDeps, caller: BillingCaller, id: string, update: Partial<Limits>) {
+  return setLimits(deps.db.pool, await billingProject(deps, caller, id, managers), update);
+}
+
+/** GET /projects/:id/billing/consumption: any member. */
+export async function readConsumption(deps: AppDeps, caller: BillingCaller, id: string) {
+  return consumption(deps, await billingProject(deps, caller, id));
+}
+
+// The Stripe routes answer 404 BILLING_DISABLED (stripeConfigOf) before anything else when billing is off.
+
+export async function startCheckout(
+  deps: AppDeps,
+  caller: BillingCaller,
+  id: string,
+  body: Parameters<typeof createCheckout>[2],
+) {
+  stripeConfigOf(deps);
+  return createCheckout(deps, await billingProject(deps, caller, id, managers), body);
+}
+
+export async function openPortal(deps: AppDeps, caller: BillingCaller, id: string) {
+  stripeConfigOf(deps);
+  return createPortal(deps, await billingProject(deps, caller, id, managers));
+}
+
+export async function readInvoices(deps: AppDeps, caller: BillingCaller, id: string) {
+  stripeConfigOf(deps);
+  return listInvoices(deps, await billingProject(deps, caller, id, managers));
+}
 
 export async function getLimits(db: Queryable, projectId: string): Promise<Limits> {
   const [row] = await queryRows<Record<BillingCategory, string | null>>(

@@ -4,7 +4,7 @@ import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { validationFailed } from '../../http/errors.js';
 import { checkCondition, conditionSql, refsOf } from '../conditions/engine.js';
-import type { Ref } from '../references/index.js';
+import type { Ref } from '../references/service.js';
 
 type Input = z.output<typeof CampaignInput>;
 

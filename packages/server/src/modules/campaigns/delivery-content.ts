@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Config } from '../../config/index.js';
 import { preparedRows, queryRows, sql } from '../../db/query.js';
 import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/compose.js';
-import type { ContactRow } from '../contacts/repository.js';
+import type { ContactRow } from '../contacts/rows.js';
 import type { DeferredBatch, DeferredEmail, DeliveryComposer } from '../emails/composers.js';
 
 /** `NOTIFY`ed (payload: the campaign id) when a campaign is cancelled; delivery listens for it. */

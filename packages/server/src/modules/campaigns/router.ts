@@ -5,7 +5,6 @@ import { callerProject } from '../../http/auth.js';
 import { requeueMessage } from '../email-states/requeue.js';
 import { cancelCampaign, requeueCampaignFailed, sendCampaign, testCampaign } from './sending.js';
 import * as campaigns from './service.js';
-import { campaignStats } from './stats.js';
 
 const s = initServer();
 
@@ -22,7 +21,7 @@ export const createCampaignsRouter = (deps: AppDeps) => {
     }),
     get: async ({ req, params }) => ({
       status: 200,
-      body: await campaigns.campaignDto(db, await campaigns.findCampaign(db, callerProject(req).id, params.id)),
+      body: await campaigns.getCampaign(db, callerProject(req).id, params.id),
     }),
     replace: async ({ req, params, body }) => ({
       status: 200,
@@ -61,7 +60,7 @@ export const createCampaignsRouter = (deps: AppDeps) => {
     },
     stats: async ({ req, params }) => ({
       status: 200,
-      body: await campaignStats(db, await campaigns.findCampaign(db, callerProject(req).id, params.id)),
+      body: await campaigns.getCampaignStats(db, callerProject(req).id, params.id),
     }),
   });
 };

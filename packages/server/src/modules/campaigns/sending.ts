@@ -6,7 +6,7 @@ import type { AppDeps } from '../../deps.js';
 import { AppError, badRequest, conflict, forbidden } from '../../http/errors.js';
 import { refundEmails, requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
-import type { ContactRow } from '../contacts/repository.js';
+import type { ContactRow } from '../contacts/rows.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { insertCampaignEmails, NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../email-states/queue.js';
 import { requeueFailedEmails } from '../email-states/requeue.js';

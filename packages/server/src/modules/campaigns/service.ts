@@ -16,9 +16,9 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/index.js';
+import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/service.js';
 import { type Audience, checkAudience } from './audience.js';
-import { type Counters, campaignCounters, NO_COUNTS } from './stats.js';
+import { type Counters, campaignCounters, campaignStats, NO_COUNTS } from './stats.js';
 
 export interface CampaignRow {
   id: string;
@@ -87,6 +87,16 @@ async function withCounters(db: Queryable, rows: CampaignRow[]): Promise<Campaig
 }
 
 export const campaignDto = async (db: Queryable, row: CampaignRow) => (await withCounters(db, [row]))[0] as Campaign;
+
+/** GET /campaigns/:id. */
+export async function getCampaign(db: Queryable, projectId: string, id: string) {
+  return campaignDto(db, await findCampaign(db, projectId, id));
+}
+
+/** GET /campaigns/:id/stats. */
+export async function getCampaignStats(db: Queryable, projectId: string, id: string) {
+  return campaignStats(db, await findCampaign(db, projectId, id));
+}
 
 /** Everything a saved campaign must satisfy: a verified sender, an audience that exists, a template of the project. */
 async function checkInput(db: Queryable, projectId: string, input: Input) {

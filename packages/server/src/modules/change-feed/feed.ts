@@ -68,9 +68,9 @@ interface ChangeRow {
 }
 
 /** New consumers start at the feed's present, not at its retained past. */
-export async function registerConsumer(pool: pg.Pool, name: string): Promise<void> {
+export async function registerConsumer(db: Queryable, name: string): Promise<void> {
   await queryRows(
-    pool,
+    db,
     sql`INSERT INTO change_feed_cursors (consumer, part, txid)
      SELECT ${name}, part, pg_snapshot_xmin(pg_current_snapshot()) FROM generate_series(0, ${PARTS} - 1) AS part
      ON CONFLICT DO NOTHING`,

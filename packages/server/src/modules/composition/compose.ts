@@ -1,5 +1,5 @@
 import type { ContentType } from '@pigeon/contract';
-import { type ContactRow, toContactDto } from '../contacts/repository.js';
+import { type ContactRow, toContactDto } from '../contacts/rows.js';
 import { addTracking, listUnsubscribeHeaders } from '../engagement/tracking.js';
 import { subscriptionUrls } from '../rendering/links.js';
 import { htmlToText, missingVariables, renderSubject, renderTemplate } from '../rendering/render.js';

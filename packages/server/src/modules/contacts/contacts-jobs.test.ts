@@ -2,7 +2,7 @@ import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { insertJob, type JobRow } from '../background-jobs/repository.js';
+import { insertJob, type JobRow } from '../background-jobs/service.js';
 import { contactJobHandlers } from './jobs.js';
 
 let pigeon: TestPigeon;

@@ -1,7 +1,7 @@
 import type { FieldType } from '@pigeon/contract';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { findUsages, groupUsages } from '../references/index.js';
+import { findUsages, groupUsages } from '../references/service.js';
 
 const STANDARD_FIELDS = [
   { field: 'email', type: 'string' },
@@ -9,6 +9,8 @@ const STANDARD_FIELDS = [
   { field: 'createdAt', type: 'date' },
   { field: 'updatedAt', type: 'date' },
 ] as const;
+
+export const isStandardField = (field: string) => STANDARD_FIELDS.some((f) => f.field === field);
 
 const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$';
 
@@ -96,6 +98,6 @@ export async function fieldValues(db: Queryable, projectId: string, field: strin
 
 /** Where a field is referenced (segments, templates; campaigns and workflows as they arrive), from the reference index. */
 export async function fieldUsage(db: Queryable, projectId: string, field: string) {
-  const name = STANDARD_FIELDS.some((f) => f.field === field) ? field : `data.${customKey(field)}`;
+  const name = isStandardField(field) ? field : `data.${customKey(field)}`;
   return { field: name, ...groupUsages(await findUsages(db, projectId, { type: 'field', key: name })) };
 }

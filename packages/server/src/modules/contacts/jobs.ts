@@ -1,7 +1,7 @@
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { type JobError, recordBatch, setJobTotal } from '../background-jobs/repository.js';
 import { changeInBatches, type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
+import { type JobError, recordBatch, setJobTotal } from '../background-jobs/service.js';
 import { insertSubscriptionEvents } from '../event-log/service.js';
 
 const IMPORT_BATCH = 2000;

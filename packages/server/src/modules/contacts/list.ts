@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor, escapeLike } from '../../http/cursor.js';
-import { type ContactRow, toContactDto } from './repository.js';
+import { type ContactRow, toContactDto } from './rows.js';
 
 type ListQuery = z.output<typeof ContactListQuery>;
 

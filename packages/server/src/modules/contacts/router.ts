@@ -3,10 +3,8 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
-import { AppError } from '../../http/errors.js';
-import { queueJob } from '../background-jobs/queue.js';
-import { getJob } from '../background-jobs/repository.js';
-import { customKey, fieldUsage, fieldValues, listFields } from './fields.js';
+import { getJob } from '../background-jobs/service.js';
+import { fieldUsage, fieldValues, listFields } from './fields.js';
 import { listContacts } from './list.js';
 import * as contacts from './service.js';
 
@@ -15,11 +13,7 @@ const BULK_KINDS: JobKind[] = ['bulk_subscribe', 'bulk_unsubscribe', 'bulk_delet
 
 export const createContactsRouter = (deps: AppDeps) => {
   const db = deps.db.pool;
-  /** Stores the job row, then queues its run: a job id handed out always exists. */
-  const queue = async (projectId: string, kind: JobKind, input: Record<string, unknown>, file?: Buffer) => {
-    const jobId = await queueJob(deps, projectId, kind, input, file);
-    return { status: 202 as const, body: { jobId } };
-  };
+  const accepted = (jobId: string) => ({ status: 202 as const, body: { jobId } });
 
   return s.router(contract.contacts, {
     fields: async ({ req }) => ({ status: 200, body: await listFields(db, callerProject(req).id) }),
@@ -31,35 +25,26 @@ export const createContactsRouter = (deps: AppDeps) => {
       status: 200,
       body: await fieldUsage(db, callerProject(req).id, params.field),
     }),
-    deleteField: async ({ req, params }) => {
-      const key = customKey(params.field);
-      if (['email', 'subscribed', 'createdAt', 'updatedAt'].includes(params.field)) {
-        throw new AppError(400, 'BAD_REQUEST', `${params.field} is a standard field and cannot be deleted`);
-      }
-      return queue(callerProject(req).id, 'delete_field', { key });
-    },
+    deleteField: async ({ req, params }) =>
+      accepted(await contacts.queueDeleteField(deps, callerProject(req).id, params.field)),
     lookup: async ({ req, body }) => ({
       status: 200,
       body: await contacts.lookupEmails(db, callerProject(req).id, body.emails),
     }),
     import: async ({ req }) => {
       const file = (req as { file?: { buffer: Buffer } }).file;
-      if (!file) {
-        throw new AppError(422, 'VALIDATION_ERROR', 'Upload the CSV as the multipart field "file"', {
-          errors: [{ field: 'file', message: 'Required', code: 'invalid_type' }],
-        });
-      }
-      return queue(callerProject(req).id, 'import', {}, file.buffer);
+      return accepted(await contacts.queueImport(deps, callerProject(req).id, file?.buffer));
     },
     importStatus: async ({ req, params }) => ({
       status: 200,
       body: await getJob(db, callerProject(req).id, params.jobId, ['import']),
     }),
     bulkSubscribe: async ({ req, body }) =>
-      queue(callerProject(req).id, 'bulk_subscribe', { contactIds: body.contactIds }),
+      accepted(await contacts.queueBulkChange(deps, callerProject(req).id, 'bulk_subscribe', body.contactIds)),
     bulkUnsubscribe: async ({ req, body }) =>
-      queue(callerProject(req).id, 'bulk_unsubscribe', { contactIds: body.contactIds }),
-    bulkDelete: async ({ req, body }) => queue(callerProject(req).id, 'bulk_delete', { contactIds: body.contactIds }),
+      accepted(await contacts.queueBulkChange(deps, callerProject(req).id, 'bulk_unsubscribe', body.contactIds)),
+    bulkDelete: async ({ req, body }) =>
+      accepted(await contacts.queueBulkChange(deps, callerProject(req).id, 'bulk_delete', body.contactIds)),
     bulkStatus: async ({ req, params }) => ({
       status: 200,
       body: await getJob(db, callerProject(req).id, params.jobId, BULK_KINDS),

@@ -1,9 +1,13 @@
+import type { JobKind } from '@pigeon/contract';
 import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
-import { notFound } from '../../http/errors.js';
+import type { AppDeps } from '../../deps.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { queueJob } from '../background-jobs/queue.js';
 import { applyDataRules } from './data-rules.js';
-import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './repository.js';
+import { customKey, isStandardField } from './fields.js';
+import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './rows.js';
 
 /** POST /contacts: upsert by email; a new contact is subscribed unless told otherwise. */
 export async function createOrUpdateContact(
@@ -55,4 +59,31 @@ export async function lookupEmails(db: Queryable, projectId: string, emails: str
   );
   const found = new Set(rows.map((r) => r.email));
   return { found: rows, missing: unique.filter((e) => !found.has(e)) };
+}
+
+type QueueDeps = Pick<AppDeps, 'db' | 'scheduler'>;
+
+/** DELETE /contacts/fields/:field: queues removing a custom data key from every contact; the job's id. */
+export async function queueDeleteField(deps: QueueDeps, projectId: string, field: string): Promise<string> {
+  if (isStandardField(field)) {
+    throw new AppError(400, 'BAD_REQUEST', `${field} is a standard field and cannot be deleted`);
+  }
+  return queueJob(deps, projectId, 'delete_field', { key: customKey(field) });
+}
+
+/** POST /contacts/import: queues the import of the uploaded CSV (the multipart field "file"); the job's id. */
+export async function queueImport(deps: QueueDeps, projectId: string, file: Buffer | undefined): Promise<string> {
+  if (!file) {
+    throw new AppError(422, 'VALIDATION_ERROR', 'Upload the CSV as the multipart field "file"', {
+      errors: [{ field: 'file', message: 'Required', code: 'invalid_type' }],
+    });
+  }
+  return queueJob(deps, projectId, 'import', {}, file);
+}
+
+export type BulkChange = Extract<JobKind, 'bulk_subscribe' | 'bulk_unsubscribe' | 'bulk_delete'>;
+
+/** POST /contacts/bulk/*: queues one change to many contacts; the job's id. */
+export function queueBulkChange(deps: QueueDeps, projectId: string, kind: BulkChange, contactIds: string[]) {
+  return queueJob(deps, projectId, kind, { contactIds });
 }

@@ -3,7 +3,7 @@ import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { deliveryFeedback } from '../../metrics/registry.js';
-import { unsubscribeSuppressed } from '../contacts/repository.js';
+import { unsubscribeSuppressed } from '../contacts/rows.js';
 import { markBounced, markComplained, markDelivered } from '../email-states/service.js';
 import { recordEmailEvent } from '../event-log/service.js';
 import { checkProjectHealth } from './health.js';

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { type Keyring, keyId, open, seal } from '../../db/at-rest.js';
 import { queryRows, sql } from '../../db/query.js';
-import { inTransaction } from '../../db/sql.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 
 /** A DKIM private key as stored: sealed under the current data encryption key. */
 export const sealDkimKey = (pem: string, keyring: Keyring) => seal(pem, keyring.current);
@@ -13,14 +13,14 @@ export const openDkimKey = (stored: string, keyring: Keyring) => open(stored, ke
  * Seals the DKIM keys stored before encryption existed. Run at every start (after migrations);
  * each row is changed only if it still holds the plain text read, so concurrent starts agree.
  */
-export async function sealPlaintextDkimKeys(pool: pg.Pool, keyring: Keyring): Promise<number> {
+export async function sealPlaintextDkimKeys(db: Queryable, keyring: Keyring): Promise<number> {
   const rows = await queryRows<{ id: string; dkim_private_key: string }>(
-    pool,
+    db,
     sql`SELECT id, dkim_private_key FROM domains WHERE dkim_private_key NOT LIKE 'enc:v1:%'`,
   );
   for (const row of rows) {
     await queryRows(
-      pool,
+      db,
       sql`UPDATE domains SET dkim_private_key = ${sealDkimKey(row.dkim_private_key, keyring)}
           WHERE id = ${row.id} AND dkim_private_key = ${row.dkim_private_key}`,
     );

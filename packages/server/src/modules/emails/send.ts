@@ -15,7 +15,7 @@ import { AppError, type AppErrorExtra, validationFailed } from '../../http/error
 import { requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
-import { upsertContact } from '../contacts/repository.js';
+import { upsertContact } from '../contacts/rows.js';
 import { suppressedAmong } from '../deliverability/suppressions.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
 import { PRIORITY, queueEmail } from '../email-states/queue.js';

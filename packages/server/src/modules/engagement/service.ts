@@ -1,6 +1,6 @@
 import { preparedRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { subscribeFromLink } from '../contacts/repository.js';
+import { subscribeFromLink } from '../contacts/rows.js';
 import { markClicked, markOpened } from '../email-states/service.js';
 import { insertEmailEvents } from '../event-log/service.js';
 import type { LinkClaims, TrackingClaims } from '../rendering/links.js';

@@ -5,7 +5,7 @@ import { and, queryRows, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { conflict, notFound } from '../../http/errors.js';
-import { newWebhookId } from '../webhooks/index.js';
+import { newWebhookId } from '../webhooks/service.js';
 import { WEBHOOKS_CHANNEL } from './consumer.js';
 import { findEndpoint } from './endpoints.js';
 

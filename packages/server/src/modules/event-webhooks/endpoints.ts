@@ -6,7 +6,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { notFound, validationFailed } from '../../http/errors.js';
-import { forbiddenReason, generateWebhookSecret } from '../webhooks/index.js';
+import { forbiddenReason, generateWebhookSecret } from '../webhooks/service.js';
 
 type Endpoint = z.infer<typeof WebhookEndpoint>;
 

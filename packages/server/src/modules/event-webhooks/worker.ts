@@ -5,7 +5,7 @@ import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { createResolver } from '../domains/dns-check.js';
-import { sendWebhook, type WebhookResult } from '../webhooks/index.js';
+import { sendWebhook, type WebhookResult } from '../webhooks/service.js';
 import { WEBHOOKS_CHANNEL } from './consumer.js';
 import { signingSecrets } from './endpoints.js';
 import { DISABLE_AFTER_MS, retryDelayMs } from './schedule.js';

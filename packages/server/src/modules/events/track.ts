@@ -1,10 +1,13 @@
 import { uuidv7 } from 'uuidv7';
 import type { Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
 import type { DeferredKey, KeyCheck } from '../../http/auth.js';
 import { validationFailed } from '../../http/errors.js';
+import { reusedKeyError } from '../../http/idempotency.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { isReservedEventName } from './reserved.js';
-import { runTrackStatement, type TrackRow, type TrackRowOutcome } from './track-statement.js';
+import { TrackBatcher } from './track-batcher.js';
+import { runTrackStatement, type TrackOwner, type TrackRow, type TrackRowOutcome } from './track-statement.js';
 
 export interface TrackInput {
   email: string;
@@ -70,4 +73,34 @@ export async function trackWithKey(db: Queryable, key: DeferredKey, rateLimitPer
   });
   const found = outcome as TrackRowOutcome;
   return { check: keyCheckOf(found), result: found.tracked && trackResult(found.tracked) };
+}
+
+/**
+ * `POST /v1/track` (and the dashboard's track): one batcher per process groups concurrent tracks
+ * into one statement, which also checks the key, counts the rate limit and claims the
+ * Idempotency-Key. `settle` answers what the key check found (401, 403, the rate limit) before
+ * anything else is answered; a key already used is then a 409.
+ */
+export function createTracker(deps: AppDeps) {
+  const db = deps.db.pool;
+  const batcher = new TrackBatcher(db, {
+    rateLimitPerMinute: deps.config.rateLimitPerMinute,
+    idempotencyTtlMinutes: deps.config.track.idempotencyTtlMinutes,
+    maxRows: deps.config.track.batchMaxRows,
+    maxStatements: deps.config.track.batchStatements,
+  });
+  return async function trackEvent(
+    owner: TrackOwner,
+    input: TrackInput,
+    idempotencyKey: string | null,
+    settle: (check: KeyCheck) => void,
+  ) {
+    const outcome = await batcher.track(owner, toTrackRow(input, idempotencyKey));
+    settle(keyCheckOf(outcome));
+    if (outcome.tracked) return trackResult(outcome.tracked);
+    if (idempotencyKey !== null && outcome.projectId) {
+      throw await reusedKeyError(db, outcome.projectId, idempotencyKey, 'POST /v1/track');
+    }
+    throw new Error('track stored no event');
+  };
 }

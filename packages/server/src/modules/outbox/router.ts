@@ -66,7 +66,7 @@ export function outboxRouter(deps: AppDeps): Router {
   router.get(
     '/outbox/:id',
     withMessage(async (res, message) => {
-      const headers = await readOutboxHeaders(outboxDir, message);
+      const headers = await readOutboxHeaders(deps, message);
       sendPage(res, 200, 'outbox-message', { title: message.subject, wide: true, message, headers });
     }),
   );
@@ -80,7 +80,7 @@ export function outboxRouter(deps: AppDeps): Router {
           'Content-Disposition': `attachment; filename="${message.id}.eml"`,
           'Cache-Control': 'no-store',
         })
-        .send(await readOutboxFile(outboxDir, message));
+        .send(await readOutboxFile(deps, message));
     }),
   );
 

@@ -3,6 +3,7 @@ import { relative, resolve } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 
 const PAGE_SIZE = 50;
@@ -63,16 +64,19 @@ export async function findOutboxMessage(db: Queryable, userId: string, emailId: 
 
 export type OutboxMessage = ReturnType<typeof toMessage>;
 
+type OutboxDeps = Pick<AppDeps, 'config'>;
+
 /** The delivered .eml of a message; never a file outside the outbox directory. */
-export async function readOutboxFile(outboxDir: string, message: OutboxMessage): Promise<Buffer> {
+export async function readOutboxFile(deps: OutboxDeps, message: OutboxMessage): Promise<Buffer> {
   const path = resolve(message.file);
-  if (relative(outboxDir, path).startsWith('..')) throw new Error('outbox file outside the outbox directory');
+  if (relative(deps.config.mail.outboxDir, path).startsWith('..'))
+    throw new Error('outbox file outside the outbox directory');
   return readFile(path);
 }
 
 /** The header block of the delivered .eml, one header per line as it was sent (folding kept). */
-export async function readOutboxHeaders(outboxDir: string, message: OutboxMessage): Promise<string> {
-  const parsed = await simpleParser(await readOutboxFile(outboxDir, message), {
+export async function readOutboxHeaders(deps: OutboxDeps, message: OutboxMessage): Promise<string> {
+  const parsed = await simpleParser(await readOutboxFile(deps, message), {
     skipHtmlToText: true,
     skipTextToHtml: true,
     skipTextLinks: true,

@@ -78,11 +78,11 @@ export function describeCredentials(c: Credentials, publicUrl: string, sender?: 
 /** The first project's sender on the local outbox: a domain verified at once, also its default sender. */
 const FIRST_RUN_DOMAIN = 'pigeon.local';
 
-async function firstRunSender(deps: AppDeps, em: EntityManager, projectId: string): Promise<string | undefined> {
+async function firstRunSender(deps: AppDeps, projectId: string): Promise<string | undefined> {
   if (deps.mailer.kind !== 'outbox') return undefined;
   await createDomain(deps, projectId, FIRST_RUN_DOMAIN);
   const sender = `hello@${FIRST_RUN_DOMAIN}`;
-  await em.nativeUpdate(ProjectSchema, { id: projectId }, { defaultFrom: sender });
+  await deps.db.orm.em.fork().nativeUpdate(ProjectSchema, { id: projectId }, { defaultFrom: sender });
   return sender;
 }
 
@@ -90,8 +90,9 @@ async function firstRunSender(deps: AppDeps, em: EntityManager, projectId: strin
  * On the embedded defaults, an empty database gets a local owner and a default project so a new
  * user can call the API at once. The details are printed and kept in the data dir (mode 600).
  */
-export async function bootstrapFirstRun(em: EntityManager, deps: AppDeps): Promise<string> {
+export async function bootstrapFirstRun(deps: AppDeps): Promise<string> {
   const { config } = deps;
+  const em = deps.db.orm.em.fork();
   const file = join(config.dataDir, 'first-run.txt');
   if ((await em.count(UserSchema, {})) > 0) {
     return existsSync(file)
@@ -100,7 +101,7 @@ export async function bootstrapFirstRun(em: EntityManager, deps: AppDeps): Promi
   }
   const password = randomBytes(12).toString('base64url');
   const credentials = await createUserWithProject(em, FIRST_RUN_EMAIL, password, 'My project');
-  const sender = await firstRunSender(deps, em, credentials.projectId);
+  const sender = await firstRunSender(deps, credentials.projectId);
   const text = describeCredentials(credentials, config.http.publicUrl, sender);
   writeFileSync(file, `${text}\n`, { mode: 0o600 });
   return `First start: created a local owner and a project (also saved to ${file}).\n\n${text}`;

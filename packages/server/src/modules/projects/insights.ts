@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
@@ -13,7 +12,7 @@ const WINDOW_DAYS = 30;
  * Bounce and complaint rates over the last 30 days, from the stored email records, and the
  * deliverability health over the last messages (which pauses campaigns above its thresholds).
  */
-export async function securityState(project: Project, deps: AppDeps) {
+async function securityState(deps: AppDeps, project: Project) {
   const db = deps.db.pool;
   const counts = await mailCounts(db, project.id);
   const suspensions = await queryRows<{ created_at: Date; reason: string }>(
@@ -70,19 +69,19 @@ export async function setupState(db: Queryable, projectId: string) {
 }
 
 /** The security state of a project the user is a member of (both routers serve it). */
-export async function memberSecurityState(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
-  const { project } = await requireMembership(em, userId, projectId);
-  return securityState(project, deps);
+export async function memberSecurityState(deps: AppDeps, userId: string, projectId: string) {
+  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId);
+  return securityState(deps, project);
 }
 
-export async function memberSetupState(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
-  const { project } = await requireMembership(em, userId, projectId);
+export async function memberSetupState(deps: AppDeps, userId: string, projectId: string) {
+  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId);
   return setupState(deps.db.pool, project.id);
 }
 
 /** An owner or admin resumes the campaigns sending health paused; answers the security state after. */
-export async function resumePausedCampaigns(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
-  const { project } = await requireMembership(em, userId, projectId, MANAGERS);
+export async function resumePausedCampaigns(deps: AppDeps, userId: string, projectId: string) {
+  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId, MANAGERS);
   await resumeCampaigns(deps.db.pool, project.id);
-  return securityState(project, deps);
+  return securityState(deps, project);
 }

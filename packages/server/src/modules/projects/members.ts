@@ -57,14 +57,8 @@ function assertMayGrant(actorRole: Role, role: Role) {
 }
 
 /** An existing user is added at once; an unknown address gets a mailed invitation token. */
-export async function inviteMember(
-  deps: AppDeps,
-  em: EntityManager,
-  actorId: string,
-  projectId: string,
-  email: string,
-  role: Role,
-) {
+export async function inviteMember(deps: AppDeps, actorId: string, projectId: string, email: string, role: Role) {
+  const em = deps.db.orm.em.fork();
   const { project, membership } = await requireMembership(em, actorId, projectId, MANAGERS);
   refuseIfDisabled(project);
   assertMayGrant(membership.role, role);

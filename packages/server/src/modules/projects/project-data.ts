@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { raw, sql, toQuery } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
@@ -38,8 +37,8 @@ export async function wipeProjectData(pool: pg.Pool, projectId: string): Promise
 }
 
 /** An owner empties an enabled project of its data (POST /users/@me/projects/:id/reset). */
-export async function resetProject(deps: AppDeps, em: EntityManager, userId: string, projectId: string) {
-  const { project } = await requireMembership(em, userId, projectId, ['OWNER']);
+export async function resetProject(deps: AppDeps, userId: string, projectId: string) {
+  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId, ['OWNER']);
   refuseIfDisabled(project);
   return wipeProjectData(deps.db.pool, project.id);
 }

@@ -1,5 +1,6 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
+import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
 import { requestEm } from '../../http/entity-manager.js';
@@ -11,6 +12,14 @@ import * as projects from './service.js';
 import { regenerateWebhookSecret } from './webhook-secret.js';
 
 const s = initServer();
+
+/** `GET /users/@me/projects/:id/security` and `GET /projects/:id/security`: one handler, two paths. */
+const security =
+  (deps: AppDeps) =>
+  async ({ req, params }: { req: Request; params: { id: string } }) => ({
+    status: 200 as const,
+    body: await memberSecurityState(deps, callerUser(req).id, params.id),
+  });
 
 export const createUsersRouter = (deps: AppDeps) => {
   return s.router(contract.users, {
@@ -25,7 +34,7 @@ export const createUsersRouter = (deps: AppDeps) => {
     },
     updateProject: async ({ req, params, body }) => ({
       status: 200,
-      body: await projects.updateProject(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id, body),
+      body: await projects.updateProject(deps, callerUser(req).id, params.id, body),
     }),
     deleteProject: async ({ req, params }) => {
       await projects.deleteProject(requestEm(deps, req), callerUser(req).id, params.id);
@@ -39,17 +48,14 @@ export const createUsersRouter = (deps: AppDeps) => {
       status: 200,
       body: {
         success: true,
-        data: await regenerateWebhookSecret(requestEm(deps, req), deps.db.pool, callerUser(req).id, params.id),
+        data: await regenerateWebhookSecret(deps, callerUser(req).id, params.id),
       },
     }),
     resetProject: async ({ req, params }) => ({
       status: 200,
-      body: { success: true, deleted: await resetProject(deps, requestEm(deps, req), callerUser(req).id, params.id) },
+      body: { success: true, deleted: await resetProject(deps, callerUser(req).id, params.id) },
     }),
-    security: async ({ req, params }) => ({
-      status: 200,
-      body: await memberSecurityState(deps, requestEm(deps, req), callerUser(req).id, params.id),
-    }),
+    security: security(deps),
   });
 };
 
@@ -57,15 +63,12 @@ export const createProjectsRouter = (deps: AppDeps) => {
   return s.router(contract.projects, {
     setupState: async ({ req, params }) => ({
       status: 200,
-      body: await memberSetupState(deps, requestEm(deps, req), callerUser(req).id, params.id),
+      body: await memberSetupState(deps, callerUser(req).id, params.id),
     }),
-    security: async ({ req, params }) => ({
-      status: 200,
-      body: await memberSecurityState(deps, requestEm(deps, req), callerUser(req).id, params.id),
-    }),
+    security: security(deps),
     resumeCampaigns: async ({ req, params }) => ({
       status: 200,
-      body: await resumePausedCampaigns(deps, requestEm(deps, req), callerUser(req).id, params.id),
+      body: await resumePausedCampaigns(deps, callerUser(req).id, params.id),
     }),
     listMembers: async ({ req, params }) => ({
       status: 200,
@@ -73,14 +76,7 @@ export const createProjectsRouter = (deps: AppDeps) => {
     }),
     inviteMember: async ({ req, params, body }) => ({
       status: 201,
-      body: await members.inviteMember(
-        deps,
-        requestEm(deps, req),
-        callerUser(req).id,
-        params.id,
-        body.email,
-        body.role,
-      ),
+      body: await members.inviteMember(deps, callerUser(req).id, params.id, body.email, body.role),
     }),
     updateMember: async ({ req, params, body }) => ({
       status: 200,

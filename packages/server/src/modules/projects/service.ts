@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Retention, Role, type TrackingMode } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
-import type { Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
@@ -98,16 +98,16 @@ export function refuseIfDisabled(project: Project): void {
 }
 
 export async function updateProject(
-  em: EntityManager,
-  db: Queryable,
+  deps: Pick<AppDeps, 'db'>,
   userId: string,
   projectId: string,
   changes: ProjectSettings,
 ) {
+  const em = deps.db.orm.em.fork();
   const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
   refuseIfDisabled(project);
   // The same 403 as a template's sender: a default sender must be on a domain verified for the project.
-  if (changes.defaultFrom) await requireVerifiedSender(db, projectId, changes.defaultFrom);
+  if (changes.defaultFrom) await requireVerifiedSender(deps.db.pool, projectId, changes.defaultFrom);
   const { retention, ...settings } = changes;
   em.assign(project, {
     ...settings,

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { badRequest } from '../../http/errors.js';
-import { createMissingContacts } from '../contacts/repository.js';
+import { createMissingContacts } from '../contacts/rows.js';
 import { applyMoves } from './membership.js';
 import { findSegment, type SegmentRow } from './service.js';
 

@@ -16,8 +16,8 @@ import {
   treesInScope,
 } from '../conditions/engine.js';
 import { dependsOnClock, prepareCondition } from '../conditions/tree.js';
-import { type ContactRow, toContactDto } from '../contacts/repository.js';
-import { dropRefs, findUsages, saveRefs } from '../references/index.js';
+import { type ContactRow, toContactDto } from '../contacts/rows.js';
+import { dropRefs, findUsages, saveRefs } from '../references/service.js';
 import { syncMembers } from './membership.js';
 
 export interface SegmentRow {

@@ -64,13 +64,7 @@ export function loginPageRouter(deps: AppDeps): Router {
       return;
     }
     try {
-      const user = await accounts.login(
-        deps,
-        deps.db.orm.em.fork(),
-        email,
-        String(req.body?.password ?? ''),
-        req.ip ?? 'unknown',
-      );
+      const user = await accounts.login(deps, email, String(req.body?.password ?? ''), req.ip ?? 'unknown');
       await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
       res.redirect(303, next);
     } catch (err) {

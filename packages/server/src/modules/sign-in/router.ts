@@ -13,13 +13,13 @@ const s = initServer();
 
 export const createAuthRouter = (deps: AppDeps) => {
   return s.router(contract.auth, {
-    signup: async ({ body, req, res }) => {
-      const user = await accounts.signup(deps, requestEm(deps, req), body.email, body.password);
+    signup: async ({ body, res }) => {
+      const user = await accounts.signup(deps, body.email, body.password);
       await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
       return { status: 201, body: accounts.toUserDto(user) };
     },
     login: async ({ body, req, res }) => {
-      const user = await accounts.login(deps, requestEm(deps, req), body.email, body.password, req.ip ?? 'unknown');
+      const user = await accounts.login(deps, body.email, body.password, req.ip ?? 'unknown');
       await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
       return { status: 200, body: accounts.toUserDto(user) };
     },
@@ -36,19 +36,18 @@ export const createAuthRouter = (deps: AppDeps) => {
       return { status: 200, body: accounts.toUserDto(user) };
     },
     requestVerification: async ({ req }) => {
-      await accounts.requestVerification(deps, requestEm(deps, req), callerUser(req).id);
+      await accounts.requestVerification(deps, callerUser(req).id);
       return { status: 202, body: { success: true, message: 'A verification link was mailed to you' } };
     },
     requestPasswordReset: async ({ body, req }) => {
-      await accounts.countPasswordResetRequest(deps, req.ip ?? 'unknown');
-      accounts.requestPasswordResetInBackground(deps, body.email);
+      await accounts.acceptPasswordResetRequest(deps, { email: body.email, ip: req.ip ?? 'unknown' });
       return {
         status: 202,
         body: { success: true, message: 'If the address has an account, a reset link is on its way' },
       };
     },
-    resetPassword: async ({ body, req }) => {
-      await accounts.resetPassword(deps, requestEm(deps, req), body.token, body.password);
+    resetPassword: async ({ body }) => {
+      await accounts.resetPassword(deps, body.token, body.password);
       return { status: 200, body: { success: true } };
     },
     oauthConfig: async () => ({ status: 200, body: sso.oauthConfig(deps.config) }),
@@ -56,10 +55,10 @@ export const createAuthRouter = (deps: AppDeps) => {
       status: 200,
       body: await listSignInMethods(deps.db.pool, callerUser(req).id),
     }),
-    unlinkIdentity: async ({ params, req }) => {
-      await unlinkIdentity(deps.db.pool, callerUser(req).id, params.provider);
-      return { status: 200, body: await listSignInMethods(deps.db.pool, callerUser(req).id) };
-    },
+    unlinkIdentity: async ({ params, req }) => ({
+      status: 200,
+      body: await unlinkIdentity(deps.db.pool, callerUser(req).id, params.provider),
+    }),
     acceptInvitation: async ({ body, req }) => ({
       status: 200,
       body: await acceptInvitation(requestEm(deps, req), callerUser(req), body.token),

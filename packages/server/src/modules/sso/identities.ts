@@ -67,10 +67,10 @@ export async function listSignInMethods(db: Queryable, userId: string) {
 }
 
 /**
- * Unlinks a provider unless it is the account's last way to sign in. The user's row is locked
- * first, so two unlinks at once cannot both pass the check and leave nothing.
+ * Unlinks a provider unless it is the account's last way to sign in, and answers the ways left. The
+ * user's row is locked first, so two unlinks at once cannot both pass the check and leave nothing.
  */
-export async function unlinkIdentity(pool: pg.Pool, userId: string, provider: OAuthProviderId): Promise<void> {
+export async function unlinkIdentity(pool: pg.Pool, userId: string, provider: OAuthProviderId) {
   await inTransaction(pool, async (tx) => {
     const [user] = await queryRows<{ has_password: boolean }>(
       tx,
@@ -89,4 +89,5 @@ export async function unlinkIdentity(pool: pg.Pool, userId: string, provider: OA
     }
     await queryRows(tx, sql`DELETE FROM user_identities WHERE user_id = ${userId} AND provider = ${provider}`);
   });
+  return listSignInMethods(pool, userId);
 }

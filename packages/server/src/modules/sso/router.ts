@@ -7,7 +7,7 @@ import { AppError } from '../../http/errors.js';
 import { definePage, sendPage } from '../../http/pages.js';
 import { safeNext } from '../auth/safe-next.js';
 import { startSession } from '../auth/session.js';
-import { ATTEMPT_TTL_MINUTES, consumeAttempt } from './attempts.js';
+import { ATTEMPT_TTL_MINUTES } from './attempts.js';
 import { ProviderAnswerRefused, ProviderUnavailable } from './providers.js';
 import { callbackPath, createProviderClients, finishSignIn, startPath, startSignIn } from './service.js';
 
@@ -57,23 +57,13 @@ export function ssoRouter(deps: AppDeps): Router {
     res.clearCookie(STATE_COOKIE, cookieOptions);
     try {
       const state = typeof req.query.state === 'string' ? req.query.state : '';
-      const attempt = sameState(req, state)
-        ? await consumeAttempt(deps.db.pool, provider.settings.id, state)
-        : undefined;
-      if (!attempt) {
-        throw new AppError(
-          400,
-          'INVALID_TOKEN',
-          'This sign-in was not started in this browser, has expired or was already used',
-          {
-            suggestion: 'Start the sign-in again from Pigeon.',
-          },
-        );
-      }
       const callbackUrl = new URL(req.originalUrl, deps.config.http.publicUrl);
-      const user = await finishSignIn(deps, provider, callbackUrl, attempt);
+      const { user, nextPath } = await finishSignIn(deps, provider, {
+        callbackUrl,
+        state: sameState(req, state) ? state : undefined,
+      });
       await startSession(res, deps.config, { userId: user.id, version: user.sessionVersion });
-      res.redirect(303, attempt.nextPath);
+      res.redirect(303, nextPath);
     } catch (err) {
       failurePage(res, explain(deps, err, provider.settings.name));
     }

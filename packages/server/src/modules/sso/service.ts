@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
 import type { AppDeps } from '../../deps.js';
-import { forbidden } from '../../http/errors.js';
+import { AppError, forbidden } from '../../http/errors.js';
 import * as accounts from '../accounts/service.js';
 import type { User } from '../accounts/user.entity.js';
 import { hasPendingInvitation } from '../projects/members.js';
-import { type Attempt, newAttempt, saveAttempt } from './attempts.js';
+import { type Attempt, consumeAttempt, newAttempt, saveAttempt } from './attempts.js';
 import { linkIdentity, signInWithIdentity } from './identities.js';
 import { ProviderClient, type ProviderProfile } from './providers.js';
 
@@ -40,16 +40,31 @@ export async function startSignIn(deps: AppDeps, client: ProviderClient, nextPat
 }
 
 /**
- * The callback's work once its state matched a stored attempt: the provider's verified profile,
- * then the account it signs in to (linked identity, else the account with that verified email,
- * else a new account when allowed). Nothing is written before every check has passed.
+ * The callback's work: the stored attempt of `state` (undefined when it is not the state this
+ * browser was given) used up, the provider's verified profile, then the account it signs in to
+ * (linked identity, else the account with that verified email, else a new account when allowed),
+ * and the path to go on to. Nothing is written before every check has passed.
  */
 export async function finishSignIn(
   deps: AppDeps,
   client: ProviderClient,
-  callbackUrl: URL,
-  attempt: Attempt,
-): Promise<User> {
+  input: { callbackUrl: URL; state: string | undefined },
+): Promise<{ user: User; nextPath: string }> {
+  const attempt = input.state ? await consumeAttempt(deps.db.pool, client.settings.id, input.state) : undefined;
+  if (!attempt) {
+    throw new AppError(
+      400,
+      'INVALID_TOKEN',
+      'This sign-in was not started in this browser, has expired or was already used',
+      {
+        suggestion: 'Start the sign-in again from Pigeon.',
+      },
+    );
+  }
+  return { user: await signInWith(deps, client, input.callbackUrl, attempt), nextPath: attempt.nextPath };
+}
+
+async function signInWith(deps: AppDeps, client: ProviderClient, callbackUrl: URL, attempt: Attempt): Promise<User> {
   const profile = await client.profile(callbackUrl, attempt);
   const email = acceptedEmail(deps.config, client.settings.name, profile);
   const provider = client.settings.id;

@@ -7,7 +7,7 @@ import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../http/cursor.js';
 import { conflict } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
-import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/index.js';
+import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/service.js';
 import { dataFieldsUsed } from '../rendering/render.js';
 
 export interface TemplateRow {

@@ -4,31 +4,24 @@ import { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { imageUpload } from '../../http/uploads.js';
-import { findImage, uploadImage } from './service.js';
+import { type ImageDeps, readImage, uploadImage } from './service.js';
 import type { ImageStorage } from './storage.js';
 
 const s = initServer();
 
-export const createUploadsRouter = (deps: AppDeps, storage: ImageStorage) =>
-  s.router(contract.uploads, {
+export const createUploadsRouter = (deps: AppDeps, storage: ImageStorage) => {
+  const imageDeps: ImageDeps = { db: deps.db, config: deps.config, storage };
+  return s.router(contract.uploads, {
     image: {
       middleware: [imageUpload],
       handler: async ({ req }) => {
         const file = (req as { file?: { buffer: Buffer } }).file;
-        const { created, image } = await uploadImage(
-          {
-            pool: deps.db.pool,
-            storage,
-            quotaBytes: deps.config.uploads.quotaBytes,
-            publicUrl: deps.config.http.publicUrl,
-          },
-          callerProject(req).id,
-          file?.buffer,
-        );
+        const { created, image } = await uploadImage(imageDeps, callerProject(req).id, file?.buffer);
         return created ? { status: 201, body: image } : { status: 200, body: image };
       },
     },
   });
+};
 
 const YEAR_SECONDS = 365 * 24 * 3600;
 
@@ -39,11 +32,12 @@ const YEAR_SECONDS = 365 * 24 * 3600;
  */
 export function imagesRouter(deps: AppDeps, storage: ImageStorage): Router {
   const router = Router();
+  const imageDeps: ImageDeps = { db: deps.db, config: deps.config, storage };
   router.get('/uploads/images/:file', async (req: Request, res: Response, next) => {
     try {
-      const image = await findImage(deps.db.pool, String(req.params.file));
-      const bytes = image && (await storage.get(image.storage_key));
-      if (!image || !bytes) return next();
+      const found = await readImage(imageDeps, String(req.params.file));
+      if (!found) return next();
+      const { image, bytes } = found;
       const etag = `"${image.sha256}"`;
       res.set({
         'Cache-Control': `public, max-age=${YEAR_SECONDS}, immutable`,

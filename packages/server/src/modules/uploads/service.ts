@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { IMAGE_UPLOAD_LIMIT_BYTES, type ImageContentType } from '@pigeon/contract';
 import { fileTypeFromBuffer } from 'file-type';
-import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
 import { AppError, validationFailed } from '../../http/errors.js';
 import type { ImageStorage } from './storage.js';
 
@@ -64,12 +64,8 @@ async function detectFormat(bytes: Buffer) {
   );
 }
 
-export interface ImageUploadDeps {
-  pool: pg.Pool;
-  storage: ImageStorage;
-  quotaBytes: number;
-  publicUrl: string;
-}
+/** The app's deps with the image storage the app made once (local directory or S3). */
+export type ImageDeps = Pick<AppDeps, 'db' | 'config'> & { storage: ImageStorage };
 
 /**
  * Stores an image for a project. The format comes from the bytes; the same bytes again return the
@@ -77,7 +73,8 @@ export interface ImageUploadDeps {
  * the bytes stored, then the transaction commits: concurrent uploads cannot overshoot the quota,
  * and a store failure leaves no row (a commit failure removes the stored bytes).
  */
-export async function uploadImage(deps: ImageUploadDeps, projectId: string, bytes: Buffer | undefined) {
+export async function uploadImage(deps: ImageDeps, projectId: string, bytes: Buffer | undefined) {
+  const { quotaBytes } = deps.config.uploads;
   if (!bytes || bytes.length === 0) {
     throw validationFailed(
       [{ field: 'file', message: bytes ? 'The file is empty' : 'Required', code: 'invalid_type' }],
@@ -91,7 +88,7 @@ export async function uploadImage(deps: ImageUploadDeps, projectId: string, byte
   const key = `${projectId}/${id}.${format.ext}`;
   let stored = false;
   try {
-    const result = await inTransaction(deps.pool, async (client) => {
+    const result = await inTransaction(deps.db.pool, async (client) => {
       await queryRows(client, sql`SELECT pg_advisory_xact_lock(hashtext(${`uploads:${projectId}`}))`);
       const [existing] = await queryRows<UploadRow>(
         client,
@@ -103,7 +100,7 @@ export async function uploadImage(deps: ImageUploadDeps, projectId: string, byte
         sql`SELECT coalesce(sum(size), 0)::text AS used FROM uploads WHERE project_id = ${projectId}::uuid`,
       );
       const used = Number(usage?.used ?? 0);
-      if (used + bytes.length > deps.quotaBytes) throw quotaExceeded(deps.quotaBytes, used, bytes.length);
+      if (used + bytes.length > quotaBytes) throw quotaExceeded(quotaBytes, used, bytes.length);
       const [row] = await queryRows<UploadRow>(
         client,
         sql`INSERT INTO uploads (id, project_id, storage_key, content_type, size, sha256)
@@ -114,7 +111,7 @@ export async function uploadImage(deps: ImageUploadDeps, projectId: string, byte
       stored = true;
       return { created: true, row: row as UploadRow };
     });
-    return { created: result.created, image: toDto(result.row, deps.publicUrl) };
+    return { created: result.created, image: toDto(result.row, deps.config.http.publicUrl) };
   } catch (err) {
     if (stored) await deps.storage.delete(key).catch(() => {});
     throw err;
@@ -140,8 +137,14 @@ function quotaExceeded(quotaBytes: number, usedBytes: number, fileBytes: number)
   );
 }
 
-/** An image to serve by its public file name (`<id>.<ext>`), if it exists. */
-export async function findImage(db: Queryable, fileName: string) {
+/** An image to serve by its public file name (`<id>.<ext>`) with its bytes, if both exist. */
+export async function readImage(deps: ImageDeps, fileName: string) {
+  const image = await findImage(deps.db.pool, fileName);
+  const bytes = image && (await deps.storage.get(image.storage_key));
+  return image && bytes ? { image, bytes } : undefined;
+}
+
+async function findImage(db: Queryable, fileName: string) {
   const match = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z]+)$/.exec(fileName);
   if (!match || !IMAGE_EXTENSIONS.has(match[2] as string)) return undefined;
   const [row] = await queryRows<UploadRow & { sha256: string }>(

@@ -8,15 +8,17 @@ const s = initServer();
 
 export const createVerifyRouter = (deps: AppDeps) => {
   // One resolver (and DNS cache) per process, shared by every request.
-  const resolver = new CachingResolver({
-    servers: deps.config.dns.servers,
-    timeoutMs: deps.config.verify.dnsTimeoutMs,
-    maxEntries: deps.config.verify.dnsCacheSize,
-  });
+  const verifier = {
+    resolver: new CachingResolver({
+      servers: deps.config.dns.servers,
+      timeoutMs: deps.config.verify.dnsTimeoutMs,
+      maxEntries: deps.config.verify.dnsCacheSize,
+    }),
+  };
   return s.router(contract.verify, {
     verify: async ({ body }) => ({
       status: 200,
-      body: { success: true, data: await verifyAddress(resolver, body.email) },
+      body: { success: true, data: await verifyAddress(verifier, body.email) },
     }),
   });
 };

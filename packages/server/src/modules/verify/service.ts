@@ -35,7 +35,7 @@ async function dnsFacts(resolver: CachingResolver, domain: string) {
  * `valid` is false only when the domain does not exist or cannot receive mail (no MX and no
  * A/AAAA to fall back on, or a null MX); unknown DNS (timeouts) leaves it true with a reason.
  */
-export async function verifyAddress(resolver: CachingResolver, email: string): Promise<VerificationResult> {
+export async function verifyAddress(deps: { resolver: CachingResolver }, email: string): Promise<VerificationResult> {
   const at = email.lastIndexOf('@');
   const local = email.slice(0, at);
   const domain = email.slice(at + 1);
@@ -47,7 +47,7 @@ export async function verifyAddress(resolver: CachingResolver, email: string): P
   const suggestion = isAlias ? undefined : suggestCorrection(email);
   // The free-provider list also holds common misspellings (gmial.com): those are typos, not providers.
   const isPersonalEmail = isPersonalDomain(domain) && !isDisposable && !suggestion;
-  const dns = await dnsFacts(resolver, domain);
+  const dns = await dnsFacts(deps.resolver, domain);
 
   let valid = true;
   if (dns.domainExists === false) {

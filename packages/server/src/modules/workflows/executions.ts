@@ -125,7 +125,7 @@ export async function resumeWaiting(db: Queryable, projectId: string, eventIds: 
 
 /** POST /workflows/:id/executions: a manual start (the workflow may be disabled, so it can be tried). */
 export async function startExecution(
-  db: pg.Pool,
+  db: Queryable,
   projectId: string,
   workflowId: string,
   input: { contactId: string; context?: Record<string, unknown> },
@@ -186,6 +186,11 @@ interface StepRunRow {
   attempts: number;
   started_at: Date;
   finished_at: Date | null;
+}
+
+/** GET /workflows/:id/executions/:executionId. */
+export async function getExecution(db: Queryable, projectId: string, workflowId: string, id: string) {
+  return executionDetail(db, await findExecution(db, projectId, workflowId, id));
 }
 
 export async function executionDetail(db: Queryable, row: ExecutionRow) {
@@ -263,8 +268,8 @@ async function cancelWhere(db: Queryable, where: Sql): Promise<ExecutionRow[]> {
   );
 }
 
-export async function cancelExecution(db: pg.Pool, projectId: string, workflowId: string, id: string) {
-  return inTransaction(db, async (client) => {
+export async function cancelExecution(pool: pg.Pool, projectId: string, workflowId: string, id: string) {
+  return inTransaction(pool, async (client) => {
     const row = await findExecution(client, projectId, workflowId, id);
     const [cancelled] = await cancelWhere(client, sql`id = ${row.id}::uuid`);
     if (!cancelled)

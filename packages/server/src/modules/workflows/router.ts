@@ -22,7 +22,7 @@ export const createWorkflowsRouter = (deps: AppDeps) => {
     }),
     get: async ({ req, params }) => ({
       status: 200,
-      body: await workflows.workflowDetail(db, await workflows.findWorkflow(db, callerProject(req).id, params.id)),
+      body: await workflows.getWorkflow(db, callerProject(req).id, params.id),
     }),
     update: async ({ req, params, body }) => ({
       status: 200,
@@ -60,10 +60,10 @@ export const createWorkflowsRouter = (deps: AppDeps) => {
       status: 200,
       body: await executions.listExecutions(db, callerProject(req).id, params.id, query),
     }),
-    getExecution: async ({ req, params }) => {
-      const row = await executions.findExecution(db, callerProject(req).id, params.id, params.executionId);
-      return { status: 200, body: await executions.executionDetail(db, row) };
-    },
+    getExecution: async ({ req, params }) => ({
+      status: 200,
+      body: await executions.getExecution(db, callerProject(req).id, params.id, params.executionId),
+    }),
     cancelExecution: async ({ req, params }) => ({
       status: 200,
       body: await executions.cancelExecution(db, callerProject(req).id, params.id, params.executionId),

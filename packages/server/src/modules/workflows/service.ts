@@ -15,7 +15,7 @@ import { findInProject, isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { AppError, badRequest, conflict, notFound, validationFailed } from '../../http/errors.js';
 import { checkCondition, refsOf } from '../conditions/engine.js';
-import { dropRefs, type Ref, saveRefs } from '../references/index.js';
+import { dropRefs, type Ref, saveRefs } from '../references/service.js';
 import {
   BRANCHES,
   conditionOf,
@@ -44,6 +44,11 @@ async function executionCounts(db: Queryable, ids: string[]) {
   return new Map(rows.map((r) => [r.workflow_id, { active: r.active, total: r.total }]));
 }
 
+/** GET /workflows/:id: the workflow with its steps and transitions. */
+export async function getWorkflow(db: Queryable, projectId: string, id: string) {
+  return workflowDetail(db, await findWorkflow(db, projectId, id));
+}
+
 export async function workflowDetail(db: Queryable, row: WorkflowRow) {
   const graph = await loadGraph(db, row.id);
   const counts = await executionCounts(db, [row.id]);
@@ -66,11 +71,11 @@ export async function listWorkflows(db: Queryable, projectId: string) {
   return { data: rows.map((r) => toWorkflowDto(r, counts.get(r.id))) };
 }
 
-export async function createWorkflow(db: pg.Pool, projectId: string, input: z.output<typeof WorkflowCreate>) {
+export async function createWorkflow(pool: pg.Pool, projectId: string, input: z.output<typeof WorkflowCreate>) {
   if (input.enabled) {
     throw badRequest('Workflows are created disabled: add steps, then enable it with PATCH /workflows/:id');
   }
-  return inTransaction(db, async (client) => {
+  return inTransaction(pool, async (client) => {
     const [row] = await queryRows<WorkflowRow>(
       client,
       sql`INSERT INTO workflows (id, project_id, name, description, trigger_event, allow_reentry)
@@ -84,12 +89,12 @@ export async function createWorkflow(db: pg.Pool, projectId: string, input: z.ou
 }
 
 export async function updateWorkflow(
-  db: pg.Pool,
+  pool: pg.Pool,
   projectId: string,
   id: string,
   input: z.output<typeof WorkflowUpdate>,
 ) {
-  return inTransaction(db, async (client) => {
+  return inTransaction(pool, async (client) => {
     const current = await lockWorkflow(client, projectId, id);
     if (input.enabled && !current.enabled) await requireRunnable(client, current);
     const [row] = await queryRows<WorkflowRow>(
@@ -118,8 +123,8 @@ async function requireRunnable(db: Queryable, workflow: WorkflowRow) {
   }
 }
 
-export async function deleteWorkflow(db: pg.Pool, projectId: string, id: string) {
-  await inTransaction(db, async (client) => {
+export async function deleteWorkflow(pool: pg.Pool, projectId: string, id: string) {
+  await inTransaction(pool, async (client) => {
     await lockWorkflow(client, projectId, id);
     const [active] = await queryRows<{ n: number }>(
       client,
@@ -190,8 +195,13 @@ async function checkConfig(db: Queryable, projectId: string, type: WorkflowStepT
   return value;
 }
 
-export async function addStep(db: pg.Pool, projectId: string, workflowId: string, input: z.output<typeof StepCreate>) {
-  return inTransaction(db, async (client) => {
+export async function addStep(
+  pool: pg.Pool,
+  projectId: string,
+  workflowId: string,
+  input: z.output<typeof StepCreate>,
+) {
+  return inTransaction(pool, async (client) => {
     const workflow = await lockWorkflow(client, projectId, workflowId);
     const config = await checkConfig(client, projectId, input.type, input.config);
     const [row] = await queryRows<StepRow>(
@@ -224,13 +234,13 @@ async function findStep(db: Queryable, workflowId: string, stepId: string): Prom
 }
 
 export async function updateStep(
-  db: pg.Pool,
+  pool: pg.Pool,
   projectId: string,
   workflowId: string,
   stepId: string,
   input: z.output<typeof StepUpdate>,
 ) {
-  return inTransaction(db, async (client) => {
+  return inTransaction(pool, async (client) => {
     const workflow = await lockWorkflow(client, projectId, workflowId);
     const step = await findStep(client, workflowId, stepId);
     const config = input.config ? await checkConfig(client, projectId, step.type, input.config) : step.config;
@@ -253,8 +263,14 @@ export async function updateStep(
  * re-pointed at the step's plain successor, so a chain stays connected. A step where executions
  * are waiting or running cannot be deleted (409).
  */
-export async function deleteStep(db: pg.Pool, projectId: string, workflowId: string, stepId: string, splice: boolean) {
-  await inTransaction(db, async (client) => {
+export async function deleteStep(
+  pool: pg.Pool,
+  projectId: string,
+  workflowId: string,
+  stepId: string,
+  splice: boolean,
+) {
+  await inTransaction(pool, async (client) => {
     const workflow = await lockWorkflow(client, projectId, workflowId);
     const step = await findStep(client, workflowId, stepId);
     const [busy] = await queryRows<{ n: number }>(
@@ -285,12 +301,12 @@ export async function deleteStep(db: pg.Pool, projectId: string, workflowId: str
 }
 
 export async function addTransition(
-  db: pg.Pool,
+  pool: pg.Pool,
   projectId: string,
   workflowId: string,
   input: z.output<typeof TransitionCreate>,
 ) {
-  return inTransaction(db, async (client) => {
+  return inTransaction(pool, async (client) => {
     const workflow = await lockWorkflow(client, projectId, workflowId);
     const from = await findStep(client, workflowId, input.fromStepId).catch(() => {
       throw badRequest(`fromStepId: step ${input.fromStepId} is not in this workflow`);
@@ -325,8 +341,8 @@ export async function addTransition(
   });
 }
 
-export async function deleteTransition(db: pg.Pool, projectId: string, workflowId: string, transitionId: string) {
-  await inTransaction(db, async (client) => {
+export async function deleteTransition(pool: pg.Pool, projectId: string, workflowId: string, transitionId: string) {
+  await inTransaction(pool, async (client) => {
     const workflow = await lockWorkflow(client, projectId, workflowId);
     const rows = await queryRows(
       client,

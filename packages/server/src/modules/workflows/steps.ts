@@ -10,7 +10,7 @@ import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
 import { evaluateTree, prepareCondition } from '../conditions/tree.js';
 import { UNIT_MS } from '../conditions/values.js';
 import { applyDataRules } from '../contacts/data-rules.js';
-import { type ContactRow, toContactDto, updateContact, upsertContact } from '../contacts/repository.js';
+import { type ContactRow, toContactDto, updateContact, upsertContact } from '../contacts/rows.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { PRIORITY, queueEmail } from '../email-states/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';

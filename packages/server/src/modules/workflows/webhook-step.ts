@@ -3,7 +3,7 @@ import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { webhookDeliveries } from '../../metrics/registry.js';
-import { toContactDto } from '../contacts/repository.js';
+import { toContactDto } from '../contacts/rows.js';
 import { createResolver } from '../domains/dns-check.js';
 import {
   type HostResolver,
@@ -13,7 +13,7 @@ import {
   type WebhookResult,
   webhookRetryDelayMs,
   webhookSecrets,
-} from '../webhooks/index.js';
+} from '../webhooks/service.js';
 import type { StepRow } from './graph.js';
 import { contactOf, renderDeep, type StepContext, variablesOf } from './steps.js';
 

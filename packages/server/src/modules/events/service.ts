@@ -4,7 +4,7 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { notFound } from '../../http/errors.js';
-import { findUsages, groupUsages } from '../references/index.js';
+import { findUsages, groupUsages } from '../references/service.js';
 
 interface EventRow {
   id: string;

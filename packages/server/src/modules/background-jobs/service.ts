@@ -87,10 +87,10 @@ export interface BatchOutcome {
   errors?: JobError[];
 }
 
-/** Adds one batch's counts; called inside the batch's own transaction so both commit together. */
-export async function recordBatch(client: pg.PoolClient, jobId: string, outcome: BatchOutcome): Promise<void> {
+/** Adds one batch's counts; called on the batch's own transaction client so both commit together. */
+export async function recordBatch(db: pg.PoolClient, jobId: string, outcome: BatchOutcome): Promise<void> {
   await queryRows(
-    client,
+    db,
     sql`UPDATE background_jobs SET
           processed = processed + ${outcome.processed}, created = created + ${outcome.created ?? 0},
           updated = updated + ${outcome.updated ?? 0}, skipped = skipped + ${outcome.skipped ?? 0},
