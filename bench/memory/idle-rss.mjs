@@ -11,23 +11,19 @@
 // (no migration pending). `--snapshot FILE` also writes the API process's heap snapshot
 // (`--heapsnapshot-signal`) at the end and moves it to FILE.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pigeonEnvironment, stopLeftoverPostgres } from '../lib/pigeon.mjs';
-import { freePort, rssMb, startNode } from '../lib/process.mjs';
+import { rssMb } from '../lib/process.mjs';
+import { DEFAULT_DIST, freshSite, heapSnapshot, sleep, startApi } from './lib.mjs';
 
 const { values: args } = parseArgs({
   options: {
-    dist: { type: 'string', default: new URL('../../packages/server/dist', import.meta.url).pathname },
+    dist: { type: 'string', default: DEFAULT_DIST },
     settle: { type: 'string', default: '30' },
     restart: { type: 'boolean', default: false },
     snapshot: { type: 'string' },
     'node-option': { type: 'string', multiple: true, default: [] },
   },
 });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function nodeChildren(pid) {
@@ -42,23 +38,11 @@ function nodeChildren(pid) {
   }
 }
 
-async function measureOnce(dataDir, port, pgPort, label) {
-  const env = pigeonEnvironment({ port, pgPort, dataDir, rateLimitPerMinute: 1_000_000 });
+async function measureOnce(site, label) {
   const nodeArgs = [...args['node-option']];
   if (args.snapshot) nodeArgs.push('--heapsnapshot-signal=SIGUSR2');
-  const pigeon = startNode({
-    name: 'Pigeon',
-    args: [...nodeArgs, join(resolve(args.dist), 'cli.js'), 'start'],
-    env,
-    ready: /Pigeon is listening on/,
-  });
+  const pigeon = await startApi(site, { dist: args.dist, nodeArgs });
   try {
-    await pigeon.ready;
-    for (;;) {
-      const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
-      if (res?.ok) break;
-      await sleep(200);
-    }
     await sleep(Number(args.settle) * 1000);
     const api = [];
     const workers = new Map();
@@ -74,41 +58,23 @@ async function measureOnce(dataDir, port, pgPort, label) {
       apiRssMb: Math.round(median(api)),
       workerRssMb: [...workers.values()].map((xs) => Math.round(median(xs.filter(Boolean)))),
     };
-    if (args.snapshot) await writeSnapshot(pigeon.pid, dataDir);
+    if (args.snapshot) {
+      await heapSnapshot(pigeon.pid, args.snapshot);
+      console.error(`heap snapshot of the API process written to ${args.snapshot}`);
+    }
     return row;
   } finally {
     await pigeon.stop();
-    await stopLeftoverPostgres(dataDir);
   }
 }
 
-async function writeSnapshot(pid, dataDir) {
-  const cwd = process.cwd();
-  const before = new Set(readdirSync(cwd));
-  process.kill(pid, 'SIGUSR2');
-  for (let i = 0; i < 600; i++) {
-    await sleep(500);
-    const file = readdirSync(cwd).find((f) => !before.has(f) && f.endsWith('.heapsnapshot') && f.includes(`.${pid}.`));
-    if (!file) continue;
-    const size = statSync(join(cwd, file)).size;
-    await sleep(1500);
-    if (statSync(join(cwd, file)).size !== size) continue;
-    renameSync(join(cwd, file), args.snapshot);
-    console.error(`heap snapshot of pid ${pid} (data dir ${dataDir}) written to ${args.snapshot}`);
-    return;
-  }
-  throw new Error('no heap snapshot written');
-}
-
-const dataDir = mkdtempSync(join(os.tmpdir(), 'pigeon-idle-'));
-chmodSync(dataDir, 0o711);
-const [port, pgPort] = [await freePort(), await freePort()];
+const site = await freshSite();
 try {
-  const rows = [await measureOnce(dataDir, port, pgPort, 'first start')];
-  if (args.restart) rows.push(await measureOnce(dataDir, port, pgPort, 'second start'));
+  const rows = [await measureOnce(site, 'first start')];
+  if (args.restart) rows.push(await measureOnce(site, 'second start'));
   console.log(
     JSON.stringify({ dist: args.dist, settleSeconds: Number(args.settle), nodeOptions: args['node-option'], rows }),
   );
 } finally {
-  rmSync(dataDir, { recursive: true, force: true });
+  site.remove();
 }
