@@ -2,8 +2,11 @@
 // a load of POST /v1/track, then `heap-summary.mjs AFTER --since BEFORE` (objects allocated during
 // the load and still alive after the full collection a snapshot starts with).
 //
-//   node bench/memory/load-snapshots.mjs [--seconds 10] [--connections 50] [--out DIR] [--dist DIR]
+//   node bench/memory/load-snapshots.mjs [--seconds 10] [--connections 50] [--keyed] [--out DIR] [--dist DIR]
+//
+// `--keyed` sends an Idempotency-Key with every track, as the SDK does.
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +21,7 @@ const { values: args } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
+    keyed: { type: 'boolean', default: false },
     out: { type: 'string', default: '/tmp' },
     dist: { type: 'string', default: DEFAULT_DIST },
   },
@@ -38,7 +42,11 @@ function load(site, seconds) {
             method: 'POST',
             path: '/v1/track',
             headers: { authorization: `Bearer ${publicKey}`, 'content-type': 'application/json' },
-            setupRequest: (req) => ({ ...req, body: next() }),
+            setupRequest: (req) => ({
+              ...req,
+              body: next(),
+              headers: args.keyed ? { ...req.headers, 'idempotency-key': randomUUID() } : req.headers,
+            }),
           },
         ],
       },
