@@ -1,17 +1,26 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import {
-  createUserCommand,
-  keysCommand,
-  migrateCommand,
-  projectCommand,
-  rotateDataKeyCommand,
-  statusCommand,
-} from './admin-commands.js';
-import { type Config, ConfigError, loadConfigFromEnvironment, type ProcessRole } from './config/index.js';
-import { createLogger, type Logger } from './logger.js';
-import { type StartOptions, startPigeon } from './main.js';
-import { forkWorkerProcesses, WORKER_READY } from './supervisor.js';
+import type { Config, ProcessRole } from './config/index.js';
+import type { Logger } from './logger.js';
+import type { StartOptions } from './main.js';
+import { holdYoungGenerationDuringStartup, releaseYoungGenerationHold } from './startup-heap.js';
+
+// Before anything else loads: imported statically, these modules (bundled chunks) would be
+// evaluated before this line.
+holdYoungGenerationDuringStartup();
+const [
+  { createUserCommand, keysCommand, migrateCommand, projectCommand, rotateDataKeyCommand, statusCommand },
+  { ConfigError, loadConfigFromEnvironment },
+  { createLogger },
+  { startPigeon },
+  { forkWorkerProcesses, WORKER_READY },
+] = await Promise.all([
+  import('./admin-commands.js'),
+  import('./config/index.js'),
+  import('./logger.js'),
+  import('./main.js'),
+  import('./supervisor.js'),
+]);
 
 const USAGE = `Usage: pigeon <command>
 
@@ -94,6 +103,7 @@ async function serve(config: Config, logger: Logger, options: StartOptions, supe
   let stop: ((reason: string) => void) | undefined;
   if (supervised) process.once('disconnect', () => (stop ? stop('parent exited') : process.exit(1)));
   const pigeon = await startPigeon(config, logger, options);
+  releaseYoungGenerationHold();
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) return;

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
 import { killAllCli, startCli } from './cli.js';
 import { createTestDatabase, request, type TestPigeon } from './helpers.js';
+import { freePort } from './ports.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -99,6 +100,26 @@ async function startPigeonCli(env: Record<string, string>) {
 }
 
 describe('pigeon start with worker processes', () => {
+  it("keeps V8's young generation at its initial size through start-up, in the API and the worker process", async () => {
+    // Start-up used to grow it to 2 × 16 MB, which an idle process then kept (docs/MEMORY.md).
+    const metricsPort = await freePort();
+    const pigeon = await startPigeonCli({ WORKER_PROCESSES: '1', METRICS_PORT: String(metricsPort) });
+    await waitFor('the worker', () => readyWorkers(pigeon.output(), 1));
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const newSpace = (proc: string) =>
+      Number(
+        new RegExp(`^pigeon_nodejs_heap_space_size_total_bytes\\{space="new",process="${proc}"\\} (\\d+)`, 'm').exec(
+          metrics,
+        )?.[1],
+      );
+    expect(newSpace('api')).toBeGreaterThan(0);
+    expect(newSpace('api')).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(newSpace('worker-1')).toBeGreaterThan(0);
+    expect(newSpace('worker-1')).toBeLessThanOrEqual(4 * 1024 * 1024);
+    pigeon.child.kill('SIGTERM');
+    expect(await pigeon.exited).toBe(0);
+  });
+
   it('forks WORKER_PROCESSES workers, replaces one that dies, and stops them all on SIGTERM', async () => {
     const dataDir = tempDir();
     const databaseUrl = await createTestDatabase();

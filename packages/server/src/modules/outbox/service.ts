@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
-import { simpleParser } from 'mailparser';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
@@ -76,6 +75,8 @@ export async function readOutboxFile(deps: OutboxDeps, message: OutboxMessage): 
 
 /** The header block of the delivered .eml, one header per line as it was sent (folding kept). */
 export async function readOutboxHeaders(deps: OutboxDeps, message: OutboxMessage): Promise<string> {
+  // Loaded on first use: mailparser (with its decoders) is ~10 MB of RSS the API process otherwise never needs.
+  const { simpleParser } = await import('mailparser');
   const parsed = await simpleParser(await readOutboxFile(deps, message), {
     skipHtmlToText: true,
     skipTextToHtml: true,

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { IMAGE_UPLOAD_LIMIT_BYTES, type ImageContentType } from '@pigeon/contract';
-import { fileTypeFromBuffer } from 'file-type';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
@@ -48,6 +47,8 @@ const looksLikeSvg = (bytes: Buffer) =>
 
 /** The image's format from its bytes; anything but JPEG, PNG, GIF and WebP is a 415. */
 async function detectFormat(bytes: Buffer) {
+  // Loaded on the first upload (its token readers and MIME tables are ~2 MB of RSS).
+  const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   const accepted = detected && ACCEPTED[detected.mime];
   if (accepted) return accepted;
