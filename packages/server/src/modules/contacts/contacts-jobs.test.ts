@@ -228,7 +228,7 @@ describe('bulk jobs', () => {
     const unknown = '01a20000-0000-7000-8000-000000000000';
     const accepted = await api(pigeon, auth).contacts.bulkUnsubscribe({ body: { contactIds: [...ids, unknown] } });
     expect(accepted.status).toBe(202);
-    const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, auth);
+    const job = await waitForJob(pigeon, `/contacts/bulk/${bodyOf(accepted, 202).jobId}`, auth);
     expect(job).toMatchObject({
       kind: 'bulk_unsubscribe',
       status: 'completed',
@@ -251,7 +251,7 @@ describe('bulk jobs', () => {
     const [own] = (await seed(mine.auth, 1)) as [string];
     const [foreign] = (await seed(theirs.auth, 1)) as [string];
     const accepted = await api(pigeon, mine.auth).contacts.bulkDelete({ body: { contactIds: [own, foreign] } });
-    const job = await waitForJob(pigeon, `/contacts/bulk/${accepted.body.jobId}`, mine.auth);
+    const job = await waitForJob(pigeon, `/contacts/bulk/${bodyOf(accepted, 202).jobId}`, mine.auth);
     expect(job).toMatchObject({ updated: 1, skipped: 1 });
     expectEnvelope(await api(pigeon, mine.auth).contacts.get({ params: { id: own } }), 404, 'NOT_FOUND');
     expect((await api(pigeon, theirs.auth).contacts.get({ params: { id: foreign } })).status).toBe(200);
@@ -280,8 +280,8 @@ describe('fields', () => {
     ];
     for (const body of contacts) await api(pigeon, auth).contacts.create({ body });
     const fields = await api(pigeon, auth).contacts.fields();
-    const byField = Object.fromEntries(fields.body.fields.map((f: { field: string }) => [f.field, f]));
-    expect(fields.body.totalContacts).toBe(4);
+    const byField = Object.fromEntries(bodyOf(fields, 200).fields.map((f: { field: string }) => [f.field, f]));
+    expect(bodyOf(fields, 200).totalContacts).toBe(4);
     expect(byField.email).toMatchObject({ kind: 'standard', coverage: 100 });
     expect(byField['data.plan']).toMatchObject({ kind: 'custom', type: 'string', count: 3, coverage: 75 });
     expect(byField['data.seats']).toMatchObject({ type: 'number', coverage: 50 });
@@ -306,7 +306,7 @@ describe('fields', () => {
     expect(job).toMatchObject({ kind: 'delete_field', status: 'completed', updated: 3 });
 
     const after = await api(pigeon, auth).contacts.fields();
-    expect(after.body.fields.map((f: { field: string }) => f.field)).not.toContain('data.plan');
+    expect(bodyOf(after, 200).fields.map((f: { field: string }) => f.field)).not.toContain('data.plan');
     expectEnvelope(await api(pigeon, auth).contacts.deleteField({ params: { field: 'email' } }), 400, 'BAD_REQUEST');
   });
 });

@@ -57,7 +57,7 @@ describe('POST /contacts', () => {
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body)).toEqual(['error']);
     const list = await api(pigeon, auth).contacts.list();
-    expect(list.body.total).toBe(0);
+    expect(bodyOf(list, 200).total).toBe(0);
   });
 
   it('applies the data rules: primitives stored, null deletes, "" skipped, transient and reserved keys dropped', async () => {
@@ -101,14 +101,14 @@ describe('GET /contacts', () => {
     const emails = Array.from({ length: 25 }, (_, i) => `p${String(i).padStart(2, '0')}@example.com`);
     await seed(auth, emails);
     const first = await api(pigeon, auth).contacts.list();
-    expect(first.body.data).toHaveLength(20);
+    expect(bodyOf(first, 200).data).toHaveLength(20);
     expect(first.body).toMatchObject({ total: 25, hasMore: true, cursor: expect.any(String) });
     const second = await api(pigeon, auth).contacts.list({ query: { cursor: bodyOf(first, 200).cursor ?? undefined } });
-    expect(second.body.data).toHaveLength(5);
+    expect(bodyOf(second, 200).data).toHaveLength(5);
     expect(second.body).toMatchObject({ total: 0, hasMore: false, cursor: null });
     const clamped = await api(pigeon, auth).contacts.list({ query: { limit: 500 } });
     expect(clamped.status).toBe(200);
-    expect(clamped.body.data).toHaveLength(25);
+    expect(bodyOf(clamped, 200).data).toHaveLength(25);
     // newest first by default
     expect(bodyOf(first, 200).data[0]?.email).toBe('p24@example.com');
     expectEnvelope(await api(pigeon, auth).contacts.list({ query: { limit: 0 } }), 422, 'VALIDATION_ERROR');
@@ -120,20 +120,20 @@ describe('GET /contacts', () => {
     await seed(auth, ['zed@alpha.io', 'amy@beta.io', 'max@alpha.io']);
     await api(pigeon, auth).contacts.create({ body: { email: 'off@alpha.io', subscribed: false } });
     const search = await api(pigeon, auth).contacts.list({ query: { search: 'ALPHA', sort: 'email', dir: 'asc' } });
-    expect(search.body.data.map((c: { email: string }) => c.email)).toEqual([
+    expect(bodyOf(search, 200).data.map((c: { email: string }) => c.email)).toEqual([
       'max@alpha.io',
       'off@alpha.io',
       'zed@alpha.io',
     ]);
-    expect(search.body.total).toBe(3);
+    expect(bodyOf(search, 200).total).toBe(3);
     const unsubscribed = await api(pigeon, auth).contacts.list({ query: { subscribed: 'false' } });
-    expect(unsubscribed.body.data.map((c: { email: string }) => c.email)).toEqual(['off@alpha.io']);
+    expect(bodyOf(unsubscribed, 200).data.map((c: { email: string }) => c.email)).toEqual(['off@alpha.io']);
     const fallback = await api(pigeon, auth).contacts.list({ query: { sort: 'bogus', dir: 'sideways' } });
     expect(fallback.status).toBe(200);
     expect(bodyOf(fallback, 200).data[0]?.email).toBe('off@alpha.io'); // createdAt desc
 
     const literal = await api(pigeon, auth).contacts.list({ query: { search: '%' } });
-    expect(literal.body.total).toBe(0); // % is matched literally, not as a wildcard
+    expect(bodyOf(literal, 200).total).toBe(0); // % is matched literally, not as a wildcard
   });
 
   it('keeps cursors stable while contacts are inserted and deleted between pages', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, signUp, uniqueEmail, waitForMailedToken } from '../../../test/accounts.js';
-import { api } from '../../../test/api.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { HttpBrowser, type Visit } from '../../../test/http-browser.js';
 import { type ProviderAccount, startOidcProvider, type TestOidcProvider } from '../../../test/oidc-provider.js';
@@ -213,7 +213,7 @@ describe('sign-in through a real OpenID Connect provider', () => {
     const unlink = await api(pigeon, headers).auth.unlinkIdentity({ params: { provider: 'oidc' } });
     const error = expectEnvelope(unlink, 409, 'CONFLICT');
     expect(error.details).toEqual({ reason: 'LAST_SIGN_IN_METHOD' });
-    expect((await api(pigeon, headers).auth.signInMethods()).body.identities).toHaveLength(1);
+    expect(bodyOf(await api(pigeon, headers).auth.signInMethods(), 200).identities).toHaveLength(1);
     // No password: a password sign-in fails as for any wrong password.
     const password = await api(pigeon).auth.login({ body: { email, password: 'pigeon-timing-equaliser' } });
     expectEnvelope(password, 401, 'INVALID_CREDENTIALS');
