@@ -154,7 +154,8 @@ describe('the snapshot xmin the feed reads below', () => {
     await registerConsumer(db, consumer.name);
     const lag = async () => (await feedLag(db)).find((l) => l.consumer === consumer.name)?.lagSeconds ?? -1;
     const drain = async () => {
-      for (const part of Array.from({ length: PARTS }, (_, p) => p)) await processPart(pigeon.deps, consumer, part, 100);
+      for (const part of Array.from({ length: PARTS }, (_, p) => p))
+        await processPart(pigeon.deps, consumer, part, 100);
     };
     // Another application's transaction on the same PostgreSQL server, in another database, with a
     // transaction id (it wrote, or asked for one).

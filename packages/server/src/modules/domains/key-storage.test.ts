@@ -59,7 +59,6 @@ async function deliveredMail(dataDir: string, auth: Record<string, string>, from
   }
 }
 
-
 describe('DKIM private keys at rest', () => {
   it('stores them sealed with AES-256-GCM: the row alone holds no key, and mail is still signed', async () => {
     const { auth } = await newProject(api);
