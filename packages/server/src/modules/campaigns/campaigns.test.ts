@@ -378,7 +378,9 @@ describe('campaign delivery', () => {
       await slow.stop();
       await slowSink.close();
     }
-  });
+    // It starts a Pigeon of its own: set-up a beforeAll would get hookTimeout (60 s) for, and
+    // which took up to 13 s of the default 30 s on a machine loaded ten times over.
+  }, 60_000);
 
   it('a contact who unsubscribes after the audience froze gets no MARKETING campaign mail', async () => {
     const s = await verifiedSender(pigeon, dns);
