@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllCli, runCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
-import { createTestDatabase, request, type TestPigeon } from './helpers.js';
+import { request, type TestPigeon } from './helpers.js';
 import { freePort } from './ports.js';
 import { ensurePrometheus, REPO, startPrometheus, type TestPrometheus } from './prometheus.js';
 import { verifiedSender } from './sending.js';
@@ -43,7 +43,10 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
     const metricsPort = await freePort();
     env = {
       PIGEON_DATA_DIR: dir,
-      DATABASE_URL: await createTestDatabase(),
+      // A PostgreSQL server of its own (the embedded default), not the suite's shared one: the
+      // feed reads below the server-wide snapshot xmin, so another test file's open transaction
+      // would hold this feed's lag up for as long as it stays open (ARCHITECTURE.md, Change feed).
+      EMBEDDED_POSTGRES_PORT: String(await freePort()),
       PORT: String(await freePort()),
       HOST: '127.0.0.1',
       METRICS_PORT: String(metricsPort),

@@ -148,7 +148,7 @@ export const campaignRecipientsPending = new Gauge({
 
 export const changeFeedLag = new Gauge({
   name: 'pigeon_change_feed_lag_seconds',
-  help: 'Age of the oldest contact change each feed consumer has not read yet (0: caught up)',
+  help: 'Age of the oldest contact change each feed consumer has not read yet (0: caught up); grows while any transaction that wrote, in any database of the PostgreSQL server, is older than that change',
   labelNames: ['consumer'] as const,
   registers: fromDatabase,
 });

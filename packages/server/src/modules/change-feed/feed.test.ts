@@ -1,8 +1,18 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
-import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { createTestDatabase, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { until } from '../../../test/until.js';
 import { sql } from '../../db/query.js';
-import { type ContactChange, type FeedConsumer, PARTS, processPart, processParts } from './feed.js';
+import {
+  type ContactChange,
+  type FeedConsumer,
+  feedLag,
+  PARTS,
+  processPart,
+  processParts,
+  registerConsumer,
+} from './feed.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -128,4 +138,57 @@ describe('change feed order', () => {
     expect(await processParts(pigeon.deps, consumer, parts, 10)).toEqual({ handled: 1, backlog: false });
     expect(seen.toSorted()).toEqual(parts.map((p) => `00000000-0000-4000-8000-00000000000${p}`));
   });
+});
+
+describe('the snapshot xmin the feed reads below', () => {
+  it('is the whole cluster’s: a transaction open in another database holds the feed back, and the lag gauge shows it', async () => {
+    const { project } = await newProject(pigeon);
+    const db = pigeon.deps.db.pool;
+    const seen: string[] = [];
+    const consumer: FeedConsumer = {
+      name: `test.xmin.${Date.now()}`,
+      async handle(_client, changes) {
+        seen.push(...changes.map((c) => c.contactId));
+      },
+    };
+    await registerConsumer(db, consumer.name);
+    const lag = async () => (await feedLag(db)).find((l) => l.consumer === consumer.name)?.lagSeconds ?? -1;
+    const drain = async () => {
+      for (const part of Array.from({ length: PARTS }, (_, p) => p))
+        await processPart(pigeon.deps, consumer, part, 100);
+    };
+    // Another application's transaction on the same PostgreSQL server, in another database, with a
+    // transaction id (it wrote, or asked for one).
+    const other = new pg.Client({ connectionString: await createTestDatabase() });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      const {
+        rows: [contact],
+      } = await db.query<{ id: string }>(
+        `INSERT INTO contacts (id, project_id, email, subscribed) VALUES (gen_random_uuid(), $1, 'held@x.example', true) RETURNING id`,
+        [project.id],
+      );
+      await new Promise((r) => setTimeout(r, 1100));
+      await drain();
+      expect(seen).toEqual([]); // committed, but younger than the other database's open transaction
+      expect(await lag()).toBeGreaterThanOrEqual(1);
+      await other.query('COMMIT');
+      // Once it ended, the next read takes the change (eventually: other test files' transactions on
+      // this shared server hold the feed back the same way while they are open).
+      await until(
+        async () => {
+          await drain();
+          return seen;
+        },
+        (s) => s.length > 0,
+        60_000,
+      );
+      expect(seen).toEqual([contact?.id]);
+      expect(await lag()).toBe(0);
+    } finally {
+      await other.end();
+    }
+  }, 90_000);
 });

@@ -1,9 +1,10 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { until } from '../../../test/until.js';
 import { rotateDataKeyCommand } from '../../admin-commands.js';
 import { keyId, open } from '../../db/at-rest.js';
 
@@ -25,39 +26,38 @@ const storedKey = async (domain: string) =>
     )
   ).rows[0] as { dkim_private_key: string; dkim_public_key: string; dkim_selector: string };
 
-/** Sends one message through a delivering Pigeon on `dataDir` and returns the .eml it wrote. */
+/**
+ * Sends one message through a delivering Pigeon on `dataDir` and returns the .eml it wrote. Waits
+ * for the delivery's recorded outcome (SENT, with its file): the file's name shows in the outbox
+ * as soon as it is created, before its bytes are written.
+ */
 async function deliveredMail(dataDir: string, auth: Record<string, string>, from: string): Promise<string> {
   const worker = await startTestPigeon({
     databaseUrl: api.deps.db.url,
     env: { ...FROM_SECRETS_FILE, PIGEON_DATA_DIR: dataDir },
   });
   try {
-    const outbox = join(dataDir, 'outbox');
-    const before = new Set(safeList(outbox));
     const sent = await worker.request('POST', '/v1/send', {
       headers: auth,
       body: { to: 'reader@example.com', from, subject: 'Signed', body: '<p>hello</p>' },
     });
     expect(sent.status).toBe(200);
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const file = safeList(outbox).find((f) => !before.has(f));
-      if (file) return readFileSync(join(outbox, file), 'utf8');
-      if (Date.now() > deadline) throw new Error('no mail delivered');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const id = sent.body.data.emails[0].email as string;
+    const outcome = async () =>
+      (
+        await api.deps.db.pool.query<{ status: string; outbox_file: string | null }>(
+          'SELECT status, outbox_file FROM emails WHERE id = $1',
+          [id],
+        )
+      ).rows[0];
+    const row = await until(outcome, (r) => r?.status === 'SENT');
+    expect(row?.status).toBe('SENT');
+    expect(row?.outbox_file?.startsWith(join(dataDir, 'outbox'))).toBe(true);
+    return readFileSync(row?.outbox_file as string, 'utf8');
   } finally {
     await worker.stop();
   }
 }
-
-const safeList = (dir: string) => {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-};
 
 describe('DKIM private keys at rest', () => {
   it('stores them sealed with AES-256-GCM: the row alone holds no key, and mail is still signed', async () => {

@@ -60,18 +60,29 @@ describe('WEBHOOK steps', () => {
     });
     failFirst = 1;
     const email = `hook-${Date.now()}@example.com`;
+    const tracked = Date.now();
     await track(open, auth, email, 'hook.me', { orderId: 'o-42', plan: 'gold' });
 
-    // First attempt: 503, recorded, due again after the backoff.
-    const first = await until(
+    // First attempt: 503, recorded, due again after the backoff (30 s ± 10%). The attempt is
+    // committed (and the execution leased, due 40 s on) BEFORE the call goes out, and its outcome
+    // recorded after the answer: wait for the recorded outcome, not for the call or the lease.
+    const [execution] = await until(
       () => executionsOf(open, auth, wf.id),
-      (l) =>
-        l.length === 1 && hits('/signed').length === 1 && Date.parse(String(l[0]?.nextRunAt)) > Date.now() + 10_000,
+      (l) => l.length === 1,
     );
-    const execution = first[0];
-    let detail = await executionDetail(open, auth, wf.id, execution?.id as string);
+    let detail = await until(
+      () => executionDetail(open, auth, wf.id, execution?.id as string),
+      (d) => d.steps[0]?.error != null,
+    );
     expect(detail.steps[0]).toMatchObject({ stepType: 'WEBHOOK', status: 'RUNNING', attempts: 1 });
     expect(detail.steps[0]?.error).toContain('503');
+    expect(hits('/signed')).toHaveLength(1);
+    const [retrying] = await executionsOf(open, auth, wf.id);
+    // Due when the backoff ends (27 to 33 s after the outcome, recorded between `tracked` and now),
+    // not when the lease would.
+    const due = Date.parse(String(retrying?.nextRunAt));
+    expect(due).toBeGreaterThanOrEqual(tracked + 27_000);
+    expect(due).toBeLessThanOrEqual(Date.now() + 33_000);
     // The backoff's time passes.
     await open.deps.db.pool.query('UPDATE workflow_executions SET wake_at = now() WHERE id = $1', [execution?.id]);
     await until(
