@@ -330,6 +330,12 @@ describe('workflow graph API', () => {
     expect(bodyOf(field, 200).workflows).toEqual([{ id: wf.id, name: 'Usage flow' }]);
 
     await track(pigeon, s.auth, `fields-${Date.now()}@example.com`, 'usage.start', { amount: 12, sku: 'x' });
+    // The track starts an execution through the change feed, a moment later: it must exist before
+    // cancel-all below, or it could start after it and make the delete a 409.
+    await until(
+      () => executionsOf(pigeon, s.auth, wf.id),
+      (l) => l.length > 0,
+    );
     const fields = bodyOf(await client.workflows.fields({ query: { eventName: 'usage.start' } }), 200);
     const names = fields.data.map((f) => f.field);
     expect(names).toEqual(
