@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MailTransportKind } from '@pigeon/contract';
 import nodemailer from 'nodemailer';
@@ -68,7 +68,10 @@ function outboxTransport(outboxDir: string): MailTransport {
       await mkdir(outboxDir, { recursive: true, mode: 0o700 });
       const safeId = info.messageId.replace(/[^A-Za-z0-9@._-]/g, '');
       const file = join(outboxDir, `${new Date().toISOString().replace(/[:.]/g, '-')}_${safeId}.eml`);
-      await writeFile(file, info.message as Buffer, { mode: 0o600 }); // holds reset tokens and signed links
+      // Written under another name, then renamed: whoever watches the outbox never reads half a
+      // message. 0600: it holds reset tokens and signed links.
+      await writeFile(`${file}.partial`, info.message as Buffer, { mode: 0o600 });
+      await rename(`${file}.partial`, file);
       return { messageId: info.messageId, file };
     },
     close: () => transporter.close(),
