@@ -111,6 +111,9 @@ export async function cancelClaimed(db: Queryable, id: string, reason: string | 
   );
 }
 
+/** What a temporary failure leaves a claimed email: queued again, or failed for good. */
+type RetryStatus = Extract<EmailStatus, 'QUEUED' | 'FAILED'>;
+
 /** The end of an email row's lifetime, as SQL on the `emails` row being updated. */
 const lifetimeEnd = (lifetimeSeconds: number) =>
   sql`COALESCE(requeued_at, created_at) + make_interval(secs => ${lifetimeSeconds})`;
@@ -123,9 +126,9 @@ export async function retryLater(
   db: Queryable,
   id: string,
   { reason, delaySeconds, lifetimeSeconds }: { reason: string; delaySeconds: number; lifetimeSeconds: number },
-): Promise<'QUEUED' | 'FAILED' | undefined> {
+): Promise<RetryStatus | undefined> {
   const end = lifetimeEnd(lifetimeSeconds);
-  const [row] = await queryRows<{ status: 'QUEUED' | 'FAILED' }>(
+  const [row] = await queryRows<{ status: RetryStatus }>(
     db,
     sql`UPDATE emails SET claimed_at = NULL, last_error = ${reason}, updated_at = now(),
           status = CASE WHEN now() >= ${end} THEN ${status('FAILED')} ELSE ${status('QUEUED')} END,
