@@ -52,7 +52,9 @@ export function outboxMessages(pigeon: TestPigeon): string[] {
   const dir = join(pigeon.dataDir, 'outbox');
   let files: string[];
   try {
-    files = readdirSync(dir).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.eml')) // not a .eml.partial the transport is still writing
+      .sort();
   } catch {
     return [];
   }

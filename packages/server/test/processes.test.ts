@@ -172,7 +172,9 @@ describe('pigeon start with worker processes', () => {
         const { rows } = await db.query('SELECT status FROM emails WHERE id = $1', [emailId]);
         return rows[0]?.status === 'SENT';
       });
-      const outbox = readdirSync(join(dataDir, 'outbox')).map((f) => readFileSync(join(dataDir, 'outbox', f), 'utf8'));
+      const outbox = readdirSync(join(dataDir, 'outbox'))
+        .filter((f) => f.endsWith('.eml'))
+        .map((f) => readFileSync(join(dataDir, 'outbox', f), 'utf8'));
       expect(outbox.some((m) => m.includes('Subject: still working'))).toBe(true);
 
       pigeon.child.kill('SIGTERM');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+import { until } from '../../test/until.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -31,7 +32,11 @@ describe('data dir permissions', () => {
     expect(mode(join(dataDir, 'secrets.json'))).toBe(0o600);
 
     await signUp(pigeon); // mails a verification token through the outbox
-    const written = readdirSync(outbox).filter((f) => f !== 'old.eml');
+    // Only whole messages: a .eml.partial is renamed while the transport finishes it.
+    const written = await until(
+      () => readdirSync(outbox).filter((f) => f !== 'old.eml' && f.endsWith('.eml')),
+      (files) => files.length > 0,
+    );
     expect(written.length).toBeGreaterThan(0);
     for (const file of written) expect(mode(join(outbox, file)), file).toBe(0o600);
   });

@@ -125,7 +125,7 @@ describe('outbox viewer', () => {
 
     const raw = await page(`/outbox/${id}/raw`, cookie);
     expect(raw.headers.get('content-type')).toBe('message/rfc822');
-    const file = readdirSync(join(pigeon.dataDir, 'outbox')).find((f) => f.includes(id)) ?? '';
+    const file = readdirSync(join(pigeon.dataDir, 'outbox')).find((f) => f.includes(id) && f.endsWith('.eml')) ?? '';
     expect(await raw.text()).toBe(readFileSync(join(pigeon.dataDir, 'outbox', file), 'utf8'));
 
     const body = await page(`/outbox/${id}/html`, cookie);
