@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
-import { sql } from '../../db/query.js';
+import { queryRows, sql } from '../../db/query.js';
 import {
   type ContactChange,
   type FeedConsumer,
@@ -164,11 +164,9 @@ describe('the snapshot xmin the feed reads below', () => {
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_current_xact_id()');
-      const {
-        rows: [contact],
-      } = await db.query<{ id: string }>(
-        `INSERT INTO contacts (id, project_id, email, subscribed) VALUES (gen_random_uuid(), $1, 'held@x.example', true) RETURNING id`,
-        [project.id],
+      const [contact] = await queryRows<{ id: string }>(
+        db,
+        sql`INSERT INTO contacts (id, project_id, email, subscribed) VALUES (gen_random_uuid(), ${project.id}, 'held@x.example', true) RETURNING id`,
       );
       await new Promise((r) => setTimeout(r, 1100));
       await drain();

@@ -9,6 +9,7 @@ import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
+import { queryRows, sql } from '../../db/query.js';
 import { recordDeliveryFeedback } from './feedback.js';
 import { emailIdOfReturnPath, returnPathFor } from './verp.js';
 
@@ -390,8 +391,11 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
     const campaignId = bodyOf(created, 201).data.id;
     const started = await client.campaigns.send({ params: { id: campaignId }, body: {} });
     expect(bodyOf(started, 200).data.totalRecipients).toBe(1);
-    const frozen = await pigeon.deps.db.pool.query('SELECT to_email FROM emails WHERE campaign_id = $1', [campaignId]);
-    expect(frozen.rows).toEqual([{ to_email: other }]);
+    const frozen = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT to_email FROM emails WHERE campaign_id = ${campaignId}`,
+    );
+    expect(frozen).toEqual([{ to_email: other }]);
   });
 });
 

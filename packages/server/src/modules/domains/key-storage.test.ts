@@ -7,6 +7,7 @@ import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
 import { rotateDataKeyCommand } from '../../admin-commands.js';
 import { keyId, open } from '../../db/at-rest.js';
+import { queryRows, sql } from '../../db/query.js';
 
 // No DATA_ENCRYPTION_KEY: the key comes from (and rotates in) the secrets file of `api`'s data dir.
 const FROM_SECRETS_FILE = { DATA_ENCRYPTION_KEY: '' };
@@ -45,11 +46,11 @@ async function deliveredMail(dataDir: string, auth: Record<string, string>, from
     const id = sent.body.data.emails[0].email as string;
     const outcome = async () =>
       (
-        await api.deps.db.pool.query<{ status: string; outbox_file: string | null }>(
-          'SELECT status, outbox_file FROM emails WHERE id = $1',
-          [id],
+        await queryRows<{ status: string; outbox_file: string | null }>(
+          api.deps.db.pool,
+          sql`SELECT status, outbox_file FROM emails WHERE id = ${id}`,
         )
-      ).rows[0];
+      )[0];
     const row = await until(outcome, (r) => r?.status === 'SENT');
     expect(row?.status).toBe('SENT');
     expect(row?.outbox_file?.startsWith(join(dataDir, 'outbox'))).toBe(true);

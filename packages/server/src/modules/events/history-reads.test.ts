@@ -5,6 +5,7 @@ import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
 import { seedHistory } from '../../db/history-seed.js';
+import { queryRows, type Sql, sql } from '../../db/query.js';
 import { applyRetention } from '../retention/service.js';
 
 /**
@@ -19,12 +20,16 @@ let big: Project;
 let small: Project;
 const BIG_EVENTS = EVENTS_TOTAL_CAP + 500;
 
-const count = async (text: string, values: unknown[]) =>
-  Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM (${text}) t`, values)).rows[0]?.n);
+const count = async (rows: Sql) =>
+  Number((await queryRows<{ n: string }>(pool, sql`SELECT count(*) AS n FROM (${rows}) t`))[0]?.n);
 const rolledUp = async (projectId: string) =>
   Number(
-    (await pool.query('SELECT coalesce(sum(count), 0)::int AS n FROM event_counts WHERE project_id = $1', [projectId]))
-      .rows[0]?.n,
+    (
+      await queryRows<{ n: number }>(
+        pool,
+        sql`SELECT coalesce(sum(count), 0)::int AS n FROM event_counts WHERE project_id = ${projectId}`,
+      )
+    )[0]?.n,
   );
 const get = (who: Project, path: string) => pigeon.request('GET', path, { headers: who.auth });
 
@@ -39,7 +44,7 @@ beforeAll(async () => {
   await seedHistory(pool, { projectId: big.project.id, contacts: 50, emails: 10, events: BIG_EVENTS, days: 60 });
   await seedHistory(pool, { projectId: small.project.id, contacts: 5, emails: 10, events: 120, days: 60 });
   for (const { project } of [big, small]) {
-    const raw = await count('SELECT 1 FROM events WHERE project_id = $1', [project.id]);
+    const raw = await count(sql`SELECT 1 FROM events WHERE project_id = ${project.id}`);
     expect(
       await until(
         () => rolledUp(project.id),
@@ -61,30 +66,33 @@ describe('list totals', () => {
     const next = await get(big, `/events?limit=5&cursor=${first.body.cursor}`);
     expect(next.body).toMatchObject({ total: 0, totalCapped: false });
 
-    const views = await count(`SELECT 1 FROM events WHERE project_id = $1 AND name = 'page.viewed'`, [big.project.id]);
+    const views = await count(sql`SELECT 1 FROM events WHERE project_id = ${big.project.id} AND name = 'page.viewed'`);
     expect(views).toBeLessThan(EVENTS_TOTAL_CAP);
     expect((await get(big, '/events?name=page.viewed&limit=1')).body).toMatchObject({
       total: views,
       totalCapped: false,
     });
     const since = new Date(Date.now() - 7 * 86_400_000).toISOString();
-    const lastWeek = await count('SELECT 1 FROM events WHERE project_id = $1 AND created_at >= $2', [
-      big.project.id,
-      since,
-    ]);
+    const lastWeek = await count(
+      sql`SELECT 1 FROM events WHERE project_id = ${big.project.id} AND created_at >= ${since}`,
+    );
     expect((await get(big, `/events?limit=1&from=${encodeURIComponent(since)}`)).body).toMatchObject({
       total: lastWeek,
       totalCapped: false,
     });
     // `event` is every tracked (not Pigeon-emitted) name: page.viewed and order.placed of the seed.
-    const custom = await count(`SELECT 1 FROM events WHERE project_id = $1 AND name <> 'email.opened'`, [
-      big.project.id,
-    ]);
+    const custom = await count(
+      sql`SELECT 1 FROM events WHERE project_id = ${big.project.id} AND name <> 'email.opened'`,
+    );
     expect(custom).toBeLessThan(EVENTS_TOTAL_CAP);
     expect((await get(big, '/activity?types=event&limit=1')).body).toMatchObject({ total: custom, totalCapped: false });
-    const contact = (await pool.query('SELECT contact_id FROM events WHERE project_id = $1 LIMIT 1', [big.project.id]))
-      .rows[0].contact_id;
-    const ofContact = await count('SELECT 1 FROM events WHERE contact_id = $1', [contact]);
+    const contact = (
+      await queryRows<{ contact_id: string }>(
+        pool,
+        sql`SELECT contact_id FROM events WHERE project_id = ${big.project.id} LIMIT 1`,
+      )
+    )[0]?.contact_id;
+    const ofContact = await count(sql`SELECT 1 FROM events WHERE contact_id = ${contact}`);
     expect((await get(big, `/events/contact/${contact}?limit=1`)).body).toMatchObject({
       total: ofContact,
       totalCapped: false,
@@ -100,18 +108,18 @@ describe('list totals', () => {
 describe('stats from the rollup', () => {
   /** The raw events' counts per name and per UTC day over [from, to), the way the stats read them. */
   async function rawStats(projectId: string, from: string, to: string) {
-    const where = 'project_id = $1 AND created_at >= $2 AND created_at < $3';
-    const byName = await pool.query(
-      `SELECT name, count(*)::int AS count FROM events WHERE ${where} GROUP BY name ORDER BY count DESC, name`,
-      [projectId, from, to],
+    const where = sql`project_id = ${projectId} AND created_at >= ${from} AND created_at < ${to}`;
+    const byName = await queryRows<{ name: string; count: number }>(
+      pool,
+      sql`SELECT name, count(*)::int AS count FROM events WHERE ${where} GROUP BY name ORDER BY count DESC, name`,
     );
-    const byDay = await pool.query(
-      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS count
+    const byDay = await queryRows<{ day: string; count: number }>(
+      pool,
+      sql`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, count(*)::int AS count
        FROM events WHERE ${where} GROUP BY 1 ORDER BY 1`,
-      [projectId, from, to],
     );
-    const total = byName.rows.reduce((sum: number, r: { count: number }) => sum + r.count, 0);
-    return { from, to, total, byName: byName.rows, byDay: byDay.rows };
+    const total = byName.reduce((sum, r) => sum + r.count, 0);
+    return { from, to, total, byName, byDay };
   }
 
   // Whole hours: the stats count whole hours of the rollup (a range is widened to them).

@@ -5,6 +5,7 @@ import { newProject, type SignedUp, type TestProject } from '../../../test/accou
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { seedHistory } from '../../db/history-seed.js';
 import { historyPartitions } from '../../db/partitions.js';
+import { queryRows, sql } from '../../db/query.js';
 import { applyRetention } from './service.js';
 
 const DAY = 86_400_000;
@@ -166,14 +167,13 @@ describe('applying retention', () => {
     const get = (who: { project: TestProject }, path: string) =>
       pigeon.request('GET', path, { headers: { authorization: `Bearer ${who.project.secretKey}` } });
     const emailsBetween = async (who: { project: TestProject }, olderDays: number, newerDays: number) =>
-      (
-        await pool.query<{ id: string; cleared: boolean }>(
-          `SELECT id::text, html = '' AS cleared FROM emails WHERE project_id = $1
-             AND created_at < now() - make_interval(days => $2) AND created_at >= now() - make_interval(days => $3)
+      queryRows<{ id: string; cleared: boolean }>(
+        pool,
+        sql`SELECT id::text, html = '' AS cleared FROM emails WHERE project_id = ${who.project.id}
+             AND created_at < now() - make_interval(days => ${newerDays}::int)
+             AND created_at >= now() - make_interval(days => ${olderDays}::int)
            ORDER BY id DESC LIMIT 3`,
-          [who.project.id, newerDays, olderDays],
-        )
-      ).rows;
+      );
     // Content older than 7 days is cleared in the short project; the same age keeps it on the defaults.
     const shortOld = await emailsBetween(short, 20, 10);
     const longSameAge = await emailsBetween(long, 20, 10);
@@ -196,11 +196,11 @@ describe('applying retention', () => {
     const page = await get(short, '/emails?limit=100');
     const cleared = new Map(
       (
-        await pool.query<{ id: string; cleared: boolean }>(
-          `SELECT id::text, html = '' AS cleared FROM emails WHERE id = ANY($1::uuid[])`,
-          [page.body.data.map((e: { id: string }) => e.id)],
+        await queryRows<{ id: string; cleared: boolean }>(
+          pool,
+          sql`SELECT id::text, html = '' AS cleared FROM emails WHERE id = ANY(${page.body.data.map((e: { id: string }) => e.id)}::uuid[])`,
         )
-      ).rows.map((r) => [r.id, r.cleared]),
+      ).map((r) => [r.id, r.cleared]),
     );
     expect(page.body.data.length).toBeGreaterThan(0);
     for (const e of page.body.data) expect(e.contentCleared).toBe(cleared.get(e.id));
