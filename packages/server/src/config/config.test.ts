@@ -94,6 +94,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), WORKER_PROCESSES: 'all' })).toThrow(/WORKER_PROCESSES/);
   });
 
+  it('runs retention every 15 minutes with 24-hour days unless told otherwise (a soak shortens both)', () => {
+    expect(loadConfig({ PIGEON_DATA_DIR: dataDir() }).retention).toEqual({ intervalMinutes: 15, dayMs: 86_400_000 });
+    const soak = loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_INTERVAL_MINUTES: '1', RETENTION_DAY_SECONDS: '300' });
+    expect(soak.retention).toEqual({ intervalMinutes: 1, dayMs: 300_000 });
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_DAY_SECONDS: '59' })).toThrow(/RETENTION_DAY_SECONDS/);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_INTERVAL_MINUTES: '0' })).toThrow(
+      /RETENTION_INTERVAL_MINUTES/,
+    );
+  });
+
   it('stores images locally by default, in S3 when a bucket is named; credentials come as a pair', () => {
     const dir = dataDir();
     const local = loadConfig({ PIGEON_DATA_DIR: dir });

@@ -100,6 +100,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       pollMs: e.WEBHOOK_POLL_MS,
     },
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
+    retention: { intervalMinutes: e.RETENTION_INTERVAL_MINUTES, dayMs: e.RETENTION_DAY_SECONDS * 1000 },
     track: {
       idempotencyTtlMinutes: e.IDEMPOTENCY_TRACK_TTL_MINUTES,
       batchMaxRows: e.TRACK_BATCH_MAX_ROWS,

@@ -95,6 +95,8 @@ export const EnvSchema = z.object({
     .min(1)
     .max(60 * 24 * 30)
     .default(60),
+  RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(1440).default(15),
+  RETENTION_DAY_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
   TRACK_BATCH_MAX_ROWS: z.coerce.number().int().min(1).max(500).default(64),
   TRACK_BATCH_STATEMENTS: z.coerce.number().int().min(1).max(64).default(2),
   SESSION_TTL_HOURS: z.coerce
@@ -248,6 +250,11 @@ export interface Config {
     pollMs: number;
   };
   idempotencyTtlHours: number;
+  /**
+   * How often the retention job runs, and the length of a retention "day" in ms: 86,400,000 but in
+   * a soak or a trial that wants to watch expiry happen within minutes (README "History and retention").
+   */
+  retention: { intervalMinutes: number; dayMs: number };
   track: {
     /** Lifetime of a track's Idempotency-Key (an SDK retries within seconds; track keys are many). */
     idempotencyTtlMinutes: number;

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import type { Config } from '../config/index.js';
 import type { AppDeps } from '../deps.js';
 import type { Logger } from '../logger.js';
 
@@ -24,8 +25,8 @@ export interface JobDefinition<P extends z.ZodTypeAny = z.ZodTypeAny> {
   maxRetries?: number;
   /** A lock older than this is considered abandoned (crashed worker) and the job runs again. */
   lockLifetimeMs?: number;
-  /** Repeat interval (e.g. `'5 minutes'`) for periodic jobs; the worker schedules it once. */
-  every?: string;
+  /** Repeat interval (e.g. `'5 minutes'`, or one read from the config) for periodic jobs; the worker schedules it once. */
+  every?: string | ((config: Config) => string);
 }
 
 /** The payload of periodic jobs, which carry none. */

@@ -117,7 +117,8 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
       await agenda.start();
       working = true;
       for (const def of opts.registry.all()) {
-        if (def.every) await agenda.every(def.every, def.name, undefined, { skipImmediate: true });
+        const every = typeof def.every === 'function' ? def.every(opts.deps().config) : def.every;
+        if (every) await agenda.every(every, def.name, undefined, { skipImmediate: true });
       }
     },
     async stop(graceMs) {

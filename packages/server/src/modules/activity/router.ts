@@ -12,7 +12,7 @@ export const createActivityRouter = (deps: AppDeps) => {
   return s.router(contract.activity, {
     list: async ({ req, query }) => ({
       status: 200,
-      body: await withReach(db, callerProject(req).id, listActivity(db, callerProject(req).id, query)),
+      body: await withReach(deps, callerProject(req).id, listActivity(db, callerProject(req).id, query)),
     }),
     stats: async ({ req, query }) => ({ status: 200, body: await activityStats(db, callerProject(req).id, query) }),
     types: async ({ req, query }) => ({ status: 200, body: await activityTypes(db, callerProject(req).id, query) }),

@@ -31,14 +31,14 @@ export const createEventsRouter = (deps: AppDeps) => {
     trackFromDashboard: track,
     list: async ({ req, query }) => ({
       status: 200,
-      body: await withReach(db, callerProject(req).id, listEvents(db, callerProject(req).id, query)),
+      body: await withReach(deps, callerProject(req).id, listEvents(db, callerProject(req).id, query)),
     }),
     stats: async ({ req, query }) => ({ status: 200, body: await eventStats(db, callerProject(req).id, query) }),
     names: async ({ req }) => ({ status: 200, body: await eventNames(db, callerProject(req).id) }),
     byContact: async ({ req, params, query }) => ({
       status: 200,
       body: await withReach(
-        db,
+        deps,
         callerProject(req).id,
         listContactEvents(db, callerProject(req).id, params.contactId, query),
       ),

@@ -17,13 +17,13 @@ export const historyPartitionsJob = defineJob({
   },
 });
 
-/** Applies every project's retention (drops expired partitions, deletes and clears in batches). */
+/** Applies every project's retention (drops expired partitions, deletes and clears in batches); every RETENTION_INTERVAL_MINUTES. */
 export const retentionJob = defineJob({
   name: 'retention.apply',
   payload: noPayload,
-  every: '15 minutes',
+  every: (config) => `${config.retention.intervalMinutes} minutes`,
   async handler(_payload, { deps, logger }) {
-    const run = await applyRetention(deps.db.pool);
+    const run = await applyRetention(deps.db.pool, { dayMs: deps.config.retention.dayMs });
     if (run.droppedPartitions.length || run.eventsDeleted || run.emailsDeleted || run.contentCleared) {
       logger.info(run, 'retention applied');
     }

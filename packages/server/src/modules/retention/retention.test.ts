@@ -6,6 +6,7 @@ import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/
 import { seedHistory } from '../../db/history-seed.js';
 import { historyPartitions } from '../../db/partitions.js';
 import { queryRows, sql } from '../../db/query.js';
+import { eventsRetainedSince } from './reach.js';
 import { applyRetention } from './service.js';
 
 const DAY = 86_400_000;
@@ -238,5 +239,19 @@ describe('applying retention', () => {
         'SELECT 1 FROM suppressions s WHERE s.email_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.id = s.email_id)',
       ),
     ).toBe(0);
+  });
+
+  it('counts a retention day as RETENTION_DAY_SECONDS, in the expiry and in the reach alike', async () => {
+    // Both projects keep 100 days since the test before; a day of 2.4 hours makes that 10 days.
+    const dayMs = DAY / 10;
+    const newer = await n(`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`);
+    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBeGreaterThan(0);
+    const run = await applyRetention(pool, { batch: 50, dayMs });
+    expect(run.largestStatement).toBeLessThanOrEqual(50);
+    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBe(0);
+    expect(await n(`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`)).toBe(newer);
+    const deps = { ...pigeon.deps, config: { ...pigeon.deps.config, retention: { intervalMinutes: 1, dayMs } } };
+    const reach = Date.parse(await eventsRetainedSince(deps, short.project.id));
+    expect(Math.abs(reach - (Date.now() - 100 * dayMs))).toBeLessThan(60_000);
   });
 });

@@ -9,6 +9,7 @@ import { deleteExpiredEvents } from '../event-log/service.js';
 /** Rows a single retention statement may touch at most. */
 export const RETENTION_BATCH = 5_000;
 const DDL_LOCK_TIMEOUT = '2s';
+const DAY_MS = 86_400_000;
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 interface ProjectRetention {
@@ -36,7 +37,10 @@ interface RunState extends RetentionRun {
  * are past every project's retention, then, per project, deletes older events and emails and
  * clears older messages' content in statements of at most `batch` rows each.
  */
-export async function applyRetention(pool: pg.Pool, opts: { batch?: number; now?: Date } = {}): Promise<RetentionRun> {
+export async function applyRetention(
+  pool: pg.Pool,
+  opts: { batch?: number; now?: Date; dayMs?: number } = {},
+): Promise<RetentionRun> {
   const run: RunState = {
     batch: opts.batch ?? RETENTION_BATCH,
     droppedPartitions: [],
@@ -46,6 +50,7 @@ export async function applyRetention(pool: pg.Pool, opts: { batch?: number; now?
     largestStatement: 0,
   };
   const now = opts.now ?? new Date();
+  const cutoff = (days: number) => idBefore(now, days * (opts.dayMs ?? DAY_MS));
   const projects = await queryRows<ProjectRetention>(
     pool,
     sql`SELECT id, retention_events_days AS events_days, retention_content_days AS content_days,
@@ -57,34 +62,28 @@ export async function applyRetention(pool: pg.Pool, opts: { batch?: number; now?
     pool,
     run,
     'events',
-    cutoff(
-      now,
-      longest((p) => p.events_days, 0),
-    ),
+    cutoff(longest((p) => p.events_days, 0)),
   );
   await dropExpiredPartitions(
     pool,
     run,
     'emails',
-    cutoff(
-      now,
-      longest((p) => p.emails_days, 0),
-    ),
+    cutoff(longest((p) => p.emails_days, 0)),
   );
   for (const project of projects) {
-    const events = cutoff(now, project.events_days);
-    const emails = cutoff(now, project.emails_days);
+    const events = cutoff(project.events_days);
+    const emails = cutoff(project.emails_days);
     run.eventsDeleted += await inBatches(run, () => deleteExpiredEvents(pool, project.id, events, run.batch));
     run.emailsDeleted += await inBatches(run, () => deleteExpiredEmails(pool, project.id, emails, run.batch));
-    run.contentCleared += await clearContent(pool, run, project.id, cutoff(now, project.content_days));
+    run.contentCleared += await clearContent(pool, run, project.id, cutoff(project.content_days));
   }
   const { batch: _batch, ...result } = run;
   return result;
 }
 
-/** The lowest id of `days` days before `now`: everything below it is older. */
-function cutoff(now: Date, days: number): string {
-  const ms = now.getTime() - days * 86_400_000;
+/** The lowest id of `ms` before `now`: everything below it is older. */
+function idBefore(now: Date, ago: number): string {
+  const ms = now.getTime() - ago;
   const hex = Math.max(0, ms).toString(16).padStart(12, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }
