@@ -1,0 +1,193 @@
+#!/usr/bin/env node
+// Where the database time of a delivered campaign message goes (issue 26, part 4): one Pigeon with
+// its worker processes on an embedded PostgreSQL with pg_stat_statements loaded (track all, with
+// planning), the harness's SMTP sink, COUNT seeded contacts and one campaign to all of them. From
+// the send call until the last message is at the sink:
+//   - CPU per message of PostgreSQL's backends, of its other processes, of the workers, of the API;
+//   - pg_stat_statements per statement, per message: calls, executions' and planning's ms, rows,
+//     shared blocks, and how many calls were planned (plans = calls: a custom plan every time);
+//   - the same summed over every statement, against PostgreSQL's CPU.
+//
+//   node bench/campaign-db.mjs [--count 20000] [--top 25] [--pigeon-env K=V ...]
+//
+// Prints a markdown report. Needs `pnpm build` first. Stops everything it started.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CAMPAIGN_HTML, CAMPAIGN_SUBJECT } from './lib/campaigns.mjs';
+import { connectDb, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
+import { cpuSeconds, descendantsCpuByProgram, freePort, startNode } from './lib/process.mjs';
+import { SENDER, SENDER_DOMAIN, smtpSinkClient } from './lib/sending.mjs';
+import { nodeDescendants } from './lib/workflows.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    count: { type: 'string', default: '20000' },
+    top: { type: 'string', default: '25' },
+    'pigeon-env': { type: 'string', multiple: true, default: [] },
+  },
+});
+const COUNT = Number(args.count);
+const BENCH = new URL('.', import.meta.url).pathname;
+const CLI = join(BENCH, '..', 'packages', 'server', 'dist', 'cli.js');
+
+const dataDir = mkdtempSync(join(os.tmpdir(), 'pigeon-campaigndb-'));
+chmodSync(dataDir, 0o711);
+const started = [];
+const lines = [];
+const out = (s = '') => {
+  lines.push(s);
+  console.log(s);
+};
+let db;
+try {
+  const sinkHandle = startNode({
+    name: 'smtp-sink',
+    args: [join(BENCH, 'services', 'smtp-sink.mjs')],
+    env: { ...process.env },
+    ready: /listening on http:\/\/\S+ smtp:\/\/\S+/,
+  });
+  started.push(sinkHandle);
+  await sinkHandle.ready;
+  const sink = smtpSinkClient(sinkHandle);
+  const [port, pgPort] = [await freePort(), await freePort()];
+  const env = pigeonEnvironment({
+    port,
+    pgPort,
+    dataDir,
+    rateLimitPerMinute: 1_000_000_000,
+    extra: {
+      SMTP_URL: sink.url,
+      ...Object.fromEntries(
+        args['pigeon-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      ),
+    },
+  });
+  const startPigeon = async () => {
+    const h = startNode({ name: 'Pigeon', args: [CLI, 'start'], env, ready: /Pigeon is listening on/ });
+    started.push(h);
+    await h.ready;
+    return h;
+  };
+  // pg_stat_statements needs shared_preload_libraries: set on the first start, then a restart.
+  let pigeon = await startPigeon();
+  db = await connectDb({ dataDir, port: pgPort });
+  await db.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
+  await db.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
+  await db.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = on`);
+  await db.close();
+  await pigeon.stop();
+  started.pop();
+  await stopLeftoverPostgres(dataDir);
+  pigeon = await startPigeon();
+  db = await connectDb({ dataDir, port: pgPort });
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  const { secretKey, projectId } = readFirstRun(dataDir);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const api = async (path, body) => {
+    const res = await fetch(baseUrl + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok && res.status !== 409) throw new Error(`POST ${path} → ${res.status}: ${text.slice(0, 300)}`);
+    return text ? JSON.parse(text) : null;
+  };
+  await api('/domains', { domain: SENDER_DOMAIN });
+  await db.query('UPDATE domains SET verified_at = now() WHERE project_id = $1 AND domain = $2', [
+    projectId,
+    SENDER_DOMAIN,
+  ]);
+  await db.query(
+    `INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
+     SELECT uuidv7_compat(), $1::uuid, 'c' || i || '@campaign.example', true, jsonb_build_object('firstName', 'N' || i), now(), now()
+     FROM generate_series(1, $2::int) i`,
+    [projectId, COUNT],
+  );
+  await db.query('VACUUM ANALYZE');
+  // The seed's change-feed rows are read before anything is measured.
+  for (;;) {
+    const { rows } = await db.query(
+      `SELECT EXISTS (SELECT 1 FROM change_feed_cursors cur
+         JOIN contact_changes ch ON ch.part = cur.part AND (ch.txid, ch.seq) > (cur.txid, cur.seq)) AS pending`,
+    );
+    if (!rows[0].pending) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const campaign = await api('/campaigns', {
+    name: 'where the time goes',
+    subject: CAMPAIGN_SUBJECT,
+    body: CAMPAIGN_HTML,
+    from: SENDER,
+    audienceType: 'ALL',
+  });
+  await sink.reset();
+  await db.query('SELECT pg_stat_statements_reset()');
+  const workers = nodeDescendants(pigeon.pid);
+  const cpu = () => ({
+    split: descendantsCpuByProgram(pigeon.pid),
+    api: cpuSeconds(pigeon.pid),
+    workers: workers.reduce((n, pid) => n + cpuSeconds(pid), 0),
+  });
+  const before = cpu();
+  const t0 = performance.now();
+  await api(`/campaigns/${campaign.data.id}/send`, {});
+  for (;;) {
+    const { count } = await sink.stats();
+    if (count >= COUNT) break;
+    if (performance.now() - t0 > 30 * 60_000) throw new Error(`only ${count} of ${COUNT} at the sink after 30 min`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const after = cpu();
+  const per = (v) => ((v * 1000) / COUNT).toFixed(3);
+  out(`# Where the database time of a campaign message goes (${new Date().toISOString()})`);
+  out('');
+  out(
+    `${COUNT.toLocaleString('en')} messages in ${seconds.toFixed(1)} s (${Math.round(COUNT / seconds)} msg/s), ` +
+      `${workers.length} worker process(es). CPU per message: PostgreSQL backends ${per(after.split.backends - before.split.backends)} ms, ` +
+      `its other processes ${per(after.split.postgresOther - before.split.postgresOther)} ms, workers ${per(after.workers - before.workers)} ms, ` +
+      `API ${per(after.api - before.api)} ms.`,
+  );
+  out('');
+  const { rows: totals } = await db.query(
+    `SELECT sum(calls)::bigint AS calls, sum(total_exec_time) AS exec, sum(total_plan_time) AS plan
+     FROM pg_stat_statements WHERE toplevel`,
+  );
+  out(
+    `pg_stat_statements, top-level statements: ${(Number(totals[0].calls) / COUNT).toFixed(1)} calls, ` +
+      `${per(Number(totals[0].exec) / 1000)} ms executing and ${per(Number(totals[0].plan) / 1000)} ms planning per message ` +
+      '(times include waits: lock waits, I/O).',
+  );
+  out('');
+  const { rows } = await db.query(
+    `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query, toplevel, calls, plans, rows,
+            total_exec_time AS exec, total_plan_time AS plan, shared_blks_hit AS hit, shared_blks_dirtied AS dirtied
+     FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`,
+    [Number(args.top)],
+  );
+  out(
+    'PostgreSQL 18 keys pg_stat_statements by relation alias, so every foreign-key check (`SELECT 1 FROM ONLY <table> x ' +
+      '… FOR KEY SHARE OF x`) is one row below, shown with the text of whichever table came first.',
+  );
+  out('');
+  out(
+    '| statement | top | calls/msg | plans/call | exec ms/msg | plan ms/msg | rows/call | blks hit/call | dirtied/call |',
+  );
+  out('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const s of rows) {
+    const calls = Number(s.calls);
+    out(
+      `| \`${s.query.replace(/\|/g, '\\|')}\` | ${s.toplevel ? 'y' : 'n'} | ${(calls / COUNT).toFixed(3)} | ` +
+        `${(Number(s.plans) / calls).toFixed(2)} | ${per(s.exec / 1000)} | ${per(s.plan / 1000)} | ` +
+        `${(Number(s.rows) / calls).toFixed(1)} | ${(Number(s.hit) / calls).toFixed(1)} | ${(Number(s.dirtied) / calls).toFixed(2)} |`,
+    );
+  }
+} finally {
+  await db?.close();
+  for (const h of started.reverse()) await h.stop();
+  await stopLeftoverPostgres(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+}
