@@ -16,7 +16,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CAMPAIGN_HTML, CAMPAIGN_SUBJECT } from './lib/campaigns.mjs';
-import { connectDb, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
+import { connectDb, envFromPairs, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
 import { cpuSeconds, descendantsCpuByProgram, freePort, startNode } from './lib/process.mjs';
 import { SENDER, SENDER_DOMAIN, smtpSinkClient } from './lib/sending.mjs';
 import { nodeDescendants } from './lib/workflows.mjs';
@@ -59,9 +59,7 @@ try {
     rateLimitPerMinute: 1_000_000_000,
     extra: {
       SMTP_URL: sink.url,
-      ...Object.fromEntries(
-        args['pigeon-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      ),
+      ...envFromPairs(args['pigeon-env']),
     },
   });
   const startPigeon = async () => {

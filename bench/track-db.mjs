@@ -19,7 +19,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { connectDb, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
+import { connectDb, envFromPairs, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
 import { cpuSeconds, descendantsCpuSeconds, freePort, startNode } from './lib/process.mjs';
 import { trackBodies } from './scenarios/track.mjs';
 
@@ -44,9 +44,7 @@ const env = pigeonEnvironment({
   pgPort,
   dataDir,
   rateLimitPerMinute: 1_000_000_000,
-  extra: Object.fromEntries(
-    args['pigeon-env'].map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  ),
+  extra: envFromPairs(args['pigeon-env']),
 });
 const started = [];
 const start = (name, script, extra = {}, ready = /listening on/) => {

@@ -118,3 +118,7 @@ export function pigeonEnvironment({ port, pgPort, dataDir, rateLimitPerMinute, e
   if (!('SMTP_URL' in extra)) delete env.SMTP_URL;
   return env;
 }
+
+/** `--pigeon-env KEY=VALUE` options as an env object. */
+export const envFromPairs = (pairs) =>
+  Object.fromEntries(pairs.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
