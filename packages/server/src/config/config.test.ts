@@ -96,9 +96,15 @@ describe('loadConfig', () => {
 
   it('runs retention every 15 minutes with 24-hour days unless told otherwise (a soak shortens both)', () => {
     expect(loadConfig({ PIGEON_DATA_DIR: dataDir() }).retention).toEqual({ intervalMinutes: 15, dayMs: 86_400_000 });
-    const soak = loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_INTERVAL_MINUTES: '1', RETENTION_DAY_SECONDS: '300' });
+    const soak = loadConfig({
+      PIGEON_DATA_DIR: dataDir(),
+      RETENTION_INTERVAL_MINUTES: '1',
+      RETENTION_DAY_SECONDS: '300',
+    });
     expect(soak.retention).toEqual({ intervalMinutes: 1, dayMs: 300_000 });
-    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_DAY_SECONDS: '59' })).toThrow(/RETENTION_DAY_SECONDS/);
+    expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_DAY_SECONDS: '59' })).toThrow(
+      /RETENTION_DAY_SECONDS/,
+    );
     expect(() => loadConfig({ PIGEON_DATA_DIR: dataDir(), RETENTION_INTERVAL_MINUTES: '0' })).toThrow(
       /RETENTION_INTERVAL_MINUTES/,
     );

@@ -245,7 +245,9 @@ describe('applying retention', () => {
     // Both projects keep 100 days since the test before; a day of 2.4 hours makes that 10 days.
     const dayMs = DAY / 10;
     const newer = await n(`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`);
-    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBeGreaterThan(0);
+    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBeGreaterThan(
+      0,
+    );
     const run = await applyRetention(pool, { batch: 50, dayMs });
     expect(run.largestStatement).toBeLessThanOrEqual(50);
     expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBe(0);

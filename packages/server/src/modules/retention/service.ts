@@ -58,18 +58,8 @@ export async function applyRetention(
   );
   const longest = (days: (p: ProjectRetention) => number, fallback: number) =>
     Math.max(fallback, ...projects.map(days));
-  await dropExpiredPartitions(
-    pool,
-    run,
-    'events',
-    cutoff(longest((p) => p.events_days, 0)),
-  );
-  await dropExpiredPartitions(
-    pool,
-    run,
-    'emails',
-    cutoff(longest((p) => p.emails_days, 0)),
-  );
+  await dropExpiredPartitions(pool, run, 'events', cutoff(longest((p) => p.events_days, 0)));
+  await dropExpiredPartitions(pool, run, 'emails', cutoff(longest((p) => p.emails_days, 0)));
   for (const project of projects) {
     const events = cutoff(project.events_days);
     const emails = cutoff(project.emails_days);
