@@ -12,6 +12,7 @@ import {
   processPart,
   processParts,
   registerConsumer,
+  roundOrder,
 } from './feed.js';
 
 let pigeon: TestPigeon;
@@ -19,6 +20,19 @@ beforeAll(async () => {
   pigeon = await startTestPigeon();
 });
 afterAll(() => pigeon?.stop());
+
+describe('change feed rounds', () => {
+  it('visit every part exactly once per round, starting at a random one', () => {
+    const draws = [0.93, 0.05, 0.51, 0.27, 0.78, 0.64, 0.12, 0.39];
+    for (const [i, draw] of draws.entries()) {
+      // Whatever the random source answers next, a round is a rotation of all parts.
+      let n = i;
+      const order = roundOrder(() => draws[n++ % draws.length] ?? 0);
+      expect([...order].sort((a, b) => a - b)).toEqual(Array.from({ length: PARTS }, (_, p) => p));
+      expect(order[0]).toBe(Math.floor(draw * PARTS));
+    }
+  });
+});
 
 describe('change feed order', () => {
   it('reads (txid, seq) in numeric order, each change once, across batch boundaries', async () => {
