@@ -15,7 +15,7 @@ const importBatch = (projectId: string, input: string) => sql`
     SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS r(email text, subscribed boolean, data jsonb)
   ), existing AS (
     SELECT c.id, c.email, c.subscribed AS old_subscribed FROM contacts c JOIN input i ON i.email = c.email
-    WHERE c.project_id = ${projectId} FOR UPDATE OF c
+    WHERE c.project_id = ${projectId} FOR NO KEY UPDATE OF c
   ), updated AS (
     UPDATE contacts c SET data = c.data || i.data, subscribed = coalesce(i.subscribed, c.subscribed), updated_at = now()
     FROM input i, existing e WHERE c.id = e.id AND i.email = e.email AND pigeon_contact_data_ok(c.data || i.data)
@@ -95,7 +95,7 @@ const setSubscribed =
           client,
           sql`WITH target AS (
                 SELECT id, subscribed FROM contacts WHERE project_id = ${job.project_id} AND id = ANY(${ids}::uuid[])
-                FOR UPDATE
+                FOR NO KEY UPDATE
               ), changed AS (
                 UPDATE contacts c SET subscribed = ${subscribed}, updated_at = now() FROM target t
                 WHERE c.id = t.id AND t.subscribed <> ${subscribed} RETURNING c.id, c.project_id, c.subscribed

@@ -51,13 +51,13 @@ export async function upsertContact(db: Queryable, input: UpsertInput): Promise<
     db,
     `contacts.upsert.${input.source}`,
     sql`WITH existing AS (
-          SELECT id, subscribed FROM contacts WHERE project_id = ${projectId}::uuid AND email = ${email}::text FOR UPDATE
+          SELECT id, subscribed FROM contacts WHERE project_id = ${projectId}::uuid AND email = ${email}::text FOR NO KEY UPDATE
         ), upserted AS (
           INSERT INTO contacts AS c (id, project_id, email, subscribed, data)
           SELECT ${uuidv7()}::uuid, ${projectId}::uuid, ${email}::text,
                  COALESCE(${input.subscribed ?? null}::boolean, ${input.subscribedIfNew}::boolean), ${data}::jsonb
           -- Reading "existing" here makes it run (and lock) before the upsert: evaluated after, its
-          -- FOR UPDATE would skip the row this statement just updated and miss the old state.
+          -- lock would skip the row this statement just updated and miss the old state.
           FROM (SELECT count(*) FROM existing) AS locked_first
           ON CONFLICT (project_id, email) DO UPDATE
             SET subscribed = COALESCE(${input.subscribed ?? null}::boolean, c.subscribed),

@@ -134,12 +134,15 @@ function trackSql(owner: TrackOwner, counted: boolean, rows: TrackRow[], options
     SELECT c.id, c.email, c.subscribed FROM contacts c
     WHERE c.project_id = (SELECT id FROM key_project) AND c.email IN (SELECT email FROM proceeding)
     ORDER BY c.email
-    FOR UPDATE
+    -- NO KEY: tracks of one contact take turns, but a row that references the contact (a campaign's
+    -- email being queued, an event delivery records) takes FOR KEY SHARE, which FOR UPDATE blocked:
+    -- tracks waited for those transactions, and a campaign's audience insert could deadlock with them.
+    FOR NO KEY UPDATE
   ), upserted AS (
     INSERT INTO contacts AS c (id, project_id, email, subscribed, data)
     SELECT p.contact_id, (SELECT id FROM key_project), p.email, COALESCE(p.subscribed, true), p.set_data
     -- Reading "existing" here makes it run (and lock) before the upsert: evaluated after, its
-    -- FOR UPDATE would skip the rows this statement just updated and miss their old state.
+    -- lock would skip the rows this statement just updated and miss their old state.
     FROM proceeding p, (SELECT count(*) FROM existing) AS locked_first
     ORDER BY p.email
     ON CONFLICT (project_id, email) DO UPDATE

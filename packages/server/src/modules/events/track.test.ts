@@ -5,6 +5,7 @@ import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
+import { queryRows, sql } from '../../db/query.js';
 import { setProjectDisabled } from '../projects/service.js';
 
 let pigeon: TestPigeon;
@@ -22,6 +23,33 @@ async function contactByEmail(auth: Record<string, string>, email: string) {
 }
 
 describe('POST /v1/track', () => {
+  it("does not wait for a transaction holding a reference to the contact (a campaign's email being queued)", async () => {
+    const { project } = await newProject(pigeon);
+    const first = bodyOf(
+      await api(pigeon, pk(project)).events.track({ body: { email: 'held@example.com', event: 'a' } }),
+      200,
+    );
+    const client = await pigeon.deps.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Uncommitted: the foreign-key check of this row holds FOR KEY SHARE on the contact.
+      await queryRows(
+        client,
+        sql`INSERT INTO events (id, project_id, contact_id, name, data)
+            VALUES (uuidv7_compat(), ${project.id}::uuid, ${first.data.contact}::uuid, 'held', '{}')`,
+      );
+      const track = api(pigeon, pk(project)).events.track({
+        body: { email: 'held@example.com', event: 'b', data: { n: 1 } },
+      });
+      const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 10_000));
+      const answer = await Promise.race([track, waited]);
+      expect(answer === 'waited' ? answer : answer.status).toBe(200);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
   it('creates an unknown contact as subscribed and stores the event', async () => {
     const { project, auth } = await newProject(pigeon);
     const res = await api(pigeon, pk(project)).events.track({
