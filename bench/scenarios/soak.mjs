@@ -284,7 +284,8 @@ export default {
       perMinute: minutes.map(({ tables, ...row }) => row),
       problem,
       summary:
-        `${MINUTES} min at ${fmt(rate)} tracks/s (${fmt(trackDone.late)} late) + ${SEND_RATE} sends/s + ${campaigns.length} campaigns: ` +
+        `${MINUTES} min at ${fmt(rate)} tracks/s (${fmt(trackDone.late)} late, ${fmt(tracks.window(0, MINUTES).errors)} not 2xx) + ` +
+        `${SEND_RATE} sends/s (${fmt(sends.window(0, MINUTES).errors)} not 2xx) + ${campaigns.length} campaigns: ` +
         `track p99 ${tf.p99} → ${tl.p99} ms, send p99 ${sf.p99} → ${sl.p99} ms; RSS peaks ` +
         `${rssRatios.map((r) => `${r.first}→${r.last}`).join(', ')} MB; history ${mb(settled?.historyBytes ?? 0)} → ` +
         `${mb(end?.historyBytes ?? 0)} MB after minute ${settled?.minute}`,
@@ -323,7 +324,7 @@ function minuteRow(minute, tables, before, cpu, received) {
 
 function progressionTable(minutes, tracks, sends, rss) {
   const head =
-    '   m  track/s  p50  p99  send p50  p99   RSS MB (each process)   events  emails  hist MB  all MB    dead  ev del  em del  key del  autovac  API%  wrk%  PG%';
+    '   m  track/s  p50  p99  err  send p50  p99  err   RSS MB (each process)   events  emails  hist MB  all MB    dead  ev del  em del  key del  autovac  API%  wrk%  PG%';
   const lines = minutes.map((row) => {
     const m = row.minute - 1; // the sample at the start of minute m+1 closes minute m
     const t = tracks.window(m, m + 1);
@@ -336,8 +337,10 @@ function progressionTable(minutes, tracks, sends, rss) {
       String(Math.round(t.n / 60)).padStart(8),
       String(t.p50).padStart(4),
       String(t.p99).padStart(4),
+      String(t.errors).padStart(4),
       String(s.p50).padStart(9),
       String(s.p99).padStart(4),
+      String(s.errors).padStart(4),
       peaks.padStart(24),
       String(row.events).padStart(8),
       String(row.emails).padStart(7),
