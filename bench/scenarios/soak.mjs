@@ -259,6 +259,9 @@ export default {
         )
         .join('; ')}`,
     );
+    const failed = { tracks: tracks.window(0, MINUTES).errors, sends: sends.window(0, MINUTES).errors };
+    if (failed.tracks || failed.sends)
+      problem ??= `${failed.tracks} tracks and ${failed.sends} sends answered other than 2xx (see the err columns)`;
     const tf = first(tracks);
     const tl = lastW(tracks);
     const sf = first(sends);
@@ -284,8 +287,8 @@ export default {
       perMinute: minutes.map(({ tables, ...row }) => row),
       problem,
       summary:
-        `${MINUTES} min at ${fmt(rate)} tracks/s (${fmt(trackDone.late)} late, ${fmt(tracks.window(0, MINUTES).errors)} not 2xx) + ` +
-        `${SEND_RATE} sends/s (${fmt(sends.window(0, MINUTES).errors)} not 2xx) + ${campaigns.length} campaigns: ` +
+        `${MINUTES} min at ${fmt(rate)} tracks/s (${fmt(trackDone.late)} late, ${fmt(failed.tracks)} not 2xx) + ` +
+        `${SEND_RATE} sends/s (${fmt(failed.sends)} not 2xx) + ${campaigns.length} campaigns: ` +
         `track p99 ${tf.p99} → ${tl.p99} ms, send p99 ${sf.p99} → ${sl.p99} ms; RSS peaks ` +
         `${rssRatios.map((r) => `${r.first}→${r.last}`).join(', ')} MB; history ${mb(settled?.historyBytes ?? 0)} → ` +
         `${mb(end?.historyBytes ?? 0)} MB after minute ${settled?.minute}`,
