@@ -72,10 +72,13 @@ export class PerMinute {
   }
   add({ ms, status, at }) {
     const m = Math.floor((at - this.startAt) / 60_000);
-    this.minutes[m] ??= { ms: [], errors: 0 };
+    this.minutes[m] ??= { ms: [], errors: 0, statuses: {} };
     const bucket = this.minutes[m];
     if (status >= 200 && status < 300) bucket.ms.push(ms);
-    else bucket.errors++;
+    else {
+      bucket.errors++;
+      bucket.statuses[status] = (bucket.statuses[status] ?? 0) + 1;
+    }
   }
   /** Summary of minutes [from, to). */
   window(from, to) {
@@ -84,10 +87,15 @@ export class PerMinute {
       .flatMap((b) => b?.ms ?? [])
       .sort((a, b) => a - b);
     const errors = this.minutes.slice(from, to).reduce((n, b) => n + (b?.errors ?? 0), 0);
+    // Answers other than 2xx by status (0: the connection failed).
+    const statuses = {};
+    for (const b of this.minutes.slice(from, to))
+      for (const [code, n] of Object.entries(b?.statuses ?? {})) statuses[code] = (statuses[code] ?? 0) + n;
     const round = (v) => (v === null ? null : Number(v.toFixed(1)));
     return {
       n: ms.length,
       errors,
+      statuses,
       p50: round(percentile(ms, 50)),
       p99: round(percentile(ms, 99)),
       max: round(ms.at(-1) ?? null),

@@ -261,7 +261,9 @@ export default {
     );
     const failed = { tracks: tracks.window(0, MINUTES).errors, sends: sends.window(0, MINUTES).errors };
     if (failed.tracks || failed.sends)
-      problem ??= `${failed.tracks} tracks and ${failed.sends} sends answered other than 2xx (see the err columns)`;
+      problem ??=
+        `${failed.tracks} tracks and ${failed.sends} sends answered other than 2xx (by status: tracks ` +
+        `${JSON.stringify(tracks.window(0, MINUTES).statuses)}, sends ${JSON.stringify(sends.window(0, MINUTES).statuses)})`;
     const tf = first(tracks);
     const tl = lastW(tracks);
     const sf = first(sends);
