@@ -71,7 +71,7 @@ export async function applyRetention(
   return result;
 }
 
-/** The lowest id of `ms` before `now`: everything below it is older. */
+/** The lowest id of `ago` ms before `now`: everything below it is older. */
 function idBefore(now: Date, ago: number): string {
   const ms = now.getTime() - ago;
   const hex = Math.max(0, ms).toString(16).padStart(12, '0');
