@@ -1,7 +1,8 @@
 // Child processes for the bench (Pigeon, baselines) and what /proc says about them.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 const live = new Set();
 // Last resort if the harness exits without stopping a child (crash, process.exit): the child
@@ -36,8 +37,13 @@ export function startNode({ name, args, env, ready, timeoutMs = 90_000 }) {
   const child = spawn(process.execPath, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let output = '';
+  // BENCH_LOG_DIR keeps every child's whole output (one file per name) for a run to read afterwards.
+  const logFile = process.env.BENCH_LOG_DIR
+    ? join(process.env.BENCH_LOG_DIR, `${name.replace(/[^\w.-]+/g, '-')}-${Date.now()}.log`)
+    : null;
   const keep = (chunk) => {
     output = (output + chunk).slice(-8000);
+    if (logFile) appendFileSync(logFile, chunk);
   };
   child.stdout.setEncoding('utf8').on('data', keep);
   child.stderr.setEncoding('utf8').on('data', keep);
