@@ -275,11 +275,23 @@ async function hasPending(pool: pg.Pool, consumer: string): Promise<boolean> {
   return rows[0]?.pending ?? false;
 }
 
-/** Drops rows every consumer has passed, in statements of at most `batch` rows. */
+/**
+ * Drops rows every consumer has passed, in statements of at most `batch` rows: per part, up to
+ * the slowest cursor of that part, read once (cursors only move forward). A constant bound per
+ * part lets each statement walk the primary key's range; a bound looked up per row (a subquery
+ * on the cursors) cost 3–5 times as much PostgreSQL time per pruned row.
+ */
 export async function pruneChangeFeed(pool: pg.Pool, batch = CLEANUP_BATCH): Promise<number> {
-  const passed = sql`(part, txid, seq) <= (SELECT s.part, s.txid, s.seq FROM change_feed_cursors s
-      WHERE s.part = contact_changes.part ORDER BY s.txid, s.seq LIMIT 1)`;
-  return (await deleteInBatches(pool, raw('contact_changes'), passed, batch)).deleted;
+  const bounds = await queryRows<{ part: number; txid: string; seq: string }>(
+    pool,
+    sql`SELECT DISTINCT ON (part) part, txid::text, seq FROM change_feed_cursors ORDER BY part, txid, seq`,
+  );
+  let deleted = 0;
+  for (const b of bounds) {
+    const passed = sql`part = ${b.part}::smallint AND (txid, seq) <= (${b.txid}::xid8, ${b.seq}::bigint)`;
+    deleted += (await deleteInBatches(pool, raw('contact_changes'), passed, batch)).deleted;
+  }
+  return deleted;
 }
 
 /**
