@@ -1,4 +1,6 @@
 import { readdirSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,5 +71,69 @@ describe('POST /uploads/image (S3-compatible storage)', () => {
       project.id,
     ]);
     expect(rows[0].n).toBe(0);
+  });
+});
+
+/** An S3 endpoint that takes a PUT's bytes and answers only when told to (a store that is slow today). */
+async function stallingStore() {
+  let arrived: (req: IncomingMessage) => void = () => {};
+  const put = new Promise<IncomingMessage>((resolve) => {
+    arrived = resolve;
+  });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', async () => {
+      if (req.method === 'PUT') {
+        arrived(req);
+        await released;
+      }
+      res.writeHead(200, { etag: '"stalled"' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { endpoint, put, release, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('POST /uploads/image while the store is slow', () => {
+  it('holds no writing transaction open while the bytes are on their way, and records the image once they are stored', async () => {
+    const store = await stallingStore();
+    const slow = await startTestPigeon({
+      env: {
+        UPLOADS_S3_BUCKET: 'stalled',
+        UPLOADS_S3_ENDPOINT: store.endpoint,
+        UPLOADS_S3_FORCE_PATH_STYLE: 'true',
+        UPLOADS_S3_ACCESS_KEY_ID: 'key',
+        UPLOADS_S3_SECRET_ACCESS_KEY: 'secret',
+      },
+    });
+    try {
+      const { project, auth } = await newProject(slow);
+      const pool = slow.deps.db.pool;
+      const uploading = uploadImage(slow.url, auth, fixture('logo.png'));
+      await store.put;
+      // A transaction with a transaction id holds back every change-feed consumer of the server.
+      const { rows: writers } = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL`,
+      );
+      expect(writers[0].n).toBe(0);
+      const { rows: before } = await pool.query('SELECT count(*)::int AS n FROM uploads WHERE project_id = $1', [
+        project.id,
+      ]);
+      expect(before[0].n).toBe(0);
+      store.release();
+      const res = await uploading;
+      expect(res.status).toBe(201);
+      const { rows: after } = await pool.query('SELECT id FROM uploads WHERE project_id = $1', [project.id]);
+      expect(after.map((r) => r.id)).toEqual([res.body.id]);
+    } finally {
+      store.release();
+      await slow.stop();
+      await store.close();
+    }
   });
 });

@@ -68,11 +68,27 @@ async function detectFormat(bytes: Buffer) {
 /** The app's deps with the image storage the app made once (local directory or S3). */
 export type ImageDeps = Pick<AppDeps, 'db' | 'config'> & { storage: ImageStorage };
 
+/** The project's image with these bytes, if it has one, and the bytes its images take. */
+async function projectImages(db: Queryable, projectId: string, sha256: string) {
+  const [existing] = await queryRows<UploadRow>(
+    db,
+    sql`SELECT * FROM uploads WHERE project_id = ${projectId}::uuid AND sha256 = ${sha256}`,
+  );
+  const [usage] = await queryRows<{ used: string }>(
+    db,
+    sql`SELECT coalesce(sum(size), 0)::text AS used FROM uploads WHERE project_id = ${projectId}::uuid`,
+  );
+  return { existing, used: Number(usage?.used ?? 0) };
+}
+
 /**
  * Stores an image for a project. The format comes from the bytes; the same bytes again return the
- * stored image (200). Under a per-project advisory lock the quota is checked, the row inserted and
- * the bytes stored, then the transaction commits: concurrent uploads cannot overshoot the quota,
- * and a store failure leaves no row (a commit failure removes the stored bytes).
+ * stored image (200). The bytes are stored first, outside any transaction: a slow store (S3 can
+ * take seconds) must not hold a writing transaction open, which would hold back every change-feed
+ * consumer of the server. Then, under a per-project advisory lock, the quota and the duplicate are
+ * checked again and the row inserted, so concurrent uploads cannot overshoot the quota. Whatever
+ * ends without a row removes the stored bytes; a crash in between can leave stored bytes without
+ * a row (never a row without its bytes).
  */
 export async function uploadImage(deps: ImageDeps, projectId: string, bytes: Buffer | undefined) {
   const { quotaBytes } = deps.config.uploads;
@@ -85,37 +101,34 @@ export async function uploadImage(deps: ImageDeps, projectId: string, bytes: Buf
   if (bytes.length > IMAGE_UPLOAD_LIMIT_BYTES) throw imageTooLarge();
   const format = await detectFormat(bytes);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const publicUrl = deps.config.http.publicUrl;
+  // Checked first without the lock, so a duplicate or an upload over the quota stores nothing.
+  const before = await projectImages(deps.db.pool, projectId, sha256);
+  if (before.existing) return { created: false, image: toDto(before.existing, publicUrl) };
+  if (before.used + bytes.length > quotaBytes) throw quotaExceeded(quotaBytes, before.used, bytes.length);
+
   const id = uuidv7();
   const key = `${projectId}/${id}.${format.ext}`;
-  let stored = false;
+  await deps.storage.put(key, bytes, format.contentType);
+  let inserted = false;
   try {
     const result = await inTransaction(deps.db.pool, async (client) => {
       await queryRows(client, sql`SELECT pg_advisory_xact_lock(hashtext(${`uploads:${projectId}`}))`);
-      const [existing] = await queryRows<UploadRow>(
-        client,
-        sql`SELECT * FROM uploads WHERE project_id = ${projectId}::uuid AND sha256 = ${sha256}`,
-      );
-      if (existing) return { created: false, row: existing };
-      const [usage] = await queryRows<{ used: string }>(
-        client,
-        sql`SELECT coalesce(sum(size), 0)::text AS used FROM uploads WHERE project_id = ${projectId}::uuid`,
-      );
-      const used = Number(usage?.used ?? 0);
-      if (used + bytes.length > quotaBytes) throw quotaExceeded(quotaBytes, used, bytes.length);
+      const now = await projectImages(client, projectId, sha256);
+      if (now.existing) return { created: false, row: now.existing };
+      if (now.used + bytes.length > quotaBytes) throw quotaExceeded(quotaBytes, now.used, bytes.length);
       const [row] = await queryRows<UploadRow>(
         client,
         sql`INSERT INTO uploads (id, project_id, storage_key, content_type, size, sha256)
             VALUES (${id}::uuid, ${projectId}::uuid, ${key}, ${format.contentType}, ${bytes.length}, ${sha256})
             RETURNING *`,
       );
-      await deps.storage.put(key, bytes, format.contentType);
-      stored = true;
       return { created: true, row: row as UploadRow };
     });
-    return { created: result.created, image: toDto(result.row, deps.config.http.publicUrl) };
-  } catch (err) {
-    if (stored) await deps.storage.delete(key).catch(() => {});
-    throw err;
+    inserted = result.created;
+    return { created: result.created, image: toDto(result.row, publicUrl) };
+  } finally {
+    if (!inserted) await deps.storage.delete(key).catch(() => {});
   }
 }
 
