@@ -34,6 +34,7 @@ import { Migration20261211000000_webhook_delivery_batches } from './Migration202
 import { Migration20261213000000_partitioned_history } from './Migration20261213000000_partitioned_history.js';
 import { Migration20261213000100_retention } from './Migration20261213000100_retention.js';
 import { Migration20261224000000_campaign_open_mail } from './Migration20261224000000_campaign_open_mail.js';
+import { Migration20261226000000_workflow_retention } from './Migration20261226000000_workflow_retention.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -78,4 +79,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261213000000_partitioned_history', class: Migration20261213000000_partitioned_history },
   { name: 'Migration20261213000100_retention', class: Migration20261213000100_retention },
   { name: 'Migration20261224000000_campaign_open_mail', class: Migration20261224000000_campaign_open_mail },
+  { name: 'Migration20261226000000_workflow_retention', class: Migration20261226000000_workflow_retention },
 ];

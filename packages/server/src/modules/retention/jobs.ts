@@ -24,7 +24,13 @@ export const retentionJob = defineJob({
   every: (config) => `${config.retention.intervalMinutes} minutes`,
   async handler(_payload, { deps, logger }) {
     const run = await applyRetention(deps.db.pool, { dayMs: deps.config.retention.dayMs });
-    if (run.droppedPartitions.length || run.eventsDeleted || run.emailsDeleted || run.contentCleared) {
+    if (
+      run.droppedPartitions.length ||
+      run.eventsDeleted ||
+      run.emailsDeleted ||
+      run.contentCleared ||
+      run.executionsExpired
+    ) {
       logger.info(run, 'retention applied');
     }
   },

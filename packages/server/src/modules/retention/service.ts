@@ -5,6 +5,7 @@ import { inTransaction } from '../../db/sql.js';
 import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
 import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
 import { deleteExpiredEvents } from '../event-log/service.js';
+import { expireFinishedExecutions } from '../workflows/expiry.js';
 
 /** Rows a single retention statement may touch at most. */
 export const RETENTION_BATCH = 5_000;
@@ -24,6 +25,9 @@ export interface RetentionRun {
   eventsDeleted: number;
   emailsDeleted: number;
   contentCleared: number;
+  /** Finished workflow executions past the events' retention, deleted or emptied, and their step runs. */
+  executionsExpired: number;
+  stepRunsDeleted: number;
   /** The most rows any one statement of the run touched (never more than the batch). */
   largestStatement: number;
 }
@@ -34,8 +38,9 @@ interface RunState extends RetentionRun {
 
 /**
  * Applies every project's retention: drops the monthly partitions of `events` and `emails` that
- * are past every project's retention, then, per project, deletes older events and emails and
- * clears older messages' content in statements of at most `batch` rows each.
+ * are past every project's retention, then, per project, deletes older events and emails,
+ * clears older messages' content and expires workflow executions that finished before the events'
+ * retention, in statements of at most `batch` rows (executions, with their step runs) each.
  */
 export async function applyRetention(
   pool: pg.Pool,
@@ -47,10 +52,13 @@ export async function applyRetention(
     eventsDeleted: 0,
     emailsDeleted: 0,
     contentCleared: 0,
+    executionsExpired: 0,
+    stepRunsDeleted: 0,
     largestStatement: 0,
   };
   const now = opts.now ?? new Date();
-  const cutoff = (days: number) => idBefore(now, days * (opts.dayMs ?? DAY_MS));
+  const dayMs = opts.dayMs ?? DAY_MS;
+  const cutoff = (days: number) => idBefore(now, days * dayMs);
   const projects = await queryRows<ProjectRetention>(
     pool,
     sql`SELECT id, retention_events_days AS events_days, retention_content_days AS content_days,
@@ -66,6 +74,13 @@ export async function applyRetention(
     run.eventsDeleted += await inBatches(run, () => deleteExpiredEvents(pool, project.id, events, run.batch));
     run.emailsDeleted += await inBatches(run, () => deleteExpiredEmails(pool, project.id, emails, run.batch));
     run.contentCleared += await clearContent(pool, run, project.id, cutoff(project.content_days));
+    // A finished execution's context and step runs carry its events' data: they go with the events.
+    const finishedBefore = new Date(now.getTime() - project.events_days * dayMs);
+    run.executionsExpired += await inBatches(run, async () => {
+      const expired = await expireFinishedExecutions(pool, project.id, finishedBefore, run.batch);
+      run.stepRunsDeleted += expired.stepRuns;
+      return expired.executions;
+    });
   }
   const { batch: _batch, ...result } = run;
   return result;
