@@ -218,7 +218,12 @@ async function serveMetrics(
 
 function listen(listener: RequestListener, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createServer(listener).listen(config.http.port, config.http.host);
+    // An idle keep-alive connection stays open longer than a load balancer's own idle timeout (60 s
+    // on the common ones): a server that closes first races the balancer reusing the connection,
+    // and the balancer answers that request 502.
+    const server = createServer(listener);
+    server.keepAliveTimeout = config.http.keepAliveSeconds * 1000;
+    server.listen(config.http.port, config.http.host);
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE' ? new Error(`PORT ${config.http.port} is already in use`) : err),

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       publicUrl: 'http://localhost:3000',
       publicUrlGiven: false,
+      keepAliveSeconds: 72,
     });
     expect(config.database.url).toBeUndefined();
     expect(config.mail.smtpUrl).toBeUndefined();

@@ -49,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       host: e.HOST,
       publicUrl: (e.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
       publicUrlGiven: e.PUBLIC_URL !== undefined,
+      keepAliveSeconds: e.HTTP_KEEP_ALIVE_SECONDS,
     },
     log: { level: e.LOG_LEVEL },
     dataDir,

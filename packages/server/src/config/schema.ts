@@ -15,6 +15,7 @@ export const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_URL: url.optional(),
+  HTTP_KEEP_ALIVE_SECONDS: z.coerce.number().int().min(1).max(3600).default(72),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PIGEON_DATA_DIR: z.string().min(1).default('./.pigeon'),
   DATABASE_URL: z
@@ -186,7 +187,7 @@ export type ProcessRole = 'all' | 'api' | 'worker';
 
 export interface Config {
   role: ProcessRole;
-  http: { port: number; host: string; publicUrl: string; publicUrlGiven: boolean };
+  http: { port: number; host: string; publicUrl: string; publicUrlGiven: boolean; keepAliveSeconds: number };
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;
   database: { url: string | undefined; poolSize: number; embeddedPort: number };

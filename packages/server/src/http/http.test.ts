@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { initContract } from '@ts-rest/core';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
@@ -210,6 +211,35 @@ describe('request id', () => {
     const res = await pigeon.request('GET', '/health', { headers: { 'x-request-id': 'not-a-uuid; <script>' } });
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
+});
+
+describe('keep-alive connections', () => {
+  it('keeps an idle connection open past the 5 s Node closes at, and says so (a balancer idles 60 s)', async () => {
+    const { hostname, port } = new URL(pigeon.url);
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    let closed = false;
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('close', () => {
+      closed = true;
+    });
+    const answers = () => received.split('HTTP/1.1 200').length - 1;
+    const ask = async (n: number) => {
+      socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}\r\nConnection: keep-alive\r\n\r\n`);
+      await expect.poll(answers, { timeout: 5_000 }).toBe(n);
+    };
+    try {
+      await ask(1);
+      expect(received).toMatch(/^keep-alive: timeout=72\r$/im);
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(closed).toBe(false);
+      await ask(2);
+    } finally {
+      socket.destroy();
+    }
+  }, 20_000);
 });
 
 describe('system routes', () => {
