@@ -7,7 +7,8 @@ import { percentile } from './sending.mjs';
  * Requests at a steady `rate` per second (request i due at start + i ÷ rate, open loop) until
  * `stopped()` says so, at most `maxInFlight` out at once over keep-alive node:http connections. A
  * request that could not go when due (all `maxInFlight` still out) counts as late. `make(i)` gives
- * `{ path, headers, body }`; `onAnswer({ ms, status, at })` gets each answer (at: epoch ms).
+ * `{ path, headers, body }`; `onAnswer({ ms, status, error, at })` gets each answer (at: epoch ms;
+ * status 0 with the error's code when no answer came).
  */
 export function pacedLoad(ctx, { rate, maxInFlight = 64, make, onAnswer, stopped }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: maxInFlight });
@@ -21,9 +22,9 @@ export function pacedLoad(ctx, { rate, maxInFlight = 64, make, onAnswer, stopped
       const payload = JSON.stringify(body);
       const sentAt = performance.now();
       inFlight++;
-      const done = (status) => {
+      const done = (status, error) => {
         inFlight--;
-        onAnswer({ ms: performance.now() - sentAt, status, at: performance.timeOrigin + performance.now() });
+        onAnswer({ ms: performance.now() - sentAt, status, error, at: performance.timeOrigin + performance.now() });
       };
       const req = http.request(
         new URL(path, ctx.baseUrl),
@@ -37,7 +38,7 @@ export function pacedLoad(ctx, { rate, maxInFlight = 64, make, onAnswer, stopped
           res.on('end', () => done(res.statusCode));
         },
       );
-      req.on('error', () => done(0));
+      req.on('error', (err) => done(0, err.code ?? err.message));
       req.end(payload);
     };
     const pump = () => {
@@ -70,14 +71,15 @@ export class PerMinute {
     this.startAt = startAt;
     this.minutes = [];
   }
-  add({ ms, status, at }) {
+  add({ ms, status, error, at }) {
     const m = Math.floor((at - this.startAt) / 60_000);
     this.minutes[m] ??= { ms: [], errors: 0, statuses: {} };
     const bucket = this.minutes[m];
     if (status >= 200 && status < 300) bucket.ms.push(ms);
     else {
       bucket.errors++;
-      bucket.statuses[status] = (bucket.statuses[status] ?? 0) + 1;
+      const key = status === 0 ? `0 ${error}` : status;
+      bucket.statuses[key] = (bucket.statuses[key] ?? 0) + 1;
     }
   }
   /** Summary of minutes [from, to). */
@@ -87,7 +89,7 @@ export class PerMinute {
       .flatMap((b) => b?.ms ?? [])
       .sort((a, b) => a - b);
     const errors = this.minutes.slice(from, to).reduce((n, b) => n + (b?.errors ?? 0), 0);
-    // Answers other than 2xx by status (0: the connection failed).
+    // Answers other than 2xx by status ("0 ECONNRESET": no answer, and why).
     const statuses = {};
     for (const b of this.minutes.slice(from, to))
       for (const [code, n] of Object.entries(b?.statuses ?? {})) statuses[code] = (statuses[code] ?? 0) + n;
