@@ -174,6 +174,17 @@ export default {
     const f0 = performance.now();
     await waitFeedDrained(ctx, 1_800_000);
     ctx.state.feedSeconds = r1((performance.now() - f0) / 1000);
+    // And the rollup's finished hours folded, as `analytics.fold-counts` (every 10 minutes) leaves
+    // them: an hour that is over has one row per name, campaign and template, not one per feed part.
+    const { foldFinishedHours } = await import('../../packages/server/dist/bench.js');
+    const hour = 3_600_000;
+    const folded = await foldFinishedHours(
+      { query: (text, values) => ctx.sql(text, values) },
+      new Date(Math.floor(Date.now() / hour) * hour - hour),
+      5_000,
+    );
+    const { rows: rollup } = await ctx.sql('SELECT count(*)::int AS n FROM event_counts');
+    ctx.state.rollup = { folded, rows: rollup[0].n };
     // Table and index sizes over every partition, for the capacity figures (ARCHITECTURE.md "Beyond one primary").
     const sizes = (
       await ctx.sql(
@@ -186,9 +197,10 @@ export default {
     const mb = (bytes) => fmt(bytes / 1_048_576, 0);
     ctx.state.sizes = Object.fromEntries(sizes.map((t) => [t.table, { heapBytes: t.heap, indexBytes: t.indexes }]));
     ctx.note(
-      `seeded in ${fmt(ctx.state.seedSeconds, 1)} s, the change feed read it in ${fmt(ctx.state.feedSeconds, 1)} s; ${sizes
-        .map((t) => `${t.table} ${mb(t.heap)} MB + ${mb(t.indexes)} MB indexes in ${t.partitions} partitions`)
-        .join('; ')}`,
+      `seeded in ${fmt(ctx.state.seedSeconds, 1)} s, the change feed read it in ${fmt(ctx.state.feedSeconds, 1)} s; ` +
+        `rollup: ${fmt(ctx.state.rollup.folded)} per-part rows folded, ${fmt(ctx.state.rollup.rows)} rows left; ${sizes
+          .map((t) => `${t.table} ${mb(t.heap)} MB + ${mb(t.indexes)} MB indexes in ${t.partitions} partitions`)
+          .join('; ')}`,
     );
   },
   async run(ctx) {

@@ -9,6 +9,7 @@ export { seedHistory } from './db/history-seed.js';
 export { createOrm } from './db/orm.js';
 export { moveUnpartitionedHistory } from './db/partitions.js';
 export { findProjectByKey } from './http/auth.js';
+export { foldFinishedHours } from './modules/analytics/rollup.js';
 export { sendEmail } from './modules/emails/send.js';
 export { trackWithKey } from './modules/events/track.js';
 export { hashKey, keyTypeOf } from './modules/projects/keys.js';

@@ -1,3 +1,4 @@
+import { foldCountsJob } from '../modules/analytics/jobs.js';
 import { forgetEventCounts } from '../modules/analytics/rollup.js';
 import { createBackgroundJob, type JobHandler } from '../modules/background-jobs/runner.js';
 import { changeFeedPruneJob } from '../modules/change-feed/jobs.js';
@@ -30,5 +31,6 @@ export function buildJobRegistry(): JobRegistry {
     webhookDeliveriesPruneJob,
     historyPartitionsJob,
     retentionJob,
+    foldCountsJob,
   );
 }

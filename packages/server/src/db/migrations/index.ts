@@ -35,6 +35,7 @@ import { Migration20261213000000_partitioned_history } from './Migration20261213
 import { Migration20261213000100_retention } from './Migration20261213000100_retention.js';
 import { Migration20261224000000_campaign_open_mail } from './Migration20261224000000_campaign_open_mail.js';
 import { Migration20261226000000_workflow_retention } from './Migration20261226000000_workflow_retention.js';
+import { Migration20261226010000_event_counts_fold } from './Migration20261226010000_event_counts_fold.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -80,4 +81,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261213000100_retention', class: Migration20261213000100_retention },
   { name: 'Migration20261224000000_campaign_open_mail', class: Migration20261224000000_campaign_open_mail },
   { name: 'Migration20261226000000_workflow_retention', class: Migration20261226000000_workflow_retention },
+  { name: 'Migration20261226010000_event_counts_fold', class: Migration20261226010000_event_counts_fold },
 ];

@@ -6,6 +6,7 @@ import { hrefs, parseMessage, pixelUrl } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
+import { FOLDED_PART, foldFinishedHours } from './rollup.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({
   CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
@@ -175,6 +176,66 @@ describe('analytics', () => {
     expect(deletion.status).toBe(202);
     await waitForJob(pigeon, `/events/jobs/${bodyOf(deletion, 202).jobId}`, auth);
     expect(bodyOf(await api(pigeon, auth).analytics.topEvents(), 200).data).toEqual([{ name: 'bought', count: 1 }]);
+  });
+
+  it('folds the feed parts of finished hours into one row, in batches, and every count stays the same', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const pool = pigeon.deps.db.pool;
+    const HOUR = 3_600_000;
+    const thisHour = new Date(Math.floor(Date.now() / HOUR) * HOUR);
+    const earlier = new Date(thisHour.getTime() - 3 * HOUR);
+    // Three hours ago: 'viewed' in all 8 parts (1 + 2 + … + 8 = 36), 'bought' in 2; this hour: 3 parts.
+    const counts = [
+      ...Array.from({ length: 8 }, (_, part) => [earlier, 'viewed', part, part + 1] as const),
+      [earlier, 'bought', 0, 4] as const,
+      [earlier, 'bought', 5, 6] as const,
+      ...Array.from({ length: 3 }, (_, part) => [thisHour, 'viewed', part, 1] as const),
+    ];
+    for (const [hour, name, part, count] of counts) {
+      await pool.query(`INSERT INTO event_counts (project_id, hour, name, part, count) VALUES ($1, $2, $3, $4, $5)`, [
+        project.id,
+        hour,
+        name,
+        part,
+        count,
+      ]);
+    }
+    const range = { from: new Date(earlier.getTime() - HOUR).toISOString(), to: new Date().toISOString() };
+    const answers = async () => ({
+      stats: bodyOf(await api(pigeon, auth).events.stats({ query: range }), 200),
+      top: bodyOf(await api(pigeon, auth).analytics.topEvents(), 200).data,
+    });
+    const rows = async () =>
+      (
+        await pool.query(
+          `SELECT hour, name, part, count::int FROM event_counts WHERE project_id = $1 ORDER BY hour, name, part`,
+          [project.id],
+        )
+      ).rows.map((r) => [r.hour.getTime() === thisHour.getTime() ? 'this hour' : 'earlier', r.name, r.part, r.count]);
+    const before = await answers();
+    expect(before.stats.total).toBe(36 + 10 + 3);
+
+    // Every project's finished hours fold; a batch of 4 takes several statements.
+    expect(await foldFinishedHours(pool, new Date(thisHour.getTime() - HOUR), 4)).toBeGreaterThanOrEqual(10);
+    expect(await rows()).toEqual([
+      ['earlier', 'bought', FOLDED_PART, 10],
+      ['earlier', 'viewed', FOLDED_PART, 36],
+      ['this hour', 'viewed', 0, 1],
+      ['this hour', 'viewed', 1, 1],
+      ['this hour', 'viewed', 2, 1],
+    ]);
+    expect(await answers()).toEqual(before);
+
+    // A late event of a folded hour gets a per-part row again, and the next run folds it in.
+    await pool.query(`INSERT INTO event_counts (project_id, hour, name, part, count) VALUES ($1, $2, 'viewed', 3, 5)`, [
+      project.id,
+      earlier,
+    ]);
+    await foldFinishedHours(pool, new Date(thisHour.getTime() - HOUR), 4);
+    expect((await rows()).filter(([hour]) => hour === 'earlier')).toEqual([
+      ['earlier', 'bought', FOLDED_PART, 10],
+      ['earlier', 'viewed', FOLDED_PART, 41],
+    ]);
   });
 
   it('refuses bad ranges, parameters and ids, and the public key', async () => {

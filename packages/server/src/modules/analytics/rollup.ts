@@ -5,7 +5,8 @@ import type { FeedConsumer } from '../change-feed/feed.js';
 /**
  * The change feed's analytics consumer: the events of a batch are added to `event_counts`
  * (project, UTC hour, name, campaign, template, feed part) in one statement, in the transaction
- * that moves its cursor, so a redone batch is never counted twice. `event_count_facts` (a view,
+ * that moves its cursor, so a redone batch is never counted twice. Once an hour is over,
+ * `foldFinishedHours` sums its parts into one row (`part = -1`): readers sum over parts anyway. `event_count_facts` (a view,
  * see its migration) says how an event is attributed. Each feed part writes only its own rows,
  * so the parts never wait for each other. The track path pays nothing for it.
  *
@@ -39,4 +40,39 @@ export const analyticsCountsConsumer: FeedConsumer = {
  */
 export async function forgetEventCounts(db: Queryable, projectId: string, name: string): Promise<void> {
   await queryRows(db, sql`DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`);
+}
+
+/** The `part` of a row that holds the folded counts of every feed part. */
+export const FOLDED_PART = -1;
+
+/**
+ * Folds the per-part rows of hours before `before` into one row per (project, hour, name, campaign,
+ * template) with `part = -1`, in statements of at most `batch` rows; answers the rows folded. A row
+ * the consumer is updating is skipped (SKIP LOCKED) and folded by a later run; a late event of a
+ * folded hour gets a new per-part row, folded in turn. Sums are the same before and after.
+ */
+export async function foldFinishedHours(db: Queryable, before: Date, batch: number): Promise<number> {
+  let folded = 0;
+  for (;;) {
+    const [row] = await queryRows<{ n: number }>(
+      db,
+      sql`WITH picked AS (
+            SELECT ctid, project_id, hour, name, campaign_id, template_id, count FROM event_counts
+            WHERE part >= 0 AND hour < ${before}::timestamptz
+            LIMIT ${batch}::int FOR UPDATE SKIP LOCKED
+          ), gone AS (
+            DELETE FROM event_counts ec USING picked p WHERE ec.ctid = p.ctid
+          ), added AS (
+            INSERT INTO event_counts AS ec (project_id, hour, name, campaign_id, template_id, part, count)
+            SELECT project_id, hour, name, campaign_id, template_id, ${FOLDED_PART}::smallint, sum(count)
+            FROM picked GROUP BY 1, 2, 3, 4, 5
+            ON CONFLICT (project_id, hour, name, campaign_id, template_id, part)
+            DO UPDATE SET count = ec.count + excluded.count
+          )
+          SELECT count(*)::int AS n FROM picked`,
+    );
+    const n = row?.n ?? 0;
+    folded += n;
+    if (n < batch) return folded;
+  }
 }
