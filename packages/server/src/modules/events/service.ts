@@ -135,9 +135,11 @@ const DAY_MS = 24 * HOUR_MS;
 function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Date) {
   return queryRows<{ name: string; day: string; count: number }>(
     db,
-    sql`SELECT name, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(count)::int AS count
-        FROM event_counts WHERE project_id = ${projectId}::uuid AND hour >= ${from} AND hour < ${to}
-        GROUP BY 1, 2`,
+    // Grouped by day first, formatted after: one to_char per day and name, not one per rollup row.
+    sql`SELECT name, to_char(day, 'YYYY-MM-DD') AS day, count FROM (
+          SELECT name, date_trunc('day', hour AT TIME ZONE 'UTC') AS day, sum(count)::int AS count
+          FROM event_counts WHERE project_id = ${projectId}::uuid AND hour >= ${from} AND hour < ${to}
+          GROUP BY 1, 2) d`,
   );
 }
 
