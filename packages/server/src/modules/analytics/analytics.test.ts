@@ -6,6 +6,7 @@ import { hrefs, parseMessage, pixelUrl } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
+import { queryRows, sql } from '../../db/query.js';
 import { FOLDED_PART, foldFinishedHours } from './rollup.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({
@@ -191,15 +192,13 @@ describe('analytics', () => {
       [earlier, 'bought', 5, 6] as const,
       ...Array.from({ length: 3 }, (_, part) => [thisHour, 'viewed', part, 1] as const),
     ];
-    for (const [hour, name, part, count] of counts) {
-      await pool.query(`INSERT INTO event_counts (project_id, hour, name, part, count) VALUES ($1, $2, $3, $4, $5)`, [
-        project.id,
-        hour,
-        name,
-        part,
-        count,
-      ]);
-    }
+    const addCount = (hour: Date, name: string, part: number, count: number) =>
+      queryRows(
+        pool,
+        sql`INSERT INTO event_counts (project_id, hour, name, part, count)
+            VALUES (${project.id}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
+      );
+    for (const [hour, name, part, count] of counts) await addCount(hour, name, part, count);
     const range = { from: new Date(earlier.getTime() - HOUR).toISOString(), to: new Date().toISOString() };
     const answers = async () => ({
       stats: bodyOf(await api(pigeon, auth).events.stats({ query: range }), 200),
@@ -207,11 +206,12 @@ describe('analytics', () => {
     });
     const rows = async () =>
       (
-        await pool.query(
-          `SELECT hour, name, part, count::int FROM event_counts WHERE project_id = $1 ORDER BY hour, name, part`,
-          [project.id],
+        await queryRows<{ hour: Date; name: string; part: number; count: number }>(
+          pool,
+          sql`SELECT hour, name, part, count::int FROM event_counts WHERE project_id = ${project.id}::uuid
+              ORDER BY hour, name, part`,
         )
-      ).rows.map((r) => [r.hour.getTime() === thisHour.getTime() ? 'this hour' : 'earlier', r.name, r.part, r.count]);
+      ).map((r) => [r.hour.getTime() === thisHour.getTime() ? 'this hour' : 'earlier', r.name, r.part, r.count]);
     const before = await answers();
     expect(before.stats.total).toBe(36 + 10 + 3);
 
@@ -227,10 +227,7 @@ describe('analytics', () => {
     expect(await answers()).toEqual(before);
 
     // A late event of a folded hour gets a per-part row again, and the next run folds it in.
-    await pool.query(`INSERT INTO event_counts (project_id, hour, name, part, count) VALUES ($1, $2, 'viewed', 3, 5)`, [
-      project.id,
-      earlier,
-    ]);
+    await addCount(earlier, 'viewed', 3, 5);
     await foldFinishedHours(pool, new Date(thisHour.getTime() - HOUR), 4);
     expect((await rows()).filter(([hour]) => hour === 'earlier')).toEqual([
       ['earlier', 'bought', FOLDED_PART, 10],

@@ -5,7 +5,7 @@ import { newProject, type SignedUp, type TestProject } from '../../../test/accou
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { seedHistory } from '../../db/history-seed.js';
 import { historyPartitions } from '../../db/partitions.js';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, type Sql, sql } from '../../db/query.js';
 import { eventsRetainedSince } from './reach.js';
 import { applyRetention } from './service.js';
 
@@ -265,45 +265,52 @@ describe('retention of workflow executions', () => {
     expect((await patch({ owner: who.owner, project: who.project }, { retention: { eventsDays: 30 } })).status).toBe(
       200,
     );
-    const insert = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows;
-    const [contact] = await insert(
-      `INSERT INTO contacts (id, project_id, email, subscribed) VALUES (uuidv7_compat(), $1, 'runs@example.com', true) RETURNING id`,
-      [p],
+    const count = async (where: Sql) =>
+      (await queryRows<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM ${where}`))[0]?.n;
+    const [contact] = await queryRows<{ id: string }>(
+      pool,
+      sql`INSERT INTO contacts (id, project_id, email, subscribed) VALUES (uuidv7_compat(), ${p}::uuid, 'runs@example.com', true)
+          RETURNING id`,
     );
     const workflow = async (reentry: boolean) =>
       (
-        await insert(
-          `INSERT INTO workflows (id, project_id, name, trigger_event, allow_reentry) VALUES (uuidv7_compat(), $1, $2, 'signed-up', $3) RETURNING id`,
-          [p, `reentry ${reentry}`, reentry],
+        await queryRows<{ id: string }>(
+          pool,
+          sql`INSERT INTO workflows (id, project_id, name, trigger_event, allow_reentry)
+              VALUES (uuidv7_compat(), ${p}::uuid, ${`reentry ${reentry}`}, 'signed-up', ${reentry}) RETURNING id`,
         )
-      )[0].id as string;
+      )[0]?.id as string;
     const [again, once] = [await workflow(true), await workflow(false)];
     /** An execution started `startedDays` ago, finished `finishedDays` ago (null: still waiting), with two step runs. */
     const execution = async (workflowId: string, startedDays: number, finishedDays: number | null) => {
       const status = finishedDays === null ? 'WAITING' : 'COMPLETED';
-      const [row] = await insert(
-        `INSERT INTO workflow_executions (id, project_id, workflow_id, contact_id, status, context, started_at, completed_at, wake_at)
-         VALUES (uuidv7_compat(), $1, $2, $3, $4, '{"event": {"plan": "pro"}}', now() - make_interval(days => $5),
-                 now() - make_interval(days => $6), CASE WHEN $6::int IS NULL THEN now() + interval '1 day' END)
-         RETURNING id`,
-        [p, workflowId, contact.id, status, startedDays, finishedDays],
+      const [row] = await queryRows<{ id: string }>(
+        pool,
+        sql`INSERT INTO workflow_executions (id, project_id, workflow_id, contact_id, status, context, started_at, completed_at, wake_at)
+            VALUES (uuidv7_compat(), ${p}::uuid, ${workflowId}::uuid, ${contact?.id}::uuid, ${status}, '{"event": {"plan": "pro"}}',
+                    now() - make_interval(days => ${startedDays}::int), now() - make_interval(days => ${finishedDays}::int),
+                    CASE WHEN ${finishedDays}::int IS NULL THEN now() + interval '1 day' END)
+            RETURNING id`,
       );
-      await insert(
-        `INSERT INTO workflow_step_runs (id, execution_id, step_type, step_name, status)
-         SELECT uuidv7_compat(), $1, 'DELAY', 'wait ' || g, 'COMPLETED' FROM generate_series(1, 2) g`,
-        [row.id],
+      await queryRows(
+        pool,
+        sql`INSERT INTO workflow_step_runs (id, execution_id, step_type, step_name, status)
+            SELECT uuidv7_compat(), ${row?.id}::uuid, 'DELAY', 'wait ' || g, 'COMPLETED' FROM generate_series(1, 2) g`,
       );
-      return row.id as string;
+      return row?.id as string;
     };
     const oldAgain = [await execution(again, 50, 40), await execution(again, 45, 35)];
     const oldOnce = await execution(once, 60, 31);
     const recent = await execution(again, 40, 5); // started long ago, finished within the retention
     const waiting = await execution(once, 90, null);
     // A message the re-entrant execution sent keeps its row and loses the link.
-    const [email] = await insert(
-      `INSERT INTO emails (id, project_id, contact_id, content_type, message_id, to_email, from_email, subject, html, text, status, workflow_execution_id)
-       VALUES (uuidv7_compat(), $1, $2, 'TRANSACTIONAL', '<runs@example.com>', 'runs@example.com', 'app@example.com', 'Hi', '<p>Hi</p>', 'Hi', 'DELIVERED', $3) RETURNING id`,
-      [p, contact.id, oldAgain[0]],
+    const [email] = await queryRows<{ id: string }>(
+      pool,
+      sql`INSERT INTO emails (id, project_id, contact_id, content_type, message_id, to_email, from_email, subject, html, text,
+                              status, workflow_execution_id)
+          VALUES (uuidv7_compat(), ${p}::uuid, ${contact?.id}::uuid, 'TRANSACTIONAL', '<runs@example.com>', 'runs@example.com',
+                  'app@example.com', 'Hi', '<p>Hi</p>', 'Hi', 'DELIVERED', ${oldAgain[0]}::uuid)
+          RETURNING id`,
     );
 
     const run = await applyRetention(pool, { batch: 2 });
@@ -312,18 +319,19 @@ describe('retention of workflow executions', () => {
     expect(run.largestStatement).toBeLessThanOrEqual(2);
     const state = async (id: string) =>
       (
-        await insert(
-          `SELECT x.status, x.context, x.history_cleared AS cleared, (SELECT count(*)::int FROM workflow_step_runs r WHERE r.execution_id = x.id) AS steps
-           FROM workflow_executions x WHERE x.id = $1`,
-          [id],
+        await queryRows(
+          pool,
+          sql`SELECT x.status, x.context, x.history_cleared AS cleared,
+                     (SELECT count(*)::int FROM workflow_step_runs r WHERE r.execution_id = x.id) AS steps
+              FROM workflow_executions x WHERE x.id = ${id}::uuid`,
         )
       )[0];
     for (const id of oldAgain) expect(await state(id)).toBeUndefined();
-    expect(await n('SELECT 1 FROM workflow_step_runs WHERE execution_id = ANY($1::uuid[])', [oldAgain])).toBe(0);
+    expect(await count(sql`workflow_step_runs WHERE execution_id = ANY(${oldAgain}::uuid[])`)).toBe(0);
     expect(await state(oldOnce)).toEqual({ status: 'COMPLETED', context: {}, cleared: true, steps: 0 });
     expect(await state(recent)).toMatchObject({ context: { event: { plan: 'pro' } }, cleared: false, steps: 2 });
     expect(await state(waiting)).toMatchObject({ status: 'WAITING', cleared: false, steps: 2 });
-    expect(await n('SELECT 1 FROM emails WHERE id = $1 AND workflow_execution_id IS NULL', [email.id])).toBe(1);
+    expect(await count(sql`emails WHERE id = ${email?.id}::uuid AND workflow_execution_id IS NULL`)).toBe(1);
 
     // The kept row still says the contact went through the workflow (no re-entry), without its steps.
     const detail = await pigeon.request('GET', `/workflows/${once}/executions/${oldOnce}`, { headers: who.auth });

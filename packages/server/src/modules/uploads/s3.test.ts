@@ -8,6 +8,7 @@ import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { startS3Server, type TestS3Server } from '../../../test/s3-server.js';
 import { imageFixture as fixture, uploadImage } from '../../../test/uploads.js';
+import { queryRows, sql } from '../../db/query.js';
 
 let s3: TestS3Server;
 let pigeon: TestPigeon;
@@ -117,19 +118,18 @@ describe('POST /uploads/image while the store is slow', () => {
       const uploading = uploadImage(slow.url, auth, fixture('logo.png'));
       await store.put;
       // A transaction with a transaction id holds back every change-feed consumer of the server.
-      const { rows: writers } = await pool.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL`,
+      const writers = await queryRows(
+        pool,
+        sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL`,
       );
-      expect(writers[0].n).toBe(0);
-      const { rows: before } = await pool.query('SELECT count(*)::int AS n FROM uploads WHERE project_id = $1', [
-        project.id,
-      ]);
-      expect(before[0].n).toBe(0);
+      expect(writers).toEqual([]);
+      const images = () =>
+        queryRows<{ id: string }>(pool, sql`SELECT id FROM uploads WHERE project_id = ${project.id}::uuid`);
+      expect(await images()).toEqual([]);
       store.release();
       const res = await uploading;
       expect(res.status).toBe(201);
-      const { rows: after } = await pool.query('SELECT id FROM uploads WHERE project_id = $1', [project.id]);
-      expect(after.map((r) => r.id)).toEqual([res.body.id]);
+      expect((await images()).map((r) => r.id)).toEqual([res.body.id]);
     } finally {
       store.release();
       await slow.stop();
