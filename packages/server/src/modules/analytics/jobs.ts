@@ -1,4 +1,5 @@
 import { CLEANUP_BATCH } from '../../db/batched-delete.js';
+import { nowOf } from '../../deps.js';
 import { defineJob, noPayload } from '../../jobs/registry.js';
 import { foldFinishedHours } from './rollup.js';
 
@@ -13,7 +14,7 @@ export const foldCountsJob = defineJob({
   payload: noPayload,
   every: '10 minutes',
   async handler(_payload, { deps, logger }) {
-    const before = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS - HOUR_MS);
+    const before = new Date(Math.floor(nowOf(deps).getTime() / HOUR_MS) * HOUR_MS - HOUR_MS);
     const folded = await foldFinishedHours(deps.db.pool, before, CLEANUP_BATCH);
     if (folded) logger.debug({ folded }, 'analytics counts folded');
   },
