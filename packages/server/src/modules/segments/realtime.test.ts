@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 import {
   type ContactChange,
   type FeedConsumer,
@@ -209,6 +210,41 @@ describe('tracked segments in real time', () => {
     });
     expect(bodyOf(untracked, 200).trackMembership).toBe(false);
     expect((await api(pigeon, auth).segments.compute({ params: { id: seg.id } })).status).toBe(400);
+  });
+
+  it('pages a tracked segment live; its total is the kept member count, not a count of every match', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const seg = bodyOf(await proSegment(auth), 201);
+    for (const email of ['a@x.example', 'b@x.example', 'c@x.example']) await track(project, email, { plan: 'pro' });
+    await feedDrained();
+    const page = (query: { page: number; pageSize: number }) =>
+      api(pigeon, auth).segments.contacts({ params: { id: seg.id }, query });
+    const emails = (res: Awaited<ReturnType<typeof page>>) =>
+      bodyOf(res, 200).data.map((c: { email: string }) => c.email);
+    const first = await page({ page: 1, pageSize: 2 });
+    expect(first.body).toMatchObject({ total: 3, page: 1, pageSize: 2 });
+    expect(emails(first)).toEqual(['c@x.example', 'b@x.example']);
+    expect(emails(await page({ page: 2, pageSize: 2 }))).toEqual(['a@x.example']);
+
+    // The member rows emptied behind the feed's back: the items are still live, the total is the kept count.
+    await queryRows(db(), sql`DELETE FROM segment_members WHERE segment_id = ${seg.id}::uuid`);
+    const drifted = await page({ page: 1, pageSize: 10 });
+    expect(emails(drifted)).toEqual(['c@x.example', 'b@x.example', 'a@x.example']);
+    expect(bodyOf(drifted, 200).total).toBe(0);
+    expect(bodyOf(await api(pigeon, auth).segments.get({ params: { id: seg.id } }), 200).memberCount).toBe(0);
+    expect((await api(pigeon, auth).segments.compute({ params: { id: seg.id } })).body).toMatchObject({
+      memberCount: 3,
+    });
+    expect(bodyOf(await page({ page: 1, pageSize: 10 }), 200).total).toBe(3);
+
+    // A contact that stops matching leaves the page at once, and the total follows with the feed.
+    await track(project, 'b@x.example', { plan: 'free' });
+    expect(emails(await page({ page: 1, pageSize: 10 }))).toEqual(['c@x.example', 'a@x.example']);
+    const settled = await eventually(
+      async () => bodyOf(await page({ page: 1, pageSize: 10 }), 200).total,
+      (total) => total === 2,
+    );
+    expect(settled).toBe(2);
   });
 
   it('time windows move with the clock: the periodic sweep records the exit', async () => {

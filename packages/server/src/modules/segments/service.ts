@@ -277,10 +277,12 @@ export async function computeSegment(pool: pg.Pool, projectId: string, id: strin
 }
 
 /**
- * One page of members, newest first, whose `total` agrees with its items: DYNAMIC segments are
- * evaluated live, the page and its total in one statement (`count(*) OVER ()`, one snapshot), and
- * an untracked segment's cached count takes the live one. STATIC segments page their member rows,
- * whose count is kept exact as they change.
+ * One page of members, newest first. DYNAMIC segments are evaluated live. An untracked one's page
+ * and total come from one statement (`count(*) OVER ()`, one snapshot), and its cached count takes
+ * the live one. A tracked one's total is its kept member count (what `GET /segments/:id` shows,
+ * at most a feed poll behind a change; a time-relative condition, a sweep): counting every match
+ * live would read the whole segment on each page. STATIC segments page their member rows, whose
+ * count is kept exact as they change.
  */
 export async function segmentContacts(
   pool: pg.Pool,
@@ -304,6 +306,15 @@ export async function segmentContacts(
     return { data: contacts.map(toContactDto), page: page.page, pageSize: page.pageSize, total: row.member_count };
   }
   const matching = sql`FROM contacts c WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}`;
+  if (row.track_membership) {
+    const contacts = await timed(pool, opts, (c) =>
+      queryRows<ContactRow>(
+        c,
+        sql`SELECT c.* ${matching} ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.pageSize} OFFSET ${offset}`,
+      ),
+    );
+    return { data: contacts.map(toContactDto), page: page.page, pageSize: page.pageSize, total: row.member_count };
+  }
   const { contacts, total } = await timed(pool, opts, async (c) => {
     const rows = await queryRows<ContactRow & { matched: number }>(
       c,
@@ -313,12 +324,10 @@ export async function segmentContacts(
     // Past the last page the window has no row to ride on: count on its own.
     const counted =
       rows[0]?.matched ?? (await queryRows<{ n: number }>(c, sql`SELECT count(*)::int AS n ${matching}`))[0]?.n;
-    if (!row.track_membership) {
-      await queryRows(
-        c,
-        sql`UPDATE segments SET member_count = ${counted ?? 0}, member_count_at = now() WHERE id = ${row.id}::uuid`,
-      );
-    }
+    await queryRows(
+      c,
+      sql`UPDATE segments SET member_count = ${counted ?? 0}, member_count_at = now() WHERE id = ${row.id}::uuid`,
+    );
     return { contacts: rows, total: counted ?? 0 };
   });
   const data = contacts.map(({ matched: _, ...contact }) => toContactDto(contact as ContactRow));
