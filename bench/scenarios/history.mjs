@@ -166,8 +166,8 @@ export default {
        SELECT uuidv7_compat(), $1, $2, 'page.viewed', '{}', now() FROM generate_series(1, 200)`,
       [ctx.projectId, contact],
     );
-    // Analysed as autovacuum would have over the year (the contacts too: without statistics, a
-    // member page's plan sorted every contact).
+    // Analysed as autovacuum would have over the year (the contacts too: without their statistics
+    // the tracked segment's member page took 5.8 ms of median instead of 2.5).
     await ctx.sql('VACUUM ANALYZE events, emails, contacts');
     ctx.state.seedSeconds = r1((performance.now() - t0) / 1000);
     ctx.state.segment = await trackedSegment(ctx, ctx.auth);
