@@ -174,7 +174,7 @@ export default {
     // A year of history has no backlog: the change feed's consumers (analytics rollup, segments,
     // workflows) read the seeded events before anything is timed, not during it.
     const f0 = performance.now();
-    await waitFeedDrained(ctx, 1_800_000);
+    await waitFeedDrained(ctx, Math.max(1_800_000, EVENTS * 0.09)); // 90 s a million at most
     ctx.state.feedSeconds = r1((performance.now() - f0) / 1000);
     // And the rollup's finished hours folded, as `analytics.fold-counts` (every 10 minutes) leaves
     // them: an hour that is over has one row per name, campaign and template, not one per feed part.
