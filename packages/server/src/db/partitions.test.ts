@@ -1,14 +1,10 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adminQuery, withDatabase } from '../../test/global-setup.js';
-import { poolWithProject } from '../../test/helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseMigratedTo, poolWithProject } from '../../test/helpers.js';
 import { until } from '../../test/until.js';
-import { createLogger } from '../logger.js';
 import { seedHistory } from './history-seed.js';
-import { createOrm } from './orm.js';
 import { ensureHistoryPartitions, historyPartitions, moveUnpartitionedHistory } from './partitions.js';
 import { queryRows, raw, runStatement, type Sql, sql } from './query.js';
 
@@ -102,16 +98,12 @@ describe('history partitions', () => {
 });
 
 describe('converting an existing database', () => {
-  const admin = inject('adminDatabaseUrl');
-  const name = `pigeon_convert_${randomUUID().replace(/-/g, '')}`;
   let url: string;
   let pool: pg.Pool;
 
   beforeAll(async () => {
-    await adminQuery(admin, `CREATE DATABASE ${name}`);
-    url = withDatabase(admin, name);
-    const orm = await createOrm(url, 2, createLogger('warn'));
-    await orm.getMigrator().up({ to: 'Migration20261206010000_send_options' });
+    const db = await databaseMigratedTo('Migration20261206010000_send_options');
+    url = db.url;
     pool = new pg.Pool({ connectionString: url, max: 3 });
     await pool.query(
       `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
@@ -119,8 +111,7 @@ describe('converting an existing database', () => {
       [PROJECT],
     );
     await seedHistory(pool, { projectId: PROJECT, contacts: 500, emails: 4_000, events: 40_000, days: 365 });
-    await orm.getMigrator().up();
-    await orm.close(true);
+    await db.up();
   }, 120_000);
   // Left in place like every test database (the run's server goes with it): DROP DATABASE waits
   // for a checkpoint while holding a transaction id, 17 s and more on a loaded machine, and that

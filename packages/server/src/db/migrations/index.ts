@@ -36,6 +36,7 @@ import { Migration20261213000100_retention } from './Migration20261213000100_ret
 import { Migration20261224000000_campaign_open_mail } from './Migration20261224000000_campaign_open_mail.js';
 import { Migration20261226000000_workflow_retention } from './Migration20261226000000_workflow_retention.js';
 import { Migration20261226010000_event_counts_fold } from './Migration20261226010000_event_counts_fold.js';
+import { Migration20261227000000_event_counts_daily } from './Migration20261227000000_event_counts_daily.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed from disk) so the
@@ -82,4 +83,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261224000000_campaign_open_mail', class: Migration20261224000000_campaign_open_mail },
   { name: 'Migration20261226000000_workflow_retention', class: Migration20261226000000_workflow_retention },
   { name: 'Migration20261226010000_event_counts_fold', class: Migration20261226010000_event_counts_fold },
+  { name: 'Migration20261227000000_event_counts_daily', class: Migration20261227000000_event_counts_daily },
 ];

@@ -1,13 +1,14 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
-import { expectEnvelope } from '../../../test/helpers.js';
+import { databaseMigratedTo, expectEnvelope } from '../../../test/helpers.js';
 import { hrefs, parseMessage, pixelUrl } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
 import { queryRows, sql } from '../../db/query.js';
-import { FOLDED_PART, foldFinishedHours } from './rollup.js';
+import { FOLDED_PART, foldFinishedHours, forgetEventCounts } from './rollup.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({
   CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
@@ -235,6 +236,102 @@ describe('analytics', () => {
     ]);
   });
 
+  it('answers whole days from the daily totals the fold keeps, plus the hours not folded yet', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const pool = pigeon.deps.db.pool;
+    const HOUR = 3_600_000;
+    const DAY = 24 * HOUR;
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    const at = (daysAgo: number, hour: number) => new Date(today - daysAgo * DAY + hour * HOUR);
+    const dayOf = (daysAgo: number) => at(daysAgo, 0).toISOString().slice(0, 10);
+    const addCount = (hour: Date, name: string, part: number, count: number) =>
+      queryRows(
+        pool,
+        sql`INSERT INTO event_counts (project_id, hour, name, part, count)
+            VALUES (${project.id}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
+      );
+    await addCount(at(3, 1), 'viewed', 0, 1);
+    await addCount(at(3, 1), 'viewed', 1, 2);
+    await addCount(at(3, 23), 'viewed', 2, 3);
+    await addCount(at(3, 12), 'bought', 0, 4);
+    await addCount(at(2, 5), 'viewed', 5, 5);
+    const stats = async (range: { from: Date; to: Date }) => {
+      const query = { from: range.from.toISOString(), to: range.to.toISOString() };
+      const body = bodyOf(await api(pigeon, auth).events.stats({ query }), 200);
+      return { total: body.total, byName: body.byName, byDay: body.byDay };
+    };
+    const daily = () =>
+      queryRows<{ day: string; name: string; count: number }>(
+        pool,
+        sql`SELECT to_char(day, 'YYYY-MM-DD') AS day, name, count::int FROM event_counts_daily
+            WHERE project_id = ${project.id}::uuid ORDER BY day, name`,
+      );
+    // From 10:00 three days ago (a partial day, then whole days) to now; and two whole days.
+    const partial = { from: at(3, 10), to: new Date() };
+    const whole = { from: at(3, 0), to: at(1, 0) };
+    const expected = {
+      partial: {
+        total: 12,
+        byName: [
+          { name: 'viewed', count: 8 },
+          { name: 'bought', count: 4 },
+        ],
+        byDay: [
+          { day: dayOf(3), count: 7 },
+          { day: dayOf(2), count: 5 },
+        ],
+      },
+      whole: {
+        total: 15,
+        byName: [
+          { name: 'viewed', count: 11 },
+          { name: 'bought', count: 4 },
+        ],
+        byDay: [
+          { day: dayOf(3), count: 10 },
+          { day: dayOf(2), count: 5 },
+        ],
+      },
+    };
+    expect(await stats(partial)).toEqual(expected.partial);
+    expect(await stats(whole)).toEqual(expected.whole);
+    expect(await daily()).toEqual([]);
+
+    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    expect(await daily()).toEqual([
+      { day: dayOf(3), name: 'bought', count: 4 },
+      { day: dayOf(3), name: 'viewed', count: 6 },
+      { day: dayOf(2), name: 'viewed', count: 5 },
+    ]);
+    expect(await stats(partial)).toEqual(expected.partial);
+    expect(await stats(whole)).toEqual(expected.whole);
+
+    // A late event of a folded day is counted before the next fold (its per-part row) and after it (the daily total).
+    await addCount(at(2, 7), 'viewed', 3, 7);
+    const late = { ...expected.whole, total: 22 };
+    late.byName = [
+      { name: 'viewed', count: 18 },
+      { name: 'bought', count: 4 },
+    ];
+    late.byDay = [
+      { day: dayOf(3), count: 10 },
+      { day: dayOf(2), count: 12 },
+    ];
+    expect(await stats(whole)).toEqual(late);
+    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    expect(await stats(whole)).toEqual(late);
+    expect((await daily()).find((r) => r.day === dayOf(2))?.count).toBe(12);
+
+    // Forgetting a name (DELETE /events/:name) forgets its daily totals too.
+    await forgetEventCounts(pool, project.id, 'viewed');
+    expect(await daily()).toEqual([{ day: dayOf(3), name: 'bought', count: 4 }]);
+    expect(await stats(whole)).toEqual({
+      total: 4,
+      byName: [{ name: 'bought', count: 4 }],
+      byDay: [{ day: dayOf(3), count: 4 }],
+    });
+  });
+
   it('refuses bad ranges, parameters and ids, and the public key', async () => {
     const { project, auth } = await newProject(pigeon);
     const other = await newProject(pigeon);
@@ -315,5 +412,46 @@ describe('GET /events/:eventName/usage', () => {
     expect(
       bodyOf(await api(pigeon, other.auth).events.usage({ params: { eventName: 'purchase' } }), 200).segments,
     ).toEqual([]);
+  });
+});
+
+describe('the daily totals migration', () => {
+  it("backfills an existing rollup's folded hours per UTC day and name, and nothing else", async () => {
+    const db = await databaseMigratedTo('Migration20261226010000_event_counts_fold');
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    try {
+      const projectId = '01900000-0000-7000-8000-00000000d001';
+      await queryRows(
+        pool,
+        sql`INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
+            VALUES (${projectId}::uuid, 'daily', 'pk-d', 'sk-d', 'pkh-d', 'skh-d')`,
+      );
+      const counts: Array<[string, string, number, number]> = [
+        ['2026-03-01T00:00:00Z', 'viewed', -1, 10],
+        ['2026-03-01T23:00:00Z', 'viewed', -1, 5],
+        ['2026-03-01T23:00:00Z', 'viewed', 2, 3], // not folded yet: not in the daily totals
+        ['2026-03-02T00:00:00Z', 'viewed', -1, 1],
+        ['2026-03-01T12:00:00Z', 'bought', -1, 4],
+      ];
+      for (const [hour, name, part, count] of counts) {
+        await queryRows(
+          pool,
+          sql`INSERT INTO event_counts (project_id, hour, name, part, count)
+              VALUES (${projectId}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
+        );
+      }
+      await db.up();
+      const daily = await queryRows<{ day: string; name: string; count: number }>(
+        pool,
+        sql`SELECT to_char(day, 'YYYY-MM-DD') AS day, name, count::int FROM event_counts_daily ORDER BY day, name`,
+      );
+      expect(daily).toEqual([
+        { day: '2026-03-01', name: 'bought', count: 4 },
+        { day: '2026-03-01', name: 'viewed', count: 15 },
+        { day: '2026-03-02', name: 'viewed', count: 1 },
+      ]);
+    } finally {
+      await pool.end();
+    }
   });
 });

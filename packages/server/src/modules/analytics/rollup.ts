@@ -39,7 +39,11 @@ export const analyticsCountsConsumer: FeedConsumer = {
  * Events of that name the consumer reads later are gone from `events`, so they add nothing.
  */
 export async function forgetEventCounts(db: Queryable, projectId: string, name: string): Promise<void> {
-  await queryRows(db, sql`DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`);
+  await queryRows(
+    db,
+    sql`WITH daily AS (DELETE FROM event_counts_daily WHERE project_id = ${projectId} AND name = ${name})
+        DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`,
+  );
 }
 
 /** The `part` of a row that holds the folded counts of every feed part. */
@@ -47,9 +51,11 @@ export const FOLDED_PART = -1;
 
 /**
  * Folds the per-part rows of hours before `before` into one row per (project, hour, name, campaign,
- * template) with `part = -1`, in statements of at most `batch` rows; answers the rows folded. A row
- * the consumer is updating is skipped (SKIP LOCKED) and folded by a later run; a late event of a
- * folded hour gets a new per-part row, folded in turn. Sums are the same before and after.
+ * template) with `part = -1`, in statements of at most `batch` rows; answers the rows folded. The
+ * same statement adds them to `event_counts_daily`, which therefore always holds exactly the folded
+ * rows' sums per UTC day and name. A row the consumer is updating is skipped (SKIP LOCKED) and
+ * folded by a later run; a late event of a folded hour gets a new per-part row, folded in turn. Sums
+ * are the same before and after.
  */
 export async function foldFinishedHours(db: Queryable, before: Date, batch: number): Promise<number> {
   let folded = 0;
@@ -68,6 +74,10 @@ export async function foldFinishedHours(db: Queryable, before: Date, batch: numb
             FROM picked GROUP BY 1, 2, 3, 4, 5
             ON CONFLICT (project_id, hour, name, campaign_id, template_id, part)
             DO UPDATE SET count = ec.count + excluded.count
+          ), daily AS (
+            INSERT INTO event_counts_daily AS d (project_id, day, name, count)
+            SELECT project_id, (hour AT TIME ZONE 'UTC')::date, name, sum(count) FROM picked GROUP BY 1, 2, 3
+            ON CONFLICT (project_id, day, name) DO UPDATE SET count = d.count + excluded.count
           )
           SELECT count(*)::int AS n FROM picked`,
     );

@@ -127,19 +127,35 @@ export async function listContactEvents(db: Queryable, projectId: string, contac
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** The UTC day of an instant, as a SQL date. */
+const utcDate = (at: Date) => sql`(${at}::timestamptz AT TIME ZONE 'UTC')::date`;
+
 /**
  * The analytics rollup's counts of a project per event name and UTC day over whole hours
- * [`from`, `to`). `event_counts` is analytics' table (written by its feed consumer); read here
- * because analytics sits above this module.
+ * [`from`, `to`), in one statement (one snapshot). The whole UTC days inside the range come from
+ * `event_counts_daily` (the folded hours' sums) plus their hours not folded yet; the hours of the
+ * partial days at either end come from `event_counts`. Both tables are analytics' (written by its
+ * feed consumer and fold); read here because analytics sits above this module.
  */
 function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Date) {
+  const firstDay = Math.ceil(from.getTime() / DAY_MS) * DAY_MS;
+  const lastDay = Math.floor(to.getTime() / DAY_MS) * DAY_MS;
+  // No whole day inside: the edges cover the range, the days read nothing.
+  const [dayFrom, dayTo] = firstDay < lastDay ? [new Date(firstDay), new Date(lastDay)] : [to, to];
+  const day = raw(`to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD')`);
   return queryRows<{ name: string; day: string; count: number }>(
     db,
-    // Grouped by day first, formatted after: one to_char per day and name, not one per rollup row.
-    sql`SELECT name, to_char(day, 'YYYY-MM-DD') AS day, count FROM (
-          SELECT name, date_trunc('day', hour AT TIME ZONE 'UTC') AS day, sum(count)::int AS count
-          FROM event_counts WHERE project_id = ${projectId}::uuid AND hour >= ${from} AND hour < ${to}
-          GROUP BY 1, 2) d`,
+    sql`SELECT name, day, sum(count)::int AS count FROM (
+          SELECT name, to_char(day, 'YYYY-MM-DD') AS day, count FROM event_counts_daily
+          WHERE project_id = ${projectId}::uuid AND day >= ${utcDate(dayFrom)} AND day < ${utcDate(dayTo)}
+          UNION ALL
+          SELECT name, ${day}, count FROM event_counts
+          WHERE project_id = ${projectId}::uuid AND part >= 0 AND hour >= ${dayFrom} AND hour < ${dayTo}
+          UNION ALL
+          SELECT name, ${day}, count FROM event_counts
+          WHERE project_id = ${projectId}::uuid
+            AND (hour >= ${from} AND hour < ${dayFrom} OR hour >= ${dayTo} AND hour < ${to})
+        ) c GROUP BY 1, 2`,
   );
 }
 

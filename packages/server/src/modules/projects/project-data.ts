@@ -19,6 +19,7 @@ export const PROJECT_DATA_TABLES: string[] = [
   'idempotency_keys',
   'background_jobs',
   'uploads',
+  'event_counts_daily',
   'event_counts',
   'events',
   'contacts',
