@@ -6,8 +6,9 @@ import type { FeedConsumer } from '../change-feed/feed.js';
  * The change feed's analytics consumer: the events of a batch are added to `event_counts`
  * (project, UTC hour, name, campaign, template, feed part) in one statement, in the transaction
  * that moves its cursor, so a redone batch is never counted twice. Once an hour is over,
- * `foldFinishedHours` sums its parts into one row (`part = -1`): readers sum over parts anyway. `event_count_facts` (a view,
- * see its migration) says how an event is attributed. Each feed part writes only its own rows,
+ * `foldFinishedHours` sums its parts into one row (`part = -1`; readers sum over parts anyway) and
+ * into `event_counts_daily`. `event_count_facts` (a view, see its migration) says how an event is
+ * attributed. Each feed part writes only its own rows,
  * so the parts never wait for each other. The track path pays nothing for it.
  *
  * Its pauses are 5× the feed's (2 s idle, 1 s while events flow, with the default
