@@ -106,7 +106,9 @@ const timed = <T>(pool: pg.Pool, opts: SegmentOptions, work: (client: pg.PoolCli
 
 export async function createSegment(pool: pg.Pool, projectId: string, input: CreateInput, opts: SegmentOptions) {
   const checked = await conditionForType(pool, projectId, input.type, input.condition);
-  const row = await inTransaction(pool, async (client) => {
+  // One transaction with the baseline: the feed's consumer never sees a tracked segment without
+  // its member rows (a contact tracked just before would otherwise enter it with an event).
+  const segment = await timed(pool, opts, async (client) => {
     // Two creates with one name at once would pick the same free slug; they take turns instead
     // (the second gets `name-2`, as it would a moment later).
     await queryRows(
@@ -121,11 +123,11 @@ export async function createSegment(pool: pg.Pool, projectId: string, input: Cre
                   ${await freeSlug(client, projectId, input.name)})
           RETURNING *`,
     );
-    const segment = created as SegmentRow;
-    if (checked) await saveRefs(client, projectId, { type: 'segment', id: segment.id }, refsOf(checked.refs));
-    return segment;
+    const row = created as SegmentRow;
+    if (checked) await saveRefs(client, projectId, { type: 'segment', id: row.id }, refsOf(checked.refs));
+    return recount(client, row, checked, { baseline: row.track_membership });
   });
-  return toSegmentDto(await timed(pool, opts, (c) => recount(c, row, checked, { baseline: row.track_membership })));
+  return toSegmentDto(segment);
 }
 
 /** DYNAMIC needs a condition and STATIC refuses one (DESIGN.md §3: never silently dropped). */
@@ -209,7 +211,8 @@ export async function updateSegment(
   const checked = patch.condition
     ? await conditionForType(pool, projectId, before.type, patch.condition, id)
     : await storedCondition(pool, before);
-  const row = await inTransaction(pool, async (client) => {
+  // The recount commits with the change (see createSegment: tracking that starts has its baseline at once).
+  const segment = await timed(pool, opts, async (client) => {
     const [updated] = await queryRows<SegmentRow>(
       client,
       sql`UPDATE segments SET
@@ -224,15 +227,12 @@ export async function updateSegment(
     if (before.type === 'DYNAMIC' && before.track_membership && updated?.track_membership === false) {
       await queryRows(client, sql`DELETE FROM segment_members WHERE segment_id = ${id}`);
     }
-    return updated as SegmentRow;
+    const row = updated as SegmentRow;
+    if (!patch.condition && row.track_membership === before.track_membership) return findSegment(client, projectId, id);
+    const startsTracking = row.track_membership && !before.track_membership;
+    return recount(client, row, checked, { baseline: startsTracking, emit: !startsTracking });
   });
-  if (!patch.condition && row.track_membership === before.track_membership) {
-    return toSegmentDto(await findSegment(pool, projectId, id));
-  }
-  const startsTracking = row.track_membership && !before.track_membership;
-  return toSegmentDto(
-    await timed(pool, opts, (c) => recount(c, row, checked, { baseline: startsTracking, emit: !startsTracking })),
-  );
+  return toSegmentDto(segment);
 }
 
 /** 409 while anything (another segment's condition, a campaign, a workflow step) still refers to it. */
