@@ -128,6 +128,22 @@ module.exports = {
       from: { path: `^${escapeRe(MODULES)}/` },
       to: { path: '^packages/server/src/(main|http/app|jobs/index)\\.ts$' },
     },
+    {
+      name: 'orm-in-migrator-only',
+      comment:
+        'MikroORM runs the migrations and nothing else (db/migrator.ts, in a child process): no running process keeps its memory (docs/MEMORY.md).',
+      severity: 'error',
+      from: { path: '^packages/server/src/', pathNot: '^packages/server/src/db/(migrator\\.ts$|migrations/)' },
+      to: { path: '@mikro-orm/' },
+    },
+    {
+      name: 'migrator-loaded-lazily',
+      comment:
+        'Only the migrator child (and the bench exports) import db/migrator.ts statically; db/migrate.ts loads it on demand.',
+      severity: 'error',
+      from: { path: '^packages/server/src/', pathNot: '^packages/server/src/(migrate-child|bench-exports)\\.ts$' },
+      to: { path: '^packages/server/src/db/migrator\\.ts$', dependencyTypesNot: ['dynamic-import'] },
+    },
     ...layerRules,
   ],
   options: {

@@ -7,7 +7,7 @@
 // link clicks and suppressions, then applies the conversion migration and moves the rows with the
 // default batch (10,000 rows a transaction), as `pigeon migrate` and every start do.
 import { createRequire } from 'node:module';
-import { createOrm, moveUnpartitionedHistory, seedHistory } from '../packages/server/dist/bench.js';
+import { moveUnpartitionedHistory, runMigrations, seedHistory } from '../packages/server/dist/bench.js';
 
 const pg = createRequire(new URL('../packages/server/package.json', import.meta.url))('pg');
 const url = process.env.DATABASE_URL;
@@ -24,8 +24,7 @@ const timed = async (fn) => {
   return (performance.now() - t0) / 1000;
 };
 
-const orm = await createOrm(url, 2, logger);
-await orm.getMigrator().up({ to: 'Migration20261206010000_send_options' });
+await runMigrations(url, logger, { to: 'Migration20261206010000_send_options' });
 const pool = new pg.Pool({ connectionString: url, max: 2 });
 await pool.query(
   `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
@@ -34,8 +33,7 @@ await pool.query(
 );
 const seed = await timed(() => seedHistory(pool, { projectId: project, contacts: 10_000, emails, events, days: 365 }));
 await pool.query('VACUUM ANALYZE');
-const swap = await timed(() => orm.getMigrator().up());
-await orm.close(true);
+const swap = await timed(() => runMigrations(url, logger));
 const move = await timed(() => moveUnpartitionedHistory(pool, { batch }));
 const { rows } = await pool.query(
   `SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM emails)::int AS emails,

@@ -4,7 +4,12 @@ import { defineConfig } from 'tsup';
 const contractSource = (entry: string) => fileURLToPath(new URL(`../contract/src/${entry}.ts`, import.meta.url));
 
 export default defineConfig({
-  entry: { cli: 'src/cli.ts', index: 'src/index.ts', bench: 'src/bench-exports.ts' },
+  entry: {
+    cli: 'src/cli.ts',
+    index: 'src/index.ts',
+    bench: 'src/bench-exports.ts',
+    'migrate-child': 'src/migrate-child.ts',
+  },
   format: ['esm'],
   target: 'node20',
   platform: 'node',

@@ -1,26 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from './config/index.js';
 import { loadOrCreateSecrets, saveSecrets } from './config/secrets.js';
 import { keyringOf } from './db/at-rest.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
+import { queryRows, sql } from './db/query.js';
 import type { Logger } from './logger.js';
 import { passwordProblem } from './modules/auth/passwords.js';
 import { resealDkimKeys } from './modules/domains/key-storage.js';
 import { createUserWithProject, describeCredentials } from './modules/projects/bootstrap.js';
-import { ProjectSchema } from './modules/projects/project.entity.js';
+import { PROJECT_COLUMNS, type Project } from './modules/projects/project.js';
 import { setProjectDisabled } from './modules/projects/service.js';
 import { readOperations } from './modules/system/operations.js';
 import { formatStatus } from './modules/system/status-report.js';
 
 /** Opens the database (migrated), runs one admin action, closes everything. */
-async function withDatabase<T>(config: Config, logger: Logger, action: (em: EntityManager) => Promise<T>): Promise<T> {
+async function withDatabase<T>(config: Config, logger: Logger, action: (pool: pg.Pool) => Promise<T>): Promise<T> {
   const db = await openDatabase(config, logger, { shareRunningEmbedded: true });
   try {
     await migrateWithLock(db);
-    return await action(db.orm.em.fork());
+    return await action(db.pool);
   } finally {
     await db.close();
   }
@@ -49,13 +50,15 @@ export async function createUserCommand(config: Config, logger: Logger, args: Re
   const { email, password, project } = parsed.data;
   const weak = await passwordProblem(password, email);
   if (weak) throw new Error(`--password: ${weak}`);
-  const credentials = await withDatabase(config, logger, (em) => createUserWithProject(em, email, password, project));
+  const credentials = await withDatabase(config, logger, (pool) =>
+    createUserWithProject(pool, email, password, project),
+  );
   return describeCredentials(credentials, config.http.publicUrl);
 }
 
 export async function keysCommand(config: Config, logger: Logger): Promise<string> {
-  const projects = await withDatabase(config, logger, (em) =>
-    em.find(ProjectSchema, {}, { orderBy: { createdAt: 'asc' } }),
+  const projects = await withDatabase(config, logger, (pool) =>
+    queryRows<Project>(pool, sql`SELECT ${PROJECT_COLUMNS} FROM projects p ORDER BY p.created_at, p.id`),
   );
   if (projects.length === 0) return 'No projects yet.';
   return projects
@@ -77,7 +80,7 @@ export async function projectCommand(
     throw new Error('usage: pigeon project disable <projectId> --reason "…" | pigeon project enable <projectId>');
   }
   const disabledReason = action === 'disable' ? (reason ?? 'Disabled by an operator') : null;
-  await withDatabase(config, logger, (em) => setProjectDisabled(em, id, disabledReason));
+  await withDatabase(config, logger, (pool) => setProjectDisabled(pool, id, disabledReason));
   return `Project ${id} ${action}d.`;
 }
 

@@ -6,7 +6,7 @@
  */
 
 export { seedHistory } from './db/history-seed.js';
-export { createOrm } from './db/orm.js';
+export { runMigrations } from './db/migrator.js';
 export { moveUnpartitionedHistory } from './db/partitions.js';
 export { findProjectByKey } from './http/auth.js';
 export { foldFinishedHours } from './modules/analytics/rollup.js';

@@ -110,7 +110,6 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     let deps: AppDeps | undefined;
     const scheduler = await createScheduler({
       pool: db.pool,
-      orm: db.orm,
       registry: buildJobRegistry().register(...(options.extraJobs ?? [])),
       logger,
       concurrency: config.jobs.concurrency,

@@ -5,7 +5,7 @@ import { PostgresBackend } from '@agendajs/postgres-backend';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { createOrm, migrate } from '../src/db/orm.js';
+import { runMigrations } from '../src/db/migrator.js';
 import { createLogger } from '../src/logger.js';
 import { freePort } from './ports.js';
 
@@ -41,9 +41,7 @@ export default async function setup(project: TestProject) {
   await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${template}`);
   await adminQuery(adminUrl, `CREATE DATABASE ${template}`);
   const templateUrl = withDatabase(adminUrl, template);
-  const orm = await createOrm(templateUrl, 2, logger);
-  await migrate(orm);
-  await orm.close(true);
+  await runMigrations(templateUrl, logger);
   await createAgendaSchema(templateUrl);
 
   project.provide('adminDatabaseUrl', adminUrl);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type ProcessRole } from '../src/config/index.js';
-import { createOrm } from '../src/db/orm.js';
+import { runMigrations } from '../src/db/migrator.js';
 import { createLogger } from '../src/logger.js';
 import { type RunningPigeon, type StartOptions, startPigeon } from '../src/main.js';
 import { adminQuery, withDatabase } from './global-setup.js';
@@ -22,23 +22,19 @@ export async function createTestDatabase(): Promise<string> {
 
 /**
  * A fresh, empty database migrated up to (and including) the migration named `to`, for tests of a
- * later migration on data written before it; `up()` applies the rest and closes the ORM.
+ * later migration on data written before it; `up()` applies the rest.
  */
 export async function databaseMigratedTo(to: string): Promise<{ url: string; up: () => Promise<void> }> {
   const admin = inject('adminDatabaseUrl');
   const name = `pigeon_migrated_${randomUUID().replace(/-/g, '')}`;
   await adminQuery(admin, `CREATE DATABASE ${name}`);
   const url = withDatabase(admin, name);
-  const orm = await createOrm(url, 2, createLogger('warn'));
-  await orm.getMigrator().up({ to });
+  const logger = createLogger('warn');
+  await runMigrations(url, logger, { to });
   return {
     url,
     up: async () => {
-      try {
-        await orm.getMigrator().up();
-      } finally {
-        await orm.close(true);
-      }
+      await runMigrations(url, logger);
     },
   };
 }

@@ -2,11 +2,29 @@ import pg from 'pg';
 import { type Config, embeddedPostgresPassword } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { startEmbeddedPostgres } from './embedded.js';
-import { createOrm, DatabaseUnavailableError, type Orm } from './orm.js';
+
+export class DatabaseUnavailableError extends Error {
+  constructor(url: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `Cannot connect to PostgreSQL at ${redactUrl(url)}: ${reason}. Check DATABASE_URL and that the server is running.`,
+    );
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
 
 export interface Database {
-  orm: Orm;
-  /** Plain `pg` pool: single-statement hot paths (prepared statements), set-based jobs, Agenda. */
+  /** The `pg` pool every statement goes through (the `sql` builder in `db/query.ts`), Agenda's too. */
   pool: pg.Pool;
   url: string;
   embedded: boolean;
@@ -35,30 +53,29 @@ export async function openDatabase(
     stopEmbedded = embedded.stop;
     logger.info({ port: config.database.embeddedPort }, 'embedded PostgreSQL started');
   }
+  const pool = new pg.Pool({ connectionString: url, max: config.database.poolSize });
+  pool.on('error', (err) => logger.error({ err }, 'idle PostgreSQL client error'));
   try {
-    const orm = await createOrm(url, config.database.poolSize, logger);
-    const pool = new pg.Pool({ connectionString: url, max: config.database.poolSize });
-    pool.on('error', (err) => logger.error({ err }, 'idle PostgreSQL client error'));
+    await pool.query('SELECT 1');
     return {
-      orm,
       pool,
       url,
       embedded: Boolean(stopEmbedded),
       close: async () => {
         await pool.end().catch(() => {});
-        await orm.close(true).catch(() => {});
         await stopEmbedded?.();
       },
     };
   } catch (err) {
+    await pool.end().catch(() => {});
     await stopEmbedded?.();
-    throw err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(url, err);
+    throw new DatabaseUnavailableError(url, err);
   }
 }
 
 /**
- * Room for every process `pigeon start` runs (the API and its worker processes), each with an ORM
- * pool and a `pg` pool of DATABASE_POOL_SIZE, plus admin commands and psql sessions.
+ * Room for every process `pigeon start` runs (the API and its worker processes), each with a `pg`
+ * pool of DATABASE_POOL_SIZE (and its LISTEN connections), plus admin commands and psql sessions.
  */
 function embeddedMaxConnections(config: Config): number {
   const processes = 1 + config.workerProcesses;

@@ -184,7 +184,7 @@ async function dashboardSessionCaller(deps: AppDeps, req: Request): Promise<Call
   const user = await requireSessionUser(deps, req);
   const projectId = req.header('x-project-id');
   if (!projectId) throw badRequest('Send the X-Project-Id header to say which project this request is for');
-  const found = await findMembership(deps.db.orm.em.fork(), projectId, user.id);
+  const found = await findMembership(deps.db.pool, projectId, user.id);
   if (!found) throw forbidden('You are not a member of the project named by X-Project-Id', 'NOT_A_MEMBER');
   const { id, name, disabled, disabledReason } = found.project;
   const project: ProjectRef = { id, name, disabled, disabledReason: disabledReason ?? null };

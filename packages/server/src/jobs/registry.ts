@@ -1,12 +1,9 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import type { AppDeps } from '../deps.js';
 import type { Logger } from '../logger.js';
 
 export interface JobContext {
-  /** A fresh entity manager forked for this run only. */
-  em: EntityManager;
   logger: Logger;
   deps: AppDeps;
   jobId: string;

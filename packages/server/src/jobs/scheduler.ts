@@ -1,7 +1,6 @@
 import type { Agenda, Job } from 'agenda';
 import type pg from 'pg';
 import type { z } from 'zod';
-import type { Orm } from '../db/orm.js';
 import { queryRows, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
@@ -30,7 +29,6 @@ export interface Scheduler {
 
 interface Options {
   pool: pg.Pool;
-  orm: Orm;
   registry: JobRegistry;
   logger: Logger;
   concurrency: number;
@@ -151,7 +149,6 @@ async function runJob(def: JobDefinition, job: Job, opts: Options): Promise<void
   const logger = opts.logger.child({ job: def.name, jobId });
   const payload = def.payload.parse(job.attrs.data);
   await def.handler(payload, {
-    em: opts.orm.em.fork(),
     logger,
     deps: opts.deps(),
     jobId,

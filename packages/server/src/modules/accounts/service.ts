@@ -1,16 +1,16 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { preparedRows, sql } from '../../db/query.js';
-import type { Queryable } from '../../db/sql.js';
+import { preparedRows, queryRows, runStatement, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import type { SessionUser } from '../../http/auth.js';
-import { AppError, conflict, forbidden } from '../../http/errors.js';
+import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import type { TokenPurpose } from '../auth/auth-token.entity.js';
+import type { TokenPurpose } from '../auth/auth-token.js';
 import { assertAcceptablePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
 import { clearAccountFailures, clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
 import { countTokensSince, issueToken, useToken } from '../auth/tokens.js';
-import { type User, UserSchema } from './user.entity.js';
+import { USER_COLUMNS, type User } from './user.js';
 
 const TOKEN_TTL_MS: Record<TokenPurpose, number> = {
   VERIFY_EMAIL: 48 * 3600_000,
@@ -31,18 +31,39 @@ export async function signup(deps: AppDeps, email: string, password: string): Pr
     });
   }
   await assertAcceptablePassword(password, email);
-  const user = await createUser(deps.db.orm.em.fork(), email, password);
+  const user = await createUser(deps.db.pool, email, password);
   await mailToken(deps, user, 'VERIFY_EMAIL').catch((err) =>
     deps.logger.warn({ err }, 'could not send the verification mail'),
   );
   return user;
 }
 
-export async function createUser(em: EntityManager, email: string, password: string): Promise<User> {
-  if (await em.count(UserSchema, { email })) throw conflict('An account with this email already exists');
-  const user = em.create(UserSchema, { id: uuidv7(), email, passwordHash: await hashPassword(password) });
-  await em.flush();
+const emailTaken = () => conflict('An account with this email already exists');
+
+/**
+ * Inserts a user; the conflict when the address has an account, also when a concurrent request
+ * created it between the check (which spares hashing the password) and the insert.
+ */
+async function insertUser(
+  db: Queryable,
+  email: string,
+  passwordHash: () => Promise<string | null>,
+  emailVerified: boolean,
+): Promise<User> {
+  if (await findUserByEmail(db, email)) throw emailTaken();
+  const [user] = await queryRows<User>(
+    db,
+    sql`INSERT INTO users (id, email, password_hash, email_verified, session_version, created_at, updated_at)
+        VALUES (${uuidv7()}::uuid, ${email}::text, ${await passwordHash()}::text, ${emailVerified}::boolean, 1, now(), now())
+        ON CONFLICT (email) DO NOTHING
+        RETURNING ${USER_COLUMNS}`,
+  );
+  if (!user) throw emailTaken();
   return user;
+}
+
+export function createUser(db: Queryable, email: string, password: string): Promise<User> {
+  return insertUser(db, email, () => hashPassword(password), false);
 }
 
 /**
@@ -63,20 +84,22 @@ export async function findSessionUser(
   return row;
 }
 
-export const findUserByEmail = (em: EntityManager, email: string) => em.findOne(UserSchema, { email });
-export const findUserById = (em: EntityManager, id: string) => em.findOne(UserSchema, { id });
+export async function findUserByEmail(db: Queryable, email: string): Promise<User | undefined> {
+  const [user] = await queryRows<User>(db, sql`SELECT ${USER_COLUMNS} FROM users WHERE email = ${email}::text`);
+  return user;
+}
+
+export async function findUserById(db: Queryable, id: string): Promise<User | undefined> {
+  const [user] = await queryRows<User>(db, sql`SELECT ${USER_COLUMNS} FROM users WHERE id = ${id}::uuid`);
+  return user;
+}
 
 /**
  * An account for an address a provider has verified (single sign-on): no password, email verified.
  * A password can be added later through the reset flow.
  */
-export async function createPasswordlessUser(em: EntityManager, email: string): Promise<User> {
-  if (await em.count(UserSchema, { email })) throw conflict('An account with this email already exists');
-  // MikroORM 6 types a hidden nullable property as non-null (Hidden<string | null> is string & Brand).
-  const passwordHash = null as unknown as User['passwordHash'];
-  const user = em.create(UserSchema, { id: uuidv7(), email, passwordHash, emailVerified: true });
-  await em.flush();
-  return user;
+export function createPasswordlessUser(db: Queryable, email: string): Promise<User> {
+  return insertUser(db, email, async () => null, true);
 }
 
 /**
@@ -84,12 +107,18 @@ export async function createPasswordlessUser(em: EntityManager, email: string): 
  * it, whoever signed up with it may not be that person (an account squatted before its owner
  * arrives): its password is removed and its sessions end, and the address counts as verified.
  */
-export async function claimWithVerifiedEmail(em: EntityManager, user: User): Promise<void> {
+export async function claimWithVerifiedEmail(db: Queryable, user: User): Promise<void> {
   if (user.emailVerified) return;
-  user.emailVerified = true;
-  user.passwordHash = null as unknown as User['passwordHash']; // see createPasswordlessUser
-  user.sessionVersion += 1;
-  await em.flush();
+  // Only an unverified account is claimed (a concurrent claim bumps the session version once);
+  // `user` is brought up to date either way, since a session is started from it.
+  const [claimed] = await queryRows<User>(
+    db,
+    sql`UPDATE users SET email_verified = true, password_hash = NULL, session_version = session_version + 1, updated_at = now()
+        WHERE id = ${user.id}::uuid AND NOT email_verified
+        RETURNING ${USER_COLUMNS}`,
+  );
+  const current = claimed ?? (await findUserById(db, user.id));
+  if (current) Object.assign(user, current);
 }
 
 const tooManyAttempts = (message: string, seconds: number) =>
@@ -107,7 +136,7 @@ export async function login(deps: AppDeps, email: string, password: string, ip: 
     ['ip', ip],
   ]);
   if (lockedSeconds > 0) throw tooManyAttempts('Too many failed sign-ins; try again later', lockedSeconds);
-  const user = await deps.db.orm.em.fork().findOne(UserSchema, { email });
+  const user = await findUserByEmail(db, email);
   if (!(await verifyPassword(user?.passwordHash, password)) || !user) {
     await recordFailure(db, 'account-ip', accountIp);
     await recordFailure(db, 'ip', ip);
@@ -125,7 +154,7 @@ async function countPasswordResetRequest(deps: AppDeps, ip: string): Promise<voi
 }
 
 async function mailToken(deps: AppDeps, user: User, purpose: TokenPurpose): Promise<void> {
-  const token = await issueToken(deps.db.orm.em.fork(), user.id, purpose, TOKEN_TTL_MS[purpose]);
+  const token = await issueToken(deps.db.pool, user.id, purpose, TOKEN_TTL_MS[purpose]);
   const base = deps.config.http.publicUrl;
   const [subject, lines] =
     purpose === 'VERIFY_EMAIL'
@@ -148,7 +177,8 @@ async function mailToken(deps: AppDeps, user: User, purpose: TokenPurpose): Prom
 }
 
 export async function requestVerification(deps: AppDeps, userId: string): Promise<void> {
-  const user = await deps.db.orm.em.fork().findOneOrFail(UserSchema, { id: userId });
+  const user = await findUserById(deps.db.pool, userId);
+  if (!user) throw notFound('User');
   await mailToken(deps, user, 'VERIFY_EMAIL');
 }
 
@@ -157,11 +187,11 @@ export const RESET_MAIL_INTERVAL_MS = 5 * 60_000;
 
 /** Mails a reset token unless the address has no account or got one within the last 5 minutes. */
 export async function requestPasswordReset(deps: AppDeps, email: string): Promise<void> {
-  const em = deps.db.orm.em.fork();
-  const user = await em.findOne(UserSchema, { email });
+  const db = deps.db.pool;
+  const user = await findUserByEmail(db, email);
   if (!user) return;
   const since = new Date(Date.now() - RESET_MAIL_INTERVAL_MS);
-  if (await countTokensSince(em, user.id, 'RESET_PASSWORD', since)) {
+  if (await countTokensSince(db, user.id, 'RESET_PASSWORD', since)) {
     return;
   }
   await mailToken(deps, user, 'RESET_PASSWORD');
@@ -180,17 +210,26 @@ export async function acceptPasswordResetRequest(deps: AppDeps, input: { email: 
 }
 
 /** The user of a token, which is used up (auth's `useToken`); expired, used or unknown → 400. */
-async function consumeToken(em: EntityManager, token: string, purpose: TokenPurpose): Promise<User> {
-  const userId = await useToken(em, token, purpose);
-  const user = userId ? await em.findOne(UserSchema, { id: userId }) : null;
-  if (!user) throw new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used');
+async function consumeToken(db: Queryable, token: string, purpose: TokenPurpose): Promise<User> {
+  const userId = await useToken(db, token, purpose);
+  const user = userId ? await findUserById(db, userId) : undefined;
+  if (!user) throw invalidToken();
   return user;
 }
 
-export async function verifyEmail(em: EntityManager, token: string): Promise<User> {
-  return em.transactional(async (tx) => {
-    const user = await consumeToken(tx, token, 'VERIFY_EMAIL');
-    user.emailVerified = true;
+const invalidToken = () => new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used');
+
+export async function verifyEmail(pool: pg.Pool, token: string): Promise<User> {
+  return inTransaction(pool, async (client) => {
+    const { id } = await consumeToken(client, token, 'VERIFY_EMAIL');
+    const [user] = await queryRows<User>(
+      client,
+      sql`UPDATE users
+          SET email_verified = true, updated_at = CASE WHEN email_verified THEN updated_at ELSE now() END
+          WHERE id = ${id}::uuid
+          RETURNING ${USER_COLUMNS}`,
+    );
+    if (!user) throw invalidToken(); // deleted since consumeToken read it
     return user;
   });
 }
@@ -198,11 +237,14 @@ export async function verifyEmail(em: EntityManager, token: string): Promise<Use
 /** Sets the new password and ends every existing session of the user. */
 export async function resetPassword(deps: AppDeps, token: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
-  const email = await deps.db.orm.em.fork().transactional(async (tx) => {
-    const user = await consumeToken(tx, token, 'RESET_PASSWORD');
+  const email = await inTransaction(deps.db.pool, async (client) => {
+    const user = await consumeToken(client, token, 'RESET_PASSWORD');
     await assertAcceptablePassword(password, user.email); // throws before the commit: the token stays usable
-    user.passwordHash = passwordHash;
-    user.sessionVersion += 1;
+    await runStatement(
+      client,
+      sql`UPDATE users SET password_hash = ${passwordHash}::text, session_version = session_version + 1, updated_at = now()
+          WHERE id = ${user.id}::uuid`,
+    );
     return user.email;
   });
   await clearAccountFailures(deps.db.pool, email);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { AuthTokenSchema, type TokenPurpose } from './auth-token.entity.js';
+import { queryRows, runStatement, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
+import type { TokenPurpose } from './auth-token.js';
 
 /** A random single-use token for a mail link, and the hash that is stored instead of it. */
 export function newToken(): { token: string; hash: Buffer } {
@@ -10,22 +11,31 @@ export function newToken(): { token: string; hash: Buffer } {
 
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token).digest();
 
-/** Stores a new token of `user` for `purpose` (flushed) and returns the text to mail. */
-export async function issueToken(
-  em: EntityManager,
-  userId: string,
-  purpose: TokenPurpose,
-  ttlMs: number,
-): Promise<string> {
+/** Stores a new token of `user` for `purpose` and returns the text to mail. */
+export async function issueToken(db: Queryable, userId: string, purpose: TokenPurpose, ttlMs: number): Promise<string> {
   const { token, hash } = newToken();
-  em.create(AuthTokenSchema, { tokenHash: hash, userId, purpose, expiresAt: new Date(Date.now() + ttlMs) });
-  await em.flush();
+  const expiresAt = new Date(Date.now() + ttlMs);
+  await runStatement(
+    db,
+    sql`INSERT INTO auth_tokens (token_hash, user_id, purpose, expires_at)
+        VALUES (${hash}::bytea, ${userId}::uuid, ${purpose}::text, ${expiresAt}::timestamptz)`,
+  );
   return token;
 }
 
 /** Tokens of `user` for `purpose` issued after `since`. */
-export async function countTokensSince(em: EntityManager, userId: string, purpose: TokenPurpose, since: Date) {
-  return em.count(AuthTokenSchema, { userId, purpose, createdAt: { $gt: since } });
+export async function countTokensSince(
+  db: Queryable,
+  userId: string,
+  purpose: TokenPurpose,
+  since: Date,
+): Promise<number> {
+  const [row] = await queryRows<{ count: number }>(
+    db,
+    sql`SELECT count(*)::int AS count FROM auth_tokens
+        WHERE user_id = ${userId}::uuid AND purpose = ${purpose}::text AND created_at > ${since}::timestamptz`,
+  );
+  return row?.count ?? 0;
 }
 
 /**
@@ -33,13 +43,13 @@ export async function countTokensSince(em: EntityManager, userId: string, purpos
  * returns its user's id; undefined when it is expired, used or unknown. Runs in the caller's
  * transaction: a refusal after this rolls the use back.
  */
-export async function useToken(em: EntityManager, token: string, purpose: TokenPurpose): Promise<string | undefined> {
-  const tokenHash = hashToken(token);
-  const now = new Date();
-  const used = await em.nativeUpdate(
-    AuthTokenSchema,
-    { tokenHash, purpose, usedAt: null, expiresAt: { $gt: now } },
-    { usedAt: now },
+export async function useToken(db: Queryable, token: string, purpose: TokenPurpose): Promise<string | undefined> {
+  const [row] = await queryRows<{ userId: string }>(
+    db,
+    sql`UPDATE auth_tokens SET used_at = now()
+        WHERE token_hash = ${hashToken(token)}::bytea AND purpose = ${purpose}::text
+          AND used_at IS NULL AND expires_at > now()
+        RETURNING user_id AS "userId"`,
   );
-  return used === 1 ? (await em.findOne(AuthTokenSchema, { tokenHash }))?.userId : undefined;
+  return row?.userId;
 }

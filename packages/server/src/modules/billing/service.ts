@@ -29,7 +29,7 @@ async function billingProject(
     if (caller.keyProjectId !== id) throw notFound('Project');
     return id;
   }
-  const { project } = await requireMembership(deps.db.orm.em.fork(), caller.userId, id, roles);
+  const { project } = await requireMembership(deps.db.pool, caller.userId, id, roles);
   if (write) refuseIfDisabled(project);
   return project.id;
 }

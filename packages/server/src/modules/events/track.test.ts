@@ -367,7 +367,7 @@ describe('key checked inside the track statement (no Idempotency-Key)', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('ratelimit-limit')).toBe('1000');
     expect(Number(ok.headers.get('ratelimit-remaining'))).toBeLessThan(1000);
-    await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, 'paused');
+    await setProjectDisabled(pigeon.deps.db.pool, project.id, 'paused');
     const disabled = await api(pigeon, pk(bodyOf(rotated, 200))).events.track({ body });
     expect(expectEnvelope(disabled, 403, 'PROJECT_DISABLED').details).toEqual({ reason: 'paused' });
     expect(await stored(project.id)).toBe(1);

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { createUser } from '../accounts/service.js';
-import { UserSchema } from '../accounts/user.entity.js';
 import { createDomain } from '../domains/service.js';
-import { ProjectSchema } from './project.entity.js';
 import { createProject } from './service.js';
 
 const FIRST_RUN_EMAIL = 'owner@pigeon.local';
@@ -20,15 +20,17 @@ export interface Credentials {
   secretKey: string;
 }
 
-/** Creates a user with a project they own, for scripts (`pigeon create-user`) and the first run. */
+/** Creates a user with a project they own (one transaction), for scripts (`pigeon create-user`) and the first run. */
 export async function createUserWithProject(
-  em: EntityManager,
+  pool: pg.Pool,
   email: string,
   password: string,
   projectName: string,
 ): Promise<Credentials> {
-  const user = await createUser(em, email, password);
-  const project = await createProject(em, user.id, projectName);
+  const project = await inTransaction(pool, async (tx) => {
+    const user = await createUser(tx, email, password);
+    return createProject(tx, user.id, projectName);
+  });
   return {
     email,
     password,
@@ -82,7 +84,7 @@ async function firstRunSender(deps: AppDeps, projectId: string): Promise<string 
   if (deps.mailer.kind !== 'outbox') return undefined;
   await createDomain(deps, projectId, FIRST_RUN_DOMAIN);
   const sender = `hello@${FIRST_RUN_DOMAIN}`;
-  await deps.db.orm.em.fork().nativeUpdate(ProjectSchema, { id: projectId }, { defaultFrom: sender });
+  await queryRows(deps.db.pool, sql`UPDATE projects SET default_from = ${sender} WHERE id = ${projectId}::uuid`);
   return sender;
 }
 
@@ -92,15 +94,14 @@ async function firstRunSender(deps: AppDeps, projectId: string): Promise<string 
  */
 export async function bootstrapFirstRun(deps: AppDeps): Promise<string> {
   const { config } = deps;
-  const em = deps.db.orm.em.fork();
   const file = join(config.dataDir, 'first-run.txt');
-  if ((await em.count(UserSchema, {})) > 0) {
+  if ((await queryRows(deps.db.pool, sql`SELECT 1 FROM users LIMIT 1`)).length > 0) {
     return existsSync(file)
       ? `Sign-in details and the first project's keys: ${file} (current keys: pigeon keys)`
       : 'Project keys: pigeon keys';
   }
   const password = randomBytes(12).toString('base64url');
-  const credentials = await createUserWithProject(em, FIRST_RUN_EMAIL, password, 'My project');
+  const credentials = await createUserWithProject(deps.db.pool, FIRST_RUN_EMAIL, password, 'My project');
   const sender = await firstRunSender(deps, credentials.projectId);
   const text = describeCredentials(credentials, config.http.publicUrl, sender);
   writeFileSync(file, `${text}\n`, { mode: 0o600 });

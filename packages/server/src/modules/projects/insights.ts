@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { readTransportStatus } from '../../mail/transport-status.js';
 import { projectHealth, resumeCampaigns } from '../deliverability/health.js';
-import type { Project } from './project.entity.js';
+import type { Project } from './project.js';
 import { MANAGERS, requireMembership } from './service.js';
 
 const WINDOW_DAYS = 30;
@@ -70,18 +70,18 @@ export async function setupState(db: Queryable, projectId: string) {
 
 /** The security state of a project the user is a member of (both routers serve it). */
 export async function memberSecurityState(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId);
+  const { project } = await requireMembership(deps.db.pool, userId, projectId);
   return securityState(deps, project);
 }
 
 export async function memberSetupState(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId);
+  const { project } = await requireMembership(deps.db.pool, userId, projectId);
   return setupState(deps.db.pool, project.id);
 }
 
 /** An owner or admin resumes the campaigns sending health paused; answers the security state after. */
 export async function resumePausedCampaigns(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId, MANAGERS);
+  const { project } = await requireMembership(deps.db.pool, userId, projectId, MANAGERS);
   await resumeCampaigns(deps.db.pool, project.id);
   return securityState(deps, project);
 }

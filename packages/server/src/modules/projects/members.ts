@@ -1,30 +1,37 @@
-import { LockMode } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Role } from '@pigeon/contract';
+import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
+import { queryRows, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import { UserSchema } from '../accounts/user.entity.js';
 import { hashToken, newToken } from '../auth/tokens.js';
-import {
-  InvitationSchema,
-  type Membership,
-  MembershipSchema,
-  type Project,
-  ProjectSchema,
-  seesSecretKey,
-} from './project.entity.js';
+import { findMembership } from './membership.js';
+import { INVITATION_COLUMNS, type Invitation, type Membership, type Project, seesSecretKey } from './project.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
 
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 
-const toMemberDto = (m: Membership, email: string) => ({
+/** A member as listed: the membership and its user's email. */
+type Member = Pick<Membership, 'userId' | 'role' | 'sawSecretKey' | 'createdAt'> & { email: string };
+
+const toMemberDto = (m: Member) => ({
   userId: m.userId,
-  email,
+  email: m.email,
   role: m.role,
   joinedAt: m.createdAt.toISOString(),
 });
+
+/** Members of a project (`m.project_id = …` and more in `where`), with their emails. */
+const selectMembers = (db: Queryable, where: ReturnType<typeof sql>) =>
+  queryRows<Member>(
+    db,
+    sql`SELECT m.user_id AS "userId", m.role, m.saw_secret_key AS "sawSecretKey", m.created_at AS "createdAt",
+               coalesce(u.email, '') AS email
+        FROM memberships m LEFT JOIN users u ON u.id = m.user_id
+        WHERE ${where} ORDER BY m.created_at, m.user_id`,
+  );
 
 const toInvitationDto = (i: { id: string; email: string; role: Role; expiresAt: Date; createdAt: Date }) => ({
   id: i.id,
@@ -34,20 +41,16 @@ const toInvitationDto = (i: { id: string; email: string; role: Role; expiresAt: 
   createdAt: i.createdAt.toISOString(),
 });
 
-export async function listMembers(em: EntityManager, userId: string, projectId: string) {
-  await requireMembership(em, userId, projectId);
-  const memberships = await em.find(MembershipSchema, { projectId }, { orderBy: { createdAt: 'asc' } });
-  const users = await em.find(UserSchema, { id: { $in: memberships.map((m) => m.userId) } });
-  const emails = new Map(users.map((u) => [u.id, u.email]));
-  const invitations = await em.find(
-    InvitationSchema,
-    { projectId, acceptedAt: null, expiresAt: { $gt: new Date() } },
-    { orderBy: { createdAt: 'asc' } },
+export async function listMembers(db: Queryable, userId: string, projectId: string) {
+  await requireMembership(db, userId, projectId);
+  const members = await selectMembers(db, sql`m.project_id = ${projectId}::uuid`);
+  const invitations = await queryRows<Invitation>(
+    db,
+    sql`SELECT ${INVITATION_COLUMNS} FROM invitations i
+        WHERE i.project_id = ${projectId}::uuid AND i.accepted_at IS NULL AND i.expires_at > now()
+        ORDER BY i.created_at, i.id`,
   );
-  return {
-    members: memberships.map((m) => toMemberDto(m, emails.get(m.userId) ?? '')),
-    invitations: invitations.map(toInvitationDto),
-  };
+  return { members: members.map(toMemberDto), invitations: invitations.map(toInvitationDto) };
 }
 
 /** Only an OWNER may hand out or take away the OWNER role. */
@@ -58,30 +61,40 @@ function assertMayGrant(actorRole: Role, role: Role) {
 
 /** An existing user is added at once; an unknown address gets a mailed invitation token. */
 export async function inviteMember(deps: AppDeps, actorId: string, projectId: string, email: string, role: Role) {
-  const em = deps.db.orm.em.fork();
-  const { project, membership } = await requireMembership(em, actorId, projectId, MANAGERS);
+  const db = deps.db.pool;
+  const { project, membership } = await requireMembership(db, actorId, projectId, MANAGERS);
   refuseIfDisabled(project);
   assertMayGrant(membership.role, role);
-  const user = await em.findOne(UserSchema, { email });
+  const [user] = await queryRows<{ id: string; email: string }>(
+    db,
+    sql`SELECT id, email FROM users WHERE email = ${email}`,
+  );
   if (user) {
-    if (await em.findOne(MembershipSchema, { projectId, userId: user.id }))
-      throw conflict('This user is already a member');
-    const added = em.create(MembershipSchema, { projectId, userId: user.id, role });
-    await em.flush();
-    return { status: 'added' as const, member: toMemberDto(added, user.email) };
+    const [added] = await queryRows<Member>(
+      db,
+      sql`INSERT INTO memberships (project_id, user_id, role, saw_secret_key)
+          VALUES (${projectId}::uuid, ${user.id}::uuid, ${role}, ${seesSecretKey(role)}::boolean)
+          ON CONFLICT DO NOTHING
+          RETURNING user_id AS "userId", role, saw_secret_key AS "sawSecretKey", created_at AS "createdAt", ${user.email}::text AS email`,
+    );
+    if (!added) throw conflict('This user is already a member');
+    return { status: 'added' as const, member: toMemberDto(added) };
   }
   const { token, hash } = newToken();
-  const invitation = await em.transactional(async (tx) => {
-    await tx.nativeDelete(InvitationSchema, { projectId, email, acceptedAt: null });
-    return tx.create(InvitationSchema, {
-      id: uuidv7(),
-      projectId,
-      email,
-      role,
-      tokenHash: hash,
-      invitedBy: actorId,
-      expiresAt: new Date(Date.now() + INVITATION_TTL_MS),
-    });
+  const invitation = await inTransaction(deps.db.pool, async (tx) => {
+    // The address's earlier pending invitation to the project gives way to this one.
+    await queryRows(
+      tx,
+      sql`DELETE FROM invitations WHERE project_id = ${projectId}::uuid AND email = ${email} AND accepted_at IS NULL`,
+    );
+    const [created] = await queryRows<Invitation>(
+      tx,
+      sql`INSERT INTO invitations AS i (id, project_id, email, role, token_hash, invited_by, expires_at)
+          VALUES (${uuidv7()}::uuid, ${projectId}::uuid, ${email}, ${role}, ${hash}::bytea, ${actorId}::uuid,
+                  ${new Date(Date.now() + INVITATION_TTL_MS)}::timestamptz)
+          RETURNING ${INVITATION_COLUMNS}`,
+    );
+    return created as Invitation;
   });
   await sendSystemMail(deps, email, `You are invited to ${project.name} on Pigeon`, [
     `You have been invited to join the project "${project.name}" as ${role}.`,
@@ -91,8 +104,12 @@ export async function inviteMember(deps: AppDeps, actorId: string, projectId: st
   return { status: 'invited' as const, invitation: toInvitationDto(invitation) };
 }
 
-async function countOwners(em: EntityManager, projectId: string) {
-  return em.count(MembershipSchema, { projectId, role: 'OWNER' });
+async function countOwners(db: Queryable, projectId: string) {
+  const [row] = await queryRows<{ n: number }>(
+    db,
+    sql`SELECT count(*)::int AS n FROM memberships WHERE project_id = ${projectId}::uuid AND role = 'OWNER'`,
+  );
+  return row?.n ?? 0;
 }
 
 /**
@@ -102,40 +119,30 @@ async function countOwners(em: EntityManager, projectId: string) {
  * The actor's own role is read after the lock too (it may just have been taken away).
  */
 function withMembersLocked<T>(
-  em: EntityManager,
+  pool: pg.Pool,
   actorId: string,
   projectId: string,
-  change: (tx: EntityManager, actor: Membership, project: Project) => Promise<T>,
+  change: (tx: pg.PoolClient, actor: Membership, project: Project) => Promise<T>,
 ): Promise<T> {
-  return em.transactional(async (tx) => {
+  return inTransaction(pool, async (tx) => {
     await requireMembership(tx, actorId, projectId, MANAGERS); // 404 / 403 before taking the lock
-    const project = await tx.findOneOrFail(
-      ProjectSchema,
-      { id: projectId },
-      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
-    );
-    const actor = await tx.findOne(MembershipSchema, { projectId, userId: actorId }, { refresh: true });
-    if (!actor || !MANAGERS.includes(actor.role)) {
+    await queryRows(tx, sql`SELECT 1 FROM projects WHERE id = ${projectId}::uuid FOR UPDATE`);
+    const found = await findMembership(tx, projectId, actorId);
+    if (!found || !MANAGERS.includes(found.membership.role)) {
       throw forbidden(`This needs the ${MANAGERS.join(' or ')} role in the project`, 'INSUFFICIENT_ROLE');
     }
-    return change(tx, actor, project);
+    return change(tx, found.membership, found.project);
   });
 }
 
-async function lockedTarget(tx: EntityManager, projectId: string, userId: string): Promise<Membership> {
-  const target = await tx.findOne(MembershipSchema, { projectId, userId }, { refresh: true });
+async function lockedTarget(tx: Queryable, projectId: string, userId: string): Promise<Member> {
+  const [target] = await selectMembers(tx, sql`m.project_id = ${projectId}::uuid AND m.user_id = ${userId}::uuid`);
   if (!target) throw notFound('Member');
   return target;
 }
 
-export async function updateMemberRole(
-  em: EntityManager,
-  actorId: string,
-  projectId: string,
-  userId: string,
-  role: Role,
-) {
-  return withMembersLocked(em, actorId, projectId, async (tx, actor, project) => {
+export async function updateMemberRole(pool: pg.Pool, actorId: string, projectId: string, userId: string, role: Role) {
+  return withMembersLocked(pool, actorId, projectId, async (tx, actor, project) => {
     refuseIfDisabled(project);
     const target = await lockedTarget(tx, projectId, userId);
     assertMayGrant(actor.role, role);
@@ -143,27 +150,29 @@ export async function updateMemberRole(
     if (target.role === 'OWNER' && role !== 'OWNER' && (await countOwners(tx, projectId)) === 1) {
       throw conflict('The last OWNER cannot be demoted; make someone else an OWNER first');
     }
-    target.role = role;
-    target.sawSecretKey ||= seesSecretKey(role);
-    await tx.flush();
-    const user = await tx.findOneOrFail(UserSchema, { id: userId });
-    return toMemberDto(target, user.email);
+    await queryRows(
+      tx,
+      sql`UPDATE memberships SET role = ${role}, saw_secret_key = saw_secret_key OR ${seesSecretKey(role)}::boolean
+          WHERE project_id = ${projectId}::uuid AND user_id = ${userId}::uuid`,
+    );
+    return toMemberDto({ ...target, role });
   });
 }
 
 /** Says whether the removed member could see the current secret key, and if so suggests rotating. */
-export async function removeMember(em: EntityManager, actorId: string, projectId: string, userId: string) {
-  return withMembersLocked(em, actorId, projectId, async (tx, actor) => {
+export async function removeMember(pool: pg.Pool, actorId: string, projectId: string, userId: string) {
+  return withMembersLocked(pool, actorId, projectId, async (tx, actor) => {
     const target = await lockedTarget(tx, projectId, userId);
     assertMayGrant(actor.role, target.role);
     if (target.role === 'OWNER' && (await countOwners(tx, projectId)) === 1) {
       throw conflict('The last OWNER cannot be removed; make someone else an OWNER first');
     }
-    const user = await tx.findOne(UserSchema, { id: userId });
-    const removed = toMemberDto(target, user?.email ?? '');
-    await tx.remove(target).flush();
+    await queryRows(
+      tx,
+      sql`DELETE FROM memberships WHERE project_id = ${projectId}::uuid AND user_id = ${userId}::uuid`,
+    );
     return {
-      removed,
+      removed: toMemberDto(target),
       sawSecretKey: target.sawSecretKey,
       ...(target.sawSecretKey
         ? {
@@ -175,26 +184,38 @@ export async function removeMember(em: EntityManager, actorId: string, projectId
 }
 
 /** Whether someone invited this address to a project (pending and unexpired): SSO may then create its account. */
-export async function hasPendingInvitation(em: EntityManager, email: string): Promise<boolean> {
-  return (await em.count(InvitationSchema, { email, acceptedAt: null, expiresAt: { $gt: new Date() } })) > 0;
+export async function hasPendingInvitation(db: Queryable, email: string): Promise<boolean> {
+  const found = await queryRows(
+    db,
+    sql`SELECT 1 FROM invitations WHERE email = ${email} AND accepted_at IS NULL AND expires_at > now() LIMIT 1`,
+  );
+  return found.length > 0;
 }
 
 /** The signed-in user joins with a token mailed to their own address. */
-export async function acceptInvitation(em: EntityManager, user: { id: string; email: string }, token: string) {
-  return em.transactional(async (tx) => {
-    const invitation = await tx.findOne(InvitationSchema, {
-      tokenHash: hashToken(token),
-      acceptedAt: null,
-      expiresAt: { $gt: new Date() },
-    });
+export async function acceptInvitation(pool: pg.Pool, user: { id: string; email: string }, token: string) {
+  return inTransaction(pool, async (tx) => {
+    const [invitation] = await queryRows<Invitation>(
+      tx,
+      sql`SELECT ${INVITATION_COLUMNS} FROM invitations i
+          WHERE i.token_hash = ${hashToken(token)}::bytea AND i.accepted_at IS NULL AND i.expires_at > now()
+          FOR UPDATE`,
+    );
     if (!invitation) throw new AppError(400, 'INVALID_TOKEN', 'This invitation is invalid, expired or already used');
     if (invitation.email !== user.email) {
       throw forbidden('This invitation was sent to another email address', 'INVITATION_EMAIL_MISMATCH');
     }
-    invitation.acceptedAt = new Date();
-    const existing = await tx.findOne(MembershipSchema, { projectId: invitation.projectId, userId: user.id });
-    if (!existing)
-      tx.create(MembershipSchema, { projectId: invitation.projectId, userId: user.id, role: invitation.role });
-    return { projectId: invitation.projectId, role: existing?.role ?? invitation.role };
+    await queryRows(tx, sql`UPDATE invitations SET accepted_at = now() WHERE id = ${invitation.id}::uuid`);
+    const [membership] = await queryRows<{ role: Role }>(
+      tx,
+      sql`WITH added AS (
+            INSERT INTO memberships (project_id, user_id, role, saw_secret_key)
+            VALUES (${invitation.projectId}::uuid, ${user.id}::uuid, ${invitation.role}, ${seesSecretKey(invitation.role)}::boolean)
+            ON CONFLICT DO NOTHING RETURNING role
+          )
+          SELECT role FROM added
+          UNION ALL SELECT role FROM memberships WHERE project_id = ${invitation.projectId}::uuid AND user_id = ${user.id}::uuid`,
+    );
+    return { projectId: invitation.projectId, role: membership?.role ?? invitation.role };
   });
 }

@@ -1,6 +1,9 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../../db/query.js';
 import { isUuid } from '../../db/scoped.js';
-import { type Membership, MembershipSchema, type Project, ProjectSchema } from './project.entity.js';
+import type { Queryable } from '../../db/sql.js';
+import { type Membership, PROJECT_COLUMNS, type Project } from './project.js';
+
+type Row = Project & { memberRole: Membership['role']; sawSecretKey: boolean; joinedAt: Date };
 
 /**
  * The one membership rule, used by the dashboard's session check (`http/auth.ts`, X-Project-Id)
@@ -9,12 +12,18 @@ import { type Membership, MembershipSchema, type Project, ProjectSchema } from '
  * to a non-member (403 for the header, 404 for a path).
  */
 export async function findMembership(
-  em: EntityManager,
+  db: Queryable,
   projectId: string,
   userId: string,
 ): Promise<{ project: Project; membership: Membership } | undefined> {
   if (!isUuid(projectId)) return undefined;
-  const membership = await em.findOne(MembershipSchema, { projectId, userId });
-  const project = membership ? await em.findOne(ProjectSchema, { id: projectId }) : null;
-  return membership && project ? { project, membership } : undefined;
+  const [row] = await queryRows<Row>(
+    db,
+    sql`SELECT ${PROJECT_COLUMNS}, m.role AS "memberRole", m.saw_secret_key AS "sawSecretKey", m.created_at AS "joinedAt"
+        FROM memberships m JOIN projects p ON p.id = m.project_id
+        WHERE m.project_id = ${projectId}::uuid AND m.user_id = ${userId}::uuid`,
+  );
+  if (!row) return undefined;
+  const { memberRole, sawSecretKey, joinedAt, ...project } = row;
+  return { project, membership: { projectId, userId, role: memberRole, sawSecretKey, createdAt: joinedAt } };
 }

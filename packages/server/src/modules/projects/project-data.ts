@@ -39,7 +39,7 @@ export async function wipeProjectData(pool: pg.Pool, projectId: string): Promise
 
 /** An owner empties an enabled project of its data (POST /users/@me/projects/:id/reset). */
 export async function resetProject(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId, ['OWNER']);
+  const { project } = await requireMembership(deps.db.pool, userId, projectId, ['OWNER']);
   refuseIfDisabled(project);
   return wipeProjectData(deps.db.pool, project.id);
 }

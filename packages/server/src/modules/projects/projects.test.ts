@@ -316,7 +316,7 @@ describe('project lifecycle', () => {
 
   it('a disabled project can read but every write is 403', async () => {
     const { owner, project } = await newProject(pigeon);
-    await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, 'abuse report');
+    await setProjectDisabled(pigeon.deps.db.pool, project.id, 'abuse report');
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
     const write = await pigeon.request('POST', '/__probe/secret', { headers: bearer(project.secretKey) });
     expect(expectEnvelope(write, 403, 'PROJECT_DISABLED').details).toEqual({ reason: 'abuse report' });
@@ -341,7 +341,7 @@ describe('project lifecycle', () => {
       bounceRate: 0,
     });
     expect(security.recentSuspensions).toEqual([{ at: expect.any(String), reason: 'abuse report' }]);
-    await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, null);
+    await setProjectDisabled(pigeon.deps.db.pool, project.id, null);
     expect((await pigeon.request('POST', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 

@@ -3,7 +3,6 @@ import { initServer } from '@ts-rest/express';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
-import { requestEm } from '../../http/entity-manager.js';
 import { toUserDto } from '../accounts/service.js';
 import { memberSecurityState, memberSetupState, resumePausedCampaigns } from './insights.js';
 import * as members from './members.js';
@@ -26,10 +25,10 @@ export const createUsersRouter = (deps: AppDeps) => {
     me: async ({ req }) => ({ status: 200, body: toUserDto(callerUser(req)) }),
     listProjects: async ({ req }) => ({
       status: 200,
-      body: await projects.listProjects(requestEm(deps, req), callerUser(req).id),
+      body: await projects.listProjects(deps.db.pool, callerUser(req).id),
     }),
     createProject: async ({ req, body }) => {
-      const project = await projects.createProject(requestEm(deps, req), callerUser(req).id, body.name);
+      const project = await projects.createProject(deps.db.pool, callerUser(req).id, body.name);
       return { status: 201, body: projects.toProjectDto(project, 'OWNER') };
     },
     updateProject: async ({ req, params, body }) => ({
@@ -37,12 +36,12 @@ export const createUsersRouter = (deps: AppDeps) => {
       body: await projects.updateProject(deps, callerUser(req).id, params.id, body),
     }),
     deleteProject: async ({ req, params }) => {
-      await projects.deleteProject(requestEm(deps, req), callerUser(req).id, params.id);
+      await projects.deleteProject(deps.db.pool, callerUser(req).id, params.id);
       return { status: 204, body: undefined };
     },
     regenerateKeys: async ({ req, params }) => ({
       status: 200,
-      body: await projects.regenerateKeys(requestEm(deps, req), callerUser(req).id, params.id),
+      body: await projects.regenerateKeys(deps.db.pool, callerUser(req).id, params.id),
     }),
     rotateWebhookSecret: async ({ req, params }) => ({
       status: 200,
@@ -72,7 +71,7 @@ export const createProjectsRouter = (deps: AppDeps) => {
     }),
     listMembers: async ({ req, params }) => ({
       status: 200,
-      body: await members.listMembers(requestEm(deps, req), callerUser(req).id, params.id),
+      body: await members.listMembers(deps.db.pool, callerUser(req).id, params.id),
     }),
     inviteMember: async ({ req, params, body }) => ({
       status: 201,
@@ -80,17 +79,11 @@ export const createProjectsRouter = (deps: AppDeps) => {
     }),
     updateMember: async ({ req, params, body }) => ({
       status: 200,
-      body: await members.updateMemberRole(
-        requestEm(deps, req),
-        callerUser(req).id,
-        params.id,
-        params.userId,
-        body.role,
-      ),
+      body: await members.updateMemberRole(deps.db.pool, callerUser(req).id, params.id, params.userId, body.role),
     }),
     removeMember: async ({ req, params }) => ({
       status: 200,
-      body: await members.removeMember(requestEm(deps, req), callerUser(req).id, params.id, params.userId),
+      body: await members.removeMember(deps.db.pool, callerUser(req).id, params.id, params.userId),
     }),
   });
 };

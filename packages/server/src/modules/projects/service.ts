@@ -1,19 +1,14 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Retention, Role, type TrackingMode } from '@pigeon/contract';
+import { RETENTION_DEFAULTS, type Retention, Role, type TrackingMode } from '@pigeon/contract';
+import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
+import { join, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
 import { findMembership } from './membership.js';
-import {
-  type Membership,
-  MembershipSchema,
-  type Project,
-  ProjectSchema,
-  ProjectSuspensionSchema,
-  seesSecretKey,
-} from './project.entity.js';
+import { type Membership, PROJECT_COLUMNS, type Project, seesSecretKey } from './project.js';
 
 export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
 
@@ -51,23 +46,36 @@ export const toProjectDto = (project: Project, role: Role) => ({
   updatedAt: project.updatedAt.toISOString(),
 });
 
-export async function createProject(em: EntityManager, ownerId: string, name: string): Promise<Project> {
-  return em.transactional(async (tx) => {
-    const project = tx.create(ProjectSchema, { id: uuidv7(), name, ...generateKeyPair() });
-    await tx.flush(); // memberships reference the project row; ids are plain columns, not ORM relations
-    tx.create(MembershipSchema, { projectId: project.id, userId: ownerId, role: 'OWNER' });
-    return project;
-  });
+/** The project and its OWNER's membership in one statement. */
+export async function createProject(db: Queryable, ownerId: string, name: string): Promise<Project> {
+  const keys = generateKeyPair();
+  const [project] = await queryRows<Project>(
+    db,
+    sql`WITH p AS (
+          INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash,
+                                retention_events_days, retention_content_days, retention_emails_days)
+          VALUES (${uuidv7()}::uuid, ${name}, ${keys.publicKey}, ${keys.secretKey}, ${keys.publicKeyHash}::bytea,
+                  ${keys.secretKeyHash}::bytea, ${RETENTION_DEFAULTS.eventsDays}::int,
+                  ${RETENTION_DEFAULTS.contentDays}::int, ${RETENTION_DEFAULTS.emailsDays}::int)
+          RETURNING *
+        ), owner AS (
+          INSERT INTO memberships (project_id, user_id, role, saw_secret_key)
+          SELECT id, ${ownerId}::uuid, 'OWNER', true FROM p
+        )
+        SELECT ${PROJECT_COLUMNS} FROM p`,
+  );
+  return project as Project;
 }
 
-export async function listProjects(em: EntityManager, userId: string) {
-  const memberships = await em.find(MembershipSchema, { userId }, { orderBy: { createdAt: 'asc' } });
-  const projects = await em.find(ProjectSchema, { id: { $in: memberships.map((m) => m.projectId) } });
-  const byId = new Map(projects.map((p) => [p.id, p]));
-  return memberships.flatMap((m) => {
-    const project = byId.get(m.projectId);
-    return project ? [toProjectDto(project, m.role)] : [];
-  });
+export async function listProjects(db: Queryable, userId: string) {
+  const rows = await queryRows<Project & { memberRole: Role }>(
+    db,
+    sql`SELECT ${PROJECT_COLUMNS}, m.role AS "memberRole"
+        FROM memberships m JOIN projects p ON p.id = m.project_id
+        WHERE m.user_id = ${userId}::uuid
+        ORDER BY m.created_at, m.project_id`,
+  );
+  return rows.map(({ memberRole, ...project }) => toProjectDto(project, memberRole));
 }
 
 /**
@@ -75,12 +83,12 @@ export async function listProjects(em: EntityManager, userId: string) {
  * (or no such project) is 404; a member without the role is 403.
  */
 export async function requireMembership(
-  em: EntityManager,
+  db: Queryable,
   userId: string,
   projectId: string,
   roles: readonly Role[] = Role.options,
 ): Promise<{ project: Project; membership: Membership }> {
-  const found = await findMembership(em, projectId, userId);
+  const found = await findMembership(db, projectId, userId);
   if (!found) throw notFound('Project');
   const { project, membership } = found;
   if (!roles.includes(membership.role)) {
@@ -97,55 +105,98 @@ export function refuseIfDisabled(project: Project): void {
   }
 }
 
+const SETTING_COLUMNS = {
+  name: 'name',
+  trackingMode: 'tracking_mode',
+  subscribedRedirectUrl: 'subscribed_redirect_url',
+  unsubscribedRedirectUrl: 'unsubscribed_redirect_url',
+  unsubscribeMailbox: 'unsubscribe_mailbox',
+  campaignSendRate: 'campaign_send_rate',
+  defaultFrom: 'default_from',
+} as const satisfies Record<Exclude<keyof ProjectSettings, 'retention'>, string>;
+
+const RETENTION_COLUMNS = {
+  eventsDays: 'retention_events_days',
+  contentDays: 'retention_content_days',
+  emailsDays: 'retention_emails_days',
+} as const satisfies Record<keyof Retention, string>;
+
+/** `column = value` for each setting given (undefined: unchanged; null: cleared). */
+function settingAssignments(changes: ProjectSettings): Sql[] {
+  const { retention, ...settings } = changes;
+  const set = (column: string, value: unknown, type: string) => sql`${raw(column)} = ${value}::${raw(type)}`;
+  const out: Sql[] = [];
+  for (const [key, column] of Object.entries(SETTING_COLUMNS)) {
+    const value = settings[key as keyof typeof SETTING_COLUMNS];
+    if (value !== undefined) out.push(set(column, value, key === 'campaignSendRate' ? 'real' : 'text'));
+  }
+  for (const [key, column] of Object.entries(RETENTION_COLUMNS)) {
+    const value = retention?.[key as keyof Retention];
+    if (value !== undefined) out.push(set(column, value, 'int'));
+  }
+  return out;
+}
+
 export async function updateProject(
   deps: Pick<AppDeps, 'db'>,
   userId: string,
   projectId: string,
   changes: ProjectSettings,
 ) {
-  const em = deps.db.orm.em.fork();
-  const { project, membership } = await requireMembership(em, userId, projectId, MANAGERS);
+  const { project, membership } = await requireMembership(deps.db.pool, userId, projectId, MANAGERS);
   refuseIfDisabled(project);
   // The same 403 as a template's sender: a default sender must be on a domain verified for the project.
   if (changes.defaultFrom) await requireVerifiedSender(deps.db.pool, projectId, changes.defaultFrom);
-  const { retention, ...settings } = changes;
-  em.assign(project, {
-    ...settings,
-    ...(retention?.eventsDays !== undefined && { retentionEventsDays: retention.eventsDays }),
-    ...(retention?.contentDays !== undefined && { retentionContentDays: retention.contentDays }),
-    ...(retention?.emailsDays !== undefined && { retentionEmailsDays: retention.emailsDays }),
-  });
-  await em.flush();
-  return toProjectDto(project, membership.role);
+  const [updated] = await queryRows<Project>(
+    deps.db.pool,
+    sql`UPDATE projects p SET ${join([...settingAssignments(changes), sql`updated_at = now()`], ', ')}
+        WHERE p.id = ${projectId}::uuid RETURNING ${PROJECT_COLUMNS}`,
+  );
+  if (!updated) throw notFound('Project');
+  return toProjectDto(updated, membership.role);
 }
 
-export async function deleteProject(em: EntityManager, userId: string, projectId: string): Promise<void> {
-  const { project } = await requireMembership(em, userId, projectId, ['OWNER']);
-  await em.remove(project).flush();
+export async function deleteProject(db: Queryable, userId: string, projectId: string): Promise<void> {
+  await requireMembership(db, userId, projectId, ['OWNER']);
+  await queryRows(db, sql`DELETE FROM projects WHERE id = ${projectId}::uuid`);
 }
 
 /**
  * Both keys change in one UPDATE: every process looks keys up per request, so the old ones die at
  * once. Members who are not OWNER or ADMIN have not seen the new secret key.
  */
-export async function regenerateKeys(em: EntityManager, userId: string, projectId: string) {
-  return em.transactional(async (tx) => {
+export async function regenerateKeys(pool: pg.Pool, userId: string, projectId: string) {
+  return inTransaction(pool, async (tx) => {
     const { project, membership } = await requireMembership(tx, userId, projectId, MANAGERS);
     refuseIfDisabled(project);
-    tx.assign(project, generateKeyPair());
-    await tx.flush();
-    await tx.nativeUpdate(MembershipSchema, { projectId, role: 'MEMBER' }, { sawSecretKey: false });
-    return toProjectDto(project, membership.role);
+    const keys = generateKeyPair();
+    const [updated] = await queryRows<Project>(
+      tx,
+      sql`UPDATE projects p SET public_key = ${keys.publicKey}, secret_key = ${keys.secretKey},
+            public_key_hash = ${keys.publicKeyHash}::bytea, secret_key_hash = ${keys.secretKeyHash}::bytea, updated_at = now()
+          WHERE p.id = ${projectId}::uuid RETURNING ${PROJECT_COLUMNS}`,
+    );
+    await queryRows(
+      tx,
+      sql`UPDATE memberships SET saw_secret_key = false WHERE project_id = ${projectId}::uuid AND role = 'MEMBER'`,
+    );
+    return toProjectDto(updated as Project, membership.role);
   });
 }
 
-/** Disabling is an operator action (`pigeon project disable`), recorded as a suspension. */
-export async function setProjectDisabled(em: EntityManager, projectId: string, reason: string | null) {
-  const project = await em.findOne(ProjectSchema, { id: projectId });
+/** Disabling is an operator action (`pigeon project disable`), recorded as a suspension (one statement: the flag and its row). */
+export async function setProjectDisabled(db: Queryable, projectId: string, reason: string | null): Promise<Project> {
+  const [project] = await queryRows<Project>(
+    db,
+    sql`WITH p AS (
+          UPDATE projects SET disabled = ${reason !== null}::boolean, disabled_reason = ${reason}::text, updated_at = now()
+          WHERE id = ${projectId}::uuid RETURNING *
+        ), suspension AS (
+          INSERT INTO project_suspensions (id, project_id, reason)
+          SELECT ${uuidv7()}::uuid, id, ${reason}::text FROM p WHERE ${reason}::text IS NOT NULL
+        )
+        SELECT ${PROJECT_COLUMNS} FROM p`,
+  );
   if (!project) throw notFound('Project');
-  project.disabled = reason !== null;
-  project.disabledReason = reason;
-  if (reason !== null) em.create(ProjectSuspensionSchema, { id: uuidv7(), projectId, reason });
-  await em.flush(); // one transaction: the flag and its suspension row
   return project;
 }

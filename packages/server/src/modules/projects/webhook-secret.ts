@@ -4,7 +4,7 @@ import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
 
 /** `POST /users/@me/projects/:id/webhook-secret`: OWNER or ADMIN, like the API keys. */
 export async function regenerateWebhookSecret(deps: Pick<AppDeps, 'db'>, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.orm.em.fork(), userId, projectId, MANAGERS);
+  const { project } = await requireMembership(deps.db.pool, userId, projectId, MANAGERS);
   refuseIfDisabled(project);
   const rotated = await rotateWebhookSecret(deps.db.pool, project.id);
   return {

@@ -2,7 +2,6 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../http/auth.js';
-import { requestEm } from '../../http/entity-manager.js';
 import * as accounts from '../accounts/service.js';
 import { endSession, startSession } from '../auth/session.js';
 import { acceptInvitation } from '../projects/members.js';
@@ -31,8 +30,8 @@ export const createAuthRouter = (deps: AppDeps) => {
       await endSession(deps, req, res);
       return { status: 200, body: { success: true } };
     },
-    verifyEmail: async ({ body, req }) => {
-      const user = await accounts.verifyEmail(requestEm(deps, req), body.token);
+    verifyEmail: async ({ body }) => {
+      const user = await accounts.verifyEmail(deps.db.pool, body.token);
       return { status: 200, body: accounts.toUserDto(user) };
     },
     requestVerification: async ({ req }) => {
@@ -61,7 +60,7 @@ export const createAuthRouter = (deps: AppDeps) => {
     }),
     acceptInvitation: async ({ body, req }) => ({
       status: 200,
-      body: await acceptInvitation(requestEm(deps, req), callerUser(req), body.token),
+      body: await acceptInvitation(deps.db.pool, callerUser(req), body.token),
     }),
   });
 };

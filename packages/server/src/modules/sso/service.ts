@@ -1,9 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/index.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, forbidden } from '../../http/errors.js';
 import * as accounts from '../accounts/service.js';
-import type { User } from '../accounts/user.entity.js';
+import type { User } from '../accounts/user.js';
 import { hasPendingInvitation } from '../projects/members.js';
 import { type Attempt, consumeAttempt, newAttempt, saveAttempt } from './attempts.js';
 import { linkIdentity, signInWithIdentity } from './identities.js';
@@ -68,25 +67,25 @@ async function signInWith(deps: AppDeps, client: ProviderClient, callbackUrl: UR
   const profile = await client.profile(callbackUrl, attempt);
   const email = acceptedEmail(deps.config, client.settings.name, profile);
   const provider = client.settings.id;
-  const em = deps.db.orm.em.fork();
+  const db = deps.db.pool;
   const linkedUserId = await signInWithIdentity(deps.db.pool, provider, profile.subject, email);
   if (linkedUserId) {
-    const user = await accounts.findUserById(em, linkedUserId);
+    const user = await accounts.findUserById(db, linkedUserId);
     if (user) return user;
   }
-  const user = (await accounts.findUserByEmail(em, email)) ?? (await createAccount(deps, em, email));
+  const user = (await accounts.findUserByEmail(db, email)) ?? (await createAccount(deps, email));
   await linkIdentity(deps.db.pool, user.id, provider, profile.subject, email);
-  await accounts.claimWithVerifiedEmail(em, user);
+  await accounts.claimWithVerifiedEmail(db, user);
   return user;
 }
 
-async function createAccount(deps: AppDeps, em: EntityManager, email: string): Promise<User> {
-  if (!deps.config.sso.createAccounts && !(await hasPendingInvitation(em, email))) {
+async function createAccount(deps: AppDeps, email: string): Promise<User> {
+  if (!deps.config.sso.createAccounts && !(await hasPendingInvitation(deps.db.pool, email))) {
     throw forbidden(`There is no Pigeon account for ${email}`, 'FORBIDDEN', {
       suggestion: 'Ask an owner of a Pigeon project to invite this address, then sign in again.',
     });
   }
-  return accounts.createPasswordlessUser(em, email);
+  return accounts.createPasswordlessUser(deps.db.pool, email);
 }
 
 /** The profile's email, if the provider verified it and its domain is allowed; otherwise a 403 that says why. */

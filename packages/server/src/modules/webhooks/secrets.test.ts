@@ -63,7 +63,7 @@ describe('POST /users/@me/projects/:id/webhook-secret', () => {
     );
     expect((await rotate(project.id, admin.cookie)).body.data.secret).toMatch(WHSEC);
 
-    await setProjectDisabled(pigeon.deps.db.orm.em.fork(), project.id, 'abuse report');
+    await setProjectDisabled(pigeon.deps.db.pool, project.id, 'abuse report');
     expectEnvelope(await rotate(project.id, owner.cookie), 403, 'PROJECT_DISABLED');
   });
 });
