@@ -332,6 +332,57 @@ describe('analytics', () => {
     });
   });
 
+  it('a daily series of the project reads the daily totals: the hourly series summed per day, before and after folds', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const pool = pigeon.deps.db.pool;
+    const HOUR = 3_600_000;
+    const DAY = 24 * HOUR;
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    const at = (daysAgo: number, hour: number) => new Date(today - daysAgo * DAY + hour * HOUR);
+    const addCount = (hour: Date, name: string, part: number, count: number) =>
+      queryRows(
+        pool,
+        sql`INSERT INTO event_counts (project_id, hour, name, part, count)
+            VALUES (${project.id}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
+      );
+    await addCount(at(3, 0), 'email.sent', 0, 2);
+    await addCount(at(3, 23), 'email.sent', 1, 3);
+    await addCount(at(3, 9), 'email.open', 2, 1);
+    await addCount(at(2, 5), 'email.sent', 5, 4);
+    await addCount(at(2, 6), 'viewed', 0, 9); // not a metric
+    const range = { from: at(4, 0).toISOString(), to: at(0, 0).toISOString() };
+    const series = async (interval: 'day' | 'hour') =>
+      bodyOf(await api(pigeon, auth).analytics.timeseries({ query: { ...range, interval } }), 200);
+    const hourlySummedPerDay = async () => {
+      const hourly = await series('hour');
+      const byDay = new Map<string, Record<string, number>>();
+      for (const { timestamp, ...counts } of hourly.points) {
+        const day = `${timestamp.slice(0, 10)}T00:00:00.000Z`;
+        const sum = byDay.get(day) ?? {};
+        for (const [metric, n] of Object.entries(counts)) sum[metric] = (sum[metric] ?? 0) + n;
+        byDay.set(day, sum);
+      }
+      return { totals: hourly.totals, points: [...byDay].map(([timestamp, counts]) => ({ timestamp, ...counts })) };
+    };
+    const daily = async () => {
+      const { totals, points } = await series('day');
+      return { totals, points };
+    };
+    const expected = await hourlySummedPerDay();
+    expect(expected.totals).toMatchObject({ sent: 9, opened: 1 });
+    expect(await daily()).toEqual(expected);
+    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    expect(await daily()).toEqual(expected);
+    // A late count of a folded day: in the series before the next fold (its per-part row) and after it.
+    await addCount(at(3, 4), 'email.sent', 3, 5);
+    const late = await hourlySummedPerDay();
+    expect(late.totals.sent).toBe(14);
+    expect(await daily()).toEqual(late);
+    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    expect(await daily()).toEqual(late);
+    expect(await hourlySummedPerDay()).toEqual(late);
+  });
+
   it('refuses bad ranges, parameters and ids, and the public key', async () => {
     const { project, auth } = await newProject(pigeon);
     const other = await newProject(pigeon);

@@ -3,11 +3,12 @@ import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@p
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound, validationFailed } from '../../http/errors.js';
-import { EMITTED_EVENT_NAME } from '../events/service.js';
+import { EMITTED_EVENT_NAME, wholeDayCounts } from '../events/service.js';
 
 /**
- * Analytics reads only `event_counts` (hourly rollup kept by the change feed's consumer, see
- * rollup.ts): a 30-day series sums a few thousand rows however many events the project has.
+ * Analytics reads only the rollup (`event_counts`, hourly, and `event_counts_daily`, kept by the
+ * change feed's consumer and its fold, see rollup.ts): a 30-day series sums a few hundred rows
+ * however many events the project has.
  */
 
 type Counts = Record<AnalyticsMetric, number>;
@@ -74,6 +75,22 @@ export interface TimeseriesInput extends RangeInput {
   templateId?: string;
 }
 
+/**
+ * The metrics' counts of a series, as rows (bucket, name, count). A daily series of the whole
+ * project reads the daily totals (`wholeDayCounts`: a row per day and name, not 24 × campaigns ×
+ * templates); by hour, or for one campaign or template, the hourly rollup.
+ */
+function seriesCounts(projectId: string, input: TimeseriesInput, range: { from: Date; to: Date }): Sql {
+  if (input.interval === 'day' && !input.campaignId && !input.templateId) {
+    return sql`SELECT (day::timestamp AT TIME ZONE 'UTC') AS bucket, name, count
+               FROM (${wholeDayCounts(projectId, range.from, range.to, METRIC_EVENTS)}) d`;
+  }
+  const filters = [inRange(projectId, range.from, range.to), sql`name = ANY(${METRIC_EVENTS}::text[])`];
+  if (input.campaignId) filters.push(sql`campaign_id = ${input.campaignId}::uuid`);
+  if (input.templateId) filters.push(sql`template_id = ${input.templateId}::uuid`);
+  return sql`SELECT date_trunc(${input.interval}, hour, 'UTC') AS bucket, name, count FROM event_counts WHERE ${and(filters)}`;
+}
+
 /** Email metrics per bucket, every bucket of the range present (zeros included). */
 export async function timeseries(db: Queryable, projectId: string, input: TimeseriesInput) {
   const stepMs = STEP_MS[input.interval];
@@ -86,13 +103,9 @@ export async function timeseries(db: Queryable, projectId: string, input: Timese
   }
   if (input.campaignId) await ensureOwned(db, 'campaigns', projectId, input.campaignId);
   if (input.templateId) await ensureOwned(db, 'templates', projectId, input.templateId);
-  const filters = [inRange(projectId, range.from, range.to), sql`name = ANY(${METRIC_EVENTS}::text[])`];
-  if (input.campaignId) filters.push(sql`campaign_id = ${input.campaignId}::uuid`);
-  if (input.templateId) filters.push(sql`template_id = ${input.templateId}::uuid`);
   const rows = await queryRows<Record<string, unknown> & { bucket: Date }>(
     db,
-    sql`SELECT date_trunc(${input.interval}, hour, 'UTC') AS bucket, ${metricColumns()}
-        FROM event_counts WHERE ${and(filters)} GROUP BY 1`,
+    sql`SELECT bucket, ${metricColumns()} FROM (${seriesCounts(projectId, input, range)}) c GROUP BY 1`,
   );
   const byBucket = new Map(rows.map((r) => [r.bucket.getTime(), pickCounts(r)]));
   const totals = pickCounts({});

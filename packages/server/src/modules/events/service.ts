@@ -131,28 +131,37 @@ const DAY_MS = 24 * HOUR_MS;
 const utcDate = (at: Date) => sql`(${at}::timestamptz AT TIME ZONE 'UTC')::date`;
 
 /**
- * The analytics rollup's counts of a project per event name and UTC day over whole hours
- * [`from`, `to`), in one statement (one snapshot). The whole UTC days inside the range come from
- * `event_counts_daily` (the folded hours' sums) plus their hours not folded yet; the hours of the
- * partial days at either end come from `event_counts`. Both tables are analytics' (written by its
- * feed consumer and fold); read here because analytics sits above this module.
+ * The analytics rollup's counts per event name and UTC day over the whole UTC days [`dayFrom`,
+ * `dayTo`) (midnights), as rows (name, day date, count), one or more per name and day: the folded
+ * hours' sums (`event_counts_daily`) plus those days' hours not folded yet (`part >= 0`). `names`
+ * limits the names. Both tables are analytics' (written by its feed consumer and fold); the
+ * fragment lives here because analytics sits above this module and both read it.
+ */
+export function wholeDayCounts(projectId: string, dayFrom: Date, dayTo: Date, names?: readonly string[]): Sql {
+  const named = names ? sql`AND name = ANY(${names}::text[])` : raw('');
+  return sql`SELECT name, day, count FROM event_counts_daily
+      WHERE project_id = ${projectId}::uuid AND day >= ${utcDate(dayFrom)} AND day < ${utcDate(dayTo)} ${named}
+      UNION ALL
+      SELECT name, (hour AT TIME ZONE 'UTC')::date, count FROM event_counts
+      WHERE project_id = ${projectId}::uuid AND part >= 0 AND hour >= ${dayFrom} AND hour < ${dayTo} ${named}`;
+}
+
+/**
+ * The rollup's counts of a project per event name and UTC day over whole hours [`from`, `to`), in
+ * one statement (one snapshot): the whole UTC days inside the range from `wholeDayCounts`, the
+ * hours of the partial days at either end from `event_counts`.
  */
 function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Date) {
   const firstDay = Math.ceil(from.getTime() / DAY_MS) * DAY_MS;
   const lastDay = Math.floor(to.getTime() / DAY_MS) * DAY_MS;
   // No whole day inside: the edges cover the range, the days read nothing.
   const [dayFrom, dayTo] = firstDay < lastDay ? [new Date(firstDay), new Date(lastDay)] : [to, to];
-  const day = raw(`to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD')`);
   return queryRows<{ name: string; day: string; count: number }>(
     db,
-    sql`SELECT name, day, sum(count)::int AS count FROM (
-          SELECT name, to_char(day, 'YYYY-MM-DD') AS day, count FROM event_counts_daily
-          WHERE project_id = ${projectId}::uuid AND day >= ${utcDate(dayFrom)} AND day < ${utcDate(dayTo)}
+    sql`SELECT name, to_char(day, 'YYYY-MM-DD') AS day, sum(count)::int AS count FROM (
+          ${wholeDayCounts(projectId, dayFrom, dayTo)}
           UNION ALL
-          SELECT name, ${day}, count FROM event_counts
-          WHERE project_id = ${projectId}::uuid AND part >= 0 AND hour >= ${dayFrom} AND hour < ${dayTo}
-          UNION ALL
-          SELECT name, ${day}, count FROM event_counts
+          SELECT name, (hour AT TIME ZONE 'UTC')::date, count FROM event_counts
           WHERE project_id = ${projectId}::uuid
             AND (hour >= ${from} AND hour < ${dayFrom} OR hour >= ${dayTo} AND hour < ${to})
         ) c GROUP BY 1, 2`,
