@@ -24,6 +24,8 @@ interface ClaimedRow {
   previous_secret_expires_at: Date | null;
 }
 
+const JSON_BODY = { 'content-type': 'application/json' };
+
 /** Deliveries claimed per endpoint (and per process) at most, as a multiple of the request concurrency. */
 const CLAIM_AHEAD = 4;
 
@@ -250,6 +252,7 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
     const result = await sendWebhook({
       url: row.url,
       body: row.body,
+      headers: JSON_BODY, // the stored payload is JSON: no need to parse it to say so
       webhookId: row.webhook_id,
       secrets: signingSecrets(row, at),
       timeoutMs: cfg.timeoutMs,

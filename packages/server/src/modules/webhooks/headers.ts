@@ -34,10 +34,17 @@ export function callerHeaders(headers: Record<string, string> = {}): Record<stri
 export const withoutCredentials = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name)));
 
-/** What goes on the wire: a string as it is, anything else (but undefined) as JSON. */
-export function encodeBody(body: unknown): { text: string | undefined; contentType: string | undefined } {
+/**
+ * What goes on the wire: a string as it is, anything else (but undefined) as JSON. A string's
+ * content type is JSON's when it parses as JSON, else plain text (none without `detectType`).
+ */
+export function encodeBody(
+  body: unknown,
+  opts: { detectType?: boolean } = {},
+): { text: string | undefined; contentType: string | undefined } {
   if (body === undefined) return { text: undefined, contentType: undefined };
   if (typeof body !== 'string') return { text: toJson(body), contentType: 'application/json' };
+  if (opts.detectType === false) return { text: body, contentType: undefined };
   return { text: body, contentType: isJson(body) ? 'application/json' : 'text/plain; charset=utf-8' };
 }
 

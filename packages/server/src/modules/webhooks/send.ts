@@ -3,7 +3,7 @@ import type { WebhookMethod } from '@pigeon/contract';
 import { callerHeaders, encodeBody, WEBHOOK_USER_AGENT, withoutCredentials } from './headers.js';
 import { type Exchange, exchange, type WebhookAgents } from './request.js';
 import { classifyStatus, parseRetryAfter, type WebhookOutcome } from './retry.js';
-import { webhookHeaders } from './sign.js';
+import { secretBytes, webhookHeaders } from './sign.js';
 import {
   type AddressPolicy,
   AttemptFailure,
@@ -86,7 +86,7 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResult> {
   });
   try {
     const timestamp = Math.floor((req.now?.() ?? new Date()).getTime() / 1000);
-    checkSigning(req, timestamp);
+    checkSigning(req);
     hop = firstHop(req);
     for (let redirects = 0; ; redirects++) {
       const vetting = vetTarget(hop.url, {
@@ -128,11 +128,11 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResult> {
   }
 }
 
-function checkSigning(req: WebhookRequest, timestamp: number): void {
+function checkSigning(req: WebhookRequest): void {
   if (!/^[\x21-\x7e]{1,255}$/.test(req.webhookId)) throw permanent('invalid webhook id');
   if (req.secrets.length === 0) throw permanent('no signing secret');
   try {
-    webhookHeaders(req.secrets, req.webhookId, timestamp, '');
+    for (const secret of req.secrets) secretBytes(secret);
   } catch (err) {
     throw permanent((err as Error).message);
   }
@@ -141,7 +141,8 @@ function checkSigning(req: WebhookRequest, timestamp: number): void {
 function firstHop(req: WebhookRequest): Hop {
   const url = parseWebhookUrl(req.url);
   const headers = callerHeaders(req.headers);
-  const body = encodeBody(req.body);
+  // A caller that names the content type spares its detection (a JSON parse of the body).
+  const body = encodeBody(req.body, { detectType: headers['content-type'] === undefined });
   headers['user-agent'] ??= WEBHOOK_USER_AGENT;
   if (body.contentType) headers['content-type'] ??= body.contentType;
   return { url, method: req.method ?? 'POST', headers, body: body.text };

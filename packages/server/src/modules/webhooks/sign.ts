@@ -10,10 +10,19 @@ export const generateWebhookSecret = (): string => `${SECRET_PREFIX}${randomByte
 /** A fresh `webhook-id`. The caller keeps it for every retry of one delivery, so receivers can de-duplicate. */
 export const newWebhookId = (): string => `msg_${uuidv7().replace(/-/g, '')}`;
 
-function secretBytes(secret: string): Buffer {
+/** Decoded secrets: a burst to one endpoint signs with the same one thousands of times. */
+const decoded = new Map<string, Buffer>();
+const DECODED_KEPT = 1_000;
+
+/** The key bytes of a `whsec_` secret; throws when it is not one. */
+export function secretBytes(secret: string): Buffer {
+  const known = decoded.get(secret);
+  if (known) return known;
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   const key = BASE64.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
   if (key.length < 24 || key.length > 64) throw new Error('a webhook secret is whsec_ + base64 of 24 to 64 bytes');
+  if (decoded.size >= DECODED_KEPT) decoded.clear();
+  decoded.set(secret, key);
   return key;
 }
 
