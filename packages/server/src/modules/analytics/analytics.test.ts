@@ -332,6 +332,41 @@ describe('analytics', () => {
     });
   });
 
+  it('forgets a name whose hours a fold is folding at that moment: neither its folded row nor its daily total comes back', async () => {
+    const { project } = await newProject(pigeon);
+    const pool = pigeon.deps.db.pool;
+    const HOUR = 3_600_000;
+    const hour = new Date(Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR);
+    await queryRows(
+      pool,
+      sql`INSERT INTO event_counts (project_id, hour, name, part, count)
+          VALUES (${project.id}::uuid, ${hour}::timestamptz, 'doomed', 0, 3), (${project.id}::uuid, ${hour}::timestamptz, 'doomed', 1, 4)`,
+    );
+    const left = async () =>
+      queryRows<{ n: number }>(
+        pool,
+        sql`SELECT ((SELECT count(*) FROM event_counts WHERE project_id = ${project.id}::uuid)
+                 + (SELECT count(*) FROM event_counts_daily WHERE project_id = ${project.id}::uuid))::int AS n`,
+      );
+    // A fold in flight: its rows picked (and locked), its folded row and daily total written, not committed yet.
+    const fold = await pool.connect();
+    try {
+      await fold.query('BEGIN');
+      expect(await foldFinishedHours(fold, new Date(hour.getTime() + HOUR), 1_000)).toBeGreaterThanOrEqual(2);
+      let forgotten = false;
+      const forgetting = forgetEventCounts(pool, project.id, 'doomed').then(() => {
+        forgotten = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(forgotten).toBe(false); // it waits for the fold
+      await fold.query('COMMIT');
+      await forgetting;
+    } finally {
+      fold.release();
+    }
+    expect((await left())[0]?.n).toBe(0);
+  });
+
   it('a daily series of the project reads the daily totals: the hourly series summed per day, before and after folds', async () => {
     const { project, auth } = await newProject(pigeon);
     const pool = pigeon.deps.db.pool;

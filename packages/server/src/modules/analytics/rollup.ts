@@ -1,5 +1,6 @@
+import type pg from 'pg';
 import { preparedRows, queryRows, sql } from '../../db/query.js';
-import type { Queryable } from '../../db/sql.js';
+import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { FeedConsumer } from '../change-feed/feed.js';
 
 /**
@@ -37,14 +38,21 @@ export const analyticsCountsConsumer: FeedConsumer = {
 
 /**
  * Forgets the counts of an event name (after `DELETE /events/:eventName` removed its events).
- * Events of that name the consumer reads later are gone from `events`, so they add nothing.
+ * Events of that name the consumer reads later are gone from `events`, so they add nothing. The
+ * table lock waits for a fold in flight to commit and holds the next one (and the consumer's
+ * inserts) off for the delete, whose snapshot then holds the fold's new rows: otherwise a fold
+ * that picked the name's rows before the delete would write its folded row and daily total after
+ * it. (`SHARE ROW EXCLUSIVE` conflicts with writers, not with readers.)
  */
-export async function forgetEventCounts(db: Queryable, projectId: string, name: string): Promise<void> {
-  await queryRows(
-    db,
-    sql`WITH daily AS (DELETE FROM event_counts_daily WHERE project_id = ${projectId} AND name = ${name})
-        DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`,
-  );
+export async function forgetEventCounts(pool: pg.Pool, projectId: string, name: string): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    await queryRows(client, sql`LOCK TABLE event_counts IN SHARE ROW EXCLUSIVE MODE`);
+    await queryRows(
+      client,
+      sql`WITH daily AS (DELETE FROM event_counts_daily WHERE project_id = ${projectId} AND name = ${name})
+          DELETE FROM event_counts WHERE project_id = ${projectId} AND name = ${name}`,
+    );
+  });
 }
 
 /** The `part` of a row that holds the folded counts of every feed part. */
