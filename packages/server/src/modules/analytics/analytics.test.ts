@@ -31,6 +31,21 @@ const messageTo = async (to: string) => {
 
 const today = () => `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
 
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** The start of the current UTC hour, or of the one `hoursBack` hours before it. */
+const hourStart = (hoursBack = 0) => new Date(Math.floor(Date.now() / HOUR) * HOUR - hoursBack * HOUR);
+/** `hour` o'clock (UTC) `daysAgo` days before today. */
+const daysAgoAt = (daysAgo: number, hour: number) =>
+  new Date(Math.floor(Date.now() / DAY) * DAY - daysAgo * DAY + hour * HOUR);
+/** A feed part's row of the analytics rollup, as the feed's consumer writes it. */
+const addCount = (projectId: string, hour: Date, name: string, part: number, count: number) =>
+  queryRows(
+    pigeon.deps.db.pool,
+    sql`INSERT INTO event_counts (project_id, hour, name, part, count)
+        VALUES (${projectId}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
+  );
+
 describe('analytics', () => {
   it('counts campaign and transactional email per day and hour, by campaign and by template', async () => {
     const s = await verifiedSender(pigeon, dns);
@@ -183,8 +198,7 @@ describe('analytics', () => {
   it('folds the feed parts of finished hours into one row, in batches, and every count stays the same', async () => {
     const { project, auth } = await newProject(pigeon);
     const pool = pigeon.deps.db.pool;
-    const HOUR = 3_600_000;
-    const thisHour = new Date(Math.floor(Date.now() / HOUR) * HOUR);
+    const thisHour = hourStart();
     const earlier = new Date(thisHour.getTime() - 3 * HOUR);
     // Three hours ago: 'viewed' in all 8 parts (1 + 2 + … + 8 = 36), 'bought' in 2; this hour: 3 parts.
     const counts = [
@@ -193,13 +207,7 @@ describe('analytics', () => {
       [earlier, 'bought', 5, 6] as const,
       ...Array.from({ length: 3 }, (_, part) => [thisHour, 'viewed', part, 1] as const),
     ];
-    const addCount = (hour: Date, name: string, part: number, count: number) =>
-      queryRows(
-        pool,
-        sql`INSERT INTO event_counts (project_id, hour, name, part, count)
-            VALUES (${project.id}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
-      );
-    for (const [hour, name, part, count] of counts) await addCount(hour, name, part, count);
+    for (const [hour, name, part, count] of counts) await addCount(project.id, hour, name, part, count);
     const range = { from: new Date(earlier.getTime() - HOUR).toISOString(), to: new Date().toISOString() };
     const answers = async () => ({
       stats: bodyOf(await api(pigeon, auth).events.stats({ query: range }), 200),
@@ -228,7 +236,7 @@ describe('analytics', () => {
     expect(await answers()).toEqual(before);
 
     // A late event of a folded hour gets a per-part row again, and the next run folds it in.
-    await addCount(earlier, 'viewed', 3, 5);
+    await addCount(project.id, earlier, 'viewed', 3, 5);
     await foldFinishedHours(pool, new Date(thisHour.getTime() - HOUR), 4);
     expect((await rows()).filter(([hour]) => hour === 'earlier')).toEqual([
       ['earlier', 'bought', FOLDED_PART, 10],
@@ -239,22 +247,12 @@ describe('analytics', () => {
   it('answers whole days from the daily totals the fold keeps, plus the hours not folded yet', async () => {
     const { project, auth } = await newProject(pigeon);
     const pool = pigeon.deps.db.pool;
-    const HOUR = 3_600_000;
-    const DAY = 24 * HOUR;
-    const today = Math.floor(Date.now() / DAY) * DAY;
-    const at = (daysAgo: number, hour: number) => new Date(today - daysAgo * DAY + hour * HOUR);
-    const dayOf = (daysAgo: number) => at(daysAgo, 0).toISOString().slice(0, 10);
-    const addCount = (hour: Date, name: string, part: number, count: number) =>
-      queryRows(
-        pool,
-        sql`INSERT INTO event_counts (project_id, hour, name, part, count)
-            VALUES (${project.id}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
-      );
-    await addCount(at(3, 1), 'viewed', 0, 1);
-    await addCount(at(3, 1), 'viewed', 1, 2);
-    await addCount(at(3, 23), 'viewed', 2, 3);
-    await addCount(at(3, 12), 'bought', 0, 4);
-    await addCount(at(2, 5), 'viewed', 5, 5);
+    const dayOf = (daysAgo: number) => daysAgoAt(daysAgo, 0).toISOString().slice(0, 10);
+    await addCount(project.id, daysAgoAt(3, 1), 'viewed', 0, 1);
+    await addCount(project.id, daysAgoAt(3, 1), 'viewed', 1, 2);
+    await addCount(project.id, daysAgoAt(3, 23), 'viewed', 2, 3);
+    await addCount(project.id, daysAgoAt(3, 12), 'bought', 0, 4);
+    await addCount(project.id, daysAgoAt(2, 5), 'viewed', 5, 5);
     const stats = async (range: { from: Date; to: Date }) => {
       const query = { from: range.from.toISOString(), to: range.to.toISOString() };
       const body = bodyOf(await api(pigeon, auth).events.stats({ query }), 200);
@@ -267,8 +265,8 @@ describe('analytics', () => {
             WHERE project_id = ${project.id}::uuid ORDER BY day, name`,
       );
     // From 10:00 three days ago (a partial day, then whole days) to now; and two whole days.
-    const partial = { from: at(3, 10), to: new Date() };
-    const whole = { from: at(3, 0), to: at(1, 0) };
+    const partial = { from: daysAgoAt(3, 10), to: new Date() };
+    const whole = { from: daysAgoAt(3, 0), to: daysAgoAt(1, 0) };
     const expected = {
       partial: {
         total: 12,
@@ -297,7 +295,7 @@ describe('analytics', () => {
     expect(await stats(whole)).toEqual(expected.whole);
     expect(await daily()).toEqual([]);
 
-    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    await foldFinishedHours(pool, hourStart(1), 2);
     expect(await daily()).toEqual([
       { day: dayOf(3), name: 'bought', count: 4 },
       { day: dayOf(3), name: 'viewed', count: 6 },
@@ -307,7 +305,7 @@ describe('analytics', () => {
     expect(await stats(whole)).toEqual(expected.whole);
 
     // A late event of a folded day is counted before the next fold (its per-part row) and after it (the daily total).
-    await addCount(at(2, 7), 'viewed', 3, 7);
+    await addCount(project.id, daysAgoAt(2, 7), 'viewed', 3, 7);
     const late = { ...expected.whole, total: 22 };
     late.byName = [
       { name: 'viewed', count: 18 },
@@ -318,7 +316,7 @@ describe('analytics', () => {
       { day: dayOf(2), count: 12 },
     ];
     expect(await stats(whole)).toEqual(late);
-    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    await foldFinishedHours(pool, hourStart(1), 2);
     expect(await stats(whole)).toEqual(late);
     expect((await daily()).find((r) => r.day === dayOf(2))?.count).toBe(12);
 
@@ -335,13 +333,9 @@ describe('analytics', () => {
   it('forgets a name whose hours a fold is folding at that moment: neither its folded row nor its daily total comes back', async () => {
     const { project } = await newProject(pigeon);
     const pool = pigeon.deps.db.pool;
-    const HOUR = 3_600_000;
-    const hour = new Date(Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR);
-    await queryRows(
-      pool,
-      sql`INSERT INTO event_counts (project_id, hour, name, part, count)
-          VALUES (${project.id}::uuid, ${hour}::timestamptz, 'doomed', 0, 3), (${project.id}::uuid, ${hour}::timestamptz, 'doomed', 1, 4)`,
-    );
+    const hour = hourStart(5);
+    await addCount(project.id, hour, 'doomed', 0, 3);
+    await addCount(project.id, hour, 'doomed', 1, 4);
     const left = async () =>
       queryRows<{ n: number }>(
         pool,
@@ -370,22 +364,12 @@ describe('analytics', () => {
   it('a daily series of the project reads the daily totals: the hourly series summed per day, before and after folds', async () => {
     const { project, auth } = await newProject(pigeon);
     const pool = pigeon.deps.db.pool;
-    const HOUR = 3_600_000;
-    const DAY = 24 * HOUR;
-    const today = Math.floor(Date.now() / DAY) * DAY;
-    const at = (daysAgo: number, hour: number) => new Date(today - daysAgo * DAY + hour * HOUR);
-    const addCount = (hour: Date, name: string, part: number, count: number) =>
-      queryRows(
-        pool,
-        sql`INSERT INTO event_counts (project_id, hour, name, part, count)
-            VALUES (${project.id}::uuid, ${hour}::timestamptz, ${name}, ${part}::smallint, ${count}::bigint)`,
-      );
-    await addCount(at(3, 0), 'email.sent', 0, 2);
-    await addCount(at(3, 23), 'email.sent', 1, 3);
-    await addCount(at(3, 9), 'email.open', 2, 1);
-    await addCount(at(2, 5), 'email.sent', 5, 4);
-    await addCount(at(2, 6), 'viewed', 0, 9); // not a metric
-    const range = { from: at(4, 0).toISOString(), to: at(0, 0).toISOString() };
+    await addCount(project.id, daysAgoAt(3, 0), 'email.sent', 0, 2);
+    await addCount(project.id, daysAgoAt(3, 23), 'email.sent', 1, 3);
+    await addCount(project.id, daysAgoAt(3, 9), 'email.open', 2, 1);
+    await addCount(project.id, daysAgoAt(2, 5), 'email.sent', 5, 4);
+    await addCount(project.id, daysAgoAt(2, 6), 'viewed', 0, 9); // not a metric
+    const range = { from: daysAgoAt(4, 0).toISOString(), to: daysAgoAt(0, 0).toISOString() };
     const series = async (interval: 'day' | 'hour') =>
       bodyOf(await api(pigeon, auth).analytics.timeseries({ query: { ...range, interval } }), 200);
     const hourlySummedPerDay = async () => {
@@ -406,14 +390,14 @@ describe('analytics', () => {
     const expected = await hourlySummedPerDay();
     expect(expected.totals).toMatchObject({ sent: 9, opened: 1 });
     expect(await daily()).toEqual(expected);
-    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    await foldFinishedHours(pool, hourStart(1), 2);
     expect(await daily()).toEqual(expected);
     // A late count of a folded day: in the series before the next fold (its per-part row) and after it.
-    await addCount(at(3, 4), 'email.sent', 3, 5);
+    await addCount(project.id, daysAgoAt(3, 4), 'email.sent', 3, 5);
     const late = await hourlySummedPerDay();
     expect(late.totals.sent).toBe(14);
     expect(await daily()).toEqual(late);
-    await foldFinishedHours(pool, new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR), 2);
+    await foldFinishedHours(pool, hourStart(1), 2);
     expect(await daily()).toEqual(late);
     expect(await hourlySummedPerDay()).toEqual(late);
   });
