@@ -1,4 +1,4 @@
-import { compile } from 'html-to-text';
+import { createRequire } from 'node:module';
 import { escapeHtml } from '../../mail/system-mail.js';
 
 /**
@@ -70,5 +70,18 @@ export const renderSubject = (source: string, vars: Record<string, unknown>) =>
     .replace(/[\r\n]+/g, ' ')
     .slice(0, 998);
 
-// Compiled once: `convert` rebuilds its selector machinery on every call (~280 µs against ~5 µs).
-export const htmlToText = compile({ wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
+const load = createRequire(import.meta.url);
+let toText: ((html: string) => string) | undefined;
+
+/**
+ * The text part of an HTML message. html-to-text (5.5 MB with its parsers) loads with the first
+ * message that needs it, not with every process (docs/MEMORY.md); compiled once, since `convert`
+ * rebuilds its selector machinery on every call (~280 µs against ~5 µs).
+ */
+export function htmlToText(html: string): string {
+  toText ??= (load('html-to-text') as typeof import('html-to-text')).compile({
+    wordwrap: 78,
+    selectors: [{ selector: 'img', format: 'skip' }],
+  });
+  return toText(html);
+}
