@@ -51,9 +51,11 @@ async function applyMigrations(url: string, logger?: Logger): Promise<string[]> 
       answer = message;
     });
     child.on('error', reject);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': every message sent before the exit has arrived by then.
+    child.on('close', (code, signal) => {
       if (answer?.applied) resolve(answer.applied);
-      else reject(new Error(`migrations failed: ${answer?.error ?? `the migrator exited with code ${code}`}`));
+      else
+        reject(new Error(`migrations failed: ${answer?.error ?? `the migrator exited (${signal ?? `code ${code}`})`}`));
     });
   });
 }

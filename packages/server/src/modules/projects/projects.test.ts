@@ -182,6 +182,15 @@ describe('members and roles', () => {
       body: { name: 'Renamed', trackingMode: 'MARKETING_ONLY' },
     });
     expect(renamed.body).toMatchObject({ name: 'Renamed', trackingMode: 'MARKETING_ONLY' });
+    // Settings repeated as they are change nothing, updatedAt included; a real change moves it.
+    const { updatedAt } = bodyOf(renamed, 200);
+    const same = await as(owner).users.updateProject({
+      params,
+      body: { name: 'Renamed', trackingMode: 'MARKETING_ONLY' },
+    });
+    expect(bodyOf(same, 200).updatedAt).toBe(updatedAt);
+    const changed = await as(owner).users.updateProject({ params, body: { name: 'Renamed again' } });
+    expect(bodyOf(changed, 200).updatedAt > updatedAt).toBe(true);
   });
 
   it('never leaves a project without an OWNER, and keeps OWNER grants to OWNERs', async () => {

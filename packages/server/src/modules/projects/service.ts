@@ -1,7 +1,7 @@
 import { RETENTION_DEFAULTS, type Retention, Role, type TrackingMode } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { join, queryRows, raw, type Sql, sql } from '../../db/query.js';
+import { join, or, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { forbidden, notFound } from '../../http/errors.js';
@@ -121,20 +121,31 @@ const RETENTION_COLUMNS = {
   emailsDays: 'retention_emails_days',
 } as const satisfies Record<keyof Retention, string>;
 
-/** `column = value` for each setting given (undefined: unchanged; null: cleared). */
-function settingAssignments(changes: ProjectSettings): Sql[] {
+/** Each setting given, as its column and its new value (undefined: unchanged; null: cleared). */
+function settingValues(changes: ProjectSettings): Array<{ column: Sql; value: Sql }> {
   const { retention, ...settings } = changes;
-  const set = (column: string, value: unknown, type: string) => sql`${raw(column)} = ${value}::${raw(type)}`;
-  const out: Sql[] = [];
+  const out: Array<{ column: Sql; value: Sql }> = [];
+  const add = (column: string, value: unknown, type: string) =>
+    out.push({ column: raw(column), value: sql`${value}::${raw(type)}` });
   for (const [key, column] of Object.entries(SETTING_COLUMNS)) {
     const value = settings[key as keyof typeof SETTING_COLUMNS];
-    if (value !== undefined) out.push(set(column, value, key === 'campaignSendRate' ? 'real' : 'text'));
+    if (value !== undefined) add(column, value, key === 'campaignSendRate' ? 'real' : 'text');
   }
   for (const [key, column] of Object.entries(RETENTION_COLUMNS)) {
     const value = retention?.[key as keyof Retention];
-    if (value !== undefined) out.push(set(column, value, 'int'));
+    if (value !== undefined) add(column, value, 'int');
   }
   return out;
+}
+
+/**
+ * `SET` for the given columns, with `updated_at` moved only when a value really changes (a PATCH
+ * that repeats the current settings leaves it, as it did with the ORM).
+ */
+function assignments(values: Array<{ column: Sql; value: Sql }>): Sql {
+  const sets = values.map(({ column, value }) => sql`${column} = ${value}`);
+  const changed = or(values.map(({ column, value }) => sql`${column} IS DISTINCT FROM ${value}`));
+  return join([...sets, sql`updated_at = CASE WHEN ${changed} THEN now() ELSE updated_at END`], ', ');
 }
 
 export async function updateProject(
@@ -149,7 +160,7 @@ export async function updateProject(
   if (changes.defaultFrom) await requireVerifiedSender(deps.db.pool, projectId, changes.defaultFrom);
   const [updated] = await queryRows<Project>(
     deps.db.pool,
-    sql`UPDATE projects p SET ${join([...settingAssignments(changes), sql`updated_at = now()`], ', ')}
+    sql`UPDATE projects p SET ${assignments(settingValues(changes))}
         WHERE p.id = ${projectId}::uuid RETURNING ${PROJECT_COLUMNS}`,
   );
   if (!updated) throw notFound('Project');
@@ -189,7 +200,10 @@ export async function setProjectDisabled(db: Queryable, projectId: string, reaso
   const [project] = await queryRows<Project>(
     db,
     sql`WITH p AS (
-          UPDATE projects SET disabled = ${reason !== null}::boolean, disabled_reason = ${reason}::text, updated_at = now()
+          UPDATE projects SET ${assignments([
+            { column: raw('disabled'), value: sql`${reason !== null}::boolean` },
+            { column: raw('disabled_reason'), value: sql`${reason}::text` },
+          ])}
           WHERE id = ${projectId}::uuid RETURNING *
         ), suspension AS (
           INSERT INTO project_suspensions (id, project_id, reason)
