@@ -10,6 +10,7 @@ import { createLogger } from './logger.js';
 // and closing its connection rolls back the migration in flight (they run in one transaction), so
 // the next start that takes the lock never runs them beside this one.
 process.once('disconnect', () => process.exit(1));
+if (!process.connected) process.exit(1);
 
 process.once('message', async (message: { url: string; logLevel: string }) => {
   try {
