@@ -190,10 +190,7 @@ export async function requestPasswordReset(deps: AppDeps, email: string): Promis
   const db = deps.db.pool;
   const user = await findUserByEmail(db, email);
   if (!user) return;
-  const since = new Date(Date.now() - RESET_MAIL_INTERVAL_MS);
-  if (await countTokensSince(db, user.id, 'RESET_PASSWORD', since)) {
-    return;
-  }
+  if (await countTokensSince(db, user.id, 'RESET_PASSWORD', RESET_MAIL_INTERVAL_MS)) return;
   await mailToken(deps, user, 'RESET_PASSWORD');
 }
 

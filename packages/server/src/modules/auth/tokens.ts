@@ -11,29 +11,35 @@ export function newToken(): { token: string; hash: Buffer } {
 
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token).digest();
 
-/** Stores a new token of `user` for `purpose` and returns the text to mail. */
+/** `ms` milliseconds as a PostgreSQL interval. */
+const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::float8)`;
+
+/**
+ * Stores a new token of `user` for `purpose` and returns the text to mail. Its times are the
+ * database's, like the checks that read them (`useToken`, `countTokensSince`): an application
+ * clock that drifts cannot shorten or stretch a token's life.
+ */
 export async function issueToken(db: Queryable, userId: string, purpose: TokenPurpose, ttlMs: number): Promise<string> {
   const { token, hash } = newToken();
-  const expiresAt = new Date(Date.now() + ttlMs);
   await runStatement(
     db,
     sql`INSERT INTO auth_tokens (token_hash, user_id, purpose, expires_at)
-        VALUES (${hash}::bytea, ${userId}::uuid, ${purpose}::text, ${expiresAt}::timestamptz)`,
+        VALUES (${hash}::bytea, ${userId}::uuid, ${purpose}::text, now() + ${interval(ttlMs)})`,
   );
   return token;
 }
 
-/** Tokens of `user` for `purpose` issued after `since`. */
+/** Tokens of `user` for `purpose` issued within the last `withinMs` milliseconds. */
 export async function countTokensSince(
   db: Queryable,
   userId: string,
   purpose: TokenPurpose,
-  since: Date,
+  withinMs: number,
 ): Promise<number> {
   const [row] = await queryRows<{ count: number }>(
     db,
     sql`SELECT count(*)::int AS count FROM auth_tokens
-        WHERE user_id = ${userId}::uuid AND purpose = ${purpose}::text AND created_at > ${since}::timestamptz`,
+        WHERE user_id = ${userId}::uuid AND purpose = ${purpose}::text AND created_at > now() - ${interval(withinMs)}`,
   );
   return row?.count ?? 0;
 }

@@ -91,7 +91,7 @@ export async function inviteMember(deps: AppDeps, actorId: string, projectId: st
       tx,
       sql`INSERT INTO invitations AS i (id, project_id, email, role, token_hash, invited_by, expires_at)
           VALUES (${uuidv7()}::uuid, ${projectId}::uuid, ${email}, ${role}, ${hash}::bytea, ${actorId}::uuid,
-                  ${new Date(Date.now() + INVITATION_TTL_MS)}::timestamptz)
+                  now() + make_interval(secs => ${INVITATION_TTL_MS / 1000}::float8))
           RETURNING ${INVITATION_COLUMNS}`,
     );
     return created as Invitation;
@@ -206,16 +206,17 @@ export async function acceptInvitation(pool: pg.Pool, user: { id: string; email:
       throw forbidden('This invitation was sent to another email address', 'INVITATION_EMAIL_MISMATCH');
     }
     await queryRows(tx, sql`UPDATE invitations SET accepted_at = now() WHERE id = ${invitation.id}::uuid`);
-    const [membership] = await queryRows<{ role: Role }>(
+    const member = sql`project_id = ${invitation.projectId}::uuid AND user_id = ${user.id}::uuid`;
+    const [added] = await queryRows<{ role: Role }>(
       tx,
-      sql`WITH added AS (
-            INSERT INTO memberships (project_id, user_id, role, saw_secret_key)
-            VALUES (${invitation.projectId}::uuid, ${user.id}::uuid, ${invitation.role}, ${seesSecretKey(invitation.role)}::boolean)
-            ON CONFLICT DO NOTHING RETURNING role
-          )
-          SELECT role FROM added
-          UNION ALL SELECT role FROM memberships WHERE project_id = ${invitation.projectId}::uuid AND user_id = ${user.id}::uuid`,
+      sql`INSERT INTO memberships (project_id, user_id, role, saw_secret_key)
+          VALUES (${invitation.projectId}::uuid, ${user.id}::uuid, ${invitation.role}, ${seesSecretKey(invitation.role)}::boolean)
+          ON CONFLICT DO NOTHING RETURNING role`,
     );
-    return { projectId: invitation.projectId, role: membership?.role ?? invitation.role };
+    // Already a member (perhaps added a moment ago: a statement of its own sees that commit): that role stays.
+    const [existing] = added
+      ? []
+      : await queryRows<{ role: Role }>(tx, sql`SELECT role FROM memberships WHERE ${member}`);
+    return { projectId: invitation.projectId, role: added?.role ?? existing?.role ?? invitation.role };
   });
 }
