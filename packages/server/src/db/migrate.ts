@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import type { Database } from './database.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { moveUnpartitionedHistory } from './partitions.js';
@@ -40,7 +40,6 @@ export async function migrateWithLock(db: Database, logger?: Logger): Promise<st
 async function applyMigrations(url: string, logger?: Logger): Promise<string[]> {
   if (!existsSync(CHILD_ENTRY)) {
     const { runMigrations } = await import('./migrator.js');
-    const { createLogger } = await import('../logger.js');
     return runMigrations(url, logger ?? createLogger('warn'));
   }
   const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

@@ -11,9 +11,6 @@ export function newToken(): { token: string; hash: Buffer } {
 
 export const hashToken = (token: string): Buffer => createHash('sha256').update(token).digest();
 
-/** `ms` milliseconds as a PostgreSQL interval. */
-const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::float8)`;
-
 /**
  * Stores a new token of `user` for `purpose` and returns the text to mail. Its times are the
  * database's, like the checks that read them (`useToken`, `countTokensSince`): an application
@@ -24,7 +21,7 @@ export async function issueToken(db: Queryable, userId: string, purpose: TokenPu
   await runStatement(
     db,
     sql`INSERT INTO auth_tokens (token_hash, user_id, purpose, expires_at)
-        VALUES (${hash}::bytea, ${userId}::uuid, ${purpose}::text, now() + ${interval(ttlMs)})`,
+        VALUES (${hash}::bytea, ${userId}::uuid, ${purpose}::text, now() + make_interval(secs => ${ttlMs / 1000}))`,
   );
   return token;
 }
@@ -39,7 +36,7 @@ export async function countTokensSince(
   const [row] = await queryRows<{ count: number }>(
     db,
     sql`SELECT count(*)::int AS count FROM auth_tokens
-        WHERE user_id = ${userId}::uuid AND purpose = ${purpose}::text AND created_at > now() - ${interval(withinMs)}`,
+        WHERE user_id = ${userId}::uuid AND purpose = ${purpose}::text AND created_at > now() - make_interval(secs => ${withinMs / 1000})`,
   );
   return row?.count ?? 0;
 }

@@ -1,7 +1,7 @@
 import type { Role } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
@@ -24,7 +24,7 @@ const toMemberDto = (m: Member) => ({
 });
 
 /** Members of a project (`m.project_id = …` and more in `where`), with their emails. */
-const selectMembers = (db: Queryable, where: ReturnType<typeof sql>) =>
+const selectMembers = (db: Queryable, where: Sql) =>
   queryRows<Member>(
     db,
     sql`SELECT m.user_id AS "userId", m.role, m.saw_secret_key AS "sawSecretKey", m.created_at AS "createdAt",
@@ -91,7 +91,7 @@ export async function inviteMember(deps: AppDeps, actorId: string, projectId: st
       tx,
       sql`INSERT INTO invitations AS i (id, project_id, email, role, token_hash, invited_by, expires_at)
           VALUES (${uuidv7()}::uuid, ${projectId}::uuid, ${email}, ${role}, ${hash}::bytea, ${actorId}::uuid,
-                  now() + make_interval(secs => ${INVITATION_TTL_MS / 1000}::float8))
+                  now() + make_interval(secs => ${INVITATION_TTL_MS / 1000}))
           RETURNING ${INVITATION_COLUMNS}`,
     );
     return created as Invitation;
@@ -206,7 +206,6 @@ export async function acceptInvitation(pool: pg.Pool, user: { id: string; email:
       throw forbidden('This invitation was sent to another email address', 'INVITATION_EMAIL_MISMATCH');
     }
     await queryRows(tx, sql`UPDATE invitations SET accepted_at = now() WHERE id = ${invitation.id}::uuid`);
-    const member = sql`project_id = ${invitation.projectId}::uuid AND user_id = ${user.id}::uuid`;
     const [added] = await queryRows<{ role: Role }>(
       tx,
       sql`INSERT INTO memberships (project_id, user_id, role, saw_secret_key)
@@ -216,7 +215,10 @@ export async function acceptInvitation(pool: pg.Pool, user: { id: string; email:
     // Already a member (perhaps added a moment ago: a statement of its own sees that commit): that role stays.
     const [existing] = added
       ? []
-      : await queryRows<{ role: Role }>(tx, sql`SELECT role FROM memberships WHERE ${member}`);
+      : await queryRows<{ role: Role }>(
+          tx,
+          sql`SELECT role FROM memberships WHERE project_id = ${invitation.projectId}::uuid AND user_id = ${user.id}::uuid`,
+        );
     return { projectId: invitation.projectId, role: added?.role ?? existing?.role ?? invitation.role };
   });
 }

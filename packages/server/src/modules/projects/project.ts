@@ -44,11 +44,6 @@ export interface Membership {
   createdAt: Date;
 }
 
-/** The columns of a `Membership`, from a table aliased `m`. */
-export const MEMBERSHIP_COLUMNS = raw(
-  `m.project_id AS "projectId", m.user_id AS "userId", m.role, m.saw_secret_key AS "sawSecretKey", m.created_at AS "createdAt"`,
-);
-
 /** A pending or accepted invitation (`invitations`). */
 export interface Invitation {
   id: string;
