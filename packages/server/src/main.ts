@@ -172,10 +172,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     // routers, the OpenAPI document), so it never loads it (tens of MB of RSS per worker).
     const inbound = await startInboundReceiver(deps);
     if (inbound) cleanups.unshift(inbound.stop);
-    const { createApp } = await import('./http/app.js');
     const { requestListener } = await import('./http/fast-routes.js');
-    const app = createApp(deps, { mountExtraRoutes: options.mountExtraRoutes });
-    const server = await listen(requestListener(deps, app), config);
+    const server = await listen(requestListener(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
     let companion: Companion | undefined;
     // The HTTP server and what runs alongside it (worker processes) drain at the same time.
     cleanups.unshift(async () => {

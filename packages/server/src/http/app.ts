@@ -15,6 +15,7 @@ import { createEmailsRouter } from '../modules/emails/router.js';
 import { engagementRouter } from '../modules/engagement/router.js';
 import { createWebhookEndpointsRouter } from '../modules/event-webhooks/router.js';
 import { createEventsRouter } from '../modules/events/router.js';
+import { createTracker, type TrackEvent } from '../modules/events/track.js';
 import { createInboundWebhooksRouter } from '../modules/inbound-webhooks/router.js';
 import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
@@ -40,13 +41,16 @@ import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } fr
 
 /** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
 const SEND_BODY_LIMIT = '56mb';
-const DEFAULT_BODY_LIMIT = '1mb';
+export const DEFAULT_BODY_LIMIT = '1mb';
+
+export interface AppOptions {
+  /** The process's tracker, shared with the bare track route (`http/fast-routes.ts`); default: one of its own. */
+  trackEvent?: TrackEvent;
+  mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
+}
 
 /** Builds the HTTP app. Never listens: `main.ts` or a test does. */
-export function createApp(
-  deps: AppDeps,
-  options: { mountExtraRoutes?: (app: Express, deps: AppDeps) => void } = {},
-): Express {
+export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -69,7 +73,7 @@ export function createApp(
   // hot ones (health, track, send) first, so they do not walk a hundred routes' patterns.
   const router = s.router(contract, {
     system: createSystemRouter(deps),
-    events: createEventsRouter(deps),
+    events: createEventsRouter(deps, options.trackEvent ?? createTracker(deps)),
     emails: createEmailsRouter(deps),
     auth: createAuthRouter(deps),
     users: createUsersRouter(deps),
@@ -102,8 +106,8 @@ export function createApp(
     logInitialization: false,
   });
 
-  // After the API: a request for /v1/track does not walk the pages' and docs' routes first (the
-  // open pixel and click redirect never reach express: fast-routes.ts).
+  // After the API: a request for an API route does not walk the pages' and docs' routes first (the
+  // open pixel, the click redirect and keyed tracks never reach express: fast-routes.ts).
   app.use(engagementRouter(deps));
   // Uploaded images, fetched by mail clients from inside emails.
   app.use(imagesRouter(deps, images));

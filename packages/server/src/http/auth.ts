@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Role, RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
 import { preparedRows, raw, sql } from '../db/query.js';
@@ -85,21 +86,25 @@ export function authenticate(deps: AppDeps) {
 const ANONYMOUS: Caller = Object.freeze({ kind: 'anonymous' });
 
 async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth): Promise<Caller> {
-  const key = bearerKey(req);
+  const key = bearerKey(req.headers.authorization);
   // `project` routes name the project in the path: a member's session, or that project's secret key.
   if (auth === 'session' || (auth === 'project' && key === undefined)) {
     return { kind: 'session', user: await requireSessionUser(deps, req) };
   }
-  const keyType = key ? keyTypeOf(key) : undefined;
-  if (key && keyType && req.tsRestRoute?.metadata?.checkKeyInHandler) {
-    return { kind: 'deferred-key', keyType, keyHash: hashKey(key) };
-  }
+  const deferred = req.tsRestRoute?.metadata?.checkKeyInHandler ? deferredKey(key) : undefined;
+  if (deferred) return { kind: 'deferred-key', ...deferred };
   if (key !== undefined || auth !== 'dashboard') return keyCaller(deps, key, auth);
   return dashboardSessionCaller(deps, req);
 }
 
-function bearerKey(req: Request): string | undefined {
-  const header = req.header('authorization');
+/** A well-formed key, to be checked by the handler's own statement; undefined for anything else. */
+export function deferredKey(key: string | undefined): DeferredKey | undefined {
+  const keyType = key ? keyTypeOf(key) : undefined;
+  return key && keyType ? { keyType, keyHash: hashKey(key) } : undefined;
+}
+
+/** The key of an `Authorization: Bearer …` header ('' when malformed), undefined without the header. */
+export function bearerKey(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? '';
@@ -149,7 +154,7 @@ export async function findProjectByKey(db: Queryable, key: string, keyType: KeyT
 }
 
 /** Answers a deferred key exactly as the lookup here would have: 401, 403, or the rate limit. */
-export function settleKeyCheck(deps: AppDeps, res: Response, check: KeyCheck): void {
+export function settleKeyCheck(deps: AppDeps, res: ServerResponse, check: KeyCheck): void {
   if (!check.found) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
   if (check.hits !== null)
     applyRateLimit(res, deps.config.rateLimitPerMinute, check.hits, currentWindow().resetSeconds);

@@ -15,29 +15,52 @@ export function notFoundHandler(req: Request, _res: Response, next: NextFunction
   next(new AppError(404, 'NOT_FOUND', `No route for ${req.method} ${req.path}`));
 }
 
-/** The one place that turns any thrown error into the spec's envelope. Internals never leak. */
+/** What `errorAnswer` needs to know about the request that failed. */
+export interface FailedRequest {
+  requestId: string;
+  method: string;
+  path: string;
+  /** The request's Content-Encoding header, to name a body that failed to decompress. */
+  contentEncoding: string | undefined;
+  /** The route's metadata asks for the spec's bare `{ error }` 400. */
+  bareErrors: boolean;
+}
+
+/**
+ * The one place that turns any thrown error into the spec's envelope: the status and body to
+ * answer. Internals never leak; an unexpected error is logged here.
+ */
+export function errorAnswer(err: unknown, req: FailedRequest, logger: Logger): ErrorAnswer {
+  const { requestId } = req;
+  if (err instanceof BareBadRequest) return { status: 400, body: { error: err.message }, unexpected: false };
+  const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError, req.contentEncoding);
+  if (appError?.statusCode === 400 && req.bareErrors) {
+    return { status: 400, body: { error: appError.message }, unexpected: false };
+  }
+  if (appError) return { status: appError.statusCode, body: toEnvelope(appError, requestId), unexpected: false };
+  logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
+  const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
+    suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
+  });
+  return { status: 500, body: toEnvelope(internal, requestId), unexpected: true };
+}
+
+/** `unexpected`: not an error the client caused or was told about (a bug, the database down). */
+export type ErrorAnswer = { status: number; body: unknown; unexpected: boolean };
+
+/** express's error handler: `errorAnswer` for every route express serves. */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    const requestId = req.requestId;
-    if (err instanceof BareBadRequest) {
-      res.status(400).json({ error: err.message });
-      return;
-    }
-    const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError, req);
-    if (appError?.statusCode === 400 && wantsBareErrors(req)) {
-      res.status(400).json({ error: appError.message });
-      return;
-    }
-    if (appError) {
-      res.status(appError.statusCode).json(toEnvelope(appError, requestId));
-      return;
-    }
-    logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
-    res.locals.workRolledBack = certainlyRolledBack(err);
-    const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
-      suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
-    });
-    if (!res.headersSent) res.status(500).json(toEnvelope(internal, requestId));
+    const failed: FailedRequest = {
+      requestId: req.requestId,
+      method: req.method,
+      path: req.path,
+      contentEncoding: req.header('content-encoding'),
+      bareErrors: wantsBareErrors(req),
+    };
+    const { status, body, unexpected } = errorAnswer(err, failed, logger);
+    if (unexpected) res.locals.workRolledBack = certainlyRolledBack(err);
+    if (!res.headersSent) res.status(status).json(body);
   };
 }
 
@@ -78,16 +101,16 @@ const wantsBareErrors = (req: Request) =>
   (req as { tsRestRoute?: { metadata?: { errorStyle?: string } } }).tsRestRoute?.metadata?.errorStyle === 'bare';
 
 /** Errors from body parsing and the database that have a clear answer for the client. */
-function fromKnownError(err: BodyParserError, req: Request): AppError | undefined {
+function fromKnownError(err: BodyParserError, contentEncoding: string | undefined): AppError | undefined {
   if (err instanceof URIError) {
     // express decodes path parameters; `/contacts/%E0%A4%A` is not percent-encoded UTF-8
     return badRequest('The URL path is not valid percent-encoded UTF-8', {
       suggestion: 'Percent-encode path segments with encodeURIComponent.',
     });
   }
-  if (err?.status === 400 && err.type === undefined && req.header('content-encoding')) {
+  if (err?.status === 400 && err.type === undefined && contentEncoding) {
     // body-parser passes decompression errors (zlib, brotli) on as a bare 400
-    return badRequest(`The request body is not valid ${req.header('content-encoding')} data`, {
+    return badRequest(`The request body is not valid ${contentEncoding} data`, {
       suggestion: 'Send Content-Encoding only when the body really is compressed that way.',
     });
   }

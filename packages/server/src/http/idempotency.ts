@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { type BatchedDelete, deleteInBatches } from '../db/batched-delete.js';
@@ -10,10 +11,10 @@ import { AppError, validationFailed } from './errors.js';
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** The request's Idempotency-Key, checked (422 when malformed), or null without one. */
-export function idempotencyKeyOf(req: Request): string | null {
-  const key = req.header('idempotency-key');
+export function idempotencyKeyOf(req: IncomingMessage): string | null {
+  const key = req.headers['idempotency-key'];
   if (key === undefined) return null;
-  if (!VALID_KEY.test(key)) throw badKey();
+  if (typeof key !== 'string' || !VALID_KEY.test(key)) throw badKey();
   return key;
 }
 

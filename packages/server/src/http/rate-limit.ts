@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type pg from 'pg';
 import { preparedRows, raw, runStatement, type Sql, sql } from '../db/query.js';
 import type { AppDeps } from '../deps.js';
@@ -57,7 +57,7 @@ export async function countSessionRequest(deps: AppDeps, projectId: string, wind
  * Per project, fixed one-minute windows counted in PostgreSQL, so every process shares one
  * budget. Sets the RateLimit-* headers; over the limit, answers 429 with Retry-After.
  */
-export function applyRateLimit(res: Response, limit: number, hits: number, resetSeconds: number): void {
+export function applyRateLimit(res: ServerResponse, limit: number, hits: number, resetSeconds: number): void {
   res.setHeader('RateLimit-Limit', String(limit));
   res.setHeader('RateLimit-Remaining', String(Math.max(0, limit - hits)));
   res.setHeader('RateLimit-Reset', String(resetSeconds));

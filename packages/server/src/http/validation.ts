@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FieldError } from '@pigeon/contract';
 import type { RequestValidationError } from '@ts-rest/express';
 import type { NextFunction, Request, Response } from 'express';
@@ -61,9 +62,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function refuseUnsafeInput<R extends object>(tsRestReq: R, _res: Response, next: NextFunction): void {
   const req = tsRestReq as unknown as Request;
-  const errors = [...unsafeText(req.params, ''), ...unsafeText(req.query, ''), ...unsafeText(req.body, '')];
-  next(errors.length ? refusal(req, errors.slice(0, MAX_REPORTED)) : undefined);
+  const errors = unsafeFields(req.params, req.query, req.body);
+  next(errors.length ? refusal(req, errors) : undefined);
 }
+
+/** The strings of these values (path parameters, query, body) `refuseUnsafeInput` refuses, at most ten. */
+export const unsafeFields = (...values: unknown[]): FieldError[] =>
+  values.flatMap((value) => unsafeText(value, '')).slice(0, MAX_REPORTED);
 
 /**
  * ts-rest global middleware: a route that reads a JSON body refuses a body it cannot read (a
@@ -75,20 +80,18 @@ export function refuseUnreadBody<R extends object>(tsRestReq: R, _res: Response,
   const req = tsRestReq as unknown as Request & { tsRestRoute?: { body?: unknown; contentType?: string } };
   const route = req.tsRestRoute;
   const readsJson = typeof route?.body === 'object' && route.contentType !== 'multipart/form-data';
-  const sent = req.header('transfer-encoding') !== undefined || Number(req.header('content-length') ?? 0) > 0;
-  if (!readsJson || !sent || req.body !== undefined) {
-    next();
-    return;
-  }
-  next(
-    new AppError(
-      415,
-      'UNSUPPORTED_MEDIA_TYPE',
-      `This route reads JSON, not ${req.header('content-type') ?? 'a body without a type'}`,
-      {
-        suggestion: 'Send the body with Content-Type: application/json.',
-      },
-    ),
+  next(readsJson ? unreadBodyError(req.headers, req.body) : undefined);
+}
+
+/** 415 when the request sent a body the JSON parser did not read (`body` undefined); else undefined. */
+export function unreadBodyError(headers: IncomingHttpHeaders, body: unknown): AppError | undefined {
+  const sent = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+  if (!sent || body !== undefined) return undefined;
+  return new AppError(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `This route reads JSON, not ${headers['content-type'] ?? 'a body without a type'}`,
+    { suggestion: 'Send the body with Content-Type: application/json.' },
   );
 }
 

@@ -63,8 +63,15 @@ describe('with METRICS_PORT', () => {
   });
 
   it('times requests by route template, never by path, and counts rate-limited ones', async () => {
-    const { auth } = await newProject(pigeon);
+    const { auth, project } = await newProject(pigeon);
     const contacts = api(pigeon, auth).contacts;
+    // Routes answered before express (http/fast-routes.ts) are timed the same way.
+    const tracked = await pigeon.request('POST', '/v1/track', {
+      headers: { authorization: `Bearer ${project.publicKey}` },
+      body: { email: 't@metrics.example', event: 'metered' },
+    });
+    expect(tracked.status).toBe(200);
+    expect((await pigeon.request('GET', '/t/o/not-a-token.gif')).status).toBe(200);
     const created = await contacts.create({ body: { email: 'm@metrics.example' } });
     expect(created.status).toBe(201);
     const id = bodyOf(created, 201).id;
@@ -73,6 +80,12 @@ describe('with METRICS_PORT', () => {
     const text = await metricsText(port);
     const route = { method: 'GET', route: '/contacts/:id', status_class: '2xx' };
     expect(sample(text, 'pigeon_http_request_duration_seconds_count', route)).toBeGreaterThanOrEqual(1);
+    for (const bare of [
+      { method: 'POST', route: '/v1/track', status_class: '2xx' },
+      { method: 'GET', route: '/t/o/:token.gif', status_class: '2xx' },
+    ]) {
+      expect(sample(text, 'pigeon_http_request_duration_seconds_count', bare)).toBe(1);
+    }
     expect(sample(text, 'pigeon_http_request_duration_seconds_count', { route: 'unmatched' })).toBeGreaterThanOrEqual(
       1,
     );

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppDeps } from '../../deps.js';
+import type { BareRoute, BareRouter } from '../../http/bare.js';
 import { writePage } from '../../http/pages.js';
 import { verifyTrackingToken } from '../rendering/links.js';
 import './pages.js';
@@ -15,9 +16,9 @@ const CLICK = /^\/t\/c\/([^/]+)\/?$/;
  * mail clients for every open and click, outside the API contract, with the signed token as their
  * only credential. They are answered on the bare node request, before express (routing, its
  * request and response wrappers cost more than the work here); `http/fast-routes.ts` gives them
- * the same request id and log line as every other request.
+ * the same request id, log line and metrics as every other request.
  */
-export function trackingRoutes(deps: AppDeps) {
+export function trackingRoutes(deps: AppDeps): BareRouter {
   const db = deps.db.pool;
   const secret = deps.config.secrets.linkSigning;
   /** Recording is best effort: a reader always gets the image or the link, even if the database is down. */
@@ -55,15 +56,14 @@ export function trackingRoutes(deps: AppDeps) {
     res.end(head ? undefined : body);
   };
 
-  /** The handler of the request, or undefined when it is not one of these routes. */
-  return (req: IncomingMessage): ((res: ServerResponse) => Promise<void>) | undefined => {
+  return (req: IncomingMessage): BareRoute | undefined => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
     const path = (req.url ?? '').split('?', 1)[0] as string;
     const head = req.method === 'HEAD';
     const opened = OPEN.exec(path);
-    if (opened) return (res) => open(decoded(opened[1]), res, head);
+    if (opened) return { route: '/t/o/:token.gif', handle: (res) => open(decoded(opened[1]), res, head) };
     const clicked = CLICK.exec(path);
-    if (clicked) return (res) => click(decoded(clicked[1]), res, head);
+    if (clicked) return { route: '/t/c/:token', handle: (res) => click(decoded(clicked[1]), res, head) };
     return undefined;
   };
 }

@@ -8,15 +8,15 @@ import { queueJob } from '../background-jobs/queue.js';
 import { getJob } from '../background-jobs/service.js';
 import { withReach } from '../retention/reach.js';
 import { eventNames, eventStats, eventUsage, listContactEvents, listEvents } from './service.js';
-import { createTracker, type TrackInput } from './track.js';
+import type { TrackEvent, TrackInput } from './track.js';
 import type { TrackOwner } from './track-statement.js';
 
 const s = initServer();
 
-export const createEventsRouter = (deps: AppDeps) => {
+export const createEventsRouter = (deps: AppDeps, trackEvent: TrackEvent) => {
   const db = deps.db.pool;
-  const trackEvent = createTracker(deps);
   // The key check, rate-limit count and Idempotency-Key claim happen in the track statement itself.
+  // Keyed tracks of POST /v1/track are answered before express, the same way (track-route.ts).
   const track = async ({ req, res, body }: { req: Request; res: Response; body: TrackInput }) => {
     const { caller } = req;
     const owner: TrackOwner =

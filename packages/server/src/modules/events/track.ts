@@ -104,3 +104,6 @@ export function createTracker(deps: AppDeps) {
     throw new Error('track stored no event');
   };
 }
+
+/** The process's track function (one batcher behind it). */
+export type TrackEvent = ReturnType<typeof createTracker>;
