@@ -106,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       idempotencyTtlMinutes: e.IDEMPOTENCY_TRACK_TTL_MINUTES,
       batchMaxRows: e.TRACK_BATCH_MAX_ROWS,
       batchStatements: e.TRACK_BATCH_STATEMENTS,
+      batchStallMs: e.TRACK_BATCH_STALL_MS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),

@@ -100,6 +100,7 @@ export const EnvSchema = z.object({
   RETENTION_DAY_SECONDS: z.coerce.number().int().min(60).max(86_400).default(86_400),
   TRACK_BATCH_MAX_ROWS: z.coerce.number().int().min(1).max(500).default(64),
   TRACK_BATCH_STATEMENTS: z.coerce.number().int().min(1).max(64).default(2),
+  TRACK_BATCH_STALL_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   SESSION_TTL_HOURS: z.coerce
     .number()
     .int()
@@ -261,8 +262,13 @@ export interface Config {
     idempotencyTtlMinutes: number;
     /** Rows in one grouped track statement at most (1: every track is its own statement). */
     batchMaxRows: number;
-    /** Grouped track statements in flight at once per process; tracks arriving meanwhile form the next. */
+    /** Grouped track statements in flight at once per process at most; tracks arriving meanwhile form the next. */
     batchStatements: number;
+    /**
+     * A second (third…) statement starts only while every statement in flight has run at least
+     * this long (a stalled one: a row lock, a slow disk); otherwise one statement at a time.
+     */
+    batchStallMs: number;
   };
   shutdownTimeoutMs: number;
   /**

@@ -32,6 +32,7 @@ describe('grouped track statements', () => {
       idempotencyTtlMinutes: 60,
       maxRows: 64,
       maxStatements: 1,
+      stallMs: 0,
     });
     const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
     // 10 contacts × 4 tracks each, all at once; a contact's tracks must land in request order.
@@ -105,5 +106,44 @@ describe('grouped track statements', () => {
     const winner = answers.slice(0, 6).find((a) => a.status === 200);
     for (const r of reused) expect(r.body.error.details.originalResponse).toEqual(winner?.body);
     expect(await eventsOf(project.id)).toHaveLength(5);
+  });
+
+  it('runs one statement at a time, and a second only when the one in flight has stalled', async () => {
+    const { project } = await newProject(pigeon);
+    const db = pigeon.deps.db.pool;
+    const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
+    const row = (email: string) => toTrackRow({ email, event: 'stall' });
+    expect((await track(project.publicKey, { email: 'locked@stall.example', event: 'seed' })).status).toBe(200);
+    const holder = await db.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM contacts WHERE project_id = $1 AND email = 'locked@stall.example' FOR UPDATE`, [
+        project.id,
+      ]);
+      const batcher = new TrackBatcher(db, {
+        rateLimitPerMinute: 0,
+        idempotencyTtlMinutes: 60,
+        maxRows: 64,
+        maxStatements: 2,
+        stallMs: 1_000,
+      });
+      let lockedDone = false;
+      const locked = batcher.track(owner, row('locked@stall.example')).then((o) => {
+        lockedDone = true;
+        return o;
+      });
+      const free = batcher.track(owner, row('free@stall.example'));
+      expect(batcher.statements).toBe(1); // the free track waits: the statement in flight is fresh
+      const started = performance.now();
+      expect((await free).tracked).toBeDefined(); // a second statement started once the first stalled
+      expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+      expect(batcher.statements).toBe(2);
+      expect(lockedDone).toBe(false);
+      await holder.query('COMMIT');
+      expect((await locked).tracked).toBeDefined();
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
   });
 });

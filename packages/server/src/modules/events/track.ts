@@ -88,6 +88,7 @@ export function createTracker(deps: AppDeps) {
     idempotencyTtlMinutes: deps.config.track.idempotencyTtlMinutes,
     maxRows: deps.config.track.batchMaxRows,
     maxStatements: deps.config.track.batchStatements,
+    stallMs: deps.config.track.batchStallMs,
   });
   return async function trackEvent(
     owner: TrackOwner,
