@@ -131,13 +131,20 @@ function trackSql(owner: TrackOwner, counted: boolean, rows: TrackRow[], options
   ), proceeding AS (
     SELECT a.* FROM allowed a WHERE a.idem_key IS NULL OR a.idem_key IN (SELECT key FROM claimed)
   ), existing AS (
-    SELECT c.id, c.email, c.subscribed FROM contacts c
-    WHERE c.project_id = (SELECT id FROM key_project) AND c.email IN (SELECT email FROM proceeding)
-    ORDER BY c.email
-    -- NO KEY: tracks of one contact take turns, but a row that references the contact (a campaign's
-    -- email being queued, an event delivery records) takes FOR KEY SHARE, which FOR UPDATE blocked:
-    -- tracks waited for those transactions, and a campaign's audience insert could deadlock with them.
-    FOR NO KEY UPDATE
+    -- One probe of the (project, email) index per row of the group, in email order (the order the
+    -- rows are locked in). Driven by the group, whatever the statistics say: the plan is cached per
+    -- connection, and one made while the table was small (a new installation's first minute)
+    -- read every contact of the project for every group once it was not (a merge join).
+    SELECT c.id, c.email, c.subscribed
+    FROM (SELECT email FROM proceeding ORDER BY email) p
+    CROSS JOIN LATERAL (
+      SELECT c.id, c.email, c.subscribed FROM contacts c
+      WHERE c.project_id = (SELECT id FROM key_project) AND c.email = p.email
+      -- NO KEY: tracks of one contact take turns, but a row that references the contact (a campaign's
+      -- email being queued, an event delivery records) takes FOR KEY SHARE, which FOR UPDATE blocked:
+      -- tracks waited for those transactions, and a campaign's audience insert could deadlock with them.
+      FOR NO KEY UPDATE
+    ) c
   ), upserted AS (
     INSERT INTO contacts AS c (id, project_id, email, subscribed, data)
     SELECT p.contact_id, (SELECT id FROM key_project), p.email, COALESCE(p.subscribed, true), p.set_data
