@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { runStatement, sql } from '../../db/query.js';
 import { hashKey } from '../projects/keys.js';
 import { toTrackRow } from './track.js';
 import { TrackBatcher } from './track-batcher.js';
@@ -117,9 +118,10 @@ describe('grouped track statements', () => {
     const holder = await db.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM contacts WHERE project_id = $1 AND email = 'locked@stall.example' FOR UPDATE`, [
-        project.id,
-      ]);
+      await runStatement(
+        holder,
+        sql`SELECT 1 FROM contacts WHERE project_id = ${project.id} AND email = 'locked@stall.example' FOR UPDATE`,
+      );
       const batcher = new TrackBatcher(db, {
         rateLimitPerMinute: 0,
         idempotencyTtlMinutes: 60,

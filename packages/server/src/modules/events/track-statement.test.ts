@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { runStatement, sql } from '../../db/query.js';
 import { hashKey } from '../projects/keys.js';
 import { toTrackRow } from './track.js';
 import { runTrackStatement } from './track-statement.js';
@@ -28,10 +29,11 @@ describe('the track statement plan', () => {
       const group = (tag: string) =>
         Array.from({ length: 20 }, (_, i) => toTrackRow({ email: `${tag}-${i}@plan.example`, event: 'e' }));
       await runTrackStatement(client, owner, group('first'), options);
-      await pigeon.deps.db.pool.query(
-        `INSERT INTO contacts (id, project_id, email, subscribed)
-         SELECT gen_random_uuid(), $1, 'grown-' || i || '@plan.example', true FROM generate_series(1, 20000) i`,
-        [project.id],
+      await runStatement(
+        pigeon.deps.db.pool,
+        sql`INSERT INTO contacts (id, project_id, email, subscribed)
+            SELECT gen_random_uuid(), ${project.id}, 'grown-' || i || '@plan.example', true
+            FROM generate_series(1, 20000) i`,
       );
       plans.length = 0;
       const outcomes = await runTrackStatement(client, owner, [...group('second'), ...group('first')], options);
