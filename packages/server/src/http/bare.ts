@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  */
 export interface BareRoute {
   route: string;
-  handle: (res: ServerResponse, requestId: string) => Promise<void>;
+  handle: (res: ServerResponse) => Promise<void>;
 }
 
 /** Finds the bare route of a request: undefined hands it to express. */

@@ -27,7 +27,7 @@ export function requestListener(deps: AppDeps, options: Omit<AppOptions, 'trackE
     const requestId = assignRequestId(req, res);
     logWhenDone(deps.logger, req, res, requestId);
     if (timed) timeRequest(req, res, () => bare.route);
-    bare.handle(res, requestId).catch((err: unknown) => answerError(deps, req, res, requestId, err));
+    bare.handle(res).catch((err: unknown) => answerError(deps, req, res, requestId, err));
   };
 }
 
