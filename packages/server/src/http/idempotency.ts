@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { type BatchedDelete, deleteInBatches } from '../db/batched-delete.js';
-import { raw } from '../db/query.js';
+import { raw, runStatement, sql } from '../db/query.js';
 import { prepared, type Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { callerProject } from './auth.js';
@@ -78,8 +78,9 @@ async function claim(deps: AppDeps, projectId: string, key: string, request: str
   const rows = await prepared<{ claimed: boolean } & Claim>(
     deps.db.pool,
     'idem.claim',
+    // The project's row lock stands in for a foreign key (see deleteProjectKeys).
     `INSERT INTO idempotency_keys AS k (project_id, key, request, expires_at)
-     VALUES ($1, $2, $3, now() + make_interval(hours => $4))
+     SELECT p.id, $2, $3, now() + make_interval(hours => $4) FROM projects p WHERE p.id = $1 FOR KEY SHARE
      ON CONFLICT (project_id, key) DO UPDATE
        SET request = EXCLUDED.request, status_code = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
        WHERE k.expires_at <= now()
@@ -159,6 +160,16 @@ function settleOnResponse(res: Response, settle: (status: number, body: unknown)
       .finally(() => json(body));
     return res;
   };
+}
+
+/**
+ * Deletes a project's keys, in the transaction that deleted the project (the table has no foreign key
+ * to `projects`, see Migration20261228000000). A claim takes the project's row lock, so one that was
+ * running waited for the deletion to commit, or the deletion for it: either it saw no project, or its
+ * key is visible here.
+ */
+export async function deleteProjectKeys(tx: Queryable, projectId: string): Promise<void> {
+  await runStatement(tx, sql`DELETE FROM idempotency_keys WHERE project_id = ${projectId}::uuid`);
 }
 
 /** Expired key claims, removed in bounded statements (the clean-up job, every minute). */

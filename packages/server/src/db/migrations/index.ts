@@ -103,4 +103,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20261227000000_event_counts_daily',
     load: () => import('./Migration20261227000000_event_counts_daily.js'),
   },
+  {
+    name: 'Migration20261228000000_idempotency_keys_unreferenced',
+    load: () => import('./Migration20261228000000_idempotency_keys_unreferenced.js'),
+  },
 ];

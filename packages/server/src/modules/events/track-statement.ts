@@ -108,7 +108,8 @@ function trackSql(owner: TrackOwner, counted: boolean, rows: TrackRow[], options
     : raw('');
   return sql`
   WITH key_project AS (
-    SELECT id, disabled, disabled_reason FROM projects WHERE ${project}
+    -- The row lock stands in for the foreign key idempotency_keys does not have (deleteProjectKeys).
+    SELECT id, disabled, disabled_reason FROM projects WHERE ${project} FOR KEY SHARE
   )${counted ? sql`, ${rateLimitCtes('key_project', window, 'key', n)}` : raw('')}, input AS (
     SELECT * FROM unnest(
       ${column(rows, 'email')}::text[], ${column(rows, 'contactId')}::uuid[], ${column(rows, 'subscribed')}::boolean[],

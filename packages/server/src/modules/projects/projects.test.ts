@@ -3,6 +3,9 @@ import { createProject, mailedToken, newProject, signUp, uniqueEmail } from '../
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { mountProbe } from '../../../test/probe.js';
+import { until } from '../../../test/until.js';
+import { queryRows, runStatement, sql } from '../../db/query.js';
+import { deleteProjectKeys } from '../../http/idempotency.js';
 import { setProjectDisabled } from './service.js';
 
 let pigeon: TestPigeon;
@@ -384,5 +387,58 @@ describe('project lifecycle', () => {
       'INVALID_API_KEY',
     );
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
+  });
+
+  // idempotency_keys has no foreign key to projects (Migration20261228000000): the deletion removes them.
+  const keysOf = async (projectId: string) =>
+    (
+      await queryRows<{ n: number }>(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE project_id = ${projectId}::uuid`,
+      )
+    )[0]?.n;
+  const keyedTrack = (key: string, projectKey: string) =>
+    api(pigeon, { ...bearer(projectKey), 'idempotency-key': key }).events.track({
+      body: { email: 'keyed@example.com', event: 'x' },
+    });
+
+  it("deletes the project's Idempotency-Key claims with it", async () => {
+    const { owner } = await newProject(pigeon);
+    const doomed = await createProject(pigeon, owner.cookie, 'Doomed');
+    expect((await keyedTrack('track-1', doomed.publicKey)).status).toBe(200);
+    await runStatement(
+      pigeon.deps.db.pool,
+      sql`INSERT INTO idempotency_keys (project_id, key, request, expires_at)
+          VALUES (${doomed.id}::uuid, 'send-1', 'POST /v1/send', now() + interval '1 day')`,
+    );
+    expect(await keyedTrack('track-1', doomed.publicKey)).toMatchObject({ status: 409 });
+    expect(await keysOf(doomed.id)).toBe(2);
+    expect((await as(owner).users.deleteProject({ params: { id: doomed.id } })).status).toBe(204);
+    expect(await keysOf(doomed.id)).toBe(0);
+  });
+
+  it('a keyed track racing the deletion waits for it, then claims nothing', async () => {
+    const { owner } = await newProject(pigeon);
+    const doomed = await createProject(pigeon, owner.cookie, 'Doomed');
+    const lockWaits = async () =>
+      (
+        await queryRows<{ n: number }>(
+          pigeon.deps.db.pool,
+          sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_project%'`,
+        )
+      )[0]?.n;
+    const deleting = await pigeon.deps.db.pool.connect();
+    try {
+      await deleting.query('BEGIN');
+      await runStatement(deleting, sql`DELETE FROM projects WHERE id = ${doomed.id}::uuid`);
+      const track = keyedTrack('racing', doomed.publicKey);
+      expect(await until(lockWaits, (n) => n === 1)).toBe(1);
+      await deleteProjectKeys(deleting, doomed.id);
+      await deleting.query('COMMIT');
+      expect((await track).status).toBe(401);
+    } finally {
+      deleting.release();
+    }
+    expect(await keysOf(doomed.id)).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { join, or, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { forbidden, notFound } from '../../http/errors.js';
+import { deleteProjectKeys } from '../../http/idempotency.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
 import { findMembership } from './membership.js';
@@ -167,9 +168,12 @@ export async function updateProject(
   return toProjectDto(updated, membership.role);
 }
 
-export async function deleteProject(db: Queryable, userId: string, projectId: string): Promise<void> {
-  await requireMembership(db, userId, projectId, ['OWNER']);
-  await queryRows(db, sql`DELETE FROM projects WHERE id = ${projectId}::uuid`);
+export async function deleteProject(pool: pg.Pool, userId: string, projectId: string): Promise<void> {
+  await inTransaction(pool, async (tx) => {
+    await requireMembership(tx, userId, projectId, ['OWNER']);
+    await queryRows(tx, sql`DELETE FROM projects WHERE id = ${projectId}::uuid`);
+    await deleteProjectKeys(tx, projectId);
+  });
 }
 
 /**
