@@ -13,7 +13,7 @@
 //   node bench/track-db.mjs [--duration 10] [--connections 50] [--rounds 1] [--pigeon-env K=V ...]
 //
 // Prints a markdown report. Needs `pnpm build` first. Stops everything it started.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -83,12 +83,15 @@ try {
   );
   const baselinePg = JSON.stringify({ host: '127.0.0.1', port: pgPort, user: 'pigeon', password, database: 'pigeon' });
   const baseUrl = `http://127.0.0.1:${port}`;
-  const targets = [{ name: 'Pigeon', url: baseUrl, handle: pigeon }];
+  const targets = [
+    { name: 'Pigeon', url: baseUrl, handle: pigeon },
+    { name: 'Pigeon, keyed', url: baseUrl, handle: pigeon, keyed: true },
+  ];
   for (const name of ['bare-track', 'bare-minimal-track']) {
     const h = await start(name, join(BENCH, 'baselines', `${name}.mjs`), { PORT: '0', BASELINE_PG: baselinePg });
     targets.push({ name, url: /listening on (http:\/\/\S+)/.exec(h.output())[1], handle: h });
   }
-  for (const t of targets) {
+  for (const t of targets.filter((t) => !t.keyed)) {
     const res = await fetch(`${t.url}/v1/track`, {
       method: 'POST',
       headers: { authorization: `Bearer ${publicKey}`, 'content-type': 'application/json' },
@@ -99,7 +102,7 @@ try {
   const tag = randomBytes(4).toString('hex');
   const body = trackBodies(tag);
 
-  const load = (url, seconds) =>
+  const load = (url, seconds, keyed = false) =>
     new Promise((resolve, reject) =>
       autocannon(
         {
@@ -110,7 +113,11 @@ try {
             {
               method: 'POST',
               headers: { authorization: `Bearer ${publicKey}`, 'content-type': 'application/json' },
-              setupRequest: (req) => ({ ...req, body: body() }),
+              setupRequest: (req) => ({
+                ...req,
+                body: body(),
+                ...(keyed && { headers: { ...req.headers, 'idempotency-key': randomUUID() } }),
+              }),
             },
           ],
         },
@@ -125,7 +132,7 @@ try {
   await db.query('VACUUM ANALYZE contacts');
   for (let round = 0; round < Number(args.rounds); round++) {
     for (const t of targets) {
-      await load(t.url, 2);
+      await load(t.url, 2, t.keyed);
       await db.query('SELECT pg_stat_statements_reset()');
       await db.query(`SELECT pg_stat_reset_shared('wal')`);
       const waits = new Map();
@@ -154,7 +161,7 @@ try {
       })();
       const cpu0 = cpuSeconds(t.handle.pid);
       const db0 = descendantsCpuSeconds(pigeon.pid);
-      const r = await load(t.url, duration);
+      const r = await load(t.url, duration, t.keyed);
       const cpu = cpuSeconds(t.handle.pid) - cpu0;
       const dbCpu = descendantsCpuSeconds(pigeon.pid) - db0;
       sampling = false;

@@ -1,20 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createPigeon } from '../../packages/sdk/dist/index.js';
-import { fmt, median, r1 } from '../lib/segments.mjs';
+import { alternateSlices, sliceSeconds } from '../lib/alternate.mjs';
+import { fmt, r1 } from '../lib/segments.mjs';
 
 /**
  * What the SDK adds to a track: the same requests (POST /v1/track with the public key, data, and an
- * Idempotency-Key, which the SDK always sends) made by 50 concurrent loops in this process, once
- * through `pigeon.events.track` and once through plain `fetch`, 3 rounds each, interleaved. Both
+ * Idempotency-Key, which the SDK always sends) made by 50 concurrent loops in this process, through
+ * `pigeon.events.track` and through plain `fetch`, in 10 pairs of short alternating slices
+ * (`lib/alternate.mjs`). Both
  * sides do the same server work, so the ratio is the SDK's own cost (building the request,
  * validation, retry bookkeeping, parsing). Target: SDK req/s ≥ 95% of fetch's (medians).
  */
-const ROUNDS = 3;
+const PAIRS = 10;
 const LOOPS = 50;
 
 export default {
   name: 'sdk-track',
-  description: `POST /v1/track through the SDK vs plain fetch, ${LOOPS} loops, ${ROUNDS} interleaved rounds each`,
+  description: `POST /v1/track through the SDK vs plain fetch, ${LOOPS} loops, ${PAIRS} pairs of alternating slices`,
   pigeonEnv: {},
   target: {
     metric: 'sdkRatioPercent',
@@ -39,8 +41,8 @@ export default {
       if (res.status !== 200) throw new Error(`track answered ${res.status}`);
       await res.json();
     };
-    const phase = async (call) => {
-      const until = performance.now() + ctx.duration * 1000;
+    const phase = async (call, seconds) => {
+      const until = performance.now() + seconds * 1000;
       let done = 0;
       await Promise.all(
         Array.from({ length: LOOPS }, async () => {
@@ -50,23 +52,23 @@ export default {
           }
         }),
       );
-      return done / ctx.duration;
+      return done / seconds;
     };
-    await phase(viaSdk); // warm-up, both paths share the server's
-    const runs = { sdk: [], fetch: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      runs.fetch.push(r1(await phase(viaFetch)));
-      runs.sdk.push(r1(await phase(viaSdk)));
-    }
-    const sdk = median(runs.sdk);
-    const plain = median(runs.fetch);
+    await phase(viaSdk, ctx.duration); // warm-up, both paths share the server's
+    const slices = await alternateSlices({
+      pairs: PAIRS,
+      seconds: sliceSeconds(ctx.duration),
+      variants: ['fetch', 'sdk'],
+      measure: async (variant, seconds) => ({ perSecond: await phase(variant === 'sdk' ? viaSdk : viaFetch, seconds) }),
+    });
+    const { sdk, fetch: plain } = slices.medians;
     const ratio = (100 * sdk) / plain;
     return {
       sdkRatioPercent: r1(ratio),
       sdkReqPerSec: sdk,
       fetchReqPerSec: plain,
-      rounds: runs,
-      summary: `SDK ${fmt(sdk)} req/s vs fetch ${fmt(plain)} req/s (medians of ${ROUNDS}): ${fmt(ratio, 1)}%`,
+      rounds: slices.rates,
+      summary: `SDK ${fmt(sdk)} req/s vs fetch ${fmt(plain)} req/s (medians of ${PAIRS} alternating slices): ${fmt(ratio, 1)}%`,
     };
   },
 };
