@@ -69,7 +69,7 @@ export interface PigeonOptions {
   fetch?: typeof fetch;
   /** Retries after the first attempt, default 3. */
   maxRetries?: number;
-  /** Timeout of each attempt, default 30 000 ms. */
+  /** Timeout of each attempt, default 30 000 ms (an attempt may run up to 5% longer, see README). */
   timeoutMs?: number;
   /** First backoff delay, doubled on each retry (with jitter); default 500 ms. */
   retryBaseDelayMs?: number;

@@ -5,6 +5,7 @@ import {
   convertQueryParamsToUrlString,
   type SuccessfulHttpStatusCode,
 } from '@ts-rest/core';
+import { SharedDeadlines } from './deadlines.js';
 import { PigeonError } from './errors.js';
 import { originalResponse } from './idempotency.js';
 import { isRetryable, retryDelayMs, sleep } from './retry.js';
@@ -68,20 +69,23 @@ type Attempt = { ok: true; body: unknown } | { ok: false; error: PigeonError };
 
 /** Sends contract routes: builds the request, retries what is safe to retry, returns the 2xx body or throws. */
 export class Transport {
-  constructor(private readonly config: TransportConfig) {}
+  private readonly deadlines = new SharedDeadlines();
+  /** The headers every request sends. */
+  private readonly baseHeaders: Record<string, string>;
+
+  constructor(private readonly config: TransportConfig) {
+    this.baseHeaders = { ...USER_AGENT, accept: 'application/json', authorization: `Bearer ${config.apiKey}` };
+  }
 
   /** @internal Typed from the contract, so left out of the published declarations (see tsup.config.ts). */
   async call<R extends AppRoute>(route: R, input: RouteInput<R>, options: CallOptions = {}): Promise<SuccessBody<R>> {
     const { params, query, body, headers: extra } = input as LooseInput;
     const url = this.config.baseUrl + buildPath(route.path, params) + convertQueryParamsToUrlString(query);
     const encoded = encodeBody(route, body);
-    const headers: Record<string, string> = {
-      ...USER_AGENT,
-      accept: 'application/json',
-      authorization: `Bearer ${this.config.apiKey}`,
-      ...(encoded.contentType ? { 'content-type': encoded.contentType } : {}),
-    };
-    for (const [name, value] of Object.entries(extra ?? {})) {
+    const headers: Record<string, string> = { ...this.baseHeaders };
+    if (encoded.contentType) headers['content-type'] = encoded.contentType;
+    for (const name in extra) {
+      const value = extra[name];
       if (value !== undefined) headers[name.toLowerCase()] = String(value);
     }
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
@@ -102,35 +106,66 @@ export class Transport {
     }
   }
 
-  private async attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Attempt> {
-    const { signal } = options;
-    signal?.throwIfAborted();
+  private attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Attempt> {
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    return options.signal
+      ? this.attemptWithSignal(url, init, timeoutMs, options.signal)
+      : this.attemptWithDeadline(url, init, timeoutMs);
+  }
+
+  /** The common case, no caller's signal: the attempt joins a shared deadline (see deadlines.ts). */
+  private async attemptWithDeadline(url: string, init: RequestInit, timeoutMs: number): Promise<Attempt> {
+    const deadline = this.deadlines.join(timeoutMs);
+    try {
+      return await this.send(url, { ...init, signal: deadline.signal });
+    } catch (cause) {
+      return {
+        ok: false,
+        error: deadline.expired ? PigeonError.timeout(timeoutMs, cause) : PigeonError.network(cause),
+      };
+    } finally {
+      this.deadlines.leave(deadline);
+    }
+  }
+
+  /** A caller's signal: a controller of the attempt's own follows it and the attempt's timer. */
+  private async attemptWithSignal(
+    url: string,
+    init: RequestInit,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Attempt> {
+    signal.throwIfAborted();
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
     }, timeoutMs);
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await this.config.fetch(url, { ...init, signal: controller.signal });
-      const body = await readBody(response); // still under the timeout: a body can stall too
-      if (response.ok) return { ok: true, body };
-      return { ok: false, error: PigeonError.fromResponse(response.status, body, response.headers) };
+      return await this.send(url, { ...init, signal: controller.signal });
     } catch (cause) {
-      if (signal?.aborted) throw signal.reason;
+      if (signal.aborted) throw signal.reason;
       return { ok: false, error: timedOut ? PigeonError.timeout(timeoutMs, cause) : PigeonError.network(cause) };
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  private async send(url: string, init: RequestInit): Promise<Attempt> {
+    const response = await this.config.fetch(url, init);
+    const body = await readBody(response); // still under the timeout: a body can stall too
+    if (response.ok) return { ok: true, body };
+    return { ok: false, error: PigeonError.fromResponse(response.status, body, response.headers) };
   }
 }
 
 /** Fills `:name` segments with URL-encoded values; an optional `:name?` segment is dropped when absent. */
 export function buildPath(path: string, params: Record<string, unknown> = {}): string {
+  if (!path.includes(':')) return path;
   return path.replace(/\/:([A-Za-z0-9_]+)(\?)?/g, (_, name: string, optional?: string) => {
     const value = params[name];
     if (value === undefined || value === null || value === '') {

@@ -155,6 +155,20 @@ describe('errors', () => {
     });
   });
 
+  it('times out a stalled call while a call that started with it completes', async () => {
+    server.use(
+      http.get(`${BASE}/health`, async () => {
+        await delay(500);
+        return HttpResponse.json(health);
+      }),
+      http.get(`${BASE}/config`, () => HttpResponse.json({ features: {} })),
+    );
+    const client = pigeon({ timeoutMs: 100, maxRetries: 0 });
+    const [stalled, quick] = await Promise.allSettled([client.system.health(), client.system.config()]);
+    expect(quick).toMatchObject({ status: 'fulfilled', value: { features: {} } });
+    expect(stalled).toMatchObject({ status: 'rejected', reason: { status: 0, code: 'TIMEOUT' } });
+  });
+
   it('rejects with the abort reason when the caller aborts, without retrying', async () => {
     const requests = sequence('get', '/health', [() => HttpResponse.json({}, { status: 500 })]);
     const controller = new AbortController();
