@@ -3,7 +3,11 @@ import { parseArgs } from 'node:util';
 import type { Config, ProcessRole } from './config/index.js';
 import type { Logger } from './logger.js';
 import type { StartOptions } from './main.js';
-import { holdYoungGenerationDuringStartup, releaseYoungGenerationHold } from './startup-heap.js';
+import {
+  holdYoungGenerationDuringStartup,
+  limitOldGenerationGrowth,
+  releaseYoungGenerationHold,
+} from './startup-heap.js';
 
 // Before anything else loads: imported statically, these modules (bundled chunks) would be
 // evaluated before this line.
@@ -104,6 +108,7 @@ async function serve(config: Config, logger: Logger, options: StartOptions, supe
   if (supervised) process.once('disconnect', () => (stop ? stop('parent exited') : process.exit(1)));
   const pigeon = await startPigeon(config, logger, options);
   releaseYoungGenerationHold();
+  if (config.role !== 'worker') limitOldGenerationGrowth(config.apiHeapGrowingPercent);
   let stopping = false;
   stop = (signal: string) => {
     if (stopping) return;

@@ -17,3 +17,14 @@ export function holdYoungGenerationDuringStartup(): void {
 export function releaseYoungGenerationHold(): void {
   setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_SEMI_SPACE_GROWTH_FACTOR}`);
 }
+
+/**
+ * After each full collection V8 lets the old generation grow to a multiple of what survived (up to
+ * 4× under a high allocation rate). Under the track load the API process's old space reached
+ * ~100 MB for a much smaller live set, and its RSS 211–227 MB; with 50% growth the same load peaks
+ * at 187–189 MB for the same throughput and CPU (bench `track-keyed`, docs/MEMORY.md). V8 reads the
+ * flag whenever it sizes the heap, so it applies from here on (0: V8's own factor).
+ */
+export function limitOldGenerationGrowth(percent: number): void {
+  if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
     expect(config.log.level).toBe('info');
     expect(config.auth.signupsDisabled).toBe(false);
     expect(config.webhooks.allowPrivateNetworks).toBe(false);
+    expect(config.apiHeapGrowingPercent).toBe(50);
   });
 
   it('reads WEBHOOK_ALLOW_PRIVATE_NETWORKS as a boolean', () => {

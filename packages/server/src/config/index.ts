@@ -111,6 +111,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),
     workerMaxOldSpaceMb: e.WORKER_MAX_OLD_SPACE_MB,
+    apiHeapGrowingPercent: e.API_HEAP_GROWING_PERCENT,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     health: { heartbeatMs: e.WORKER_HEARTBEAT_SECONDS * 1000, maxFeedLagSeconds: e.READY_MAX_FEED_LAG_SECONDS },
     auth: {

@@ -52,6 +52,7 @@ export const EnvSchema = z.object({
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
   READY_MAX_FEED_LAG_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   WORKER_MAX_OLD_SPACE_MB: z.coerce.number().int().min(0).max(65_536).default(112),
+  API_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(400),
@@ -286,6 +287,8 @@ export interface Config {
   };
   /** `--max-old-space-size` of each worker process (0: not set). */
   workerMaxOldSpaceMb: number;
+  /** V8's `--heap-growing-percent` in a process serving the API, set once it has started (0: V8's own). */
+  apiHeapGrowingPercent: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
   sso: SsoConfig;
   verify: { dnsTimeoutMs: number; dnsCacheSize: number };
