@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
 import { type BatchedDelete, deleteInBatches } from '../db/batched-delete.js';
-import { raw, runStatement, sql } from '../db/query.js';
+import { preparedRows, raw, runStatement, sql } from '../db/query.js';
 import { prepared, type Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
 import { callerProject } from './auth.js';
@@ -75,17 +75,17 @@ const performedNothing = (status: number, res: Response) =>
 
 /** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */
 async function claim(deps: AppDeps, projectId: string, key: string, request: string): Promise<Claim | undefined> {
-  const rows = await prepared<{ claimed: boolean } & Claim>(
+  const rows = await preparedRows<{ claimed: boolean } & Claim>(
     deps.db.pool,
     'idem.claim',
     // The project's row lock stands in for a foreign key (see deleteProjectKeys).
-    `INSERT INTO idempotency_keys AS k (project_id, key, request, expires_at)
-     SELECT p.id, $2, $3, now() + make_interval(hours => $4) FROM projects p WHERE p.id = $1 FOR KEY SHARE
-     ON CONFLICT (project_id, key) DO UPDATE
-       SET request = EXCLUDED.request, status_code = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-       WHERE k.expires_at <= now()
-     RETURNING true AS claimed, request, status_code, created_at, NULL::jsonb AS response`,
-    [projectId, key, request, deps.config.idempotencyTtlHours],
+    sql`INSERT INTO idempotency_keys AS k (project_id, key, request, expires_at)
+        SELECT p.id, ${key}::text, ${request}::text, now() + make_interval(hours => ${deps.config.idempotencyTtlHours}::int)
+        FROM projects p WHERE p.id = ${projectId}::uuid FOR KEY SHARE
+        ON CONFLICT (project_id, key) DO UPDATE
+          SET request = EXCLUDED.request, status_code = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+          WHERE k.expires_at <= now()
+        RETURNING true AS claimed, request, status_code, created_at, NULL::jsonb AS response`,
   );
   if (rows[0]?.claimed) return undefined;
   // Released between our insert and this read: the caller may simply retry.
