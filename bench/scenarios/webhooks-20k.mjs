@@ -282,7 +282,7 @@ export default {
         problems.push(`isolation rows: fast endpoint's states ${JSON.stringify(isoStates)}`);
       ctx.note(
         `Pigeon: ${fmt(stats.distinct)} deliveries in ${r1(pigeonSeconds)} s = ${fmt(Math.round(pigeonPerSec))}/s ` +
-          `(${stats.duplicates} duplicates); last delivery queued ${r1((firstQueued[0].last - t0) / 1000)} s after the insert`,
+          `(${stats.duplicates} duplicates); last delivery row written ${r1((firstQueued[0].last - t0) / 1000)} s after the insert`,
       );
       ctx.note(`bare node:http keep-alive, ${CONCURRENCY} in flight: ${fmt(Math.round(baseline.perSec))}/s`);
       ctx.note(

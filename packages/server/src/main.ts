@@ -20,18 +20,14 @@ import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
 import { registerConsumer, startChangeFeed } from './modules/change-feed/feed.js';
 import { startInboundReceiver } from './modules/deliverability/inbound.js';
 import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
-import { eventWebhooksConsumer } from './modules/event-webhooks/consumer.js';
+import { EVENT_WEBHOOKS_CONSUMER } from './modules/event-webhooks/consumer.js';
 import { bootstrapFirstRun } from './modules/projects/bootstrap.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
-/** Every consumer of the contact change feed. */
-const FEED_CONSUMERS = [
-  trackedSegmentsConsumer,
-  workflowTriggersConsumer,
-  analyticsCountsConsumer,
-  eventWebhooksConsumer,
-];
+/** The consumers of the contact change feed, but the event webhooks' (built by its worker, on its sender). */
+const FEED_CONSUMERS = [trackedSegmentsConsumer, workflowTriggersConsumer, analyticsCountsConsumer];
+const FEED_CONSUMER_NAMES = [...FEED_CONSUMERS.map((c) => c.name), EVENT_WEBHOOKS_CONSUMER];
 
 export interface StartOptions {
   /** Check every response against the contract (tests). */
@@ -103,7 +99,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     // Cursors exist before any request is served: a consumer starts at its registration, so an
     // event recorded before the first worker came up would otherwise never reach it.
-    for (const consumer of FEED_CONSUMERS) await registerConsumer(db.pool, consumer.name);
+    for (const name of FEED_CONSUMER_NAMES) await registerConsumer(db.pool, name);
     const sealed = await sealPlaintextDkimKeys(db.pool, keyringOf(config));
     if (sealed > 0) logger.info({ sealed }, 'DKIM private keys stored before encryption are now encrypted');
 
@@ -147,14 +143,16 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       await scheduler.startWorker();
       const delivery = await startDelivery(deps, { campaign: new CampaignComposer(deps.db.pool, deps.config) });
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
-      const feed = await startChangeFeed(deps, FEED_CONSUMERS, config.changeFeed);
+      // The webhooks' sender stops first (cleanups run last-in first): a feed batch waiting on
+      // its attempts lets them go, writes them, and the feed then stops.
+      const webhooks = await startEventWebhooks(deps);
+      const feed = await startChangeFeed(deps, [...FEED_CONSUMERS, webhooks.consumer], config.changeFeed);
       cleanups.unshift(() => feed.stop());
+      cleanups.unshift(() => webhooks.stop(config.shutdownTimeoutMs));
       const dispatcher = startCampaignDispatcher(deps);
       cleanups.unshift(() => dispatcher.stop());
       const workflows = await startWorkflowRunner(deps);
       cleanups.unshift(() => workflows.stop(config.shutdownTimeoutMs));
-      const webhooks = await startEventWebhooks(deps);
-      cleanups.unshift(() => webhooks.stop(config.shutdownTimeoutMs));
       const heartbeat = startHeartbeat(deps);
       cleanups.unshift(heartbeat.stop);
     }

@@ -42,8 +42,12 @@ export interface FeedConsumer {
    * past them, but they are never sent to the process or handled. Default: every change.
    */
   wants?: Sql;
-  /** Handles a batch inside the transaction that also advances the cursor. */
-  handle(client: pg.PoolClient, changes: ContactChange[], deps: AppDeps): Promise<void>;
+  /**
+   * Handles a batch inside the transaction that also advances the cursor. It may answer what to
+   * do once that transaction has committed (never called when it rolls back).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most consumers return nothing (an async function's Promise<void>)
+  handle(client: pg.PoolClient, changes: ContactChange[], deps: AppDeps): Promise<void | (() => void)>;
 }
 
 export interface FeedOptions {
@@ -96,7 +100,8 @@ export async function processParts(
   parts: number[],
   batchSize: number,
 ): Promise<{ handled: number; backlog: boolean }> {
-  return inTransaction(deps.db.pool, async (client) => {
+  const afterCommit: { run?: () => void } = {};
+  const result = await inTransaction(deps.db.pool, async (client) => {
     const locked = await preparedRows<{ part: number }>(
       client,
       'change-feed.lock',
@@ -117,7 +122,8 @@ export async function processParts(
     const ends = rows.filter((r) => r.is_end);
     if (ends.length === 0) return { handled: 0, backlog: false };
     const changes = rows.filter((r) => !r.is_end).map(toChange);
-    if (changes.length > 0) await consumer.handle(client, changes, deps);
+    const then = changes.length > 0 ? await consumer.handle(client, changes, deps) : undefined;
+    if (typeof then === 'function') afterCommit.run = then;
     await preparedRows(
       client,
       'change-feed.advance',
@@ -127,6 +133,8 @@ export async function processParts(
     );
     return { handled: changes.length, backlog: ends.some((r) => (r.n ?? 0) >= batchSize) };
   });
+  afterCommit.run?.();
+  return result;
 }
 
 /**
