@@ -7,7 +7,7 @@ import type { QueuedAttempt, Sender } from './sender.js';
 /** An endpoint with requests open and none ended for this long is left out of the rest of the batch. */
 export const STALL_MS = 500;
 /** A batch waits at most this long for its attempts; what is not over by then goes on without it. */
-export const BATCH_BUDGET_MS = 2_000;
+export const BATCH_BUDGET_MS = 5_000;
 const TICK_MS = 50;
 
 interface Candidate extends DeliveryRow {
