@@ -75,6 +75,14 @@ export function certainlyRolledBack(err: unknown): boolean {
   return !err.code.startsWith('08') && !err.code.startsWith('57P');
 }
 
+/**
+ * Whether PostgreSQL refused the statement only because of what ran beside it (class 40: a
+ * deadlock, a serialization failure): it rolled back, and the same statement run again may well pass.
+ */
+export function lostToConcurrency(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && typeof err.code === 'string' && err.code.startsWith('40');
+}
+
 /** PostgreSQL's code for a unique violation: two requests raced to create the same thing. */
 const UNIQUE_VIOLATION = '23505';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { until } from '../../../test/workflows.js';
 import { runStatement, sql } from '../../db/query.js';
 import { hashKey } from '../projects/keys.js';
 import { toTrackRow } from './track.js';
@@ -143,6 +144,49 @@ describe('grouped track statements', () => {
       expect(lockedDone).toBe(false);
       await holder.query('COMMIT');
       expect((await locked).tracked).toBeDefined();
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
+  });
+
+  it('runs a track that lost a deadlock again: its caller gets the track, not the deadlock', async () => {
+    const { project } = await newProject(pigeon);
+    const db = pigeon.deps.db.pool;
+    const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
+    expect((await track(project.publicKey, { email: 'dead@lock.example', event: 'seed' })).status).toBe(200);
+    const batcher = new TrackBatcher(db, {
+      rateLimitPerMinute: 0,
+      idempotencyTtlMinutes: 60,
+      maxRows: 64,
+      maxStatements: 1,
+      stallMs: 0,
+    });
+    const holder = await db.connect();
+    try {
+      // The holder locks the contact; the track takes the project's row (KEY SHARE), then waits for
+      // the contact; the holder then asks for the project's row FOR UPDATE: a cycle. The track began
+      // waiting first, so PostgreSQL's deadlock check (after deadlock_timeout) aborts its statement.
+      await holder.query('BEGIN');
+      await runStatement(
+        holder,
+        sql`SELECT 1 FROM contacts WHERE project_id = ${project.id} AND email = 'dead@lock.example' FOR UPDATE`,
+      );
+      const tracked = batcher.track(owner, toTrackRow({ email: 'dead@lock.example', event: 'after-deadlock' }));
+      await until(
+        async () =>
+          (
+            await db.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_project%'`,
+            )
+          ).rows[0].n,
+        (n) => n === 1,
+      );
+      await runStatement(holder, sql`SELECT 1 FROM projects WHERE id = ${project.id} FOR UPDATE`);
+      await holder.query('COMMIT');
+      expect((await tracked).tracked).toBeDefined();
+      expect(batcher.statements).toBe(2); // the deadlocked run and the one that recorded it
+      expect((await eventsOf(project.id)).map((e) => e.name)).toEqual(['seed', 'after-deadlock']);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();

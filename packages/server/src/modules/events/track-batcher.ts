@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/sql.js';
-import { certainlyRolledBack } from '../../http/error-handler.js';
+import { certainlyRolledBack, lostToConcurrency } from '../../http/error-handler.js';
 import { trackGroupRows } from '../../metrics/registry.js';
 import {
   runTrackStatement,
@@ -8,6 +8,9 @@ import {
   type TrackRowOutcome,
   type TrackStatementOptions,
 } from './track-statement.js';
+
+/** Runs of a single row that lost to a concurrent transaction (deadlock, serialization) before its caller gets the error. */
+const CONFLICT_ATTEMPTS = 3;
 
 export interface TrackBatcherOptions extends TrackStatementOptions {
   /** Rows in one statement at most. */
@@ -47,7 +50,8 @@ const ownerId = (owner: TrackOwner) =>
  * track of the process.
  *
  * A group PostgreSQL refused (one row breaking a constraint, a deadlock) is retried one row per
- * statement, so only the bad row's caller sees the error.
+ * statement, so only the bad row's caller sees the error. A single row that lost a deadlock or a
+ * serialization conflict is run again, up to `CONFLICT_ATTEMPTS` times in all.
  */
 export class TrackBatcher {
   private readonly queues = new Map<string, OwnerQueue>();
@@ -117,7 +121,7 @@ export class TrackBatcher {
     this.stallTimer.unref();
   }
 
-  private async runGroup(owner: TrackOwner, group: Pending[]): Promise<void> {
+  private async runGroup(owner: TrackOwner, group: Pending[], attempt = 1): Promise<void> {
     this.statements++;
     try {
       const outcomes = await runTrackStatement(
@@ -133,6 +137,7 @@ export class TrackBatcher {
       // Retried alone only when PostgreSQL certainly rolled the group back; after a lost
       // connection the group may have committed, and a retry could record it twice.
       if (group.length > 1 && certainlyRolledBack(err)) await Promise.all(group.map((p) => this.runGroup(owner, [p])));
+      else if (lostToConcurrency(err) && attempt < CONFLICT_ATTEMPTS) await this.runGroup(owner, group, attempt + 1);
       else for (const p of group) p.reject(err);
     }
   }
