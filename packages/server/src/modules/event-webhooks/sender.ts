@@ -49,9 +49,9 @@ export interface Sender {
 }
 
 /**
- * The event webhook requests of one process: each endpoint has at most `endpointConcurrency`
- * requests open (so a slow or silent endpoint holds a bounded share, each request ending after
- * `timeoutMs`), the others wait in its queue. Both the change feed's batches and the claim loop
+ * The event webhook requests of one process: at most `concurrency` open, and each endpoint at most
+ * `endpointConcurrency` of them (so a slow or silent endpoint holds a bounded share, each request
+ * ending after `timeoutMs`); the others wait in their endpoint's queue. Both the change feed's batches and the claim loop
  * of due deliveries send through it, so they share each endpoint's slots.
  */
 export function createSender(deps: AppDeps): Sender {
@@ -66,6 +66,8 @@ export function createSender(deps: AppDeps): Sender {
   };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   const queues = new Map<string, EndpointQueue>();
+  /** Requests open over all endpoints (at most `concurrency`). */
+  let open = 0;
   let closed = false;
 
   const attempt = async (row: DeliveryRow): Promise<Outcome> => {
@@ -86,21 +88,35 @@ export function createSender(deps: AppDeps): Sender {
   };
 
   const pump = (endpointId: string, queue: EndpointQueue) => {
-    while (!closed && queue.active < cfg.endpointConcurrency && queue.waiting.length > 0) {
+    while (!closed && open < cfg.concurrency && queue.active < cfg.endpointConcurrency && queue.waiting.length > 0) {
       const job = queue.waiting.shift() as Job;
       if (queue.active === 0) queue.progressAt = performance.now();
       queue.active++;
+      open++;
       job.started = true;
       void attempt(job.row).then((outcome) => {
         queue.active--;
+        open--;
         queue.progressAt = performance.now();
         job.done = outcome;
         // The slot goes to the next attempt before this one's outcome is handled.
         pump(endpointId, queue);
-        if (queue.active === 0 && queue.waiting.length === 0 && queues.get(endpointId) === queue)
-          queues.delete(endpointId);
+        if (queue.waiting.length === 0) {
+          if (queue.active === 0 && queues.get(endpointId) === queue) queues.delete(endpointId);
+          pumpOthers();
+        }
         job.settle(outcome);
       });
+    }
+  };
+  /** A process-wide slot is free: the endpoints waiting for one get it in turn (each moves to the back). */
+  const pumpOthers = () => {
+    for (const [endpointId, queue] of [...queues]) {
+      if (open >= cfg.concurrency) return;
+      if (queue.waiting.length === 0 || queue.active >= cfg.endpointConcurrency) continue;
+      queues.delete(endpointId);
+      queues.set(endpointId, queue);
+      pump(endpointId, queue);
     }
   };
 

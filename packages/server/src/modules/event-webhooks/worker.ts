@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
-import type { AppDeps } from '../../deps.js';
-import { nowOf } from '../../deps.js';
+import { type AppDeps, nowOf } from '../../deps.js';
 import type { FeedConsumer } from '../change-feed/feed.js';
 import { eventWebhooksConsumer, WEBHOOKS_CHANNEL } from './consumer.js';
 import { batchedRecorder, type DeliveryRow } from './record.js';
