@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
@@ -26,16 +27,30 @@ const eventsOf = async (projectId: string) =>
     )
   ).rows;
 
+/** A batcher on the test Pigeon's pool: no rate limit, one statement at a time, unless told otherwise. */
+const newBatcher = (options: Partial<ConstructorParameters<typeof TrackBatcher>[1]> = {}) =>
+  new TrackBatcher(pigeon.deps.db.pool, {
+    rateLimitPerMinute: 0,
+    idempotencyTtlMinutes: 60,
+    maxRows: 64,
+    maxStatements: 1,
+    stallMs: 0,
+    ...options,
+  });
+
+/** Opens a transaction on `holder` that holds the contact's row lock until it ends. */
+async function lockContact(holder: PoolClient, projectId: string, email: string) {
+  await holder.query('BEGIN');
+  await runStatement(
+    holder,
+    sql`SELECT 1 FROM contacts WHERE project_id = ${projectId} AND email = ${email} FOR UPDATE`,
+  );
+}
+
 describe('grouped track statements', () => {
   it('records concurrent tracks in fewer statements than tracks, each once, in order per contact', async () => {
     const { project } = await newProject(pigeon);
-    const batcher = new TrackBatcher(pigeon.deps.db.pool, {
-      rateLimitPerMinute: 0,
-      idempotencyTtlMinutes: 60,
-      maxRows: 64,
-      maxStatements: 1,
-      stallMs: 0,
-    });
+    const batcher = newBatcher();
     const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
     // 10 contacts × 4 tracks each, all at once; a contact's tracks must land in request order.
     const calls = Array.from({ length: 40 }, (_, i) =>
@@ -118,18 +133,8 @@ describe('grouped track statements', () => {
     expect((await track(project.publicKey, { email: 'locked@stall.example', event: 'seed' })).status).toBe(200);
     const holder = await db.connect();
     try {
-      await holder.query('BEGIN');
-      await runStatement(
-        holder,
-        sql`SELECT 1 FROM contacts WHERE project_id = ${project.id} AND email = 'locked@stall.example' FOR UPDATE`,
-      );
-      const batcher = new TrackBatcher(db, {
-        rateLimitPerMinute: 0,
-        idempotencyTtlMinutes: 60,
-        maxRows: 64,
-        maxStatements: 2,
-        stallMs: 1_000,
-      });
+      await lockContact(holder, project.id, 'locked@stall.example');
+      const batcher = newBatcher({ maxStatements: 2, stallMs: 1_000 });
       let lockedDone = false;
       const locked = batcher.track(owner, row('locked@stall.example')).then((o) => {
         lockedDone = true;
@@ -155,23 +160,13 @@ describe('grouped track statements', () => {
     const db = pigeon.deps.db.pool;
     const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
     expect((await track(project.publicKey, { email: 'dead@lock.example', event: 'seed' })).status).toBe(200);
-    const batcher = new TrackBatcher(db, {
-      rateLimitPerMinute: 0,
-      idempotencyTtlMinutes: 60,
-      maxRows: 64,
-      maxStatements: 1,
-      stallMs: 0,
-    });
+    const batcher = newBatcher();
     const holder = await db.connect();
     try {
       // The holder locks the contact; the track takes the project's row (KEY SHARE), then waits for
       // the contact; the holder then asks for the project's row FOR UPDATE: a cycle. The track began
       // waiting first, so PostgreSQL's deadlock check (after deadlock_timeout) aborts its statement.
-      await holder.query('BEGIN');
-      await runStatement(
-        holder,
-        sql`SELECT 1 FROM contacts WHERE project_id = ${project.id} AND email = 'dead@lock.example' FOR UPDATE`,
-      );
+      await lockContact(holder, project.id, 'dead@lock.example');
       const tracked = batcher.track(owner, toTrackRow({ email: 'dead@lock.example', event: 'after-deadlock' }));
       await until(
         async () =>
