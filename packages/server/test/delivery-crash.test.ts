@@ -6,6 +6,7 @@ import { newProject } from './accounts.js';
 import { killAllCli, startCli } from './cli.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { startSmtpSink } from './smtp-sink.js';
+import { until } from './until.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -14,7 +15,8 @@ afterAll(async () => {
 });
 
 it('a worker killed mid-batch neither loses nor duplicates a message', async () => {
-  const sink = await startSmtpSink({ delayMs: 100 });
+  // Each message is held 500 ms before the 250: the kill below lands well inside the next one's hold.
+  const sink = await startSmtpSink({ delayMs: 500 });
   // One delivery loop, so exactly one message is in flight when the worker dies.
   const databaseUrl = await createTestDatabase();
   const api = await startTestPigeon({ databaseUrl, role: 'api', env: { SMTP_URL: sink.url } });
@@ -42,14 +44,28 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
     });
     expect(sent.body.data.emails).toHaveLength(20);
 
-    // Kill while message 5 waits for its final SMTP reply (the sink holds each for 100 ms). Killing
-    // right after an acceptance would hit the window between the server's 250 and the worker
-    // recording SENT, which no protocol closes; there the stable Message-ID lets receivers dedupe.
+    // Kill while a message waits for its final SMTP reply, once every message the sink accepted is
+    // recorded SENT. Killing between the server's 250 and the worker recording SENT is a window no
+    // protocol closes (there the stable Message-ID lets receivers dedupe); a fixed 50 ms pause after
+    // the 4th acceptance, with a 100 ms hold, landed in it on a loaded machine. The sink runs in this
+    // process: between its count and the kill, no acceptance can happen.
     const ours = () => sink.messages.filter((m) => m.messageId?.endsWith('@crash.example>'));
     const before = sink.messages.length; // the signup's verification mail went through this sink too
     await sink.waitFor(before + 4);
-    await new Promise((r) => setTimeout(r, 50));
+    const settled = await until(
+      async () => {
+        const accepted = ours().length;
+        const { rows } = await api.deps.db.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM emails WHERE project_id = $1 AND status = 'SENT'",
+          [project.id],
+        );
+        return rows[0]?.n === accepted && ours().length === accepted;
+      },
+      (done) => done,
+      30_000,
+    );
     first.child.kill('SIGKILL');
+    expect(settled).toBe(true);
     await first.exited;
     const { rows: inFlight } = await api.deps.db.pool.query(
       "SELECT count(*)::int AS n FROM emails WHERE status = 'SENDING'",
