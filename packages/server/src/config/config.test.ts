@@ -30,6 +30,7 @@ describe('loadConfig', () => {
     expect(config.auth.signupsDisabled).toBe(false);
     expect(config.webhooks.allowPrivateNetworks).toBe(false);
     expect(config.apiHeapGrowingPercent).toBe(50);
+    expect(config.delivery.claimBatch).toBe(10);
   });
 
   it('reads WEBHOOK_ALLOW_PRIVATE_NETWORKS as a boolean', () => {
@@ -42,7 +43,13 @@ describe('loadConfig', () => {
 
   it('names every bad variable in one error', () => {
     try {
-      loadConfig({ PIGEON_DATA_DIR: dataDir(), PORT: 'eighty', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' });
+      loadConfig({
+        PIGEON_DATA_DIR: dataDir(),
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        LOG_LEVEL: 'loud',
+        DELIVERY_CLAIM_BATCH: '0',
+      });
       expect.unreachable('loadConfig accepted bad values');
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
@@ -50,6 +57,7 @@ describe('loadConfig', () => {
       expect(message).toContain('PORT');
       expect(message).toContain('DATABASE_URL');
       expect(message).toContain('LOG_LEVEL');
+      expect(message).toContain('DELIVERY_CLAIM_BATCH');
     }
   });
 

@@ -83,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,
+      claimBatch: e.DELIVERY_CLAIM_BATCH,
       attachmentLimitBytes: Math.round(e.ATTACHMENT_LIMIT_MB * 1024 * 1024),
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
       retryMaxMs: e.DELIVERY_RETRY_MAX_MS,

@@ -72,6 +72,7 @@ export const EnvSchema = z.object({
   WEBHOOK_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
+  DELIVERY_CLAIM_BATCH: z.coerce.number().int().min(1).max(100).default(10),
   DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(300_000),
   DELIVERY_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
@@ -225,6 +226,11 @@ export interface Config {
   rateLimitPerMinute: number;
   delivery: {
     concurrency: number;
+    /**
+     * Emails each delivery loop claims at once. Larger: fewer claim statements per message; a
+     * transactional email queued behind a campaign can wait for up to one batch per loop.
+     */
+    claimBatch: number;
     attachmentLimitBytes: number;
     /** A message's own temporary failure: the first wait, doubled per attempt up to `retryMaxMs`. */
     retryBaseMs: number;

@@ -26,7 +26,6 @@ import { TransportBreaker } from './breaker.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
 
-const BATCH = 10;
 const IDLE_POLL_MS = 1000;
 /** How often a process looks for claims of dead workers (on top of the claim timeout). */
 const RECLAIM_EVERY_MS = 1000;
@@ -321,7 +320,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         }
         probe = admission === 'probe';
         if (probe) await failExpiredQueued(pool, lifetimeMs / 1000);
-        const rows = await claimEmails(pool, probe ? 1 : BATCH);
+        const rows = await claimEmails(pool, probe ? 1 : deps.config.delivery.claimBatch);
         if (rows.length === 0) {
           await idle();
           continue;
