@@ -8,7 +8,10 @@
 //     shared blocks, and how many calls were planned (plans = calls: a custom plan every time);
 //   - the same summed over every statement, against PostgreSQL's CPU.
 //
-//   node bench/campaign-db.mjs [--count 20000] [--top 25] [--pigeon-env K=V ...]
+//   node bench/campaign-db.mjs [--count 20000] [--top 25] [--probe-claim] [--pigeon-env K=V ...]
+//
+// --probe-claim: also what the claim's update of an `emails` row costs with and without its status
+// change, measured once a quarter of the campaign is out (lib/claim-probe.mjs).
 //
 // Prints a markdown report. Needs `pnpm build` first. Stops everything it started.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +19,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CAMPAIGN_HTML, CAMPAIGN_SUBJECT } from './lib/campaigns.mjs';
+import { prepareClaimProbe, probeClaim } from './lib/claim-probe.mjs';
 import { connectDb, envFromPairs, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
 import { cpuSeconds, descendantsCpuByProgram, freePort, startNode } from './lib/process.mjs';
 import { SENDER, SENDER_DOMAIN, smtpSinkClient } from './lib/sending.mjs';
@@ -25,6 +29,7 @@ const { values: args } = parseArgs({
   options: {
     count: { type: 'string', default: '20000' },
     top: { type: 'string', default: '25' },
+    'probe-claim': { type: 'boolean', default: false },
     'pigeon-env': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -41,6 +46,7 @@ const out = (s = '') => {
   console.log(s);
 };
 let db;
+let probeDb;
 try {
   const sinkHandle = startNode({
     name: 'smtp-sink',
@@ -121,6 +127,11 @@ try {
     from: SENDER,
     audienceType: 'ALL',
   });
+  let probeLines;
+  if (args['probe-claim']) {
+    await prepareClaimProbe(db);
+    probeDb = await connectDb({ dataDir, port: pgPort });
+  }
   await sink.reset();
   await db.query('SELECT pg_stat_statements_reset()');
   const workers = nodeDescendants(pigeon.pid);
@@ -135,6 +146,7 @@ try {
   for (;;) {
     const { count } = await sink.stats();
     if (count >= COUNT) break;
+    if (probeDb && !probeLines && count >= COUNT / 4) probeLines = await probeClaim(probeDb);
     if (performance.now() - t0 > 30 * 60_000) throw new Error(`only ${count} of ${COUNT} at the sink after 30 min`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -183,7 +195,14 @@ try {
         `${(Number(s.rows) / calls).toFixed(1)} | ${(Number(s.hit) / calls).toFixed(1)} | ${(Number(s.dirtied) / calls).toFixed(2)} |`,
     );
   }
+  if (probeLines) {
+    out('');
+    out("The claim's update, measured once a quarter of the campaign was out (`--probe-claim`, rolled back):");
+    out('');
+    for (const line of probeLines) out(line);
+  }
 } finally {
+  await probeDb?.close();
   await db?.close();
   for (const h of started.reverse()) await h.stop();
   await stopLeftoverPostgres(dataDir);
