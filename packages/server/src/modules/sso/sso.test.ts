@@ -4,7 +4,7 @@ import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { HttpBrowser, type Visit } from '../../../test/http-browser.js';
 import { type ProviderAccount, startOidcProvider, type TestOidcProvider } from '../../../test/oidc-provider.js';
-import { freePort } from '../../../test/ports.js';
+import { onFreePort } from '../../../test/ports.js';
 import { queryRows, sql } from '../../db/query.js';
 
 let pigeon: TestPigeon;
@@ -12,20 +12,28 @@ let provider: TestOidcProvider;
 const people: Record<string, ProviderAccount> = {};
 
 beforeAll(async () => {
-  const port = await freePort();
-  const publicUrl = `http://localhost:${port}`; // what pigeon.url says: the browser stays on one origin
-  provider = await startOidcProvider({ redirectUri: `${publicUrl}/auth/oauth/oidc/callback`, accounts: people });
-  pigeon = await startTestPigeon({
-    env: {
-      PORT: String(port),
-      PUBLIC_URL: publicUrl,
-      OIDC_ISSUER_URL: provider.issuer,
-      OIDC_CLIENT_ID: provider.clientId,
-      OIDC_CLIENT_SECRET: provider.clientSecret,
-      OIDC_DISPLAY_NAME: 'Company login',
-      SSO_ALLOWED_EMAIL_DOMAINS: 'example.com, example.org',
-    },
-  });
+  // PUBLIC_URL names the port before Pigeon listens on it: another port if it was taken meanwhile.
+  ({ provider, pigeon } = await onFreePort(async (port) => {
+    const publicUrl = `http://localhost:${port}`; // what pigeon.url says: the browser stays on one origin
+    const oidc = await startOidcProvider({ redirectUri: `${publicUrl}/auth/oauth/oidc/callback`, accounts: people });
+    try {
+      const started = await startTestPigeon({
+        env: {
+          PORT: String(port),
+          PUBLIC_URL: publicUrl,
+          OIDC_ISSUER_URL: oidc.issuer,
+          OIDC_CLIENT_ID: oidc.clientId,
+          OIDC_CLIENT_SECRET: oidc.clientSecret,
+          OIDC_DISPLAY_NAME: 'Company login',
+          SSO_ALLOWED_EMAIL_DOMAINS: 'example.com, example.org',
+        },
+      });
+      return { provider: oidc, pigeon: started };
+    } catch (err) {
+      await oidc.stop();
+      throw err;
+    }
+  }));
 });
 afterAll(async () => {
   await pigeon?.stop();
