@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { killAllCli, startCli } from './cli.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
@@ -55,11 +56,11 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
     const settled = await until(
       async () => {
         const accepted = ours().length;
-        const { rows } = await api.deps.db.pool.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM emails WHERE project_id = $1 AND status = 'SENT'",
-          [project.id],
+        const [row] = await queryRows<{ n: number }>(
+          api.deps.db.pool,
+          sql`SELECT count(*)::int AS n FROM emails WHERE project_id = ${project.id}::uuid AND status = 'SENT'`,
         );
-        return rows[0]?.n === accepted && ours().length === accepted;
+        return row?.n === accepted && ours().length === accepted;
       },
       (done) => done,
       30_000,

@@ -8,6 +8,7 @@ import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { startSmtpSink } from '../../../test/smtp-sink.js';
 import { until } from '../../../test/until.js';
+import { queryRows, sql } from '../../db/query.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({ CAMPAIGN_DISPATCH_INTERVAL_MS: '100' });
 
@@ -353,11 +354,11 @@ describe('campaign delivery', () => {
       // The loop holds one claimed batch at a time.
       const held: number[] = [];
       for (let i = 0; i < 20; i++) {
-        const { rows } = await slow.deps.db.pool.query(
-          `SELECT count(*)::int AS n FROM emails WHERE project_id = $1 AND status = 'SENDING'`,
-          [s.project.id],
+        const [row] = await queryRows<{ n: number }>(
+          slow.deps.db.pool,
+          sql`SELECT count(*)::int AS n FROM emails WHERE project_id = ${s.project.id}::uuid AND status = 'SENDING'`,
         );
-        held.push(rows[0].n);
+        held.push(row?.n ?? 0);
         await new Promise((r) => setTimeout(r, 15));
       }
       expect(Math.max(...held)).toBeLessThanOrEqual(CLAIM_BATCH);
