@@ -1,6 +1,7 @@
 // Seeding for the analytics scenario: 10 million events over 30 days in one project, straight in
 // SQL (INSERT … SELECT over generate_series), then counted into the rollup by the same view the
-// change-feed consumer reads (`event_count_facts`), as the rollup's migration backfills it.
+// change-feed consumer reads (`event_count_facts`), as the rollup's migration backfills it
+// (bench/lib/bulk-load.mjs).
 
 export const EVENTS = Number(process.env.BENCH_ANALYTICS_EVENTS ?? 10_000_000);
 export const CONTACTS = 100_000;
@@ -56,13 +57,6 @@ export const SEED = {
                  now() - make_interval(secs => ${DAYS} * 86400.0 * ($2::bigint - i) / $2::bigint) AS at,
                  (${DAYS} * ($2::bigint - i) / $2::bigint)::int AS day
           FROM generate_series(0, $2::bigint - 1) AS i) g`,
-  rollup: `
-    INSERT INTO event_counts (project_id, hour, name, campaign_id, template_id, part, count)
-    SELECT project_id, hour, name, campaign_id, template_id, part, count(*)
-    FROM event_count_facts WHERE project_id = $1::uuid
-    GROUP BY 1, 2, 3, 4, 5, 6
-    ON CONFLICT (project_id, hour, name, campaign_id, template_id, part)
-    DO UPDATE SET count = event_counts.count + excluded.count`,
 };
 
 /** The same daily series straight from `events` (what the rollup saves), for a one-off comparison. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CAMPAIGNS, CONTACTS, EVENTS, RAW_DAILY_SQL, SEED } from '../lib/analytics.mjs';
+import { bulkLoad, ROLLUP_SQL } from '../lib/bulk-load.mjs';
 import { fmt, percentile, r1, timeSequential, waitFeedDrained } from '../lib/segments.mjs';
 
 /**
@@ -36,35 +37,12 @@ async function seed(ctx) {
   steps.campaigns = (await timed(() => ctx.sql(SEED.campaigns, [p]))).seconds;
   steps.emails = (await timed(() => ctx.sql(SEED.emails, [p]))).seconds;
   const native = (await ctx.sql(`SELECT to_regprocedure('uuidv7()') IS NOT NULL AS ok`)).rows[0].ok;
-  const indexes = (
-    await ctx.sql(
-      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events' AND indexname <> 'events_pkey'`,
-    )
-  ).rows;
-  // A bulk load: FK checks and triggers off for this session (replica role: the feed trigger too),
-  // secondary indexes rebuilt after, checkpoints spaced out; all undone before anything is measured.
-  await ctx.sql(`SET maintenance_work_mem = '512MB'`);
-  await ctx.sql(`ALTER SYSTEM SET max_wal_size = '8GB'`);
-  await ctx.sql('SELECT pg_reload_conf()');
-  await ctx.sql('SET session_replication_role = replica');
-  try {
-    for (const index of indexes) await ctx.sql(`DROP INDEX ${index.indexname}`);
-    steps.events = (
-      await timed(() => ctx.sql(SEED.events(native ? 'uuidv7()' : 'uuidv7_compat()'), [p, EVENTS]))
-    ).seconds;
-    steps.indexes = (
-      await timed(async () => {
-        for (const index of indexes) await ctx.sql(index.indexdef);
-      })
-    ).seconds;
-  } catch (err) {
-    throw new Error(`seeding events failed: ${err.message}`, { cause: err });
-  } finally {
-    await ctx.sql('RESET session_replication_role').catch(() => {});
-    await ctx.sql('ALTER SYSTEM RESET max_wal_size').catch(() => {});
-    await ctx.sql('SELECT pg_reload_conf()').catch(() => {});
-  }
-  steps.rollup = (await timed(() => ctx.sql(SEED.rollup, [p]))).seconds;
+  const load = await bulkLoad(ctx, ['events'], () =>
+    ctx.sql(SEED.events(native ? 'uuidv7()' : 'uuidv7_compat()'), [p, EVENTS]),
+  );
+  steps.events = load.load;
+  steps.indexes = load.indexes;
+  steps.rollup = (await timed(() => ctx.sql(ROLLUP_SQL, [p, []]))).seconds;
   steps.vacuum = (await timed(() => ctx.sql('VACUUM (ANALYZE) events, event_counts, emails, contacts'))).seconds;
   return steps;
 }
@@ -108,7 +86,8 @@ export default {
     const size = (
       await ctx.sql(
         `SELECT (SELECT count(*) FROM event_counts WHERE project_id = $1)::int AS rollup_rows,
-                            pg_size_pretty(pg_total_relation_size('events')) AS events_size`,
+                (SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) FROM pg_inherits
+                 WHERE inhparent = 'events'::regclass) AS events_size`,
         [ctx.projectId],
       )
     ).rows[0];
