@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { onFreePort } from './ports.js';
+import { ephemeralPorts, freePort, onFreePort } from './ports.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -57,5 +57,15 @@ describe('onFreePort', () => {
       ),
     ).rejects.toThrow('no database');
     expect(calls).toBe(1);
+  });
+});
+
+describe('freePort', () => {
+  it("picks ports below the kernel's ephemeral range, free to listen on", async () => {
+    const { low } = ephemeralPorts();
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) expect(port).toBeLessThan(low);
+    const port = ports[0] ?? 0;
+    expect(await listenOn(port)).toBe(port);
   });
 });
