@@ -3,7 +3,9 @@
  * `analytics-10m`): the harness's session runs with `session_replication_role = replica` (no
  * foreign-key checks, no change-feed trigger), the tables' secondary indexes are dropped before and
  * built after (one sort each instead of one insert per row), checkpoints are spaced out. All undone
- * before it returns, so nothing measured afterwards runs under these settings.
+ * before it returns, so nothing measured afterwards runs under these settings. Pigeon keeps
+ * running meanwhile: only tables its loops do not read through a secondary index (not `emails`, whose
+ * queue index every delivery loop's claim reads each second).
  *
  * Rows written this way never reach the change feed: `ROLLUP_SQL` then counts a project's events
  * into the analytics rollup with the statement its migration backfills with, over the view the

@@ -155,9 +155,10 @@ export default {
       generate_series(date_trunc('month', now() - interval '13 months'), now(), interval '1 month') m`);
     const { seedHistory } = await import('../../packages/server/dist/bench.js');
     const t0 = performance.now();
-    // A bulk load (bench/lib/bulk-load.mjs): at 50M events, the feed's 50M rows and one index
-    // insert per row and index took over an hour before the first read could be timed.
-    ctx.state.load = await bulkLoad(ctx, ['events', 'emails'], () =>
+    // A bulk load of the events (bench/lib/bulk-load.mjs): at 50M, the feed's 50M rows and one
+    // index insert per row and index took over an hour before the first read could be timed. Not of
+    // the emails: the delivery loops' claims read them through an index every second meanwhile.
+    ctx.state.load = await bulkLoad(ctx, ['events'], () =>
       seedHistory(harnessPool(ctx), {
         projectId: ctx.projectId,
         contacts: 10_000,
