@@ -9,6 +9,9 @@
 //   - the same summed over every statement, against PostgreSQL's CPU.
 //
 //   node bench/campaign-db.mjs [--count 20000] [--top 25] [--probe-claim] [--pigeon-env K=V ...]
+//                              [--sql STATEMENT ...]
+//
+// --sql: run after start-up, before the seed (a schema experiment, e.g. an index dropped), in order.
 //
 // --probe-claim: also what the claim's update of an `emails` row costs with and without its status
 // change, measured once a quarter of the campaign is out (lib/claim-probe.mjs).
@@ -31,6 +34,7 @@ const { values: args } = parseArgs({
     top: { type: 'string', default: '25' },
     'probe-claim': { type: 'boolean', default: false },
     'pigeon-env': { type: 'string', multiple: true, default: [] },
+    sql: { type: 'string', multiple: true, default: [] },
   },
 });
 const COUNT = Number(args.count);
@@ -87,6 +91,10 @@ try {
   pigeon = await startPigeon();
   db = await connectDb({ dataDir, port: pgPort });
   await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  for (const statement of args.sql) {
+    await db.query(statement);
+    out(`- applied: \`${statement}\``);
+  }
   const { secretKey, projectId } = readFirstRun(dataDir);
   const baseUrl = `http://127.0.0.1:${port}`;
   const api = async (path, body) => {

@@ -121,6 +121,9 @@ const harnessPool = (ctx) => ({
  * events (its two statements) and from the rollup.
  */
 const WORK = {
+  'events page (GET /events?limit=50, its page statement)': `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+    FROM events e LEFT JOIN contacts c ON c.id = e.contact_id WHERE e.project_id = $1
+    ORDER BY e.created_at DESC, e.id DESC LIMIT 51`,
   'total, full count (before)': `SELECT count(*) FROM events e WHERE e.project_id = $1`,
   'total, capped at 10,001 (after)': `SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.project_id = $1 LIMIT 10001) m`,
   'stats by name, 30 days of raw events (before)': `SELECT name, count(*) FROM events WHERE project_id = $1
@@ -131,13 +134,23 @@ const WORK = {
     FROM event_counts WHERE project_id = $1 AND hour >= date_trunc('hour', now()) - interval '30 days' GROUP BY 1, 2`,
 };
 
+/** A plan's nodes, depth first, with their actual time and buffers: `Limit 0.9 ms/12 [Merge Append …]`. */
+function planOutline(node) {
+  const self = `${node['Node Type']}${node['Relation Name'] ? ` ${node['Relation Name']}` : ''} ${fmt(node['Actual Total Time'], 2)} ms/${fmt(node['Shared Hit Blocks'] + node['Shared Read Blocks'])}`;
+  const children = node.Plans ?? [];
+  if (children.length > 4) return `${self} [${children.length} × ${planOutline(children[0])} …]`;
+  return children.length ? `${self} [${children.map(planOutline).join(', ')}]` : self;
+}
+
 async function explainWork(ctx) {
   for (const [label, text] of Object.entries(WORK)) {
     const [plan] = (await ctx.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, [ctx.projectId])).rows[0][
       'QUERY PLAN'
     ];
     const buffers = plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'];
-    ctx.note(`${label}: ${fmt(buffers)} shared buffers, ${fmt(plan['Execution Time'], 1)} ms`);
+    ctx.note(
+      `${label}: ${fmt(buffers)} shared buffers, ${fmt(plan['Execution Time'], 1)} ms; ${planOutline(plan.Plan)}`,
+    );
   }
 }
 
@@ -224,7 +237,7 @@ export default {
     const mb = (bytes) => fmt(bytes / 1_048_576, 0);
     ctx.state.sizes = Object.fromEntries(sizes.map((t) => [t.table, { heapBytes: t.heap, indexBytes: t.indexes }]));
     ctx.note(
-      `seeded in ${fmt(ctx.state.seedSeconds, 1)} s (rows ${fmt(ctx.state.load.load, 1)} s, indexes ${fmt(ctx.state.load.indexes, 1)} s), ` +
+      `seeded in ${fmt(ctx.state.seedSeconds, 1)} s (rows ${fmt(ctx.state.load.load, 1)} s, indexes ${fmt(ctx.state.load.indexes, 1)} s, analyse ${fmt(ctx.state.load.analyze, 1)} s), ` +
         `the change feed drained in ${fmt(ctx.state.feedSeconds, 1)} s; ` +
         `rollup: ${fmt(ctx.state.rollup.folded)} per-part rows folded, ${fmt(ctx.state.rollup.rows)} rows left; ${sizes
           .map((t) => `${t.table} ${mb(t.heap)} MB + ${mb(t.indexes)} MB indexes in ${t.partitions} partitions`)
