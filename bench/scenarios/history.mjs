@@ -121,8 +121,12 @@ const harnessPool = (ctx) => ({
  * events (its two statements) and from the rollup.
  */
 const WORK = {
-  'events page (GET /events?limit=50, its page statement)': `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+  'events page, every month (before)': `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
     FROM events e LEFT JOIN contacts c ON c.id = e.contact_id WHERE e.project_id = $1
+    ORDER BY e.created_at DESC, e.id DESC LIMIT 51`,
+  'events page, the ids of the last two days (after)': `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+    FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
+    WHERE e.project_id = $1 AND e.id >= uuidv7_floor(now() - interval '2 days')
     ORDER BY e.created_at DESC, e.id DESC LIMIT 51`,
   'total, full count (before)': `SELECT count(*) FROM events e WHERE e.project_id = $1`,
   'total, capped at 10,001 (after)': `SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.project_id = $1 LIMIT 10001) m`,

@@ -165,3 +165,58 @@ describe('stats from the rollup', () => {
     expect(otherBefore).toEqual(await rawStats(small.project.id, range.from, range.to));
   });
 });
+
+describe('the first page of a long history', () => {
+  /** `n` events of a new project, their ids of `idAgo` and `created_at` of `createdAgo` (intervals). */
+  const insert = (projectId: string, n: number, idAgo: string, createdAgo = idAgo) =>
+    pool.query(
+      `INSERT INTO events (id, project_id, name, data, created_at)
+       SELECT overlay(uuidv7_floor(now() - $3::interval - make_interval(secs => g))::text
+                      placing substr(md5(random()::text), 1, 12) from 25)::uuid,
+              $1, 'page.viewed', '{}', now() - $4::interval - make_interval(secs => g)
+       FROM generate_series(1, $2::int) g`,
+      [projectId, n, idAgo, createdAgo],
+    );
+  const newest = async (projectId: string) =>
+    (
+      await queryRows<{ id: string }>(
+        pool,
+        sql`SELECT id::text FROM events WHERE project_id = ${projectId} ORDER BY created_at DESC, id DESC LIMIT 50`,
+      )
+    ).map((r) => r.id);
+  const firstPage = async (who: Project) => {
+    const res = await get(who, '/events?limit=50');
+    expect(res.status).toBe(200);
+    return (res.body as { data: { id: string }[] }).data.map((e) => e.id);
+  };
+  // An id up to a day older than its created_at is allowed (idsSince): 53 hours, created 31 hours ago.
+  const lateRecorded = (projectId: string) => insert(projectId, 1, '53 hours', '31 hours');
+
+  it('is the newest events when the last day fills it', async () => {
+    const who = await newProject(pigeon);
+    await insert(who.project.id, 60, '0 hours');
+    await lateRecorded(who.project.id);
+    await insert(who.project.id, 30, '5 days');
+    const page = await firstPage(who);
+    expect(page).toHaveLength(50);
+    expect(page).toEqual(await newest(who.project.id));
+  });
+
+  it('reads further back when the last day does not fill it, past an id older than its time', async () => {
+    const who = await newProject(pigeon);
+    await insert(who.project.id, 10, '0 hours');
+    await insert(who.project.id, 45, '36 hours');
+    await lateRecorded(who.project.id);
+    await insert(who.project.id, 10, '5 days');
+    const expected = await newest(who.project.id);
+    const page = await firstPage(who);
+    expect(page).toEqual(expected);
+    // The late-recorded event ranks 11th by its time, outside the ids of the last two days.
+    const [late] = await queryRows<{ id: string }>(
+      pool,
+      sql`SELECT id::text FROM events WHERE project_id = ${who.project.id} AND created_at < now() - interval '30 hours'
+            AND id < uuidv7_floor(now() - interval '48 hours') AND created_at > now() - interval '32 hours'`,
+    );
+    expect(page[10]).toBe(late?.id);
+  });
+});
