@@ -220,14 +220,19 @@ export default {
     // as many dead rows as live ones, which a year of steady running would not have.
     await ctx.sql('VACUUM ANALYZE event_counts');
     const { rows: rollup } = await ctx.sql('SELECT count(*)::int AS n FROM event_counts');
-    // The rollup counts every event of the project once, whichever way it got there.
-    const { rows: totals } = await ctx.sql(
-      `SELECT (SELECT sum(count) FROM event_counts WHERE project_id = $1)::bigint AS counted,
-              (SELECT count(*) FROM events WHERE project_id = $1 AND contact_id IS NOT NULL)::bigint AS stored`,
-      [ctx.projectId],
-    );
-    if (totals[0].counted !== totals[0].stored)
-      throw new Error(`rollup counts ${totals[0].counted} events, the project has ${totals[0].stored}`);
+    // The rollup counts every event of the project once, whichever way it got there (the feed's
+    // consumer pauses up to 2 s between batches, so its last ones may land after the drain).
+    for (let waited = 0; ; waited++) {
+      const { rows: totals } = await ctx.sql(
+        `SELECT (SELECT sum(count) FROM event_counts WHERE project_id = $1)::bigint AS counted,
+                (SELECT count(*) FROM events WHERE project_id = $1 AND contact_id IS NOT NULL)::bigint AS stored`,
+        [ctx.projectId],
+      );
+      if (totals[0].counted === totals[0].stored) break;
+      if (waited === 60)
+        throw new Error(`rollup counts ${totals[0].counted} events, the project has ${totals[0].stored}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
     ctx.state.rollup = { folded, rows: rollup[0].n };
     // Table and index sizes over every partition, for the capacity figures (ARCHITECTURE.md "Beyond one primary").
     const sizes = (
