@@ -169,13 +169,13 @@ describe('stats from the rollup', () => {
 describe('the first page of a long history', () => {
   /** `n` events of a new project, their ids of `idAgo` and `created_at` of `createdAgo` (intervals). */
   const insert = (projectId: string, n: number, idAgo: string, createdAgo = idAgo) =>
-    pool.query(
-      `INSERT INTO events (id, project_id, name, data, created_at)
-       SELECT overlay(uuidv7_floor(now() - $3::interval - make_interval(secs => g))::text
-                      placing substr(md5(random()::text), 1, 12) from 25)::uuid,
-              $1, 'page.viewed', '{}', now() - $4::interval - make_interval(secs => g)
-       FROM generate_series(1, $2::int) g`,
-      [projectId, n, idAgo, createdAgo],
+    queryRows(
+      pool,
+      sql`INSERT INTO events (id, project_id, name, data, created_at)
+          SELECT overlay(uuidv7_floor(now() - ${idAgo}::interval - make_interval(secs => g))::text
+                         placing substr(md5(random()::text), 1, 12) from 25)::uuid,
+                 ${projectId}::uuid, 'page.viewed', '{}', now() - ${createdAgo}::interval - make_interval(secs => g)
+          FROM generate_series(1, ${n}::int) g`,
     );
   const newest = async (projectId: string) =>
     (
