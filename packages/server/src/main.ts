@@ -91,7 +91,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
   if (config.metrics.port !== undefined) {
     labelThisProcess(options.supervisedSlot ? `worker-${options.supervisedSlot}` : config.role);
   }
-  const db = await openDatabase(config, logger);
+  // Only processes that answer requests read the replica (delivery and the feed need the primary).
+  const db = await openDatabase(config, logger, { withReplica: config.role !== 'worker' });
   const cleanups: Array<() => Promise<void>> = [db.close];
   const shutdown = () => runCleanups(cleanups, logger);
   try {
@@ -206,7 +207,13 @@ async function serveMetrics(
 ): Promise<number | undefined> {
   if (deps.config.metrics.port === undefined) return undefined;
   const { startMetricsServer } = await import('./metrics/server.js');
-  const metrics = await startMetricsServer({ pool: deps.db.pool, config: deps.config, logger: deps.logger, workers });
+  const metrics = await startMetricsServer({
+    pool: deps.db.pool,
+    config: deps.config,
+    logger: deps.logger,
+    workers,
+    replica: deps.db.replica?.state,
+  });
   cleanups.unshift(metrics.stop);
   return metrics.port;
 }

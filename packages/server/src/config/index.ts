@@ -57,6 +57,9 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       url: e.DATABASE_URL,
       poolSize: e.DATABASE_POOL_SIZE,
       embeddedPort: e.EMBEDDED_POSTGRES_PORT,
+      replica: e.DATABASE_REPLICA_URL
+        ? { url: e.DATABASE_REPLICA_URL, maxLagSeconds: e.DATABASE_REPLICA_MAX_LAG_SECONDS }
+        : undefined,
     },
     mail: { smtpUrl: e.SMTP_URL, outboxDir: resolve(dataDir, 'outbox'), ses: sesConfig(e) },
     dns: { servers: e.DNS_SERVERS?.split(',') },

@@ -23,6 +23,12 @@ export const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** A streaming replica for reads that may trail the primary (analytics, event stats); see README. */
+  DATABASE_REPLICA_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_REPLICA_MAX_LAG_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   SMTP_URL: z
     .string()
@@ -193,7 +199,13 @@ export interface Config {
   http: { port: number; host: string; publicUrl: string; publicUrlGiven: boolean; keepAliveSeconds: number };
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;
-  database: { url: string | undefined; poolSize: number; embeddedPort: number };
+  database: {
+    url: string | undefined;
+    poolSize: number;
+    embeddedPort: number;
+    /** Set with DATABASE_REPLICA_URL: reads that may trail the primary go there while it keeps up. */
+    replica: { url: string; maxLagSeconds: number } | undefined;
+  };
   mail: { smtpUrl: string | undefined; outboxDir: string; ses: SesConfig | undefined };
   dns: { servers: string[] | undefined };
   secrets: {

@@ -2,6 +2,8 @@ import pg from 'pg';
 import { type Config, embeddedPostgresPassword } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { startEmbeddedPostgres } from './embedded.js';
+import { openReplica, type ReadReplica } from './replica.js';
+import type { Queryable } from './sql.js';
 
 export class DatabaseUnavailableError extends Error {
   constructor(url: string, cause: unknown) {
@@ -26,6 +28,13 @@ function redactUrl(url: string): string {
 export interface Database {
   /** The `pg` pool every statement goes through (the `sql` builder in `db/query.ts`), Agenda's too. */
   pool: pg.Pool;
+  /**
+   * For reads that may trail the primary by DATABASE_REPLICA_MAX_LAG_SECONDS (the analytics rollup,
+   * event stats): the replica when one is configured and keeps up, the primary's pool otherwise.
+   */
+  reads: Queryable;
+  /** Set when DATABASE_REPLICA_URL is (and the process serves requests). */
+  replica?: ReadReplica;
   url: string;
   embedded: boolean;
   close: () => Promise<void>;
@@ -35,7 +44,7 @@ export interface Database {
 export async function openDatabase(
   config: Config,
   logger: Logger,
-  opts: { shareRunningEmbedded?: boolean } = {},
+  opts: { shareRunningEmbedded?: boolean; withReplica?: boolean } = {},
 ): Promise<Database> {
   let url = config.database.url;
   let stopEmbedded: (() => Promise<void>) | undefined;
@@ -57,11 +66,23 @@ export async function openDatabase(
   pool.on('error', (err) => logger.error({ err }, 'idle PostgreSQL client error'));
   try {
     await pool.query('SELECT 1');
+    const replica =
+      opts.withReplica && config.database.replica
+        ? openReplica(config.database.replica.url, {
+            primary: pool,
+            poolSize: config.database.poolSize,
+            maxLagSeconds: config.database.replica.maxLagSeconds,
+            logger,
+          })
+        : undefined;
     return {
       pool,
+      reads: replica?.reads ?? pool,
+      replica,
       url,
       embedded: Boolean(stopEmbedded),
       close: async () => {
+        await replica?.close();
         await pool.end().catch(() => {});
         await stopEmbedded?.();
       },

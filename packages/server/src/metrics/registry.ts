@@ -225,8 +225,24 @@ export const notReady = new Gauge({
   registers: [scrapeMetrics],
 });
 
+// ---- Only with DATABASE_REPLICA_URL (the API process's read replica, db/replica.ts)
+
+export const replicaMetrics = new Registry();
+
+export const replicaLag = new Gauge({
+  name: 'pigeon_db_replica_lag_seconds',
+  help: "Exported only with DATABASE_REPLICA_URL: how far the read replica's replay trails the primary's commits, last sampled (NaN: it did not answer)",
+  registers: [replicaMetrics],
+});
+
+export const replicaInUse = new Gauge({
+  name: 'pigeon_db_replica_in_use',
+  help: 'Exported only with DATABASE_REPLICA_URL: 1 while reads that may trail the primary go to the replica, 0 while they go to the primary (it lags beyond DATABASE_REPLICA_MAX_LAG_SECONDS or does not answer)',
+  registers: [replicaMetrics],
+});
+
 /** Every registry, for the README's metric list. */
-export const allRegistries = [processMetrics, databaseMetrics, scrapeMetrics];
+export const allRegistries = [processMetrics, databaseMetrics, scrapeMetrics, replicaMetrics];
 
 /**
  * Counters with a fixed set of label values start at 0 for each, so every series exists from the

@@ -3,12 +3,22 @@ import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/index.js';
+import type { ReplicaState } from '../db/replica.js';
 import type { Logger } from '../logger.js';
 import { checkReadiness } from '../modules/system/service.js';
 import { databaseMetricsNow } from './database.js';
 import { askWorkers } from './ipc.js';
 import { type MetricsJson, processMetricsNow } from './process.js';
-import { databaseUp, notReady, ready, scrapeMetrics, workerProcesses } from './registry.js';
+import {
+  databaseUp,
+  notReady,
+  ready,
+  replicaInUse,
+  replicaLag,
+  replicaMetrics,
+  scrapeMetrics,
+  workerProcesses,
+} from './registry.js';
 
 /** How long a scrape waits for a worker process's answer before leaving it out. */
 const WORKER_ANSWER_MS = 2000;
@@ -19,6 +29,8 @@ export interface MetricsSources {
   logger: Logger;
   /** The worker processes of `pigeon start` (their metrics come over IPC); none in other setups. */
   workers?: () => ChildProcess[];
+  /** The read replica's state, when DATABASE_REPLICA_URL is set. */
+  replica?: () => ReplicaState;
 }
 
 /**
@@ -67,7 +79,12 @@ async function scrape(sources: MetricsSources): Promise<string> {
   ]);
   // Every series carries its process label (or none, for the database's): nothing to add up, so
   // each metric keeps each source's values as they are ('first' of one).
-  const all: MetricsJson[] = [own, ...workers, database];
+  const all: MetricsJson[] = [
+    own,
+    ...workers,
+    database,
+    ...(sources.replica ? [await replicaNow(sources.replica())] : []),
+  ];
   const merged = all.map((metrics) => metrics.map((m) => ({ ...m, aggregator: 'first' as const })));
   return AggregatorRegistry.aggregate(merged).metrics();
 }
@@ -83,6 +100,12 @@ async function fromDatabase({ pool, config, logger }: MetricsSources): Promise<M
   ready.set(readiness?.ready ? 1 : 0);
   for (const reason of readiness?.reasons ?? []) notReady.set({ check: reason.check }, 1);
   return [...(numbers ?? []), ...(await scrapeMetrics.getMetricsAsJSON())];
+}
+
+function replicaNow(state: ReplicaState): Promise<MetricsJson> {
+  replicaLag.set(state.lagSeconds ?? Number.NaN);
+  replicaInUse.set(state.inUse ? 1 : 0);
+  return replicaMetrics.getMetricsAsJSON();
 }
 
 function closeQuietly(server: Server): Promise<void> {

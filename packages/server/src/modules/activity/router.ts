@@ -14,8 +14,15 @@ export const createActivityRouter = (deps: AppDeps) => {
       status: 200,
       body: await withReach(deps, callerProject(req).id, listActivity(db, callerProject(req).id, query)),
     }),
-    stats: async ({ req, query }) => ({ status: 200, body: await activityStats(db, callerProject(req).id, query) }),
-    types: async ({ req, query }) => ({ status: 200, body: await activityTypes(db, callerProject(req).id, query) }),
+    // Counted from the rollup, like /events/stats: may run on a replica (DATABASE_REPLICA_URL).
+    stats: async ({ req, query }) => ({
+      status: 200,
+      body: await activityStats(deps.db.reads, callerProject(req).id, query),
+    }),
+    types: async ({ req, query }) => ({
+      status: 200,
+      body: await activityTypes(deps.db.reads, callerProject(req).id, query),
+    }),
     recentCount: async ({ req, query }) => ({
       status: 200,
       body: await recentActivityCount(db, callerProject(req).id, query),

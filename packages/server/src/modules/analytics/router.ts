@@ -7,7 +7,8 @@ import { campaignStatsSummary, timeseries, topCampaigns, topEvents } from './ser
 const s = initServer();
 
 export const createAnalyticsRouter = (deps: AppDeps) => {
-  const db = deps.db.pool;
+  // The rollup is seconds behind already: these reads may run on a replica (DATABASE_REPLICA_URL).
+  const db = deps.db.reads;
   return s.router(contract.analytics, {
     timeseries: async ({ req, query }) => ({ status: 200, body: await timeseries(db, callerProject(req).id, query) }),
     topCampaigns: async ({ req, query }) => ({

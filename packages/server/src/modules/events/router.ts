@@ -33,7 +33,10 @@ export const createEventsRouter = (deps: AppDeps, trackEvent: TrackEvent) => {
       status: 200,
       body: await withReach(deps, callerProject(req).id, listEvents(db, callerProject(req).id, query)),
     }),
-    stats: async ({ req, query }) => ({ status: 200, body: await eventStats(db, callerProject(req).id, query) }),
+    stats: async ({ req, query }) => ({
+      status: 200,
+      body: await eventStats(deps.db.reads, callerProject(req).id, query),
+    }),
     names: async ({ req }) => ({ status: 200, body: await eventNames(db, callerProject(req).id) }),
     byContact: async ({ req, params, query }) => ({
       status: 200,
