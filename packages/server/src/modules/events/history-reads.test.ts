@@ -219,4 +219,29 @@ describe('the first page of a long history', () => {
     );
     expect(page[10]).toBe(late?.id);
   });
+
+  it('pages after a cursor read the same way, and none misses an event recorded late', async () => {
+    const who = await newProject(pigeon);
+    await insert(who.project.id, 50, '0 hours');
+    await insert(who.project.id, 45, '36 hours');
+    // First on the second page by its time; outside the ids of the two days before that page's start.
+    await lateRecorded(who.project.id);
+    await insert(who.project.id, 10, '40 hours');
+    await insert(who.project.id, 10, '5 days');
+    const walked: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await get(who, `/events?limit=50${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.status).toBe(200);
+      const body = res.body as { data: { id: string }[]; cursor: string | null };
+      walked.push(...body.data.map((e) => e.id));
+      cursor = body.cursor;
+    } while (cursor);
+    const all = await queryRows<{ id: string }>(
+      pool,
+      sql`SELECT id::text FROM events WHERE project_id = ${who.project.id} ORDER BY created_at DESC, id DESC`,
+    );
+    expect(walked).toHaveLength(116);
+    expect(walked).toEqual(all.map((r) => r.id));
+  });
 });

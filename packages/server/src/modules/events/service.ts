@@ -70,20 +70,18 @@ function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'curs
  */
 export async function listEvents(db: Queryable, projectId: string, f: EventFilter) {
   const conditions = [eventConditions(projectId, f)];
-  if (f.cursor) {
-    const cursor = decodeCursor(f.cursor);
-    conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
-  }
-  const read = (extra: Sql[] = []) =>
-    queryRows<EventRow>(
+  const cursor = f.cursor ? decodeCursor(f.cursor) : undefined;
+  if (cursor) conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
+  const read = (extra: Sql[] = [], columns: Sql = raw('')) =>
+    queryRows<EventRow & { in_window?: boolean }>(
       db,
-      sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+      sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email${columns}
           FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
           WHERE ${and([...conditions, ...extra])} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`,
     );
   const [rows, counted] = await Promise.all([
-    f.cursor || f.from ? read() : newestPage(read, f.limit),
-    f.cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
+    f.from ? read() : recentIdsFirst(read, f.limit, cursor?.v ?? new Date()),
+    cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
   ]);
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
@@ -96,22 +94,24 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
   };
 }
 
-/** How far back the first page of a project's events looks before it reads every month. */
-const RECENT_MS = 86_400_000;
-
 /**
- * The first page without a time range, read from the newest partitions when it can be: sorted by
- * `created_at`, it would otherwise open every month's index for its first entry (12 of them after a
- * year: 4 ms more per page at 50M events, bench/results/2026-11-27-eleventh-sitting.md). An id is
- * never more than a day older than its `created_at` (`idsSince`), so an event outside the ids since
- * `since` minus a day was created before `since`: when the page read from those ids ends at or after
- * `since`, no other event belongs on it. Otherwise (a quiet project) the whole history is read.
+ * A page without a time range (the first, or one after a cursor), read from the newest partitions
+ * when it can be: sorted by `created_at`, it would otherwise open every month's index for its first
+ * entry (12 of them after a year: 4 ms more per page at 50M events,
+ * bench/results/2026-11-27-eleventh-sitting.md). `anchor` is where the page starts (now, or the
+ * cursor's time); `since` is a day before it. An id is never more than a day older than its
+ * `created_at` (`idsSince`), so an event outside the ids since `since` minus a day was created
+ * before `since`: when the page read from those ids ends at or after `since`, no other event
+ * belongs on it. Otherwise (a quiet stretch of the history) the page is read without that bound.
  */
-async function newestPage(page: (extra: Sql[]) => Promise<EventRow[]>, limit: number): Promise<EventRow[]> {
-  const since = new Date(Date.now() - RECENT_MS);
-  const recent = await page([idsSince(raw('e.id'), since)]);
-  const last = recent.at(-1);
-  if (recent.length === limit + 1 && last && last.created_at.getTime() >= since.getTime()) return recent;
+async function recentIdsFirst(
+  page: (extra: Sql[], columns?: Sql) => Promise<Array<EventRow & { in_window?: boolean }>>,
+  limit: number,
+  anchor: string | Date,
+): Promise<EventRow[]> {
+  const since = sql`(${anchor}::timestamptz - interval '1 day')`;
+  const recent = await page([idsSince(raw('e.id'), since)], sql`, e.created_at >= ${since} AS in_window`);
+  if (recent.length === limit + 1 && recent.at(-1)?.in_window) return recent;
   return page([]);
 }
 
