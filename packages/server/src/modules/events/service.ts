@@ -72,22 +72,19 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
   const conditions = [eventConditions(projectId, f)];
   const cursor = f.cursor ? decodeCursor(f.cursor) : undefined;
   if (cursor) conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
-  const read = (extra: Sql[] = [], columns: Sql = raw('')) =>
-    queryRows<EventRow & { in_window?: boolean }>(
-      db,
-      sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email${columns}
-          FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
-          WHERE ${and([...conditions, ...extra])} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`,
-    );
+  const page = (extra: Sql[] = []) =>
+    sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+        FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
+        WHERE ${and([...conditions, ...extra])} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`;
   const [rows, counted] = await Promise.all([
-    f.from ? read() : recentIdsFirst(read, f.limit, cursor?.v ?? new Date()),
+    queryRows<EventRow>(db, f.from ? page() : recentIdsFirst(page, f.limit, cursor?.v ?? new Date())),
     cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
   ]);
-  const page = rows.slice(0, f.limit);
-  const last = page.at(-1);
+  const shown = rows.slice(0, f.limit);
+  const last = shown.at(-1);
   const hasMore = rows.length > f.limit;
   return {
-    data: page.map(toEventDto),
+    data: shown.map(toEventDto),
     cursor: hasMore && last ? encodeCursor({ v: last.sort_value, id: last.id }) : null,
     hasMore,
     ...counted,
@@ -101,18 +98,18 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
  * bench/results/2026-11-27-eleventh-sitting.md). `anchor` is where the page starts (now, or the
  * cursor's time); `since` is a day before it. An id is never more than a day older than its
  * `created_at` (`idsSince`), so an event outside the ids since `since` minus a day was created
- * before `since`: when the page read from those ids ends at or after `since`, no other event
- * belongs on it. Otherwise (a quiet stretch of the history) the page is read without that bound.
+ * before `since`: when the page read from those ids is full and ends at or after `since`, no other
+ * event belongs on it. Otherwise (a quiet stretch of the history) the page is read without that
+ * bound, in the same statement: the second read is gated by a one-time filter, so it runs only then.
  */
-async function recentIdsFirst(
-  page: (extra: Sql[], columns?: Sql) => Promise<Array<EventRow & { in_window?: boolean }>>,
-  limit: number,
-  anchor: string | Date,
-): Promise<EventRow[]> {
+function recentIdsFirst(page: (extra?: Sql[]) => Sql, limit: number, anchor: string | Date): Sql {
   const since = sql`(${anchor}::timestamptz - interval '1 day')`;
-  const recent = await page([idsSince(raw('e.id'), since)], sql`, e.created_at >= ${since} AS in_window`);
-  if (recent.length === limit + 1 && recent.at(-1)?.in_window) return recent;
-  return page([]);
+  return sql`WITH recent AS MATERIALIZED (${page([idsSince(raw('e.id'), since)])}),
+    enough AS (SELECT count(*) = ${limit + 1}::int AND min(created_at) >= ${since} AS yes FROM recent)
+    SELECT * FROM recent WHERE (SELECT yes FROM enough)
+    UNION ALL
+    (${page([raw('NOT (SELECT yes FROM enough)')])})
+    ORDER BY created_at DESC, id DESC`;
 }
 
 /** How many events match a filter, counting no further than `cap` (the index stops being read there). */
