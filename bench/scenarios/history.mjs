@@ -19,8 +19,9 @@ const RUNS = Number(process.env.BENCH_HISTORY_RUNS ?? 200);
 const SLACK_MS = 2;
 
 /** The hot reads (GET paths) and the track, for a project's tracked contact and tracked segment. */
-const reads = ({ contact: contactId, segment }) => ({
+const reads = ({ contact: contactId, segment, cursor }) => ({
   eventsPage: '/events?limit=50',
+  eventsPageAfterCursor: `/events?limit=50&cursor=${cursor}`,
   eventsLast7Days: `/events?limit=50&from=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`,
   eventStats30d: '/events/stats',
   activityPage: '/activity?limit=50',
@@ -107,6 +108,16 @@ async function emptyProject(ctx) {
   });
   const auth = { authorization: `Bearer ${project.secretKey}` };
   return { auth, contact: await trackedContact(ctx, auth), segment: await trackedSegment(ctx, auth) };
+}
+
+/**
+ * The cursor after a project's first events page: the one the page answers, or (a project with
+ * fewer events than a page) one made from its last row, the way the API makes them.
+ */
+async function firstPageCursor(ctx, auth) {
+  const page = await ctx.json('/events?limit=50', { headers: auth });
+  const last = page.data.at(-1);
+  return page.cursor ?? Buffer.from(JSON.stringify({ v: last.createdAt, id: last.id })).toString('base64url');
 }
 
 /** seedHistory wants a pool; the harness's one connection serves as its single session. */
@@ -255,10 +266,12 @@ export default {
   },
   async run(ctx) {
     const empty = await emptyProject(ctx);
+    empty.cursor = await firstPageCursor(ctx, empty.auth);
     const t = await timeInterleaved(ctx, empty, {
       auth: ctx.auth,
       contact: ctx.state.contact,
       segment: ctx.state.segment,
+      cursor: await firstPageCursor(ctx, ctx.auth),
     });
     const full = t.full;
     ctx.state.empty = t.empty;
