@@ -148,5 +148,5 @@ export async function moveUnpartitionedHistory(pool: pg.Pool, opts: MoveOptions 
  * covers. No upper bound follows from `created_at < to` (a back-dated row has a newer id); the
  * caller keeps its exact `created_at` conditions.
  */
-export const idsSince = (column: Sql, from: string | Date | Sql): Sql =>
+export const idsSince = (column: Sql, from: string | Date): Sql =>
   sql`${column} >= uuidv7_floor(${from}::timestamptz - interval '1 day')`;

@@ -220,11 +220,11 @@ describe('the first page of a long history', () => {
     expect(page[10]).toBe(late?.id);
   });
 
-  it('pages after a cursor read the same way, and none misses an event recorded late', async () => {
+  it('walked with its cursors, gives every event once in order, one recorded late included', async () => {
     const who = await newProject(pigeon);
     await insert(who.project.id, 50, '0 hours');
     await insert(who.project.id, 45, '36 hours');
-    // First on the second page by its time; outside the ids of the two days before that page's start.
+    // First on the second page by its time; its id is older than the two days before that page's start.
     await lateRecorded(who.project.id);
     await insert(who.project.id, 10, '40 hours');
     await insert(who.project.id, 10, '5 days');

@@ -70,46 +70,49 @@ function eventConditions(projectId: string, f: Omit<EventFilter, 'limit' | 'curs
  */
 export async function listEvents(db: Queryable, projectId: string, f: EventFilter) {
   const conditions = [eventConditions(projectId, f)];
-  const cursor = f.cursor ? decodeCursor(f.cursor) : undefined;
-  if (cursor) conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
-  const page = (extra: Sql[] = []) =>
-    sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
-        FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
-        WHERE ${and([...conditions, ...extra])} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`;
+  if (f.cursor) {
+    const cursor = decodeCursor(f.cursor);
+    conditions.push(sql`(e.created_at, e.id) < (${cursor.v}::timestamptz, ${cursor.id}::uuid)`);
+  }
+  const read = (extra: Sql[] = []) =>
+    queryRows<EventRow>(
+      db,
+      sql`SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+          FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
+          WHERE ${and([...conditions, ...extra])} ORDER BY e.created_at DESC, e.id DESC LIMIT ${f.limit + 1}`,
+    );
   const [rows, counted] = await Promise.all([
-    queryRows<EventRow>(db, f.from ? page() : recentIdsFirst(page, f.limit, cursor?.v ?? new Date())),
-    cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
+    f.cursor || f.from ? read() : newestPage(read, f.limit),
+    f.cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
   ]);
-  const shown = rows.slice(0, f.limit);
-  const last = shown.at(-1);
+  const page = rows.slice(0, f.limit);
+  const last = page.at(-1);
   const hasMore = rows.length > f.limit;
   return {
-    data: shown.map(toEventDto),
+    data: page.map(toEventDto),
     cursor: hasMore && last ? encodeCursor({ v: last.sort_value, id: last.id }) : null,
     hasMore,
     ...counted,
   };
 }
 
+/** How far back the first page of a project's events looks before it reads every month. */
+const RECENT_MS = 86_400_000;
+
 /**
- * A page without a time range (the first, or one after a cursor), read from the newest partitions
- * when it can be: sorted by `created_at`, it would otherwise open every month's index for its first
- * entry (12 of them after a year: 4 ms more per page at 50M events,
- * bench/results/2026-11-27-eleventh-sitting.md). `anchor` is where the page starts (now, or the
- * cursor's time); `since` is a day before it. An id is never more than a day older than its
- * `created_at` (`idsSince`), so an event outside the ids since `since` minus a day was created
- * before `since`: when the page read from those ids is full and ends at or after `since`, no other
- * event belongs on it. Otherwise (a quiet stretch of the history) the page is read without that
- * bound, in the same statement: the second read is gated by a one-time filter, so it runs only then.
+ * The first page without a time range, read from the newest partitions when it can be: sorted by
+ * `created_at`, it would otherwise open every month's index for its first entry (12 of them after a
+ * year: 4 ms more per page at 50M events, bench/results/2026-11-27-eleventh-sitting.md). An id is
+ * never more than a day older than its `created_at` (`idsSince`), so an event outside the ids since
+ * `since` minus a day was created before `since`: when the page read from those ids ends at or after
+ * `since`, no other event belongs on it. Otherwise (a quiet project) the whole history is read.
  */
-function recentIdsFirst(page: (extra?: Sql[]) => Sql, limit: number, anchor: string | Date): Sql {
-  const since = sql`(${anchor}::timestamptz - interval '1 day')`;
-  return sql`WITH recent AS MATERIALIZED (${page([idsSince(raw('e.id'), since)])}),
-    enough AS (SELECT count(*) = ${limit + 1}::int AND min(created_at) >= ${since} AS yes FROM recent)
-    SELECT * FROM recent WHERE (SELECT yes FROM enough)
-    UNION ALL
-    (${page([raw('NOT (SELECT yes FROM enough)')])})
-    ORDER BY created_at DESC, id DESC`;
+async function newestPage(page: (extra: Sql[]) => Promise<EventRow[]>, limit: number): Promise<EventRow[]> {
+  const since = new Date(Date.now() - RECENT_MS);
+  const recent = await page([idsSince(raw('e.id'), since)]);
+  const last = recent.at(-1);
+  if (recent.length === limit + 1 && last && last.created_at.getTime() >= since.getTime()) return recent;
+  return page([]);
 }
 
 /** How many events match a filter, counting no further than `cap` (the index stops being read there). */
