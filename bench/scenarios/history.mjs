@@ -170,7 +170,56 @@ function planOutline(node) {
   return children.length ? `${self} [${children.map(planOutline).join(', ')}]` : self;
 }
 
+/**
+ * The two page statements as named prepared statements: after five executions PostgreSQL may keep a
+ * generic plan (no planning per call; partitions pruned at run time) or go on planning each call
+ * (`plan_cache_mode` auto, when a custom plan looks cheaper).
+ */
+const PREPARED = {
+  'events page, every month, prepared': {
+    text: `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+      FROM events e LEFT JOIN contacts c ON c.id = e.contact_id WHERE e.project_id = $1
+      ORDER BY e.created_at DESC, e.id DESC LIMIT $2`,
+    values: (ctx) => [ctx.projectId, 51],
+  },
+  'events page, the ids of the last two days, prepared': {
+    text: `SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
+      FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
+      WHERE e.project_id = $1 AND e.id >= uuidv7_floor($2::timestamptz - interval '1 day')
+      ORDER BY e.created_at DESC, e.id DESC LIMIT $3`,
+    values: (ctx) => [ctx.projectId, new Date(Date.now() - 86_400_000), 51],
+  },
+};
+
+/** EXECUTE takes literals (a utility statement has no parameters of its own). */
+const literal = (v) => (typeof v === 'number' ? String(v) : `'${v instanceof Date ? v.toISOString() : v}'`);
+
+/** Each prepared page statement run 8 times under each plan cache mode; the last run explained. */
+async function explainPrepared(ctx) {
+  let n = 0;
+  for (const mode of ['auto', 'force_generic_plan']) {
+    await ctx.sql(`SET plan_cache_mode = ${mode}`);
+    for (const [label, { text, values }] of Object.entries(PREPARED)) {
+      const name = `bench_page_${n++}`;
+      await ctx.sql(`PREPARE ${name} AS ${text}`);
+      const execute = `EXECUTE ${name}(${values(ctx).map(literal).join(', ')})`;
+      for (let i = 0; i < 7; i++) await ctx.sql(execute);
+      const [plan] = (await ctx.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${execute}`)).rows[0]['QUERY PLAN'];
+      const [used] = (
+        await ctx.sql('SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1', [name])
+      ).rows;
+      ctx.note(
+        `${label} (plan_cache_mode ${mode}): ${fmt(plan['Execution Time'], 2)} ms (planning ${fmt(plan['Planning Time'] ?? 0, 2)} ms); ` +
+          `generic plans ${used.generic_plans}, custom ${used.custom_plans}; ${planOutline(plan.Plan)}`,
+      );
+      await ctx.sql(`DEALLOCATE ${name}`);
+    }
+  }
+  await ctx.sql('RESET plan_cache_mode');
+}
+
 async function explainWork(ctx) {
+  await explainPrepared(ctx);
   for (const [label, text] of Object.entries(WORK)) {
     // Twice: the second is the one noted, planned on a connection whose caches the first filled.
     await ctx.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, [ctx.projectId]);
