@@ -180,7 +180,11 @@ describe('grouped track statements', () => {
       await runStatement(holder, sql`SELECT 1 FROM projects WHERE id = ${project.id} FOR UPDATE`);
       await holder.query('COMMIT');
       expect((await tracked).tracked).toBeDefined();
-      expect(batcher.statements).toBe(2); // the deadlocked run and the one that recorded it
+      // The deadlocked run and the one that recorded it; on a loaded machine the second run can take
+      // the project's row before the holder does and lose the same cycle once more (3 runs in all, the
+      // batcher's CONFLICT_ATTEMPTS): seen once in a README test run beside another.
+      expect(batcher.statements).toBeGreaterThanOrEqual(2);
+      expect(batcher.statements).toBeLessThanOrEqual(3);
       expect((await eventsOf(project.id)).map((e) => e.name)).toEqual(['seed', 'after-deadlock']);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
