@@ -139,7 +139,7 @@ const WORK = {
     FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
     WHERE e.project_id = $1 AND e.id >= uuidv7_floor(now() - interval '2 days')
     ORDER BY e.created_at DESC, e.id DESC LIMIT 51`,
-  'events page in one statement, the recent ids kept or the whole history behind a one-time filter (now)': `WITH recent AS MATERIALIZED (
+  'events page in one statement, the recent ids kept or the whole history behind a one-time filter (tried, reverted)': `WITH recent AS MATERIALIZED (
       SELECT e.*, e.created_at::text AS sort_value, c.email AS contact_email
       FROM events e LEFT JOIN contacts c ON c.id = e.contact_id
       WHERE e.project_id = $1 AND e.id >= uuidv7_floor(now() - interval '2 days')

@@ -47,6 +47,12 @@ export async function startStreamingPair(database: string): Promise<StreamingPai
   await admin.connect();
   const replicaDir = join(dir, 'replica');
   let standby: (ChildProcess & { log: string[] }) | undefined;
+  const teardown = async () => {
+    await stopProcess(standby);
+    await admin.end();
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     await admin.query(`SELECT pg_create_physical_replication_slot('${SLOT}', true)`);
     await admin.query(`SELECT pg_backup_start('pigeon-test', true)`);
@@ -96,18 +102,10 @@ export async function startStreamingPair(database: string): Promise<StreamingPai
         if (done[0]?.done !== true) throw new Error('the standby did not catch up with the primary');
       },
       stopReplica,
-      stop: async () => {
-        await stopReplica();
-        await admin.end();
-        await primary.stop();
-        rmSync(dir, { recursive: true, force: true });
-      },
+      stop: teardown,
     };
   } catch (err) {
-    await stopProcess(standby);
-    await admin.end();
-    await primary.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await teardown();
     throw err;
   }
 }
