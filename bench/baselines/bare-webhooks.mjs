@@ -1,10 +1,12 @@
 // The bare program the event-webhook bench compares Pigeon with: POSTs the same payloads, signed
 // the Standard Webhooks way (HMAC-SHA256 per request, as Pigeon does), to URL with CONCURRENCY
-// requests in flight, over node:http with a keep-alive agent. Reads `{ secret, messages:
-// [{ id, body }] }` from FILE; prints `result {…}` when every request has been answered 2xx.
+// requests in flight, over node:http with a keep-alive agent (CLIENT=undici: an undici Pool of
+// CONCURRENCY connections, the client Pigeon sends with). Reads `{ secret, messages: [{ id, body }] }`
+// from FILE; prints `result {…}` when every request has been answered 2xx.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { Pool } from 'undici';
 
 const { secret, messages } = JSON.parse(readFileSync(process.env.FILE, 'utf8'));
 const url = new URL(process.env.URL);
@@ -12,9 +14,26 @@ const concurrency = Number(process.env.CONCURRENCY ?? 16);
 const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 
-function post({ id, body }) {
+const pool = process.env.CLIENT === 'undici' ? new Pool(url.origin, { connections: concurrency }) : undefined;
+
+const sign = (id, body) => {
   const timestamp = Math.floor(Date.now() / 1000);
   const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` };
+};
+
+async function postUndici({ id, body }) {
+  const res = await pool.request({
+    path: url.pathname,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...sign(id, body) },
+    body,
+  });
+  await res.body.dump();
+  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
+}
+
+function postHttp({ id, body }) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -26,9 +45,7 @@ function post({ id, body }) {
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': `v1,${signature}`,
+          ...sign(id, body),
         },
       },
       (res) => {
@@ -43,6 +60,7 @@ function post({ id, body }) {
   });
 }
 
+const post = pool ? postUndici : postHttp;
 const startAt = performance.timeOrigin + performance.now();
 let next = 0;
 let failed = 0;
@@ -59,3 +77,4 @@ console.log(
   `result ${JSON.stringify({ sent: messages.length - failed, failed, startAt, endAt, perSec: (messages.length - failed) / ((endAt - startAt) / 1000) })}`,
 );
 agent.destroy();
+await pool?.close();

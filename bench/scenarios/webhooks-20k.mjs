@@ -22,7 +22,8 @@ import { sleep } from '../lib/sending.mjs';
  * webhook-id. Pigeon's rate = TOTAL ÷ (insert committed → last delivery received): it includes the
  * feed consumer queueing the deliveries. Then the baseline (baselines/bare-webhooks.mjs) POSTs the
  * very payloads and webhook-ids Pigeon stored, signed per request, CONCURRENCY in flight (Pigeon's
- * WEBHOOK_ENDPOINT_CONCURRENCY), keep-alive, three times: the median run is the baseline. Checks:
+ * WEBHOOK_ENDPOINT_CONCURRENCY), keep-alive, three times: the median run is the baseline; the same
+ * loop over an undici Pool (the client Pigeon sends with) runs three times beside it and is noted. Checks:
  * every delivery SUCCEEDED, duplicates counted.
  *
  * Then the isolation rows: ISOLATION events to the fast endpoint alone, then as many again while a
@@ -127,12 +128,12 @@ async function settled(ctx, where = 'true') {
 const BARE_RUNS = 3;
 
 /** One run of the bare loop over the stored payloads (the receiver reset first), with the ids the receiver got. */
-async function bareRun(origin, file, count) {
+async function bareRun(origin, file, count, client = 'http') {
   await fetch(`${origin}/reset`, { method: 'POST' });
   const bare = startNode({
     name: 'bare-webhooks',
     args: [join(BENCH_DIR, 'baselines', 'bare-webhooks.mjs')],
-    env: { ...process.env, FILE: file, URL: `${origin}/hook`, CONCURRENCY: String(CONCURRENCY) },
+    env: { ...process.env, FILE: file, URL: `${origin}/hook`, CONCURRENCY: String(CONCURRENCY), CLIENT: client },
     ready: /^result \{.*\}$/m,
     timeoutMs: GIVE_UP_SECONDS * 1000,
   });
@@ -271,9 +272,16 @@ export default {
       const file = join(dir, 'messages.json');
       writeFileSync(file, JSON.stringify({ secret: endpoint.secret, messages }));
       // Three runs, the median counted: one run of the bare loop swung from 8,000 to 14,000/s between runs.
+      // The target's baseline is node:http's; the same loop over undici (Pigeon's client) is noted beside it.
       const bareRuns = [];
-      for (let i = 0; i < BARE_RUNS; i++) bareRuns.push(await bareRun(origin, file, messages.length));
-      const baseline = [...bareRuns].sort((a, b) => a.perSec - b.perSec)[Math.floor(BARE_RUNS / 2)];
+      const undiciRuns = [];
+      for (let i = 0; i < BARE_RUNS; i++) {
+        bareRuns.push(await bareRun(origin, file, messages.length));
+        undiciRuns.push(await bareRun(origin, file, messages.length, 'undici'));
+      }
+      const median = (runs) => [...runs].sort((a, b) => a.perSec - b.perSec)[Math.floor(BARE_RUNS / 2)];
+      const baseline = median(bareRuns);
+      const undiciBaseline = median(undiciRuns);
 
       const iso = await isolation(ctx, origin);
       const isoStates = await settled(ctx, `event_type IN ('bench.alone', 'bench.twin', 'bench.slow', 'bench.silent')`);
@@ -288,7 +296,7 @@ export default {
       const problems = [];
       if (stats.distinct < TOTAL) problems.push(`only ${stats.distinct} of ${TOTAL} webhook-ids arrived`);
       if (states.length !== 1 || states[0].status !== 'SUCCEEDED') problems.push(`states ${JSON.stringify(states)}`);
-      for (const run of bareRuns)
+      for (const run of [...bareRuns, ...undiciRuns])
         if (run.failed || run.distinct !== messages.length) problems.push(`baseline: ${JSON.stringify(run)}`);
       if (isoStates.some((s) => s.status !== 'SUCCEEDED'))
         problems.push(`isolation rows: fast endpoint's states ${JSON.stringify(isoStates)}`);
@@ -298,6 +306,10 @@ export default {
       );
       ctx.note(
         `bare node:http keep-alive, ${CONCURRENCY} in flight: ${fmt(Math.round(baseline.perSec))}/s, the median of ${BARE_RUNS} runs (${bareRuns.map((r) => fmt(Math.round(r.perSec))).join(', ')})`,
+      );
+      ctx.note(
+        `bare undici Pool, ${CONCURRENCY} connections: ${fmt(Math.round(undiciBaseline.perSec))}/s, the median of ${BARE_RUNS} runs ` +
+          `(${undiciRuns.map((r) => fmt(Math.round(r.perSec))).join(', ')}); Pigeon ${(pigeonPerSec / undiciBaseline.perSec).toFixed(2)} × that`,
       );
       ctx.note(
         `CPU during Pigeon's burst (% of a core): API process ${busy('pigeon')}, its worker processes + PostgreSQL ${busy('db')}, machine (2 cores = 200) ${busy('machine')}`,
@@ -328,6 +340,7 @@ export default {
         silentRatio: iso.silent.perSec / iso.twin.perSec,
         pigeonPerSec: Math.round(pigeonPerSec),
         barePerSec: Math.round(baseline.perSec),
+        bareUndiciPerSec: Math.round(undiciBaseline.perSec),
         pigeonSeconds: r1(pigeonSeconds),
         duplicates: stats.duplicates,
         eventsOnly,

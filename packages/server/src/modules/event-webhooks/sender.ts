@@ -1,8 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { createResolver } from '../domains/dns-check.js';
-import { sendWebhook } from '../webhooks/service.js';
+import { sendWebhook, WebhookPools } from '../webhooks/service.js';
 import { signingSecrets } from './endpoints.js';
 import type { DeliveryRow, Outcome } from './record.js';
 
@@ -57,14 +55,9 @@ export interface Sender {
 export function createSender(deps: AppDeps): Sender {
   const cfg = deps.config.webhooks;
   const resolver = createResolver(deps.config.dns.servers);
-  // Connections are kept per vetted address (the agent's key is the address Pigeon connects to, not
+  // Connections are kept per vetted address (the pool's key is the address Pigeon connects to, not
   // the name): a burst to one endpoint does not open a connection per delivery.
-  const agentOptions = {
-    keepAlive: true,
-    maxSockets: cfg.endpointConcurrency,
-    maxFreeSockets: cfg.endpointConcurrency,
-  };
-  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  const pools = new WebhookPools(cfg.endpointConcurrency);
   const queues = new Map<string, EndpointQueue>();
   /** Requests open over all endpoints (at most `concurrency`). */
   let open = 0;
@@ -82,7 +75,7 @@ export function createSender(deps: AppDeps): Sender {
       allowPrivateNetworks: cfg.allowPrivateNetworks,
       resolver,
       now: () => nowOf(deps),
-      agents,
+      pools,
     });
     return { row, result, at };
   };
@@ -162,8 +155,7 @@ export function createSender(deps: AppDeps): Sender {
       return waiting;
     },
     destroy() {
-      agents.http.destroy();
-      agents.https.destroy();
+      void pools.destroy();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { WebhookMethod } from '@pigeon/contract';
 import { callerHeaders, encodeBody, WEBHOOK_USER_AGENT, withoutCredentials } from './headers.js';
-import { type Exchange, exchange, type WebhookAgents } from './request.js';
+import { type Exchange, exchange, type WebhookPools } from './request.js';
 import { classifyStatus, parseRetryAfter, type WebhookOutcome } from './retry.js';
 import { secretBytes, webhookHeaders } from './sign.js';
 import {
@@ -39,8 +39,8 @@ export interface WebhookRequest {
   isForbidden?: AddressPolicy;
   /** Extra trusted CA certificates (PEM). */
   ca?: string | Buffer;
-  /** Keep-alive agents (event webhooks); default: a connection per request (the WEBHOOK step). */
-  agents?: WebhookAgents;
+  /** Kept-alive connections (event webhooks); default: a connection per request (the WEBHOOK step). */
+  pools?: WebhookPools;
 }
 
 export interface WebhookResult {
@@ -103,9 +103,9 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResult> {
         body: hop.body,
         signal: controller.signal,
         ca: req.ca,
-        agents: req.agents,
+        pools: req.pools,
       });
-      const location = response.headers.location;
+      const location = response.location;
       if (!REDIRECT_STATUSES.has(response.status) || !location) return finish(fromResponse(response));
       if (redirects === MAX_REDIRECTS) throw permanent(`more than ${MAX_REDIRECTS} redirects`);
       hop = nextHop(hop, response.status, location);
@@ -167,6 +167,6 @@ function fromResponse(response: Exchange): Omit<WebhookResult, 'durationMs' | 'u
     statusCode: response.status,
     responseBody: response.body,
     error: outcome === 'success' ? null : response.bodyError ? `${status} (${response.bodyError})` : status,
-    retryAfterMs: outcome === 'retryable' ? parseRetryAfter(response.headers['retry-after'], new Date()) : null,
+    retryAfterMs: outcome === 'retryable' ? parseRetryAfter(response.retryAfter, new Date()) : null,
   };
 }

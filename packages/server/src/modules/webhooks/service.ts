@@ -1,7 +1,7 @@
 /** Webhook delivery: what the workflow engine's WEBHOOK step calls. */
 export { forbiddenReason, isForbiddenAddress } from './guard.js';
 export { RESERVED_HEADERS, WEBHOOK_USER_AGENT } from './headers.js';
-export { RESPONSE_EXCERPT_BYTES, type WebhookAgents } from './request.js';
+export { RESPONSE_EXCERPT_BYTES, WebhookPools } from './request.js';
 export {
   classifyStatus,
   WEBHOOK_MAX_ATTEMPTS,
