@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { isIP } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
-import { Client, type Dispatcher, Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { hostnameOf, portOf } from './target.js';
 
 /** How much of a response body is kept (and read at all). */
@@ -29,22 +29,24 @@ export interface ExchangeRequest {
   body: string | undefined;
   signal: AbortSignal;
   ca?: string | Buffer;
-  /** Kept-alive connections to reuse (keyed by the vetted address); default none: one connection per request. */
-  pools?: WebhookPools;
+  /** Kept-alive connections to reuse, keyed by the vetted address. */
+  pools: WebhookPools;
 }
 
 /**
- * undici connection pools, one per vetted address, port and TLS name, each with at most
- * `connections` sockets kept alive: a burst to one endpoint does not open a connection per request.
- * undici rather than node:http: about half the client CPU per request on loopback (44 against 80 µs,
- * bench/results/2026-11-27-thirteenth-sitting.md).
+ * undici connection pools, one per vetted address, port, TLS name and trusted CA, each with at
+ * most `connections` sockets (null: no bound) kept alive: a burst to one endpoint does not open a
+ * connection per request. undici rather than node:http: about half the client CPU per request on
+ * loopback (44 against 80 µs, bench/results/2026-11-27-thirteenth-sitting.md).
  */
 export class WebhookPools {
   private readonly pools = new Map<string, Pool>();
-  constructor(private readonly connections: number) {}
+  /** The extra CAs seen (tests' self-signed ones), numbered for the pools' keys. */
+  private readonly cas = new Map<string | Buffer, number>();
+  constructor(private readonly connections: number | null) {}
 
   get(origin: string, connect: ConnectOptions): Pool {
-    const key = `${origin} ${connect.servername ?? ''}`;
+    const key = `${origin} ${connect.servername ?? ''} ${this.caId(connect.ca)}`;
     let pool = this.pools.get(key);
     if (!pool || pool.destroyed || pool.closed) {
       if (this.pools.size >= KEPT_POOLS) this.dropIdle();
@@ -62,6 +64,14 @@ export class WebhookPools {
       this.pools.delete(key);
       void pool.close().catch(() => {});
     }
+  }
+
+  private caId(ca: string | Buffer | undefined): number {
+    if (ca === undefined) return 0;
+    const known = this.cas.get(ca);
+    if (known) return known;
+    this.cas.set(ca, this.cas.size + 1);
+    return this.cas.size;
   }
 
   get size(): number {
@@ -91,27 +101,22 @@ export async function exchange(req: ExchangeRequest): Promise<Exchange> {
   const host = isIP(req.address) === 6 ? `[${req.address}]` : req.address;
   const origin = `${url.protocol}//${host}:${portOf(url)}`;
   const connect: ConnectOptions = secure ? { servername: isIP(hostname) ? undefined : hostname, ca: req.ca } : {};
-  const dispatcher: Dispatcher = req.pools ? req.pools.get(origin, connect) : new Client(origin, { connect });
-  try {
-    const res = await dispatcher.request({
-      path: `${url.pathname}${url.search}`,
-      method: req.method as Dispatcher.HttpMethod,
-      headers: { ...req.headers, host: url.host },
-      body: req.body,
-      signal: req.signal,
-    });
-    const { body, bodyError } = await excerpt(res.body, req.signal);
-    return {
-      status: res.statusCode,
-      statusMessage: STATUS_CODES[res.statusCode] ?? '',
-      location: first(res.headers.location),
-      retryAfter: first(res.headers['retry-after']),
-      body,
-      bodyError,
-    };
-  } finally {
-    if (!req.pools) void dispatcher.destroy().catch(() => {});
-  }
+  const res = await req.pools.get(origin, connect).request({
+    path: `${url.pathname}${url.search}`,
+    method: req.method as Dispatcher.HttpMethod,
+    headers: { ...req.headers, host: url.host },
+    body: req.body,
+    signal: req.signal,
+  });
+  const { body, bodyError } = await excerpt(res.body, req.signal);
+  return {
+    status: res.statusCode,
+    statusMessage: STATUS_CODES[res.statusCode] ?? '',
+    location: first(res.headers.location),
+    retryAfter: first(res.headers['retry-after']),
+    body,
+    bodyError,
+  };
 }
 
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
