@@ -11,6 +11,8 @@ export interface Received {
   body: string;
   /** The TLS server name the client asked for (HTTPS targets). */
   servername: string | null;
+  /** The client's port: the same for requests over one kept-alive connection. */
+  remotePort: number | undefined;
 }
 
 export interface Target {
@@ -40,6 +42,7 @@ export async function startTarget(handler: Handler = ok, opts: { tls?: boolean }
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         servername,
+        remotePort: req.socket.remotePort,
       };
       received.push(entry);
       handler(entry, res);

@@ -271,6 +271,24 @@ describe('outcomes', () => {
   });
 });
 
+describe('connections', () => {
+  it('keeps connections alive per vetted address: a request for another name reuses one, after its own vetting', async () => {
+    const t = await target();
+    dns.setAddresses('reuse.test', '127.0.0.1');
+    const first = await send({ url: `${t.origin}/one`, isForbidden: allowPorts(t) });
+    const second = await send({ url: `${t.origin}/two`, isForbidden: allowPorts(t) });
+    const named = await send({ url: `http://reuse.test:${t.port}/three`, isForbidden: allowPorts(t) });
+    dns.setAddresses('reuse.test', '10.0.0.9');
+    const moved = await send({ url: `http://reuse.test:${t.port}/four`, isForbidden: allowPorts(t) });
+    expect([first, second, named].map((r) => r.outcome)).toEqual(['success', 'success', 'success']);
+    expect(moved).toMatchObject({ outcome: 'permanent', statusCode: null });
+    expect(t.received.map((r) => r.path)).toEqual(['/one', '/two', '/three']);
+    // The third request (another name, the same vetted address) goes over a connection already open.
+    const [one, two, three] = t.received.map((r) => r.remotePort);
+    expect([one, two]).toContain(three);
+  });
+});
+
 describe('redirects', () => {
   it('refuses a redirect from an allowed target to a private one', async () => {
     const inside = await target();
