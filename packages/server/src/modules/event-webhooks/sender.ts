@@ -1,6 +1,6 @@
 import { type AppDeps, nowOf } from '../../deps.js';
-import { createResolver } from '../domains/dns-check.js';
-import { sendWebhook, WebhookPools } from '../webhooks/service.js';
+import { CachingResolver } from '../verify/dns.js';
+import { sendWebhook, WEBHOOK_DNS, WebhookPools } from '../webhooks/service.js';
 import { signingSecrets } from './endpoints.js';
 import type { DeliveryRow, Outcome } from './record.js';
 
@@ -54,7 +54,8 @@ export interface Sender {
  */
 export function createSender(deps: AppDeps): Sender {
   const cfg = deps.config.webhooks;
-  const resolver = createResolver(deps.config.dns.servers);
+  // A burst to a named endpoint asks DNS once per TTL, not twice per delivery; every attempt still vets the answer.
+  const resolver = new CachingResolver({ servers: deps.config.dns.servers, ...WEBHOOK_DNS });
   // Connections are kept per vetted address (the pool's key is the address Pigeon connects to, not
   // the name): a burst to one endpoint does not open a connection per delivery.
   const pools = new WebhookPools(cfg.endpointConcurrency);

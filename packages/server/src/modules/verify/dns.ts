@@ -20,6 +20,13 @@ const RCODE_NXDOMAIN = 3;
 const DEFAULT_NEGATIVE_TTL_S = 60;
 const MAX_TTL_S = 3600;
 
+const NODE_DNS_CODES: Record<Exclude<Lookup['status'], 'answer'>, string> = {
+  nodata: 'ENODATA',
+  nxdomain: 'ENOTFOUND',
+  timeout: 'ETIMEOUT',
+  error: 'ESERVFAIL',
+};
+
 interface Server {
   address: string;
   port: number;
@@ -44,7 +51,7 @@ function recordOf(type: RecordType, a: Answer): string | undefined {
 }
 
 /**
- * A DNS client for address verification: asks the configured servers (`DNS_SERVERS`, else the
+ * A DNS client for address verification and webhook targets: asks the configured servers (`DNS_SERVERS`, else the
  * system's) over UDP with a timeout per try, one server after the other, and keeps answers in one
  * LRU cache shared by every request of the process for as long as their TTL says (negative
  * answers: the SOA minimum, RFC 2308). Concurrent questions for the same name and type share one
@@ -67,6 +74,18 @@ export class CachingResolver {
   /** How many questions went to a server (not answered from the cache). */
   get sentQueries(): number {
     return this.queries;
+  }
+
+  /** `HostResolver` (webhooks): the addresses of an A lookup, cached like any other. */
+  resolve4 = (name: string) => this.addresses(name, 'A');
+  /** `HostResolver` (webhooks): the addresses of an AAAA lookup. */
+  resolve6 = (name: string) => this.addresses(name, 'AAAA');
+
+  /** Rejects, with the code `node:dns` would give, when the name has no such addresses. */
+  private async addresses(name: string, type: 'A' | 'AAAA'): Promise<string[]> {
+    const found = await this.lookup(name, type);
+    if (found.status === 'answer') return found.records;
+    throw Object.assign(new Error(`${type} ${name}: ${found.status}`), { code: NODE_DNS_CODES[found.status] });
   }
 
   lookup(name: string, type: RecordType): Promise<Lookup> {

@@ -5,8 +5,9 @@ import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js'
 import { TEST_TLS_CERT } from '../../../test/tls-fixture.js';
 import { type Received, startTarget, type Target } from '../../../test/webhook-targets.js';
 import { createResolver } from '../domains/dns-check.js';
+import { CachingResolver } from '../verify/dns.js';
 import { forbiddenReason } from './guard.js';
-import { sendWebhook, type WebhookRequest } from './send.js';
+import { sendWebhook, WEBHOOK_DNS, type WebhookRequest } from './send.js';
 import { generateWebhookSecret, newWebhookId } from './sign.js';
 
 let dns: TestDnsServer;
@@ -286,6 +287,31 @@ describe('connections', () => {
     // The third request (another name, the same vetted address) goes over a connection already open.
     const [one, two, three] = t.received.map((r) => r.remotePort);
     expect([one, two]).toContain(three);
+  });
+});
+
+describe("DNS through the senders' cache", () => {
+  it('asks once per TTL for a burst, vets the cached answer on every attempt, and names a failed lookup', async () => {
+    const t = await target();
+    const cached = new CachingResolver({ servers: [dns.address], ...WEBHOOK_DNS });
+    dns.setTtl(60);
+    dns.setAddresses('burst.test', '127.0.0.1');
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        send({ url: `http://burst.test:${t.port}/${i}`, resolver: cached, isForbidden: allowPorts(t) }),
+      ),
+    );
+    expect(results.every((r) => r.outcome === 'success')).toBe(true);
+    expect([dns.questions('burst.test', 'A'), dns.questions('burst.test', 'AAAA')]).toEqual([1, 1]);
+    // The same cached answer, vetted again: refused under the real policy.
+    const refused = await send({ url: `http://burst.test:${t.port}/again`, resolver: cached });
+    expect(refused).toMatchObject({ outcome: 'permanent', statusCode: null });
+    expect(refused.error).toMatch(/refused: 127\.0\.0\.1 is a loopback address \(burst\.test resolves/);
+    expect(dns.questions('burst.test', 'A')).toBe(1);
+    dns.setTtl(1);
+    dns.setNxDomain('nowhere-cached.test');
+    const missing = await send({ url: `http://nowhere-cached.test:${t.port}/`, resolver: cached });
+    expect(missing).toMatchObject({ outcome: 'retryable', error: 'could not resolve nowhere-cached.test (ENOTFOUND)' });
   });
 });
 

@@ -15,6 +15,8 @@ import {
 } from './target.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** The webhook senders' DNS cache (`CachingResolver`): timeout per try and entries kept. */
+export const WEBHOOK_DNS = { timeoutMs: 2_000, maxEntries: 10_000 };
 export const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /**

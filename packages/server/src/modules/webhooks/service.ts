@@ -18,6 +18,7 @@ export {
 export {
   MAX_REDIRECTS,
   sendWebhook,
+  WEBHOOK_DNS,
   WEBHOOK_TIMEOUT_MS,
   type WebhookRequest,
   type WebhookResult,

@@ -4,10 +4,11 @@ import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { webhookDeliveries } from '../../metrics/registry.js';
 import { toContactDto } from '../contacts/rows.js';
-import { createResolver } from '../domains/dns-check.js';
+import { CachingResolver } from '../verify/dns.js';
 import {
   type HostResolver,
   sendWebhook,
+  WEBHOOK_DNS,
   WEBHOOK_MAX_ATTEMPTS,
   WEBHOOK_TIMEOUT_MS,
   type WebhookResult,
@@ -90,7 +91,8 @@ export async function prepareWebhook(ctx: StepContext, step: StepRow): Promise<W
 let resolver: { servers: string; resolver: HostResolver } | undefined;
 const resolverFor = (servers: string[] | undefined) => {
   const key = (servers ?? []).join(',');
-  if (resolver?.servers !== key) resolver = { servers: key, resolver: createResolver(servers) };
+  if (resolver?.servers !== key)
+    resolver = { servers: key, resolver: new CachingResolver({ servers, ...WEBHOOK_DNS }) };
   return resolver.resolver;
 };
 
