@@ -50,7 +50,7 @@ const ALLOWED = {
   system: ['change-feed', 'email-states', 'emails', 'workflows'],
   templates: ['domains', 'references', 'rendering'],
   uploads: [],
-  verify: [],
+  verify: ['domains'],
   webhooks: [],
   workflows: [
     'billing',

@@ -4,7 +4,7 @@ import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { webhookDeliveries } from '../../metrics/registry.js';
 import { toContactDto } from '../contacts/rows.js';
-import { CachingResolver } from '../verify/dns.js';
+import { CachingResolver } from '../domains/caching-resolver.js';
 import {
   type HostResolver,
   sendWebhook,
