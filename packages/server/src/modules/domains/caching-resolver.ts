@@ -52,9 +52,9 @@ function recordOf(type: RecordType, a: Answer): string | undefined {
 
 /**
  * A DNS client for address verification and webhook targets: asks the configured servers
- * (`DNS_SERVERS`, else the system's) over UDP with a timeout per try, one server after the other, and keeps answers in one
- * LRU cache shared by every request of the process for as long as their TTL says (negative
- * answers: the SOA minimum, RFC 2308). Concurrent questions for the same name and type share one
+ * (`DNS_SERVERS`, else the system's) over UDP with a timeout per try, one server after the other,
+ * and keeps answers in one LRU cache shared by every request of the process for as long as their
+ * TTL says (negative answers: the SOA minimum, RFC 2308). Concurrent questions for the same name and type share one
  * query. Timeouts and errors are not cached, so the next request asks again.
  */
 export class CachingResolver {
