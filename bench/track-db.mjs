@@ -161,7 +161,9 @@ try {
       })();
       const cpu0 = cpuSeconds(t.handle.pid);
       const db0 = descendantsCpuSeconds(pigeon.pid);
+      const client0 = process.cpuUsage();
       const r = await load(t.url, duration, t.keyed);
+      const client = process.cpuUsage(client0);
       const cpu = cpuSeconds(t.handle.pid) - cpu0;
       const dbCpu = descendantsCpuSeconds(pigeon.pid) - db0;
       sampling = false;
@@ -172,7 +174,8 @@ try {
       out(
         `${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}; ` +
           `server CPU ${Math.round((cpu / total) * 1e6)} µs/req, PostgreSQL CPU ${Math.round((dbCpu / total) * 1e6)} µs/req ` +
-          `(includes the sampler's queries); active backends on average ${(active / samples).toFixed(1)}`,
+          `(includes the sampler's queries), load generator CPU ${Math.round((client.user + client.system) / total)} µs/req; ` +
+          `active backends on average ${(active / samples).toFixed(1)}`,
       );
       out('');
       const stmts = await db.query(
