@@ -20,11 +20,15 @@ import { sleep } from '../lib/sending.mjs';
  * Timed task: TOTAL `bench.burst` events inserted in one statement (as many tracks would record
  * them; the change feed turns each into a delivery), then the receiver is polled until it has every
  * webhook-id. Pigeon's rate = TOTAL ÷ (insert committed → last delivery received): it includes the
- * feed consumer queueing the deliveries. Then the baseline (baselines/bare-webhooks.mjs) POSTs the
- * very payloads and webhook-ids Pigeon stored, signed per request, CONCURRENCY in flight (Pigeon's
- * WEBHOOK_ENDPOINT_CONCURRENCY), keep-alive, three times: the median run is the baseline; the same
- * loop over an undici Pool (the client Pigeon sends with) runs three times beside it and is noted. Checks:
- * every delivery SUCCEEDED, duplicates counted.
+ * feed consumer queueing the deliveries, not the insert itself (noted, with the rate counted from
+ * the insert's start as runs before 2026-11-27 14:00 UTC counted it). The receiver has answered
+ * WARM_UP requests of the bare loop first, so Pigeon meets it as warm as the baseline runs do. Then
+ * the baseline (baselines/bare-webhooks.mjs) POSTs the very payloads and webhook-ids Pigeon stored,
+ * signed per request, CONCURRENCY in flight (Pigeon's WEBHOOK_ENDPOINT_CONCURRENCY), keep-alive,
+ * three times: the median run is the baseline; the same loop over an undici Pool (the client Pigeon
+ * sends with) runs three times beside it and is noted. Both sides' pace between their 10% and 90%
+ * arrivals (without start-up and tail) is noted too. Checks: every delivery SUCCEEDED, duplicates
+ * counted.
  *
  * Then the isolation rows: ISOLATION events to the fast endpoint alone, then as many again while a
  * second endpoint gets each of them too: one answering at once (the twin), one answering after
@@ -35,6 +39,7 @@ const TOTAL = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
 const ISOLATION = Number(process.env.BENCH_WEBHOOK_ISOLATION_EVENTS ?? 5_000);
 const CONTACTS = 2_000;
 const CONCURRENCY = 16;
+const WARM_UP = 5_000;
 const GIVE_UP_SECONDS = 300;
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const now = () => performance.timeOrigin + performance.now();
@@ -140,8 +145,20 @@ async function bareRun(origin, file, count, client = 'http') {
   await bare.ready;
   const result = JSON.parse(/^result (\{.*\})$/m.exec(bare.output())[1]);
   await bare.stop();
-  const { distinct } = await receiverStats(origin);
-  return { ...result, distinct, expected: count };
+  const { distinct, middlePerSec } = await receiverStats(origin);
+  return { ...result, distinct, middlePerSec, expected: count };
+}
+
+/**
+ * WARM_UP signed requests of the bare loop to the receiver (then reset), so that Pigeon's burst
+ * meets a receiver as warm as the baseline runs, which come after it, do.
+ */
+async function warmUp(origin, dir, secret) {
+  const file = join(dir, 'warm-up.json');
+  const messages = Array.from({ length: WARM_UP }, (_, i) => ({ id: `msg_warm_up_${i}`, body: '{"type":"warm-up"}' }));
+  writeFileSync(file, JSON.stringify({ secret, messages }));
+  await bareRun(origin, file, WARM_UP);
+  await fetch(`${origin}/reset`, { method: 'POST' });
 }
 
 function startReceiver(env = {}) {
@@ -251,11 +268,13 @@ export default {
       const updates0 = await deliveryUpdates(ctx);
       const cpu0 = ctx.cpu();
       const c0 = await costSample(ctx);
+      await warmUp(origin, dir, endpoint.secret);
       const t0 = now();
       await insertEvents(ctx, 'bench.burst', TOTAL);
+      const committed = now();
       const stats = await receivedAll(ctx, origin, TOTAL);
       const cpu1 = ctx.cpu();
-      const pigeonSeconds = (stats.lastAt - t0) / 1000;
+      const pigeonSeconds = (stats.lastAt - committed) / 1000;
       const pigeonPerSec = stats.distinct / pigeonSeconds;
       // CPU per delivery counts until every attempt is recorded (the records are part of the cost).
       const states = await settled(ctx);
@@ -302,7 +321,16 @@ export default {
         problems.push(`isolation rows: fast endpoint's states ${JSON.stringify(isoStates)}`);
       ctx.note(
         `Pigeon: ${fmt(stats.distinct)} deliveries in ${r1(pigeonSeconds)} s = ${fmt(Math.round(pigeonPerSec))}/s ` +
-          `(${stats.duplicates} duplicates); last delivery row written ${r1((firstQueued[0].last - t0) / 1000)} s after the insert`,
+          `(${stats.duplicates} duplicates); last delivery row written ${r1((firstQueued[0].last - committed) / 1000)} s after the insert committed`,
+      );
+      ctx.note(
+        `the insert of the ${fmt(TOTAL)} events took ${r1((committed - t0) / 1000)} s; counted from its start, Pigeon's rate is ` +
+          `${fmt(Math.round(stats.distinct / ((stats.lastAt - t0) / 1000)))}/s = ${(stats.distinct / ((stats.lastAt - t0) / 1000) / baseline.perSec).toFixed(2)} × bare`,
+      );
+      ctx.note(
+        `pace between the 10% and the 90% arrival: Pigeon ${fmt(Math.round(stats.middlePerSec))}/s, the median bare run ` +
+          `${fmt(Math.round(baseline.middlePerSec))}/s (${(stats.middlePerSec / baseline.middlePerSec).toFixed(2)} ×), ` +
+          `the median undici run ${fmt(Math.round(undiciBaseline.middlePerSec))}/s`,
       );
       ctx.note(
         `bare node:http keep-alive, ${CONCURRENCY} in flight: ${fmt(Math.round(baseline.perSec))}/s, the median of ${BARE_RUNS} runs (${bareRuns.map((r) => fmt(Math.round(r.perSec))).join(', ')})`,
