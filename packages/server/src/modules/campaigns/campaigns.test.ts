@@ -248,6 +248,34 @@ describe('campaigns API', () => {
     expect((await api(pigeon, s.auth).campaigns.delete({ params: { id: c.id } })).status).toBe(204);
   });
 
+  it('stays SENDING while a recipient waits or is in delivery, and is SENT once the last one is out', async () => {
+    const s = await verifiedSender(pigeon, dns);
+    await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+      params: { id: s.project.id },
+      body: { campaignSendRate: 5 },
+    });
+    await contacts(
+      s,
+      Array.from({ length: 8 }, (_, i) => ({ email: `paced${i}@c.example` })),
+    );
+    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+    await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
+    const out = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('paced'))).length;
+    // Sampled while the campaign drains at 5/s: the status first, then what the sink has.
+    const seen: Array<{ status: string; out: number }> = [];
+    await until(
+      async () => {
+        const { status } = await get(s, c.id);
+        seen.push({ status, out: out() });
+        return status;
+      },
+      (status) => status === 'SENT',
+      20_000,
+    );
+    expect(seen.some((x) => x.status === 'SENDING' && x.out > 0 && x.out < 8)).toBe(true);
+    expect(seen.filter((x) => x.status === 'SENT').map((x) => x.out)).toEqual([8]);
+  });
+
   it('test sends once with the contact’s data and moves no counter; template usage and 404s across projects', async () => {
     const s = await verifiedSender(pigeon, dns);
     await contacts(s, [{ email: 'tester@c.example', data: { firstName: 'Tess', plan: 'pro' } }]);

@@ -294,6 +294,26 @@ async function refusedScheduledCampaign(deps: AppDeps, id: string, err: unknown)
   return undefined;
 }
 
+/**
+ * SENDING campaigns with no recipient left queued or in delivery become SENT. The look for one
+ * such email of each campaign goes backwards through its (campaign_id, status) entries: the
+ * delivery loop claims a campaign's mail in the order it was queued, so the entries at the front
+ * belong to rows sent long ago (dead versions until a vacuum), and a forward look (or the hash
+ * anti-join `NOT EXISTS` was planned as) read all of them at every tick: 25–70 ms a call in the
+ * middle of a 100k campaign, 13% of PostgreSQL's time per delivered message. Backwards, it meets
+ * the mail queued last, which is still waiting (0.1 ms). `ORDER BY … LIMIT 1` needs a scalar
+ * sub-select: inside `EXISTS` PostgreSQL drops the ordering.
+ */
+async function markFinishedCampaigns(db: Queryable): Promise<void> {
+  await queryRows(
+    db,
+    sql`UPDATE campaigns k SET status = 'SENT', sent_at = now(), updated_at = now()
+        WHERE k.status = 'SENDING' AND (
+          SELECT 1 FROM emails e WHERE e.campaign_id = k.id AND e.status IN ('QUEUED', 'SENDING')
+          ORDER BY e.campaign_id DESC, e.status DESC LIMIT 1) IS NULL`,
+  );
+}
+
 export interface CampaignDispatcher {
   stop(): Promise<void>;
 }
@@ -320,11 +340,7 @@ export function startCampaignDispatcher(deps: AppDeps): CampaignDispatcher {
       const started = await startCampaign(deps, id).catch((err) => refusedScheduledCampaign(deps, id, err));
       if (started) logger.info({ campaignId: id, recipients: started.total_recipients }, 'scheduled campaign started');
     }
-    await deps.db.pool.query(
-      `UPDATE campaigns k SET status = 'SENT', sent_at = now(), updated_at = now()
-       WHERE k.status = 'SENDING' AND NOT EXISTS (
-         SELECT 1 FROM emails e WHERE e.campaign_id = k.id AND e.status IN ('QUEUED', 'SENDING'))`,
-    );
+    await markFinishedCampaigns(deps.db.pool);
   };
   const schedule = () => {
     if (!running) return;

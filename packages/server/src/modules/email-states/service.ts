@@ -48,7 +48,14 @@ export interface ClaimedEmail {
   dkim_private_key: string | null;
 }
 
-/** Claims up to `limit` due emails (transactional first), with each one's DKIM key and suppression, in one statement. */
+/**
+ * Claims up to `limit` due emails (transactional first), with each one's DKIM key and suppression, in one statement.
+ *
+ * The limit goes through a sub-select so the planner cannot see it, as `markSent`'s arrays do: seen,
+ * it made each custom plan (for ~10 rows) look far cheaper than the generic one (for an unknown
+ * limit, the same shape), so the statement was planned anew at 90% of its calls, over every
+ * partition of `emails`: 0.14 ms of PostgreSQL's ~1.3 ms per delivered message in a 100k campaign.
+ */
 export function claimEmails(db: Queryable, limit: number): Promise<ClaimedEmail[]> {
   return preparedRows<ClaimedEmail>(
     db,
@@ -57,7 +64,7 @@ export function claimEmails(db: Queryable, limit: number): Promise<ClaimedEmail[
       UPDATE emails SET status = ${status('SENDING')}, claimed_at = now(), attempts = attempts + 1, updated_at = now()
       WHERE id IN (
         SELECT id FROM emails WHERE status = ${status('QUEUED')} AND next_attempt_at <= now()
-        ORDER BY priority, next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ORDER BY priority, next_attempt_at LIMIT (SELECT ${limit}::int) FOR UPDATE SKIP LOCKED
       ) RETURNING *
     )
     SELECT e.*, d.dkim_selector, d.dkim_private_key, s.reason AS suppressed
