@@ -34,6 +34,26 @@ const received = (to: string) => sink.messages.filter((m) => m.to.includes(to));
 
 const get = async (s: Setup, id: string) => bodyOf(await api(pigeon, s.auth).campaigns.get({ params: { id } }), 200);
 
+/**
+ * A campaign sent to `count` new contacts `<prefix><i>@c.example` of a project sending 5 campaign
+ * messages a second, so that it drains over count ÷ 5 seconds; `out` counts what reached the sink.
+ */
+async function pacedCampaign(prefix: string, count: number) {
+  const s = await verifiedSender(pigeon, dns);
+  await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+    params: { id: s.project.id },
+    body: { campaignSendRate: 5 },
+  });
+  await contacts(
+    s,
+    Array.from({ length: count }, (_, i) => ({ email: `${prefix}${i}@c.example` })),
+  );
+  const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+  await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
+  const out = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith(prefix))).length;
+  return { s, c, out };
+}
+
 describe('campaigns API', () => {
   it('creates a DRAFT in the success envelope; refuses missing fields, unverified senders and bad audiences', async () => {
     const s = await verifiedSender(pigeon, dns);
@@ -215,18 +235,7 @@ describe('campaigns API', () => {
   });
 
   it('cancels mid-send: what was not handed to the transport is never sent', async () => {
-    const s = await verifiedSender(pigeon, dns);
-    await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-      params: { id: s.project.id },
-      body: { campaignSendRate: 5 },
-    });
-    await contacts(
-      s,
-      Array.from({ length: 40 }, (_, i) => ({ email: `slow${i}@c.example` })),
-    );
-    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
-    await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
-    const before = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('slow'))).length;
+    const { s, c, out: before } = await pacedCampaign('slow', 40);
     await until(before, (n) => n >= 5);
     expectEnvelope(await api(pigeon, s.auth).campaigns.delete({ params: { id: c.id } }), 409, 'CONFLICT');
     const cancel = await api(pigeon, s.auth).campaigns.cancel({ params: { id: c.id } });
@@ -249,18 +258,7 @@ describe('campaigns API', () => {
   });
 
   it('stays SENDING while a recipient waits or is in delivery, and is SENT once the last one is out', async () => {
-    const s = await verifiedSender(pigeon, dns);
-    await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-      params: { id: s.project.id },
-      body: { campaignSendRate: 5 },
-    });
-    await contacts(
-      s,
-      Array.from({ length: 8 }, (_, i) => ({ email: `paced${i}@c.example` })),
-    );
-    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
-    await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
-    const out = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith('paced'))).length;
+    const { s, c, out } = await pacedCampaign('paced', 8);
     // Sampled while the campaign drains at 5/s: the status first, then what the sink has.
     const seen: Array<{ status: string; out: number }> = [];
     await until(
