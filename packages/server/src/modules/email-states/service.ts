@@ -53,8 +53,9 @@ export interface ClaimedEmail {
  *
  * The limit goes through a sub-select so the planner cannot see it, as `markSent`'s arrays do: seen,
  * it made each custom plan (for ~10 rows) look far cheaper than the generic one (for an unknown
- * limit, the same shape), so the statement was planned anew at 90% of its calls, over every
- * partition of `emails`: 0.14 ms of PostgreSQL's ~1.3 ms per delivered message in a 100k campaign.
+ * limit, the same shape), so the statement was planned anew at 94% of its calls, over every
+ * partition of `emails`: 0.15–0.19 ms of PostgreSQL's 1.4–1.6 ms per delivered message in a 100k
+ * campaign (`bench/campaign-db.mjs`).
  */
 export function claimEmails(db: Queryable, limit: number): Promise<ClaimedEmail[]> {
   return preparedRows<ClaimedEmail>(
