@@ -265,10 +265,10 @@ export default {
         headers: ctx.auth,
         json: { url: `${origin}/hook`, eventTypes: ['bench.*'] },
       });
+      await warmUp(origin, dir, endpoint.secret);
       const updates0 = await deliveryUpdates(ctx);
       const cpu0 = ctx.cpu();
       const c0 = await costSample(ctx);
-      await warmUp(origin, dir, endpoint.secret);
       const t0 = now();
       await insertEvents(ctx, 'bench.burst', TOTAL);
       const committed = now();
@@ -306,7 +306,8 @@ export default {
       const isoStates = await settled(ctx, `event_type IN ('bench.alone', 'bench.twin', 'bench.slow', 'bench.silent')`);
 
       const ratio = pigeonPerSec / baseline.perSec;
-      const busy = (k) => r1(((cpu1[k] - cpu0[k]) / pigeonSeconds) * 100);
+      // CPU sampled from before the insert: divided by the time from the insert's start.
+      const busy = (k) => r1(((cpu1[k] - cpu0[k]) / ((stats.lastAt - t0) / 1000)) * 100);
       const delivery = {
         postgresMs: r3(withDeliveries.postgresMs - eventsOnly.postgresMs),
         backendsMs: r3(withDeliveries.backendsMs - eventsOnly.backendsMs),
