@@ -159,36 +159,49 @@ describe('grouped track statements', () => {
     const { project } = await newProject(pigeon);
     const db = pigeon.deps.db.pool;
     const owner = { by: 'public' as const, keyHash: hashKey(project.publicKey) };
-    expect((await track(project.publicKey, { email: 'dead@lock.example', event: 'seed' })).status).toBe(200);
-    const batcher = newBatcher();
-    const holder = await db.connect();
-    try {
-      // The holder locks the contact; the track takes the project's row (KEY SHARE), then waits for
-      // the contact; the holder then asks for the project's row FOR UPDATE: a cycle. The track began
-      // waiting first, so PostgreSQL's deadlock check (after deadlock_timeout) aborts its statement.
-      await lockContact(holder, project.id, 'dead@lock.example');
-      const tracked = batcher.track(owner, toTrackRow({ email: 'dead@lock.example', event: 'after-deadlock' }));
-      await until(
-        async () =>
-          (
-            await db.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_project%'`,
-            )
-          ).rows[0].n,
-        (n) => n === 1,
-      );
-      await runStatement(holder, sql`SELECT 1 FROM projects WHERE id = ${project.id} FOR UPDATE`);
-      await holder.query('COMMIT');
-      expect((await tracked).tracked).toBeDefined();
-      // The deadlocked run and the one that recorded it; on a loaded machine the second run can take
-      // the project's row before the holder does and lose the same cycle once more (3 runs in all, the
-      // batcher's CONFLICT_ATTEMPTS): seen once in a README test run beside another.
-      expect(batcher.statements).toBeGreaterThanOrEqual(2);
-      expect(batcher.statements).toBeLessThanOrEqual(3);
-      expect((await eventsOf(project.id)).map((e) => e.name)).toEqual(['seed', 'after-deadlock']);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      holder.release();
+    // PostgreSQL aborts the waiter whose deadlock check (deadlock_timeout after it began waiting)
+    // first sees the cycle. The track begins waiting first, so it is the victim, unless the holder
+    // joins the cycle more than deadlock_timeout later (a loaded machine): the track's one check
+    // then found no cycle and the holder's own check aborts the holder. Such a round proves nothing
+    // about the retry; another round is run (at most five).
+    for (let round = 1; ; round++) {
+      const email = `dead${round}@lock.example`;
+      expect((await track(project.publicKey, { email, event: 'seed' })).status).toBe(200);
+      const batcher = newBatcher();
+      const holder = await db.connect();
+      try {
+        // The holder locks the contact; the track takes the project's row (KEY SHARE), then waits for
+        // the contact; the holder then asks for the project's row FOR UPDATE: a cycle.
+        await lockContact(holder, project.id, email);
+        const tracked = batcher.track(owner, toTrackRow({ email, event: 'after-deadlock' }));
+        await until(
+          async () =>
+            (
+              await db.query(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%key_project%'`,
+              )
+            ).rows[0].n,
+          (n) => n === 1,
+        );
+        const holderLost = await runStatement(holder, sql`SELECT 1 FROM projects WHERE id = ${project.id} FOR UPDATE`)
+          .then(() => false)
+          .catch((err: { code?: string }) => (err.code === '40P01' ? true : Promise.reject(err)));
+        await holder.query(holderLost ? 'ROLLBACK' : 'COMMIT');
+        expect((await tracked).tracked).toBeDefined();
+        if (holderLost && round < 5) continue;
+        expect(holderLost).toBe(false);
+        // The deadlocked run and the one that recorded it; on a loaded machine the second run can take
+        // the project's row before the holder does and lose the same cycle once more (3 runs in all, the
+        // batcher's CONFLICT_ATTEMPTS): seen once in a README test run beside another.
+        expect(batcher.statements).toBeGreaterThanOrEqual(2);
+        expect(batcher.statements).toBeLessThanOrEqual(3);
+        const names = (await eventsOf(project.id)).filter((e) => e.email === email).map((e) => e.name);
+        expect(names).toEqual(['seed', 'after-deadlock']);
+        return;
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+      }
     }
   });
 });
