@@ -25,6 +25,18 @@ interface Options {
 const USER = 'pigeon';
 
 /**
+ * The lines PostgreSQL writes when a server process dies abnormally (a crash: every connection is
+ * then cut and the server recovers), with the statement it was running. Everything else it prints
+ * stays at debug level; these must reach the log at the default level.
+ */
+const CRASH_REPORT =
+  /terminated by signal|Failed process was running|terminating any other active server processes|PANIC:|all server processes terminated; reinitializing/;
+const READY = 'database system is ready to accept connections';
+/** How long a stop waits for a crash recovery to end, and then for the server to shut down, before forcing it. */
+const RECOVERY_WAIT_MS = 60_000;
+const SHUTDOWN_GRACE_MS = 60_000;
+
+/**
  * As root, PostgreSQL runs as the `postgres` user, which must pass through every directory above its
  * binaries (inside this checkout's node_modules) and its data: a checkout in a `mktemp -d` directory
  * (mode 700) would refuse it (EACCES). Adds only the others' search bit (x, not read) where missing.
@@ -50,10 +62,20 @@ function letPostgresUserReach(paths: string[], logger: Logger): void {
  */
 export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPostgresHandle> {
   const recentLog: string[] = [];
-  const remember = (line: string) => {
-    recentLog.push(line.trim());
-    if (recentLog.length > 20) recentLog.shift();
-    opts.logger.debug({ postgres: line.trim() }, 'embedded postgres');
+  /** From a crash report until "ready" again: PostgreSQL restarts its processes and recovers. */
+  let recovering = false;
+  const remember = (output: string) => {
+    for (const line of output.split('\n')) {
+      const text = line.trim();
+      if (!text) continue;
+      recentLog.push(text);
+      if (recentLog.length > 20) recentLog.shift();
+      if (text.includes(READY)) recovering = false;
+      if (CRASH_REPORT.test(text)) {
+        recovering = true;
+        opts.logger.error({ postgres: text }, 'embedded PostgreSQL reported a crash');
+      } else opts.logger.debug({ postgres: text }, 'embedded postgres');
+    }
   };
   mkdirSync(opts.dataDir, { recursive: true });
   const url = (database: string) =>
@@ -111,11 +133,35 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
       }
     },
     stop: async () => {
-      await pg.stop();
+      // PostgreSQL 18.4 never finishes a fast shutdown asked for while it recovers from a crashed
+      // process (its postmaster waits forever): let the recovery end first.
+      for (const until = Date.now() + RECOVERY_WAIT_MS; recovering && Date.now() < until; ) await sleep(50);
+      await stopWithin(pg, postmasterPid(opts.dataDir), opts.logger);
       rmSync(ownerFile, { force: true });
     },
   };
 }
+
+/**
+ * A fast shutdown (SIGINT), then an immediate one (SIGQUIT: no shutdown checkpoint; the next start
+ * recovers from the WAL, as after a crash) when the server has not exited within the grace time.
+ */
+async function stopWithin(pg: EmbeddedPostgresClass, pid: number | undefined, logger: Logger): Promise<void> {
+  const force = setTimeout(() => {
+    logger.warn(
+      { pid, graceMs: SHUTDOWN_GRACE_MS },
+      'embedded PostgreSQL did not shut down in time: stopping it at once',
+    );
+    if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGQUIT');
+  }, SHUTDOWN_GRACE_MS);
+  try {
+    await pg.stop();
+  } finally {
+    clearTimeout(force);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The pid of a live Pigeon that runs the PostgreSQL of this data dir, if any. */
 function liveOwner(ownerFile: string, dataDir: string): number | undefined {
