@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createPigeon } from '../../packages/sdk/dist/index.js';
-import { alternateSlices, sliceSeconds } from '../lib/alternate.mjs';
+import { alternateSlices, costsLine, sliceCpu, sliceSeconds } from '../lib/alternate.mjs';
 import { fmt, r1 } from '../lib/segments.mjs';
 
 /**
@@ -52,14 +52,19 @@ export default {
           }
         }),
       );
-      return done / seconds;
+      return done;
     };
     await phase(viaSdk, ctx.duration); // warm-up, both paths share the server's
+    const cpu = sliceCpu(ctx);
     const slices = await alternateSlices({
       pairs: PAIRS,
       seconds: sliceSeconds(ctx.duration),
       variants: ['fetch', 'sdk'],
-      measure: async (variant, seconds) => ({ perSecond: await phase(variant === 'sdk' ? viaSdk : viaFetch, seconds) }),
+      measure: async (variant, seconds) => {
+        cpu.take();
+        const done = await phase(variant === 'sdk' ? viaSdk : viaFetch, seconds);
+        return { perSecond: done / seconds, costs: cpu.per(done) };
+      },
     });
     const { sdk, fetch: plain } = slices.medians;
     const ratio = (100 * sdk) / plain;
@@ -68,7 +73,10 @@ export default {
       sdkReqPerSec: sdk,
       fetchReqPerSec: plain,
       rounds: slices.rates,
-      summary: `SDK ${fmt(sdk)} req/s vs fetch ${fmt(plain)} req/s (medians of ${PAIRS} alternating slices): ${fmt(ratio, 1)}%`,
+      cpuPerRequest: slices.medianCosts,
+      summary:
+        `SDK ${fmt(sdk)} req/s vs fetch ${fmt(plain)} req/s (medians of ${PAIRS} alternating slices): ${fmt(ratio, 1)}%; ` +
+        costsLine(slices.medianCosts, 'sdk', 'fetch'),
     };
   },
 };
