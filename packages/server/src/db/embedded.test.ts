@@ -45,7 +45,7 @@ describe('embedded PostgreSQL', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reports a server process that crashed, with the statement it was running, at error level', async () => {
+  it('logs a crashed server process as an error with its statement, and stops when asked during the recovery', async () => {
     const victim = new pg.Client({ connectionString: server.url('postgres') });
     await victim.connect();
     victim.on('error', () => {}); // the crash cuts the connection
