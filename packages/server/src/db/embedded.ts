@@ -32,6 +32,8 @@ const USER = 'pigeon';
 const CRASH_REPORT =
   /terminated by signal|Failed process was running|terminating any other active server processes|PANIC:|all server processes terminated; reinitializing/;
 const READY = 'database system is ready to accept connections';
+/** A log message's first line ("2026-11-27 19:52:08.270 UTC [23956] LOG: …"); others continue it. */
+const MESSAGE_START = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/;
 /** How long a stop waits for a crash recovery to end, and then for the server to shut down, before forcing it. */
 const RECOVERY_WAIT_MS = 60_000;
 const SHUTDOWN_GRACE_MS = 60_000;
@@ -64,6 +66,8 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
   const recentLog: string[] = [];
   /** From a crash report until "ready" again: PostgreSQL restarts its processes and recovers. */
   let recovering = false;
+  /** The last message was a crash report: lines without a log prefix continue it (a statement's lines). */
+  let inCrashReport = false;
   const remember = (output: string) => {
     for (const line of output.split('\n')) {
       const text = line.trim();
@@ -71,10 +75,11 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
       recentLog.push(text);
       if (recentLog.length > 20) recentLog.shift();
       if (text.includes(READY)) recovering = false;
-      if (CRASH_REPORT.test(text)) {
-        recovering = true;
-        opts.logger.error({ postgres: text }, 'embedded PostgreSQL reported a crash');
-      } else opts.logger.debug({ postgres: text }, 'embedded postgres');
+      const crash = CRASH_REPORT.test(text);
+      if (crash) recovering = true;
+      inCrashReport = crash || (inCrashReport && !MESSAGE_START.test(line));
+      if (inCrashReport) opts.logger.error({ postgres: text }, 'embedded PostgreSQL reported a crash');
+      else opts.logger.debug({ postgres: text }, 'embedded postgres');
     }
   };
   mkdirSync(opts.dataDir, { recursive: true });
