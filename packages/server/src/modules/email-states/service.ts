@@ -51,13 +51,13 @@ export interface ClaimedEmail {
 /**
  * Claims up to `limit` due emails (transactional first), with each one's DKIM key and suppression, in one statement.
  *
- * The limit goes through a sub-select so the planner cannot see it, as `markSent`'s arrays do: seen,
- * it made each custom plan (for ~10 rows) look far cheaper than the generic one (for an unknown
- * limit, the same shape), so the statement was planned anew at 94% of its calls, over every
- * partition of `emails`: 0.15–0.19 ms of PostgreSQL's 1.4–1.6 ms per delivered message in a 100k
- * campaign (`bench/campaign-db.mjs`); now 40–63%. What is left: a connection's first five (custom)
- * plans are made while the worker idles on a small table, and PostgreSQL keeps planning anew until
- * the average cost of its custom plans passes the generic plan's, made later on the big table.
+ * The limit is a bare parameter, so PostgreSQL plans the claim anew at most of its calls (each custom
+ * plan, for ~10 rows, looks far cheaper than the generic one): 0.15–0.19 ms of its 1.4–1.6 ms per
+ * delivered message in a 100k campaign (`bench/campaign-db.mjs`). Hidden from the planner behind a
+ * sub-select (`LIMIT (SELECT $1::int)`, e1830f0) it was planned at 40–63% of calls, but with that form
+ * a backend of PostgreSQL 18.4 running this statement died of a segfault (a jump to address 0) three
+ * times in concurrent test runs, which restarts the whole server; none was seen with the bare
+ * parameter before or since (`bench/results/2026-11-27-fifteenth-sitting.md`).
  */
 export function claimEmails(db: Queryable, limit: number): Promise<ClaimedEmail[]> {
   return preparedRows<ClaimedEmail>(
@@ -67,7 +67,7 @@ export function claimEmails(db: Queryable, limit: number): Promise<ClaimedEmail[
       UPDATE emails SET status = ${status('SENDING')}, claimed_at = now(), attempts = attempts + 1, updated_at = now()
       WHERE id IN (
         SELECT id FROM emails WHERE status = ${status('QUEUED')} AND next_attempt_at <= now()
-        ORDER BY priority, next_attempt_at LIMIT (SELECT ${limit}::int) FOR UPDATE SKIP LOCKED
+        ORDER BY priority, next_attempt_at LIMIT ${limit}::int FOR UPDATE SKIP LOCKED
       ) RETURNING *
     )
     SELECT e.*, d.dkim_selector, d.dkim_private_key, s.reason AS suppressed
