@@ -6,7 +6,9 @@
 //   - CPU per message of PostgreSQL's backends, of its other processes, of the workers, of the API;
 //   - pg_stat_statements per statement, per message: calls, executions' and planning's ms, rows,
 //     shared blocks, and how many calls were planned (plans = calls: a custom plan every time);
-//   - the same summed over every statement, against PostgreSQL's CPU.
+//   - the same summed over every statement, against PostgreSQL's CPU;
+//   - autovacuum and autoanalyze runs during the campaign, and how often another session held a
+//     snapshot 100+ transactions old (dead queue-index entries behind it cannot be marked dead).
 //
 //   node bench/campaign-db.mjs [--count 20000] [--top 25] [--probe-claim] [--pigeon-env K=V ...]
 //                              [--sql STATEMENT ...]
@@ -38,6 +40,50 @@ const { values: args } = parseArgs({
   },
 });
 const COUNT = Number(args.count);
+
+/** Autovacuum and autoanalyze runs so far, per table (partitions included). */
+async function maintenanceCounts(db) {
+  const { rows } = await db.query(
+    'SELECT relname, autovacuum_count::int AS vacuums, autoanalyze_count::int AS analyzes FROM pg_stat_user_tables',
+  );
+  return new Map(rows.map((r) => [r.relname, r]));
+}
+
+/**
+ * The oldest snapshot another session holds (transactions since its xmin): while one is held, the
+ * queue index's entries for mail claimed since cannot be marked dead, and every claim walks them.
+ */
+async function sampleHorizon(db, horizon) {
+  const { rows } = await db.query(
+    `SELECT backend_type, state, age(backend_xmin)::int AS age, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) AS query
+     FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid() ORDER BY age(backend_xmin) DESC LIMIT 1`,
+  );
+  horizon.samples++;
+  const row = rows[0];
+  if (!row || row.age < 100) return;
+  horizon.held++;
+  if (!horizon.oldest || row.age > horizon.oldest.age) horizon.oldest = row;
+}
+
+function maintenanceLines(before, after, horizon) {
+  const runs = [...after.values()].flatMap((a) => {
+    const b = before.get(a.relname) ?? { vacuums: 0, analyzes: 0 };
+    const v = a.vacuums - b.vacuums;
+    const n = a.analyzes - b.analyzes;
+    return v || n
+      ? [`${a.relname} (${v ? `autovacuum ${v}` : ''}${v && n ? ', ' : ''}${n ? `autoanalyze ${n}` : ''})`]
+      : [];
+  });
+  const oldest = horizon.oldest;
+  return [
+    `During the campaign: ${runs.length ? runs.join(', ') : 'no autovacuum or autoanalyze'}; another session's snapshot ` +
+      `was 100+ transactions old in ${horizon.held} of ${horizon.samples} samples (every 250 ms)` +
+      (oldest
+        ? `, the oldest ${oldest.age} transactions (${oldest.backend_type}, ${oldest.state}: \`${oldest.query}\`)`
+        : '') +
+      '.',
+  ];
+}
 const BENCH = new URL('.', import.meta.url).pathname;
 const CLI = join(BENCH, '..', 'packages', 'server', 'dist', 'cli.js');
 
@@ -149,11 +195,14 @@ try {
     workers: workers.reduce((n, pid) => n + cpuSeconds(pid), 0),
   });
   const before = cpu();
+  const maintenanceBefore = await maintenanceCounts(db);
+  const horizon = { samples: 0, held: 0, oldest: null };
   const t0 = performance.now();
   await api(`/campaigns/${campaign.data.id}/send`, {});
   for (;;) {
     const { count } = await sink.stats();
     if (count >= COUNT) break;
+    await sampleHorizon(db, horizon);
     if (probeDb && !probeLines && count >= COUNT / 4) probeLines = await probeClaim(probeDb);
     if (performance.now() - t0 > 30 * 60_000) throw new Error(`only ${count} of ${COUNT} at the sink after 30 min`);
     await new Promise((r) => setTimeout(r, 250));
@@ -203,6 +252,8 @@ try {
         `${(Number(s.rows) / calls).toFixed(1)} | ${(Number(s.hit) / calls).toFixed(1)} | ${(Number(s.dirtied) / calls).toFixed(2)} |`,
     );
   }
+  out('');
+  out(...maintenanceLines(maintenanceBefore, await maintenanceCounts(db), horizon));
   if (probeLines) {
     out('');
     out("The claim's update, measured once a quarter of the campaign was out (`--probe-claim`, rolled back):");
