@@ -1,8 +1,9 @@
 import type { ContentType } from '@pigeon/contract';
 import { type ContactRow, toContactDto } from '../contacts/rows.js';
-import { addTracking, listUnsubscribeHeaders } from '../engagement/tracking.js';
+import { addTracking, listUnsubscribeHeaders, trackedLink } from '../engagement/tracking.js';
 import { subscriptionUrls } from '../rendering/links.js';
 import { htmlToText, missingVariables, renderSubject, renderTemplate } from '../rendering/render.js';
+import { textPart } from '../rendering/text-part.js';
 
 /** What a message says before it is made for one contact. */
 export interface MessageContent {
@@ -52,9 +53,8 @@ export function composeMessage(
   const links = subscriptionUrls(settings.publicUrl, { c: contact.id, e: emailId }, settings.linkSecret);
   const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...settings.variables, ...links };
   const rendered = renderTemplate(content.html, vars, { html: true });
-  const html = settings.tracked
-    ? addTracking(rendered, { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId })
-    : rendered;
+  const tracking = { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId };
+  const html = settings.tracked ? addTracking(rendered, tracking) : rendered;
   const headers = {
     ...settings.headers,
     ...listUnsubscribeHeaders({
@@ -64,7 +64,15 @@ export function composeMessage(
       mailbox: settings.unsubscribeMailbox,
     }),
   };
-  const text = content.text === undefined ? htmlToText(html) : renderTemplate(content.text, vars, { html: false });
+  const text =
+    content.text === undefined
+      ? textPart(
+          content.html,
+          vars,
+          (link) => (settings.tracked ? trackedLink(link, tracking) : link),
+          () => htmlToText(html),
+        )
+      : renderTemplate(content.text, vars, { html: false });
   const sources = [content.subject, content.html, ...(content.text === undefined ? [] : [content.text])];
   const missing = settings.reportMissing ? missingVariables(sources, vars) : undefined;
   return { subject: renderSubject(content.subject, vars), html, text, headers, ...(missing ? { missing } : {}) };

@@ -1,4 +1,5 @@
 import type { ContentType, TrackingMode } from '@pigeon/contract';
+import { ANCHOR_HREF, decodeAttribute } from '../rendering/anchors.js';
 import { signTrackingToken } from '../rendering/links.js';
 
 /** Whether one message gets the open pixel and click redirects: the send's own choice wins. */
@@ -8,21 +9,7 @@ export function shouldTrack(mode: TrackingMode, type: ContentType, override: boo
   return mode === 'ENABLED' || type === 'MARKETING';
 }
 
-const ANCHOR_HREF = /(<a\b[^>]*?\shref\s*=\s*)(?:"([^"]*)"|'([^']*)')/gi;
 const SUBSCRIPTION_PATHS = ['/subscribe/', '/unsubscribe/', '/manage/'];
-
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
-
-/** Undoes the entities Pigeon's renderer (numeric) and common editors (named) write in attributes, in one pass. */
-const decodeAttribute = (value: string) =>
-  value.replace(
-    /&(?:#(\d+)|#x([0-9a-f]+)|(amp|quot|apos|lt|gt));/gi,
-    (match, dec?: string, hex?: string, name?: string) => {
-      if (name) return NAMED_ENTITIES[name.toLowerCase()] ?? match;
-      const code = dec ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? '', 16);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : match;
-    },
-  );
 
 interface TrackingContext {
   publicUrl: string;
@@ -38,13 +25,19 @@ interface TrackingContext {
 export function addTracking(html: string, ctx: TrackingContext): string {
   const rewritten = html.replace(ANCHOR_HREF, (match, prefix: string, dq?: string, sq?: string) => {
     const link = decodeAttribute((dq ?? sq ?? '').trim());
-    if (!/^https?:\/\//i.test(link) || isSubscriptionLink(link, ctx.publicUrl)) return match;
-    return `${prefix}"${clickUrl(ctx, link)}"`;
+    return isTrackable(link, ctx.publicUrl) ? `${prefix}"${clickUrl(ctx, link)}"` : match;
   });
   const pixel = `<img src="${ctx.publicUrl}/t/o/${signTrackingToken({ e: ctx.emailId }, ctx.secret)}.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
   const bodyEnd = rewritten.search(/<\/body\s*>/i);
   return bodyEnd === -1 ? rewritten + pixel : rewritten.slice(0, bodyEnd) + pixel + rewritten.slice(bodyEnd);
 }
+
+/** What a message's text part shows for a link of its body: the click URL `addTracking` gives it, or the link. */
+export const trackedLink = (link: string, ctx: TrackingContext) =>
+  isTrackable(link, ctx.publicUrl) ? clickUrl(ctx, link) : link;
+
+const isTrackable = (link: string, publicUrl: string) =>
+  /^https?:\/\//i.test(link) && !isSubscriptionLink(link, publicUrl);
 
 const clickUrl = (ctx: TrackingContext, link: string) =>
   `${ctx.publicUrl}/t/c/${signTrackingToken({ e: ctx.emailId, u: link }, ctx.secret)}`;
