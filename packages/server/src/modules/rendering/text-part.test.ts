@@ -53,12 +53,9 @@ describe('textPart', () => {
     );
   });
 
-  it('puts values in as text once: upper case in headings, whitespace runs as one space, never read again as placeholders or tokens', () => {
+  it('puts values in as text once: upper case in headings, whitespace runs as one space, a value never read as a placeholder', () => {
     const source = '<h1>Hi {{a}}</h1><p>{{b}} / {{c}}</p>';
-    const first = viaTemplate(source, { a: 'ann', b: 'x\n\n  y', c: '{{a}}' });
-    expect(first).toBe('HI ANN\n\nx y / {{a}}');
-    const tokenLike = viaTemplate(source, { a: 'ann', b: first, c: 'z' });
-    expect(tokenLike).toContain('HI ANN');
+    expect(viaTemplate(source, { a: 'ann', b: 'x\n\n  y', c: '{{a}}' })).toBe('HI ANN\n\nx y / {{a}}');
   });
 
   it('converts the rendered body when a placeholder sits where a token cannot stand in for it', () => {
