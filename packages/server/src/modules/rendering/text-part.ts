@@ -27,8 +27,12 @@ const NONCE = randomBytes(6)
 const token = (kind: 'v' | 'l', n: number) => `xq${NONCE}${kind}${n}x`;
 const TOKEN = new RegExp(`xq${NONCE}([vl])(\\d+)x`, 'gi');
 
-/** Kept templates, by source: at most this many characters of sources (then all are dropped), so one-off bodies of `/v1/send` cannot hold memory. */
-const MAX_CACHED_CHARS = 4_000_000;
+/**
+ * Kept templates, by source: at most this many characters of sources (then all are dropped, and a
+ * source of more than an eighth of it is not kept), so the one-off bodies of `/v1/send` hold a few
+ * megabytes at most.
+ */
+const MAX_CACHED_CHARS = 2_000_000;
 const templates = new Map<string, TextTemplate | null>();
 let cachedChars = 0;
 
@@ -50,7 +54,7 @@ export function textPart(
       templates.clear();
       cachedChars = 0;
     }
-    if (htmlSource.length <= MAX_CACHED_CHARS / 10) {
+    if (htmlSource.length <= MAX_CACHED_CHARS / 8) {
       templates.set(htmlSource, template);
       cachedChars += htmlSource.length;
     }
