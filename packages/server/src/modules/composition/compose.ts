@@ -53,7 +53,7 @@ export function composeMessage(
   const links = subscriptionUrls(settings.publicUrl, { c: contact.id, e: emailId }, settings.linkSecret);
   const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...settings.variables, ...links };
   const rendered = renderTemplate(content.html, vars, { html: true });
-  const tracking = { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId };
+  const tracking = { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId, clicks: new Map() };
   const html = settings.tracked ? addTracking(rendered, tracking) : rendered;
   const headers = {
     ...settings.headers,

@@ -15,6 +15,8 @@ interface TrackingContext {
   publicUrl: string;
   secret: string;
   emailId: string;
+  /** Click URLs already signed for this message, by link: the text part reuses the HTML's. */
+  clicks?: Map<string, string>;
 }
 
 /**
@@ -39,8 +41,13 @@ export const trackedLink = (link: string, ctx: TrackingContext) =>
 const isTrackable = (link: string, publicUrl: string) =>
   /^https?:\/\//i.test(link) && !isSubscriptionLink(link, publicUrl);
 
-const clickUrl = (ctx: TrackingContext, link: string) =>
-  `${ctx.publicUrl}/t/c/${signTrackingToken({ e: ctx.emailId, u: link }, ctx.secret)}`;
+function clickUrl(ctx: TrackingContext, link: string): string {
+  const known = ctx.clicks?.get(link);
+  if (known) return known;
+  const url = `${ctx.publicUrl}/t/c/${signTrackingToken({ e: ctx.emailId, u: link }, ctx.secret)}`;
+  ctx.clicks?.set(link, url);
+  return url;
+}
 
 const isSubscriptionLink = (link: string, publicUrl: string) =>
   SUBSCRIPTION_PATHS.some((path) => link.startsWith(publicUrl + path));

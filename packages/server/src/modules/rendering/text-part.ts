@@ -21,9 +21,7 @@ interface TextTemplate {
 }
 
 /** Letters only, unknown to templates: a token is one word to html-to-text. */
-const NONCE = randomBytes(6)
-  .toString('hex')
-  .replace(/\d/g, (d) => 'ghijklmnop'[Number(d)] ?? 'g');
+const NONCE = Array.from(randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join('');
 const token = (kind: 'v' | 'l', n: number) => `xq${NONCE}${kind}${n}x`;
 const TOKEN = new RegExp(`xq${NONCE}([vl])(\\d+)x`, 'gi');
 
