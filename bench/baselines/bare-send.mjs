@@ -1,7 +1,11 @@
 // Same-work baseline for POST /v1/send: bare node:http + a `pg` pool + Pigeon's key lookup (with its
 // rate-limit count, as every keyed request has) and Pigeon's send service (`sendEmail` from the
 // server's build: sender check, contact upsert, composition and the queued email in one
-// transaction). No express, ts-rest, zod, logging or middleware.
+// transaction), after the contract's body schema (the service takes the parsed body: given the raw
+// JSON it refused every send, 422 "No sender", and the bench counted those answers as its rate;
+// found 2026-11-28).
+// No express, ts-rest, logging or middleware.
+import { contract } from '../../packages/contract/dist/index.js';
 import { bearer, pool, serveJson, serverModules } from './_db.mjs';
 
 const { sendEmail, findProjectByKey, keyTypeOf } = await serverModules();
@@ -21,5 +25,7 @@ serveJson('bare-send', async (req, body) => {
   if (keyTypeOf(key ?? '') !== 'secret') return [401, { error: 'bad key' }];
   const found = await findProjectByKey(db, key, 'secret', limit);
   if (!found) return [401, { error: 'bad key' }];
-  return [200, { success: true, data: await sendEmail(deps, found.project.id, body) }];
+  const parsed = contract.emails.send.body.safeParse(body);
+  if (!parsed.success) return [422, { error: parsed.error.message }];
+  return [200, { success: true, data: await sendEmail(deps, found.project.id, parsed.data, body) }];
 });
