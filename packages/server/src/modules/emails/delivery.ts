@@ -16,15 +16,14 @@ import {
   claimEmails,
   failExpiredClaimed,
   failExpiredQueued,
-  markSent,
   reclaimAbandoned,
   requeueUncharged,
   retryLater,
-  type SentEmail,
 } from '../email-states/service.js';
 import { TransportBreaker } from './breaker.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
+import { sentRecorder } from './sent-recorder.js';
 
 const IDLE_POLL_MS = 1000;
 /** How often a process looks for claims of dead workers (on top of the claim timeout). */
@@ -63,36 +62,6 @@ const envelopeRecipients = (email: ClaimedEmail) => [
 
 export interface Delivery {
   stop(graceMs: number): Promise<void>;
-}
-
-/**
- * Records outcomes in groups: the outcomes that arrive in the same turn of the event loop (SMTP
- * replies read together) share one statement, which leaves at the end of that turn. No outcome
- * waits for another statement or a timer, so a message is recorded within one round trip of its
- * reply, as when each had its own statement: the window a crash can turn into a duplicate (accepted,
- * not yet recorded) stays that short, while a busy worker writes fewer statements.
- */
-function groupCommit(pool: pg.Pool, delivered: boolean) {
-  let waiting: Array<{ sent: SentEmail; done: (err?: unknown) => void }> = [];
-  const flush = async () => {
-    const batch = waiting;
-    waiting = [];
-    try {
-      await markSent(
-        pool,
-        delivered,
-        batch.map((w) => w.sent),
-      );
-      for (const w of batch) w.done();
-    } catch (err) {
-      for (const w of batch) w.done(err);
-    }
-  };
-  return (sent: SentEmail) =>
-    new Promise<void>((resolve, reject) => {
-      if (waiting.length === 0) setImmediate(() => void flush());
-      waiting.push({ sent, done: (err) => (err ? reject(err) : resolve()) });
-    });
 }
 
 /**
@@ -162,7 +131,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
   const expired = (email: ClaimedEmail) =>
     Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
-  const recordSent = groupCommit(pool, deps.mailer.kind === 'smtp');
+  const recordSent = sentRecorder(pool, deps.mailer.kind === 'smtp');
   const returnPath = (emailId: string) =>
     returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
