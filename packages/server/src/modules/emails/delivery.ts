@@ -24,6 +24,7 @@ import { TransportBreaker } from './breaker.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
 import { sentRecorder } from './sent-recorder.js';
+import { sharedClaim } from './shared-claim.js';
 
 const IDLE_POLL_MS = 1000;
 /** How often a process looks for claims of dead workers (on top of the claim timeout). */
@@ -132,6 +133,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
     Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
   const recordSent = sentRecorder(pool, deps.mailer.kind === 'smtp');
+  const claimBatch = sharedClaim(pool, deps.config.delivery.claimBatch);
   const returnPath = (emailId: string) =>
     returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
@@ -289,7 +291,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         }
         probe = admission === 'probe';
         if (probe) await failExpiredQueued(pool, lifetimeMs / 1000);
-        const rows = await claimEmails(pool, probe ? 1 : deps.config.delivery.claimBatch);
+        const rows = probe ? await claimEmails(pool, 1) : await claimBatch();
         if (rows.length === 0) {
           await idle();
           continue;
