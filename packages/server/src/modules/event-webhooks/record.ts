@@ -1,3 +1,4 @@
+import { oneInFlight } from '../../db/one-in-flight.js';
 import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
@@ -196,33 +197,19 @@ export async function disableFailing(
 }
 
 /**
- * Writes outcomes in batches, one statement at a time: the outcomes that arrive while a statement
- * runs go together in the next one, so a busy worker writes few statements and an idle one
- * writes each outcome at once.
+ * Writes outcomes in batches, one statement in flight (`oneInFlight`): the outcomes that arrive
+ * while a statement runs go together in the next one, so a busy worker writes few statements and
+ * an idle one writes each outcome at the end of its turn of the event loop.
  */
-export function batchedRecorder(deps: AppDeps, onError: (err: unknown) => void) {
-  let waiting: Array<{ outcome: Outcome; done: () => void }> = [];
-  let flushing = false;
-  const flush = async () => {
-    flushing = true;
-    while (waiting.length > 0) {
-      const batch = waiting;
-      waiting = [];
-      const outcomes = batch.map((w) => w.outcome);
-      await recordAttempts(deps, outcomes).catch(async (err) => {
-        if (outcomes.length === 1) return onError(err);
-        // One bad outcome must not leave the others unrecorded: each on its own.
-        for (const outcome of outcomes) await recordAttempts(deps, [outcome]).catch(onError);
-      }); // unrecorded: the claim times out and the delivery is attempted again
-      for (const w of batch) w.done();
-    }
-    flushing = false;
-  };
-  return (outcome: Outcome) =>
-    new Promise<void>((done) => {
-      waiting.push({ outcome, done });
-      if (!flushing) void flush();
-    });
+export function batchedRecorder(deps: AppDeps, onError: (err: unknown) => void): (outcome: Outcome) => Promise<void> {
+  return oneInFlight<Outcome, void>(async (outcomes) => {
+    await recordAttempts(deps, outcomes).catch(async (err) => {
+      if (outcomes.length === 1) return onError(err);
+      // One bad outcome must not leave the others unrecorded: each on its own.
+      for (const outcome of outcomes) await recordAttempts(deps, [outcome]).catch(onError);
+    }); // unrecorded: the claim times out and the delivery is attempted again
+    return outcomes.map(() => undefined);
+  });
 }
 
 /** Five days of failures: the endpoint stops receiving and the project's owners are told why. */
