@@ -66,11 +66,12 @@ export interface Delivery {
 }
 
 /**
- * The delivery workers: claim queued emails in batches (FOR UPDATE SKIP LOCKED, transactional
- * first, with their DKIM keys), read what the batch's composition needs in one query per source
- * (campaign mail: its contacts), then per message compose, DKIM-sign, hand it to the transport and
- * record the outcome (grouped per event-loop turn). A claim whose worker died times out and is retried; SMTP only
- * accepts a message on its final reply, so a worker killed before that reply leaves nothing delivered.
+ * The delivery workers: claim queued emails in batches (one claim statement in flight per process,
+ * FOR UPDATE SKIP LOCKED, transactional first, with their DKIM keys), read what the batch's
+ * composition needs in one query per source (campaign mail: its contacts), then per message compose,
+ * DKIM-sign, hand it to the transport and record the outcome (one record statement in flight per
+ * process). A claim whose worker died times out and is retried; SMTP only accepts a message on its
+ * final reply, so a worker killed before that reply leaves nothing delivered.
  */
 export async function startDelivery(deps: AppDeps, composers: DeliveryComposers): Promise<Delivery> {
   const pool = deps.db.pool;
