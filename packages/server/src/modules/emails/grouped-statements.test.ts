@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, runStatement, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { claimEmails } from '../email-states/service.js';
 import { sentRecorder } from './sent-recorder.js';
@@ -54,11 +55,11 @@ const watchedPool = (seen: (config: { values?: unknown[] }, rows: unknown[]) => 
   };
 };
 
-/** Holds `sql`'s lock in a transaction until `release` is called. */
-async function holdLock(sql: string, params: unknown[] = []) {
+/** Holds `statement`'s lock in a transaction until `release` is called. */
+async function holdLock(statement: Sql) {
   const holder = await pigeon.deps.db.pool.connect();
   await holder.query('BEGIN');
-  await holder.query(sql, params);
+  await runStatement(holder, statement);
   return async () => {
     await holder.query('COMMIT');
     holder.release();
@@ -77,7 +78,7 @@ describe('recording sent mail, one statement in flight', () => {
     );
 
     // The first email's row is locked elsewhere, so its statement waits while the others arrive.
-    const release = await holdLock('SELECT 1 FROM emails WHERE id = $1 FOR UPDATE', [first]);
+    const release = await holdLock(sql`SELECT 1 FROM emails WHERE id = ${first}::uuid FOR UPDATE`);
     const recorded = [record({ id: first, file: null, providerId: null, refused: null })];
     await nextTurn();
     for (const id of rest) {
@@ -90,11 +91,11 @@ describe('recording sent mail, one statement in flight', () => {
     await Promise.all(recorded);
 
     expect(groups).toEqual([1, rest.length]);
-    const { rows } = await pool.query(
-      `SELECT e.status, e.sent_at IS NOT NULL AS sent, e.delivered_at IS NOT NULL AS delivered,
+    const rows = await queryRows(
+      pool,
+      sql`SELECT e.status, e.sent_at IS NOT NULL AS sent, e.delivered_at IS NOT NULL AS delivered,
               (SELECT count(*)::int FROM events v WHERE v.data->>'emailId' = e.id::text AND v.name = 'email.sent') AS sent_events
-       FROM emails e WHERE e.id = ANY($1::uuid[])`,
-      [[first, ...rest]],
+          FROM emails e WHERE e.id = ANY(${[first, ...rest]}::uuid[])`,
     );
     expect(rows).toHaveLength(7);
     for (const row of rows) expect(row).toEqual({ status: 'SENT', sent: true, delivered: true, sent_events: 1 });
@@ -106,8 +107,8 @@ describe('recording sent mail, one statement in flight', () => {
     const record = sentRecorder(pigeon.deps.db.pool, true);
     await expect(record({ id: 'not-a-uuid', file: null, providerId: null, refused: null })).rejects.toThrow();
     await record({ id, file: null, providerId: null, refused: null });
-    const { rows } = await pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [id]);
-    expect(rows[0].status).toBe('SENT');
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT status FROM emails WHERE id = ${id}::uuid`);
+    expect(rows).toEqual([{ status: 'SENT' }]);
   });
 });
 
@@ -121,7 +122,7 @@ describe('claiming for the delivery loops, one statement in flight', () => {
     );
 
     // Holding the suppressions table keeps the first claim waiting (it reads each email's suppression).
-    const release = await holdLock('LOCK TABLE suppressions IN ACCESS EXCLUSIVE MODE');
+    const release = await holdLock(sql`LOCK TABLE suppressions IN ACCESS EXCLUSIVE MODE`);
     const first = claim();
     await nextTurn();
     const others: Array<ReturnType<typeof claim>> = [];
@@ -138,9 +139,10 @@ describe('claiming for the delivery loops, one statement in flight', () => {
     const claimed = batches.flat().map((e) => e.id);
     expect(new Set(claimed).size).toBe(25);
     expect([...claimed].sort()).toEqual([...ids].sort());
-    const { rows } = await pigeon.deps.db.pool.query('SELECT DISTINCT status FROM emails WHERE id = ANY($1::uuid[])', [
-      ids,
-    ]);
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT DISTINCT status FROM emails WHERE id = ANY(${ids}::uuid[])`,
+    );
     expect(rows).toEqual([{ status: 'SENDING' }]);
   });
 });
