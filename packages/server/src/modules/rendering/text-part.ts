@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { ANCHOR_HREF, decodeAttribute } from './anchors.js';
 import { htmlToText, PLACEHOLDER, renderTemplate } from './render.js';
 
@@ -26,13 +27,16 @@ const token = (kind: 'v' | 'l', n: number) => `xq${NONCE}${kind}${n}x`;
 const TOKEN = new RegExp(`xq${NONCE}([vl])(\\d+)x`, 'gi');
 
 /**
- * Kept templates, by source: at most this many characters of sources (then all are dropped, and a
- * source of more than an eighth of it is not kept), so the one-off bodies of `/v1/send` hold a few
- * megabytes at most.
+ * Kept templates, by source (false: one the tokens cannot stand in for), the least recently used
+ * dropped past 2M characters of sources, a source of more than 250k never kept: the one-off bodies
+ * of `/v1/send` hold a few megabytes at most.
  */
 const MAX_CACHED_CHARS = 2_000_000;
-const templates = new Map<string, TextTemplate | null>();
-let cachedChars = 0;
+const templates = new LRUCache<string, TextTemplate | false>({
+  maxSize: MAX_CACHED_CHARS,
+  maxEntrySize: MAX_CACHED_CHARS / 8,
+  sizeCalculation: (_template, source) => Math.max(1, source.length),
+});
 
 /**
  * The text part of `htmlSource` rendered with `vars`. `linkFor` answers what the text shows for a
@@ -47,15 +51,8 @@ export function textPart(
 ): string {
   let template = templates.get(htmlSource);
   if (template === undefined) {
-    template = textTemplateOf(htmlSource);
-    if (cachedChars + htmlSource.length > MAX_CACHED_CHARS) {
-      templates.clear();
-      cachedChars = 0;
-    }
-    if (htmlSource.length <= MAX_CACHED_CHARS / 8) {
-      templates.set(htmlSource, template);
-      cachedChars += htmlSource.length;
-    }
+    template = textTemplateOf(htmlSource) ?? false;
+    templates.set(htmlSource, template);
   }
   return template ? fill(template, vars, linkFor) : direct();
 }
