@@ -137,6 +137,14 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         label: 'msg/s ≥ 80% of bare nodemailer in 2 processes (same run, same sink)',
       },
       {
+        // Issue 26's target (the line above is this scenario's own older one, kept so results compare).
+        metric: 'percentOfBaseline',
+        min: 65,
+        unit: '%',
+        digits: 1,
+        label: 'msg/s ≥ 65% of bare nodemailer in 2 processes (issue 26; a median over runs)',
+      },
+      {
         metric: 'peakRssMbMax',
         max: 200,
         unit: 'MB',
