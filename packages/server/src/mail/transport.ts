@@ -4,6 +4,7 @@ import type { MailTransportKind } from '@pigeon/contract';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { SesConfig } from '../config/index.js';
+import { connectCoalescedRelay } from './coalesced-socket.js';
 import type { DeliveryError } from './delivery-failure.js';
 import { sesTransport } from './ses.js';
 
@@ -47,7 +48,7 @@ export function createMailTransport(mail: {
 function smtpTransport(smtpUrl: string): MailTransport {
   const url = new URL(smtpUrl);
   url.searchParams.set('pool', 'true');
-  const transporter = nodemailer.createTransport(url.toString());
+  const transporter = nodemailer.createTransport({ url: url.toString(), getSocket: connectCoalescedRelay });
   return {
     kind: 'smtp',
     async send(message) {
