@@ -6,7 +6,7 @@ import {
   resetPeakRss,
   runBareNodemailer,
 } from '../lib/campaigns.mjs';
-import { cpuSeconds } from '../lib/process.mjs';
+import { cpuSeconds, descendantsCpuByProgram } from '../lib/process.mjs';
 import { waitFeedDrained } from '../lib/segments.mjs';
 import { SENDER, sleep, verifiedSenderDomain } from '../lib/sending.mjs';
 
@@ -92,6 +92,25 @@ async function sinkCount(sink, errors) {
       await sleep(250);
     }
   }
+}
+
+/** CPU seconds so far of Pigeon's PostgreSQL (backends, other processes), its worker processes, its API process and the sink. */
+function cpuSplit(ctx) {
+  const split = descendantsCpuByProgram(ctx.pigeonPid);
+  const { pigeon, sink } = ctx.cpu();
+  return { ...split, api: pigeon, sink };
+}
+
+/** What happened between two {@link cpuSplit} samples, in ms per message. */
+function cpuPerMessageBetween(a, b, messages) {
+  const per = (k) => round(((b[k] - a[k]) * 1000) / messages, 3);
+  return {
+    backendsMs: per('backends'),
+    postgresOtherMs: per('postgresOther'),
+    workersMs: per('other'),
+    apiMs: per('api'),
+    sinkMs: per('sink'),
+  };
 }
 
 async function campaignStatus(ctx, campaignId) {
@@ -288,6 +307,7 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
       if (res.status !== 200) throw new Error(`POST /campaigns/:id/send → ${res.status}: ${text.slice(0, 500)}`);
       const sent = JSON.parse(text);
       const freezeSeconds = (sendEnd - sendStart) / 1000;
+      const cpuAtAnswer = cpuSplit(ctx);
       if (sent.data?.totalRecipients !== TOTAL || sent.data?.status !== 'SENDING')
         throw new Error(`send answered ${text.slice(0, 300)}; expected SENDING to ${TOTAL}`);
 
@@ -299,6 +319,7 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
       let lastDb = 0;
       let counts = null;
       let sentAt = null;
+      let cpuAtSent = null;
       let received = 0;
       const sinkErrors = [];
       const giveUpAt = sendStart + GIVE_UP_SECONDS * 1000;
@@ -345,6 +366,7 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         status = await campaignStatus(ctx, campaignId);
         if (status !== 'SENDING') {
           sentAt = now();
+          cpuAtSent = cpuSplit(ctx);
           break;
         }
         if (t > giveUpAt) {
@@ -500,6 +522,14 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
           `${fmt(percentOfBaseline, 1)}% of 2; ${fmt(messages.length ? bytes / messages.length : null)} bytes a message ` +
           `(baseline ${fmt(base1.bytesPerMessage)}: no tracking links or pixel)`,
       );
+      const cpuPerMessage = cpuAtSent && cpuPerMessageBetween(cpuAtAnswer, cpuAtSent, TOTAL);
+      if (cpuPerMessage) {
+        ctx.note(
+          `CPU per message, send answered → SENT: PostgreSQL backends ${cpuPerMessage.backendsMs} ms (its other processes ` +
+            `${cpuPerMessage.postgresOtherMs} ms), worker processes ${cpuPerMessage.workersMs} ms, API process ` +
+            `${cpuPerMessage.apiMs} ms, SMTP sink ${cpuPerMessage.sinkMs} ms (on a saturated machine their sum sets the rate)`,
+        );
+      }
       ctx.note(
         `correctness: ${fmt(messages.length)} messages at the sink, ${fmt(delivered)} of ${fmt(TOTAL)} recipients, ` +
           `${fmt(missing)} missing, ${fmt(duplicatesByRecipient)} duplicates by recipient (${fmt(recipientsWithDuplicates)} recipients` +
@@ -567,6 +597,7 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         deliverySeconds: round(deliverySeconds, 2),
         messagesPerSec: round(messagesPerSec, 0),
         steadyMessagesPerSec: round(steadyPerSec, 0),
+        cpuPerMessage,
         firstMessageAfterAnswerSeconds: round(firstAfterS, 3),
         sentStatusAfterSeconds: sentAt === null ? null : round((sentAt - sendStart) / 1000, 2),
         baseline1ProcessMessagesPerSec: round(base1.messagesPerSec, 0),
