@@ -1,5 +1,5 @@
 import { decodeQuotedPrintable } from './accounts.js';
-import type { SmtpSink } from './smtp-sink.js';
+import type { ReceivedMessage, SmtpSink } from './smtp-sink.js';
 
 /** A received message, taken apart enough for tests to follow its links like a recipient would. */
 export interface ParsedMessage {
@@ -23,15 +23,30 @@ export function parseMessage(raw: string): ParsedMessage {
   return { raw, headers, text: decodeQuotedPrintable(raw) };
 }
 
-/** Waits for the message with this Message-ID to reach the sink. */
-export async function receivedMessage(sink: SmtpSink, messageId: string, timeoutMs = 15_000): Promise<ParsedMessage> {
+/** Waits for the first message the sink accepts that `matches`. */
+async function arrival(sink: SmtpSink, matches: (m: ReceivedMessage) => boolean, what: string, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = sink.messages.find((m) => m.messageId === messageId);
-    if (found) return parseMessage(found.raw);
-    if (Date.now() > deadline) throw new Error(`message ${messageId} not received`);
+    const found = sink.messages.find(matches);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`${what} not received`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** Waits for the message with this Message-ID to reach the sink. */
+export async function receivedMessage(sink: SmtpSink, messageId: string, timeoutMs = 15_000): Promise<ParsedMessage> {
+  const found = await arrival(sink, (m) => m.messageId === messageId, `message ${messageId}`, timeoutMs);
+  return parseMessage(found.raw);
+}
+
+/**
+ * Waits for the mail Pigeon sent for the email `emailId` (its Message-ID is `<emailId@domain>`).
+ * Tests find their mail this way rather than by counting: a shared sink also gets the late mail
+ * of the tests before.
+ */
+export function mailOf(sink: SmtpSink, emailId: string, timeoutMs = 15_000): Promise<ReceivedMessage> {
+  return arrival(sink, (m) => m.messageId?.startsWith(`<${emailId}@`) === true, `mail of email ${emailId}`, timeoutMs);
 }
 
 /** Every `href="…"` of the HTML part, in order, with `&amp;` undone as a browser would. */
