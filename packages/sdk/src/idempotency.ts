@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import type { PigeonError } from './errors.js';
 
 /** Options of methods that accept an `Idempotency-Key` (e.g. `events.track`, `emails.send`). */
@@ -6,16 +7,14 @@ export interface IdempotencyOptions {
   idempotencyKey?: string;
 }
 
-/** A fresh random key (UUID v4) suitable for the `Idempotency-Key` header. */
+/**
+ * A fresh key for the `Idempotency-Key` header: a UUID version 7 (a millisecond timestamp, then 74
+ * random bits). Keys made in time order land at the right edge of the server's key index instead of
+ * on a random page of it, which made a keyed track cost PostgreSQL ~7 µs more than a plain one
+ * rather than ~18 µs (bench/results/2026-11-28-twentieth-sitting.md).
+ */
 export function generateIdempotencyKey(): string {
-  const crypto = globalThis.crypto;
-  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
-  // Browsers expose randomUUID only in secure contexts; getRandomValues works everywhere.
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidv7();
 }
 
 /**

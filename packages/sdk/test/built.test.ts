@@ -79,7 +79,7 @@ describe('browser safety', () => {
   it('imports only its dependencies statically in the ESM build', () => {
     const code = readFileSync(dist('index.js'), 'utf8');
     const staticImports = new Set([...code.matchAll(/^import\b[^;]*?from ['"]([^'"]+)['"]/gm)].map((m) => m[1]));
-    expect([...staticImports].sort()).toEqual(['@ts-rest/core', 'zod']);
+    expect([...staticImports].sort()).toEqual(['@ts-rest/core', 'uuidv7', 'zod']);
     expect(dynamicImports(code)).toEqual(['node:fs/promises']);
   });
 });

@@ -227,7 +227,7 @@ describe('retries', () => {
     const keys = requests.map((r) => r.headers.get('idempotency-key'));
     expect(keys).toHaveLength(3);
     expect(new Set(keys).size).toBe(1);
-    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(await requests[0]?.json()).toEqual({ name: 'x' });
     expect(requests[0]?.headers.get('content-type')).toBe('application/json');
   });

@@ -66,6 +66,20 @@ describe('events.track', () => {
     expect(seen[1]?.key).not.toBe(seen[2]?.key);
   });
 
+  it('makes its keys in time order (UUID version 7), so they reach the server sorted', async () => {
+    const seen = recordTrack([() => HttpResponse.json({ success: true, data: tracked })]);
+    const pigeon = new Pigeon({ apiKey: 'pk_public', ...options });
+    for (let i = 0; i < 3; i++) {
+      await pigeon.events.track({ email: 'a@example.com', event: 'x' });
+      await new Promise((r) => setTimeout(r, 2)); // a later millisecond
+    }
+    const keys = seen.map((s) => s.key ?? '');
+    for (const key of keys)
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...keys].sort()).toEqual(keys);
+    expect(new Set(keys).size).toBe(3);
+  });
+
   it('does not retry a validation error', async () => {
     const seen = recordTrack([() => envelope(422, 'VALIDATION_ERROR')]);
     const pigeon = new Pigeon({ apiKey: 'pk_public', ...options });

@@ -39,7 +39,7 @@ describe('the packed SDK in an empty project', () => {
   it('installs only its declared dependencies and nothing private', async () => {
     const { stdout } = await run('npm', ['ls', '--all', '--json'], { cwd: consumer });
     const deps = JSON.parse(stdout).dependencies['@pigeon/sdk'].dependencies;
-    expect(Object.keys(deps).sort()).toEqual(['@ts-rest/core', 'zod']);
+    expect(Object.keys(deps).sort()).toEqual(['@ts-rest/core', 'uuidv7', 'zod']);
   });
 
   it('works from ESM', async () => {
