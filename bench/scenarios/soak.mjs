@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { generateIdempotencyKey } from '../../packages/sdk/dist/index.js';
 import { fmt, r1, runAutocannon, waitFeedDrained } from '../lib/segments.mjs';
 import { SENDER, sleep, smallMessage, verifiedSenderDomain } from '../lib/sending.mjs';
 import { PerMinute, pacedLoad, sumOf, tableStats } from '../lib/soak.mjs';
@@ -125,7 +125,7 @@ export default {
           headers: { ...ctx.publicAuth, 'content-type': 'application/json' },
           setupRequest: (req) => ({
             ...req,
-            headers: { ...req.headers, 'idempotency-key': randomUUID() },
+            headers: { ...req.headers, 'idempotency-key': generateIdempotencyKey() },
             body: JSON.stringify(trackBody()),
           }),
         },
@@ -156,7 +156,7 @@ export default {
       rate,
       make: () => ({
         path: '/v1/track',
-        headers: { ...ctx.publicAuth, 'idempotency-key': randomUUID() },
+        headers: { ...ctx.publicAuth, 'idempotency-key': generateIdempotencyKey() },
         body: trackBody(),
       }),
       onAnswer: (a) => tracks.add(a),
