@@ -107,4 +107,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20261228000000_idempotency_keys_unreferenced',
     load: () => import('./Migration20261228000000_idempotency_keys_unreferenced.js'),
   },
+  {
+    name: 'Migration20261229000000_event_email_id',
+    load: () => import('./Migration20261229000000_event_email_id.js'),
+  },
 ];

@@ -8,7 +8,7 @@ import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
 import { queryRows, sql } from '../../db/query.js';
-import { FOLDED_PART, foldFinishedHours, forgetEventCounts } from './rollup.js';
+import { countFacts, FOLDED_PART, foldFinishedHours, forgetEventCounts } from './rollup.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({
   CAMPAIGN_DISPATCH_INTERVAL_MS: '100',
@@ -162,6 +162,48 @@ describe('analytics', () => {
     expect(bodyOf(await api(pigeon, other.auth).analytics.timeseries(), 200).totals.sent).toBe(0);
     expect(bodyOf(await api(pigeon, other.auth).analytics.topCampaigns(), 200).data).toEqual([]);
     expect(bodyOf(await api(pigeon, other.auth).analytics.campaignStats(), 200).campaigns).toBe(0);
+  });
+
+  it("reads a batch's facts as the view event_count_facts does: attribution through the named email of the same project only", async () => {
+    const a = await verifiedSender(pigeon, dns);
+    const template = await api(pigeon, a.auth).templates.create({
+      body: { name: 'Receipt', subject: 'Receipt', body: '<p>Thanks</p>', from: a.from, type: 'TRANSACTIONAL' },
+    });
+    const sent = await api(pigeon, a.auth).emails.send({
+      body: { to: 'facts@example.com', template: bodyOf(template, 201).id },
+    });
+    const [email] = bodyOf(sent, 200).data.emails;
+    if (!email) throw new Error('nothing queued');
+    const b = await newProject(pigeon);
+    const contactB = bodyOf(await api(pigeon, b.auth).contacts.create({ body: { email: 'b@example.com' } }), 201).id;
+    const event = (projectId: string, contactId: string, name: string, data: object) =>
+      queryRows<{ id: string }>(
+        pigeon.deps.db.pool,
+        sql`INSERT INTO events (id, project_id, contact_id, name, data)
+            VALUES (uuidv7_compat(), ${projectId}::uuid, ${contactId}::uuid, ${name}, ${JSON.stringify(data)}::jsonb) RETURNING id`,
+      );
+    const crafted = [
+      await event(a.project.id, email.contact.id, 'email.opened', { emailId: email.email }),
+      await event(a.project.id, email.contact.id, 'contact.unsubscribed', { emailId: email.email }),
+      await event(a.project.id, email.contact.id, 'order.paid', { emailId: email.email }), // not an email event
+      await event(a.project.id, email.contact.id, 'email.clicked', { emailId: 'not-a-uuid' }),
+      await event(b.project.id, contactB, 'email.opened', { emailId: email.email }), // another project's email
+    ].flat();
+    const recent = await queryRows<{ id: string }>(
+      pigeon.deps.db.pool,
+      sql`SELECT id FROM events ORDER BY id DESC LIMIT 2000`,
+    );
+    const ids = [...new Set([...crafted, ...recent].map((r) => r.id))];
+    const order = sql`ORDER BY id`;
+    const batch = await queryRows(pigeon.deps.db.pool, sql`SELECT * FROM (${countFacts(ids)}) AS f ${order}`);
+    const view = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT * FROM event_count_facts WHERE id = ANY(${ids}::uuid[]) ${order}`,
+    );
+    expect(batch).toEqual(view);
+    const byId = new Map(batch.map((r) => [r.id, r]));
+    const templateId = bodyOf(template, 201).id;
+    expect(crafted.map((r) => byId.get(r.id)?.template_id ?? null)).toEqual([templateId, templateId, null, null, null]);
   });
 
   it('ranks tracked events, and forgets a name whose events are deleted', async () => {
