@@ -2,6 +2,19 @@ import { Migration } from '@mikro-orm/migrations';
 
 const UUID_TEXT = `'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'`;
 
+/** The view, with `emailId` the expression that names an event's email (`ev` is the event). */
+const factsView = (emailId: string) => `
+      CREATE OR REPLACE VIEW event_count_facts AS
+      SELECT ev.id, ev.project_id, date_trunc('hour', ev.created_at, 'UTC') AS hour, ev.name,
+             em.campaign_id, em.template_id, contact_changes_part(ev.contact_id) AS part
+      FROM events ev
+      LEFT JOIN LATERAL (
+        SELECT e.campaign_id, e.template_id FROM emails e
+        WHERE e.id = ${emailId} AND e.project_id = ev.project_id
+        OFFSET 0
+      ) em ON true
+      WHERE ev.contact_id IS NOT NULL;`;
+
 /**
  * `event_email_id(name, data)`: the email an event names (email.* events and an unsubscribe made
  * from a message carry its id in `data.emailId`), or null. One definition for the view
@@ -16,34 +29,14 @@ export class Migration20261229000000_event_email_id extends Migration {
         SELECT CASE WHEN (name LIKE 'email.%' OR name = 'contact.unsubscribed') AND data ->> 'emailId' ~ ${UUID_TEXT}
                     THEN (data ->> 'emailId')::uuid END
       $fn$;
-      CREATE OR REPLACE VIEW event_count_facts AS
-      SELECT ev.id, ev.project_id, date_trunc('hour', ev.created_at, 'UTC') AS hour, ev.name,
-             em.campaign_id, em.template_id, contact_changes_part(ev.contact_id) AS part
-      FROM events ev
-      LEFT JOIN LATERAL (
-        SELECT e.campaign_id, e.template_id FROM emails e
-        WHERE e.id = event_email_id(ev.name, ev.data) AND e.project_id = ev.project_id
-        OFFSET 0
-      ) em ON true
-      WHERE ev.contact_id IS NOT NULL;
+      ${factsView('event_email_id(ev.name, ev.data)')}
     `);
   }
 
   override async down(): Promise<void> {
     this.addSql(`
-      CREATE OR REPLACE VIEW event_count_facts AS
-      SELECT ev.id, ev.project_id, date_trunc('hour', ev.created_at, 'UTC') AS hour, ev.name,
-             em.campaign_id, em.template_id, contact_changes_part(ev.contact_id) AS part
-      FROM events ev
-      LEFT JOIN LATERAL (
-        SELECT e.campaign_id, e.template_id FROM emails e
-        WHERE e.id = CASE WHEN (ev.name LIKE 'email.%' OR ev.name = 'contact.unsubscribed')
-                           AND ev.data ->> 'emailId' ~ ${UUID_TEXT}
-                          THEN (ev.data ->> 'emailId')::uuid END
-          AND e.project_id = ev.project_id
-        OFFSET 0
-      ) em ON true
-      WHERE ev.contact_id IS NOT NULL;
+      ${factsView(`CASE WHEN (ev.name LIKE 'email.%' OR ev.name = 'contact.unsubscribed')
+                   AND ev.data ->> 'emailId' ~ ${UUID_TEXT} THEN (ev.data ->> 'emailId')::uuid END`)}
       DROP FUNCTION event_email_id(text, jsonb);
     `);
   }
