@@ -5,8 +5,8 @@ import type { FeedConsumer } from '../change-feed/feed.js';
 
 /**
  * The change feed's analytics consumer: the events of a batch are added to `event_counts`
- * (project, UTC hour, name, campaign, template, feed part) in one statement (`countFacts`), in the transaction
- * that moves its cursor, so a redone batch is never counted twice. Once an hour is over,
+ * (project, UTC hour, name, campaign, template, feed part) in one statement (`countFacts`), in
+ * the transaction that moves its cursor, so a redone batch is never counted twice. Once an hour is over,
  * `foldFinishedHours` sums its parts into one row (`part = -1`; readers sum over parts anyway) and
  * into `event_counts_daily`. `event_count_facts` (a view, see its migration) says how an event is
  * attributed. Each feed part writes only its own rows,
