@@ -129,7 +129,21 @@ function count(map, key, n = 1) {
   map.set(key, (map.get(key) ?? 0) + n);
 }
 
+/** Exits with a reason unless `perf` can record every CPU here. */
+function requirePerf() {
+  try {
+    execFileSync('perf', ['record', '-e', 'cpu-clock', '-a', '-o', '/dev/null', '--', 'true'], { stdio: 'ignore' });
+  } catch (err) {
+    console.error(
+      `cpu-split: perf cannot record every CPU here (${err.code ?? err.message}): it needs perf (Debian: linux-perf) ` +
+        'and root or kernel.perf_event_paranoid <= 0',
+    );
+    process.exit(2);
+  }
+}
+
 async function main() {
+  requirePerf();
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-cpu-split-'));
   const perfData = join(dir, 'perf.data');
   const nodeOptions = [process.env.NODE_OPTIONS, '--perf-basic-prof'].filter(Boolean).join(' ');
