@@ -8,8 +8,8 @@ import { fmt, r1 } from '../lib/segments.mjs';
  * Idempotency-Key, which the SDK always sends) made by 50 concurrent loops in this process, through
  * `pigeon.events.track` and through plain `fetch`, in 10 pairs of short alternating slices
  * (`lib/alternate.mjs`). fetch sends keys made as the SDK makes them (`generateIdempotencyKey`:
- * time-ordered keys cost the server less than random ones), so both sides do the same server work, so the ratio is the SDK's own cost (building the request,
- * validation, retry bookkeeping, parsing). Target: SDK req/s ≥ 95% of fetch's (medians).
+ * time-ordered keys cost the server less than random ones), so both sides do the same server work
+ * and the ratio is the SDK's own cost (building the request, validation, retry bookkeeping, parsing). Target: SDK req/s ≥ 95% of fetch's (medians).
  */
 const PAIRS = 10;
 const LOOPS = 50;
