@@ -12,21 +12,26 @@
 // node role's main threads apart from its helper threads (V8's garbage collector and optimizing
 // compiler), and the main threads' samples by what they were in (RSA signing, nodemailer, pg,
 // Pigeon's own code, system calls, GC, compilation). `--rate`: units (messages, deliveries) per
-// second in the window, to print milliseconds of CPU per unit as well.
+// second in the window, to print milliseconds of CPU per unit as well. `--functions N`: per node
+// role, the N functions its main threads' samples were in most (innermost frame), and the N of
+// Pigeon's own functions nearest the top of each sample's stack (what Pigeon code led to the work).
+// `--keep FILE`: the samples with their stacks (`perf script` text) are written to FILE.
 //
 // JavaScript frames have names when node runs with --perf-basic-prof: the command gets it in
 // NODE_OPTIONS (children that inherit the environment, Pigeon's workers included, get it too).
 // Needs `perf` (Debian: linux-perf) and permission to record every CPU (root, or
 // kernel.perf_event_paranoid ≤ 0). The perf data and the JIT maps it reads are removed afterwards.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const dash = process.argv.indexOf('--');
 if (dash < 0 || dash === process.argv.length - 1) {
-  console.error('usage: node bench/cpu-split.mjs [--after S] [--seconds S] [--freq HZ] [--rate N] -- <command …>');
+  console.error(
+    'usage: node bench/cpu-split.mjs [--after S] [--seconds S] [--freq HZ] [--rate N] [--functions N] [--keep FILE] -- <command …>',
+  );
   process.exit(2);
 }
 const { values: args } = parseArgs({
@@ -36,12 +41,15 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     freq: { type: 'string', default: '1999' },
     rate: { type: 'string' },
+    functions: { type: 'string', default: '0' },
+    keep: { type: 'string' },
   },
 });
 const command = process.argv.slice(dash + 1);
 const seconds = Number(args.seconds);
 const freq = Number(args.freq);
 const rate = args.rate ? Number(args.rate) : undefined;
+const topFunctions = Number(args.functions);
 
 /** What a process is, from its command line. The first match wins. */
 const ROLES = [
@@ -123,10 +131,26 @@ function* samplesOf(perfData) {
   }
 }
 
+const PIGEON_FRAME = /packages\/server\/dist\//;
+/** A frame without its address offset and with a shorter path. */
+const frameName = (frame = '?') =>
+  frame.replace(/\+0x[0-9a-f]+/, '').replace(/file:\/\/\S*\/(packages|node_modules)\//, '$1/');
+
 const categoryOf = (frames, categories) => categories.find(([, re]) => frames.some((f) => re.test(f)))?.[0] ?? 'other';
 
 function count(map, key, n = 1) {
   map.set(key, (map.get(key) ?? 0) + n);
+}
+
+/** The samples with their whole stacks and names (`perf script`), for a closer look than the tables. */
+function keepRecording(perfData, file) {
+  const text = execFileSync('perf', ['script', '-i', perfData, '-F', 'comm,pid,tid,ip,sym'], {
+    maxBuffer: 1 << 30,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  writeFileSync(file, text);
+  console.error(`cpu-split: samples with their stacks in ${file}`);
 }
 
 /** Exits with a reason unless `perf` can record every CPU here. */
@@ -176,16 +200,23 @@ async function main() {
       node: /(^|\/)node /.test(cmdlines.get(pid) ?? ''),
       mainCategories: new Map(),
       helperCategories: new Map(),
+      innermost: new Map(),
+      pigeonCaller: new Map(),
     };
     byRole.set(role, entry);
     if (pid === tid) {
       entry.main++;
       count(entry.mainCategories, categoryOf(frames, MAIN_CATEGORIES));
+      if (topFunctions > 0) {
+        count(entry.innermost, frameName(frames[0]));
+        count(entry.pigeonCaller, frameName(frames.find((f) => PIGEON_FRAME.test(f)) ?? '(no Pigeon frame)'));
+      }
     } else {
       entry.helpers++;
       count(entry.helperCategories, categoryOf(frames, HELPER_CATEGORIES));
     }
   }
+  if (args.keep) keepRecording(perfData, args.keep);
   removeProfilerFiles(cwds, started);
   rmSync(dir, { recursive: true, force: true });
 
@@ -215,6 +246,18 @@ async function main() {
     lines.push(`|---|---:|---:${unitRule}|`);
     for (const [category, n] of [...e.mainCategories].sort((a, b) => b[1] - a[1])) {
       lines.push(`| ${category} | ${((100 * n) / e.main).toFixed(1)}% | ${cores(n).toFixed(3)}${perUnit(n)} |`);
+    }
+    for (const [title, map] of [
+      ['innermost frame', e.innermost],
+      ["Pigeon's own function nearest the top of the stack", e.pigeonCaller],
+    ]) {
+      if (map.size === 0) continue;
+      lines.push('', `| ${title} | share | cores${unitHead} |`, `|---|---:|---:${unitRule}|`);
+      for (const [name, n] of [...map].sort((a, b) => b[1] - a[1]).slice(0, topFunctions)) {
+        lines.push(
+          `| \`${name.slice(0, 140)}\` | ${((100 * n) / e.main).toFixed(1)}% | ${cores(n).toFixed(3)}${perUnit(n)} |`,
+        );
+      }
     }
     if (e.helpers > 0) {
       const helpers = [...e.helperCategories].map(([c, n]) => `${c} ${cores(n).toFixed(3)}`).join(', ');
