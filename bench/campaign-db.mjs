@@ -11,7 +11,10 @@
 //     snapshot 100+ transactions old (dead queue-index entries behind it cannot be marked dead).
 //
 //   node bench/campaign-db.mjs [--count 20000] [--top 25] [--probe-claim] [--pigeon-env K=V ...]
-//                              [--sql STATEMENT ...]
+//                              [--sql STATEMENT ...] [--pg-set NAME=VALUE ...]
+//
+// --pg-set: a PostgreSQL setting (ALTER SYSTEM, before the restart that loads pg_stat_statements,
+// so settings that need a restart apply too), e.g. --pg-set shared_buffers=1GB.
 //
 // --sql: run after start-up, before the seed (a schema experiment, e.g. an index dropped), in order.
 //
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     'probe-claim': { type: 'boolean', default: false },
     'pigeon-env': { type: 'string', multiple: true, default: [] },
     sql: { type: 'string', multiple: true, default: [] },
+    'pg-set': { type: 'string', multiple: true, default: [] },
   },
 });
 const COUNT = Number(args.count);
@@ -63,6 +67,28 @@ async function sampleHorizon(db, horizon) {
   if (!row || row.age < 100) return;
   horizon.held++;
   if (!horizon.oldest || row.age > horizon.oldest.age) horizon.oldest = row;
+}
+
+/** WAL written, full-page images, checkpoints and buffer traffic so far (PostgreSQL 17+ views). */
+async function walCounters(db) {
+  const { rows } = await db.query(
+    `SELECT w.wal_bytes::float8 AS wal_bytes, w.wal_fpi::float8 AS fpi, w.wal_records::float8 AS records,
+            w.wal_buffers_full::float8 AS wal_buffers_full,
+            (c.num_timed + c.num_requested)::float8 AS checkpoints, c.num_requested::float8 AS requested,
+            (SELECT sum(reads)::float8 FROM pg_stat_io) AS reads, (SELECT sum(evictions)::float8 FROM pg_stat_io) AS evictions
+     FROM pg_stat_wal w, pg_stat_checkpointer c`,
+  );
+  return rows[0];
+}
+
+function walLine(before, after, count) {
+  const d = (k) => after[k] - before[k];
+  const per = (k, digits = 2) => (d(k) / count).toFixed(digits);
+  return (
+    `WAL per message: ${Math.round(d('wal_bytes') / count)} bytes, ${per('records')} records, ${per('fpi', 3)} full-page images; ` +
+    `WAL buffers full ${d('wal_buffers_full')} times; ${d('checkpoints')} checkpoint(s) began (${d('requested')} requested by WAL volume); ` +
+    `buffer reads ${per('reads', 3)} and evictions ${per('evictions', 3)} per message.`
+  );
 }
 
 function maintenanceLines(before, after, horizon) {
@@ -130,6 +156,10 @@ try {
   await db.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
   await db.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
   await db.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = on`);
+  for (const [name, value] of Object.entries(envFromPairs(args['pg-set']))) {
+    await db.query(`ALTER SYSTEM SET ${name} = '${value.replace(/'/g, "''")}'`);
+    out(`- PostgreSQL setting: \`${name} = ${value}\``);
+  }
   await db.close();
   await pigeon.stop();
   started.pop();
@@ -196,6 +226,7 @@ try {
   });
   const before = cpu();
   const maintenanceBefore = await maintenanceCounts(db);
+  const walBefore = await walCounters(db);
   const horizon = { samples: 0, held: 0, oldest: null };
   const t0 = performance.now();
   await api(`/campaigns/${campaign.data.id}/send`, {});
@@ -209,6 +240,7 @@ try {
   }
   const seconds = (performance.now() - t0) / 1000;
   const after = cpu();
+  const walAfter = await walCounters(db);
   const per = (v) => ((v * 1000) / COUNT).toFixed(3);
   out(`# Where the database time of a campaign message goes (${new Date().toISOString()})`);
   out('');
@@ -254,6 +286,8 @@ try {
   }
   out('');
   out(...maintenanceLines(maintenanceBefore, await maintenanceCounts(db), horizon));
+  out('');
+  out(walLine(walBefore, walAfter, COUNT));
   if (probeLines) {
     out('');
     out("The claim's update, measured once a quarter of the campaign was out (`--probe-claim`, rolled back):");
