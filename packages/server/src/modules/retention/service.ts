@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { lowestIdAt } from '../../db/ids.js';
 import { type HistoryTable, historyPartitions, type PartitionInfo } from '../../db/partitions.js';
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
@@ -87,11 +88,7 @@ export async function applyRetention(
 }
 
 /** The lowest id of `ago` ms before `now`: everything below it is older. */
-function idBefore(now: Date, ago: number): string {
-  const ms = now.getTime() - ago;
-  const hex = Math.max(0, ms).toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
-}
+const idBefore = (now: Date, ago: number): string => lowestIdAt(now.getTime() - ago);
 
 function count(run: RunState, rows: number): number {
   run.largestStatement = Math.max(run.largestStatement, rows);
