@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -267,6 +268,26 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     // The campaign's two refused messages are counted again; d goes.
     expect(bodyOf(project, 200).data).toEqual({ requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } });
     expect(await until(dStatus, (v) => v === 'SENT')).toBe('SENT');
+
+    // FAILED mail from months ago (its partition is below the workers' queue window) goes too: the
+    // requeue's NOTIFY tells them to look for the window's floor again, not in a minute.
+    const months = new Date();
+    months.setUTCMonth(months.getUTCMonth() - 4, 1);
+    await db.query(`SELECT history_partition_ensure('emails', $1::date)`, [months]);
+    const hex = months.getTime().toString(16).padStart(12, '0');
+    const oldId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-${randomBytes(6).toString('hex')}`;
+    await db.query(
+      `INSERT INTO emails (id, project_id, content_type, message_id, to_email, from_email, subject, html, text, status,
+                           attempts, created_at)
+       VALUES ($1::uuid, $2, 'TRANSACTIONAL', '<' || $1::text || '@c.example>', 'rq-old@c.example', $3, 'old', '<p>o</p>',
+               'o', 'FAILED', 5, $4)`,
+      [oldId, s.project.id, s.from, months],
+    );
+    const oldStatus = async () => (await db.query('SELECT status FROM emails WHERE id = $1', [oldId])).rows[0].status;
+    expect(bodyOf(await client.emails.requeueFailed(), 200).data.requeued).toBe(1);
+    expect(await until(oldStatus, (v) => v === 'SENT', 20_000)).toBe('SENT');
+    expect(sink.messages.flatMap((m) => m.to)).toContain('rq-old@c.example');
+
     const other = await verifiedSender(pigeon, dns);
     const foreign = await api(pigeon, other.auth).campaigns.requeueFailed({ params });
     expectEnvelope(foreign, 404, 'NOT_FOUND');

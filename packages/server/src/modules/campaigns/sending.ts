@@ -9,6 +9,7 @@ import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/rows.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { insertCampaignEmails, NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../email-states/queue.js';
+import { analyzeQueuePartitions, BULK_QUEUED } from '../email-states/queue-window.js';
 import { requeueFailedEmails } from '../email-states/requeue.js';
 import { cancelCampaignEmails } from '../email-states/service.js';
 import { shouldTrack } from '../engagement/tracking.js';
@@ -85,6 +86,17 @@ async function refuseIfCampaignsPaused(db: Queryable, projectId: string) {
  * never cut off half-way. Returns undefined when the campaign is no longer DRAFT or SCHEDULED.
  */
 export async function startCampaign(deps: AppDeps, id: string): Promise<CampaignRow | undefined> {
+  const row = await freezeAudience(deps, id);
+  if (row && row.total_recipients >= BULK_QUEUED) {
+    await analyzeQueuePartitions(deps.db.pool).catch((err) =>
+      deps.logger.warn({ err, campaignId: id }, 'statistics of the queued mail not refreshed; autovacuum will'),
+    );
+  }
+  return row;
+}
+
+/** `startCampaign`'s transaction: the audience frozen into queued mail, the campaign SENDING. */
+function freezeAudience(deps: AppDeps, id: string): Promise<CampaignRow | undefined> {
   return withQueryLimits(
     deps.db.pool,
     { timeoutMs: deps.config.segments.queryTimeoutMs, workMemMb: deps.config.segments.workMemMb },

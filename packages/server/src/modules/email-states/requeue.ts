@@ -1,6 +1,7 @@
 import { queryRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { NOTIFY_CHANNEL } from './queue.js';
+import { REQUEUED_PAYLOAD } from './queue-window.js';
 
 export interface RequeueCounts {
   requeued: number;
@@ -12,6 +13,7 @@ export interface RequeueCounts {
  * (`requeued_at`) and no attempt used. Refused as sending refuses them, and left FAILED: suppressed
  * addresses, MARKETING mail to unsubscribed contacts (and HEADLESS campaign mail, as campaigns skip
  * them too), and mail of cancelled campaigns. One statement, so a concurrent requeue counts nothing twice.
+ * Its NOTIFY says `requeued`: the rows may be older than the delivery workers' queue window.
  */
 export async function requeueFailedEmails(
   db: Queryable,
@@ -38,7 +40,7 @@ export async function requeueFailedEmails(
           FROM failed f WHERE e.id = f.id AND f.suppression IS NULL AND NOT f.unsubscribed
           RETURNING e.id
         ), woken AS (
-          SELECT pg_notify(${NOTIFY_CHANNEL}, '') FROM (SELECT 1 FROM requeued LIMIT 1) x
+          SELECT pg_notify(${NOTIFY_CHANNEL}, ${REQUEUED_PAYLOAD}) FROM (SELECT 1 FROM requeued LIMIT 1) x
         )
         SELECT (SELECT count(*) FROM requeued)::int AS requeued, (SELECT count(*) FROM woken)::int AS woken,
                count(*) FILTER (WHERE suppression IS NOT NULL)::int AS suppressed,

@@ -2,6 +2,7 @@ import type { EmailStatus } from '@pigeon/contract';
 import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { insertEmailEvents } from '../event-log/service.js';
+import type { QueueWindow } from './queue-window.js';
 
 /**
  * The `emails` table's one writer (ARCHITECTURE.md "Table owners"): every change of an email's
@@ -57,18 +58,23 @@ export interface ClaimedEmail {
  * sub-select (`LIMIT (SELECT <limit>::int)`, e1830f0) it was planned at 40–63% of calls, but with that form
  * a backend of PostgreSQL 18.4 running this statement died of a segfault (a jump to address 0) three
  * times in concurrent test runs, which restarts the whole server; none was seen with the bare
- * parameter before or since (`bench/results/2026-11-27-fifteenth-sitting.md`).
+ * parameter before or since (`bench/results/2026-11-27-fifteenth-sitting.md`). The `window` (bare
+ * parameters too) lets each custom plan keep only the partitions that can hold mail on its way. The
+ * claimed ids are an array (one InitPlan) that the update looks up by primary key: as `id IN
+ * (subquery)` beside the window's range, the planner could pick a semi join that walks every row of
+ * the range.
  */
-export function claimEmails(db: Queryable, limit: number): Promise<ClaimedEmail[]> {
+export function claimEmails(db: Queryable, limit: number, window: QueueWindow): Promise<ClaimedEmail[]> {
+  const inWindow = sql`id BETWEEN ${window.from}::uuid AND ${window.to}::uuid`;
   return preparedRows<ClaimedEmail>(
     db,
     'emails.claim',
     sql`WITH claimed AS (
       UPDATE emails SET status = ${status('SENDING')}, claimed_at = now(), attempts = attempts + 1, updated_at = now()
-      WHERE id IN (
-        SELECT id FROM emails WHERE status = ${status('QUEUED')} AND next_attempt_at <= now()
+      WHERE ${inWindow} AND id = ANY(ARRAY(
+        SELECT id FROM emails WHERE ${inWindow} AND status = ${status('QUEUED')} AND next_attempt_at <= now()
         ORDER BY priority, next_attempt_at LIMIT ${limit}::int FOR UPDATE SKIP LOCKED
-      ) RETURNING *
+      )) RETURNING *
     )
     SELECT e.*, d.dkim_selector, d.dkim_private_key, s.reason AS suppressed
     FROM claimed e LEFT JOIN domains d ON d.project_id = e.project_id AND d.domain = split_part(e.from_email, '@', 2)
@@ -190,12 +196,18 @@ export async function failExpiredQueued(db: Queryable, lifetimeSeconds: number):
  * the partition bounds of `emails` the planner tried to refute that predicate id by id (10 ms of
  * planning per call with 40 held ids, more than the whole delivery of a message).
  */
-export async function reclaimAbandoned(db: Queryable, held: string[], timeoutSeconds: number): Promise<number> {
+export async function reclaimAbandoned(
+  db: Queryable,
+  held: string[],
+  timeoutSeconds: number,
+  window: QueueWindow,
+): Promise<number> {
   const rows = await preparedRows(
     db,
     'emails.reclaim',
     sql`UPDATE emails SET status = ${status('QUEUED')}, claimed_at = NULL, attempts = greatest(attempts - 1, 0)
-        WHERE status = ${status('SENDING')} AND claimed_at < now() - make_interval(secs => ${timeoutSeconds})
+        WHERE id BETWEEN ${window.from}::uuid AND ${window.to}::uuid
+          AND status = ${status('SENDING')} AND claimed_at < now() - make_interval(secs => ${timeoutSeconds})
           AND NOT EXISTS (SELECT 1 FROM unnest(${held}::uuid[]) AS h(id) WHERE h.id = emails.id)
         RETURNING id`,
   );

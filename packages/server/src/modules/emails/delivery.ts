@@ -10,6 +10,7 @@ import { recordDeliveryFeedback } from '../deliverability/feedback.js';
 import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
 import { dkimKeyObject } from '../domains/dkim.js';
 import { NOTIFY_CHANNEL } from '../email-states/queue.js';
+import { queueWindowSource, REQUEUED_PAYLOAD } from '../email-states/queue-window.js';
 import {
   type ClaimedEmail,
   cancelClaimed,
@@ -88,10 +89,14 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
 
   const listener = new pg.Client({ connectionString: deps.db.url });
   listener.on('error', (err) => logger.warn({ err }, 'delivery LISTEN connection error'));
+  const queueWindow = queueWindowSource(pool);
   listener.on('notification', (n) => {
     if (n.channel === composer.channel) {
       if (n.payload) composer.heard(n.payload);
-    } else wakeAll();
+      return;
+    }
+    if (n.payload === REQUEUED_PAYLOAD) queueWindow.invalidate();
+    wakeAll();
   });
   await listener.connect();
   await listener.query(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${composer.channel}`);
@@ -134,7 +139,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
     Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
   const recordSent = sentRecorder(pool, deps.mailer.kind === 'smtp');
-  const claimBatch = sharedClaim(pool, deps.config.delivery.claimBatch);
+  const claimBatch = sharedClaim(pool, deps.config.delivery.claimBatch, queueWindow);
   const returnPath = (emailId: string) =>
     returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
@@ -282,7 +287,12 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         // this process's own claims: a slow batch here is not a dead worker.
         if (Date.now() - lastReclaim >= RECLAIM_EVERY_MS) {
           lastReclaim = Date.now();
-          const reclaimed = await reclaimAbandoned(pool, [...held], deps.config.delivery.claimTimeoutSeconds);
+          const reclaimed = await reclaimAbandoned(
+            pool,
+            [...held],
+            deps.config.delivery.claimTimeoutSeconds,
+            await queueWindow.current(),
+          );
           if (reclaimed) deliveryReclaimed.inc(reclaimed);
         }
         const admission = breaker.admit();
@@ -292,7 +302,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         }
         probe = admission === 'probe';
         if (probe) await failExpiredQueued(pool, lifetimeMs / 1000);
-        const rows = probe ? await claimEmails(pool, 1) : await claimBatch();
+        const rows = probe ? await claimEmails(pool, 1, await queueWindow.current()) : await claimBatch();
         if (rows.length === 0) {
           await idle();
           continue;

@@ -5,6 +5,7 @@ import { newProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { queryRows, runStatement, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
+import { queueWindowSource } from '../email-states/queue-window.js';
 import { claimEmails } from '../email-states/service.js';
 import { sentRecorder } from './sent-recorder.js';
 import { sharedClaim } from './shared-claim.js';
@@ -38,7 +39,8 @@ async function queuedEmails(count: number): Promise<string[]> {
 /** `count` emails queued and claimed (SENDING), in id order. */
 async function claimedEmails(count: number): Promise<string[]> {
   const ids = await queuedEmails(count);
-  const claimed = await claimEmails(pigeon.deps.db.pool, count);
+  const pool = pigeon.deps.db.pool;
+  const claimed = await claimEmails(pool, count, await queueWindowSource(pool).current());
   expect(claimed.map((e) => e.id).sort()).toEqual([...ids].sort());
   return ids;
 }
@@ -119,6 +121,7 @@ describe('claiming for the delivery loops, one statement in flight', () => {
     const claim = sharedClaim(
       watchedPool((_config, rows) => statements.push(rows.length)),
       10,
+      queueWindowSource(pigeon.deps.db.pool),
     );
 
     // Holding the suppressions table keeps the first claim waiting (it reads each email's suppression).

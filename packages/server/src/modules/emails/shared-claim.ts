@@ -1,5 +1,6 @@
 import { oneInFlight } from '../../db/one-in-flight.js';
 import type { Queryable } from '../../db/sql.js';
+import type { QueueWindowSource } from '../email-states/queue-window.js';
 import { type ClaimedEmail, claimEmails } from '../email-states/service.js';
 
 /**
@@ -10,9 +11,9 @@ import { type ClaimedEmail, claimEmails } from '../email-states/service.js';
  * ms of PostgreSQL per message in some runs, against 0.08 shared
  * (bench/results/2026-11-28-eighteenth-sitting.md).
  */
-export function sharedClaim(db: Queryable, batch: number): () => Promise<ClaimedEmail[]> {
+export function sharedClaim(db: Queryable, batch: number, window: QueueWindowSource): () => Promise<ClaimedEmail[]> {
   const claim = oneInFlight<null, ClaimedEmail[]>(async (loops) => {
-    const rows = await claimEmails(db, batch * loops.length);
+    const rows = await claimEmails(db, batch * loops.length, await window.current());
     return loops.map((_, i) => rows.slice(i * batch, (i + 1) * batch));
   });
   return () => claim(null);

@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newProject, type TestProject } from '../../../test/accounts.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { lowestIdAt } from '../../db/ids.js';
+import { historyPartitions } from '../../db/partitions.js';
+import { NOTIFY_CHANNEL } from './queue.js';
+import { analyzeQueuePartitions, queueFloor, queueWindowSource, REQUEUED_PAYLOAD } from './queue-window.js';
+import { requeueFailedEmails } from './requeue.js';
+import { claimEmails } from './service.js';
+
+const DAY = 86_400_000;
+let pigeon: TestPigeon;
+let pool: pg.Pool;
+let project: TestProject;
+
+/** A month's start, `months` before this one (UTC). */
+const monthStart = (months: number) => {
+  const now = new Date();
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 1);
+};
+
+/** A UUIDv7 of the time `ms`. */
+const idAt = (ms: number) => {
+  const random = randomBytes(8).toString('hex');
+  return `${lowestIdAt(ms).slice(0, 13)}-7${random.slice(0, 3)}-8${random.slice(3, 6)}-${random.slice(4, 16)}`;
+};
+
+/** A message of the project with the id `id` in `status`, created at the id's time. */
+async function emailRow(id: string, status: string): Promise<void> {
+  await pool.query(
+    `INSERT INTO emails (id, project_id, content_type, message_id, to_email, from_email, subject, html, text, status,
+                         created_at, next_attempt_at)
+     VALUES ($1::uuid, $2, 'TRANSACTIONAL', '<' || $1::text || '@window.example>', 'someone@window.example', 'app@window.example',
+             'Hi', '<p>Hi</p>', 'Hi', $3, now() - interval '1 day', now() - interval '1 day')`,
+    [id, project.id, status],
+  );
+}
+
+const setStatus = (id: string, status: string) =>
+  pool.query('UPDATE emails SET status = $2 WHERE id = $1', [id, status]);
+
+beforeAll(async () => {
+  // The API alone: nothing claims the rows these tests put in the queue but the tests.
+  pigeon = await startTestPigeon({ role: 'api' });
+  pool = pigeon.deps.db.pool;
+  for (const months of [3, 6]) {
+    await pool.query(`SELECT history_partition_ensure('emails', $1::date)`, [new Date(monthStart(months))]);
+  }
+  ({ project } = await newProject(pigeon));
+});
+afterAll(() => pigeon?.stop());
+
+describe('the queue window', () => {
+  it('starts at the oldest partition holding mail on its way, at most a day before now; anywhere when the DEFAULT partition holds some', async () => {
+    const now = Date.now();
+    expect(await queueFloor(pool, now)).toBe(lowestIdAt(now - DAY));
+
+    const old = idAt(monthStart(6) + DAY);
+    const sixMonths = (await historyPartitions(pool, 'emails')).find(
+      (p) => p.from !== null && p.to !== null && p.from <= old && old < p.to,
+    );
+    expect(sixMonths?.from).toBeDefined();
+    await emailRow(old, 'QUEUED');
+    expect(await queueFloor(pool, now)).toBe(sixMonths?.from);
+    await setStatus(old, 'SENDING'); // a claim counts as on its way too
+    expect(await queueFloor(pool, now)).toBe(sixMonths?.from);
+    await setStatus(old, 'SENT');
+    expect(await queueFloor(pool, now)).toBe(lowestIdAt(now - DAY));
+
+    // No partition covers 30 months ago: that row lands in the DEFAULT partition, which may hold any id.
+    const stray = idAt(monthStart(30) + DAY);
+    await emailRow(stray, 'QUEUED');
+    expect(
+      (await pool.query('SELECT tableoid::regclass::text AS t FROM emails WHERE id = $1', [stray])).rows[0].t,
+    ).toBe('emails_default');
+    expect(await queueFloor(pool, now)).toBe(lowestIdAt(0));
+    await setStatus(stray, 'CANCELLED');
+  });
+
+  it('claims FAILED mail from months ago once its requeue said so: the NOTIFY names it and the window moves down', async () => {
+    const source = queueWindowSource(pool);
+    const old = idAt(monthStart(3) + 2 * DAY);
+    await emailRow(old, 'FAILED');
+    const before = await source.current();
+    expect(before.from > old).toBe(true);
+
+    const listener = await pool.connect();
+    const payloads: string[] = [];
+    listener.on('notification', (n) => payloads.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+    try {
+      expect((await requeueFailedEmails(pool, project.id)).requeued).toBe(1);
+      await listener.query('SELECT 1'); // the notification arrives before this answer
+      expect(payloads).toContain(REQUEUED_PAYLOAD);
+    } finally {
+      await listener.query(`UNLISTEN ${NOTIFY_CHANNEL}`);
+      listener.release();
+    }
+
+    source.invalidate();
+    const after = await source.current();
+    expect(after.from <= old).toBe(true);
+    const claimed = await claimEmails(pool, 10, after);
+    expect(claimed.map((e) => e.id)).toContain(old);
+    await setStatus(old, 'SENT');
+  });
+
+  it('plans a claim over the partitions inside the window only', async () => {
+    const window = await queueWindowSource(pool).current();
+    const { rows } = await pool.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT id FROM emails WHERE id BETWEEN $1::uuid AND $2::uuid AND status = 'QUEUED'`,
+      [window.from, window.to],
+    );
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    const partitions = await historyPartitions(pool, 'emails');
+    const outside = partitions.filter((p) => p.to !== null && p.to <= window.from).map((p) => p.name);
+    expect(outside.length).toBeGreaterThan(0);
+    for (const name of outside) expect(plan).not.toContain(name);
+  });
+
+  it('gathers statistics of the partitions that take new mail, and of no other', async () => {
+    for (let i = 0; i < 300; i++) await emailRow(idAt(Date.now()), 'SENT');
+    const stats = async () =>
+      (
+        await pool.query<{ relname: string; analyzed: boolean; reltuples: number }>(
+          `SELECT s.relname, s.last_analyze IS NOT NULL AS analyzed, c.reltuples::float8 AS reltuples
+           FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname LIKE 'emails_p%'`,
+        )
+      ).rows;
+    const current = (await historyPartitions(pool, 'emails')).find(
+      (p) => p.from !== null && p.to !== null && p.from <= lowestIdAt(Date.now()) && lowestIdAt(Date.now()) < p.to,
+    );
+    await analyzeQueuePartitions(pool);
+    const after = await stats();
+    expect(after.find((r) => r.relname === current?.name)).toMatchObject({ analyzed: true });
+    expect(after.find((r) => r.relname === current?.name)?.reltuples).toBeGreaterThanOrEqual(300);
+    // Partitions that end over a day ago (the window's margin) take no new mail.
+    const past = (await historyPartitions(pool, 'emails')).filter(
+      (p) => p.to !== null && p.to <= lowestIdAt(Date.now() - DAY),
+    );
+    const older = after.filter((r) => past.some((p) => p.name === r.relname));
+    expect(older.length).toBeGreaterThan(0);
+    for (const r of older) expect(r.analyzed).toBe(false);
+  });
+});
