@@ -3,10 +3,10 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type TestProject } from '../../../test/accounts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { lowestIdAt } from '../../db/ids.js';
+import { highestIdAt, lowestIdAt } from '../../db/ids.js';
 import { historyPartitions } from '../../db/partitions.js';
 import { NOTIFY_CHANNEL } from './queue.js';
-import { analyzeQueuePartitions, queueFloor, queueWindowSource, REQUEUED_PAYLOAD } from './queue-window.js';
+import { analyzeQueuePartitions, queueBounds, queueWindowSource, REQUEUED_PAYLOAD } from './queue-window.js';
 import { requeueFailedEmails } from './requeue.js';
 import { claimEmails } from './service.js';
 
@@ -53,21 +53,32 @@ beforeAll(async () => {
 afterAll(() => pigeon?.stop());
 
 describe('the queue window', () => {
-  it('starts at the oldest partition holding mail on its way, at most a day before now; anywhere when the DEFAULT partition holds some', async () => {
+  it('spans the partitions holding mail on its way and at least a day either side of now; the whole table when the DEFAULT partition holds some', async () => {
     const now = Date.now();
-    expect(await queueFloor(pool, now)).toBe(lowestIdAt(now - DAY));
+    const recent = { from: lowestIdAt(now - DAY), to: highestIdAt(now + DAY) };
+    const partitionOf = async (id: string) =>
+      (await historyPartitions(pool, 'emails')).find(
+        (p) => p.from !== null && p.to !== null && p.from <= id && id < p.to,
+      );
+    expect(await queueBounds(pool, now)).toEqual(recent);
 
     const old = idAt(monthStart(6) + DAY);
-    const sixMonths = (await historyPartitions(pool, 'emails')).find(
-      (p) => p.from !== null && p.to !== null && p.from <= old && old < p.to,
-    );
+    const sixMonths = await partitionOf(old);
     expect(sixMonths?.from).toBeDefined();
     await emailRow(old, 'QUEUED');
-    expect(await queueFloor(pool, now)).toBe(sixMonths?.from);
+    expect(await queueBounds(pool, now)).toEqual({ from: sixMonths?.from, to: recent.to });
     await setStatus(old, 'SENDING'); // a claim counts as on its way too
-    expect(await queueFloor(pool, now)).toBe(sixMonths?.from);
+    expect(await queueBounds(pool, now)).toEqual({ from: sixMonths?.from, to: recent.to });
     await setStatus(old, 'SENT');
-    expect(await queueFloor(pool, now)).toBe(lowestIdAt(now - DAY));
+    expect(await queueBounds(pool, now)).toEqual(recent);
+
+    // An id two months ahead (a clock far off) lands in a partition made ahead: the window reaches it.
+    const ahead = idAt(monthStart(-2) + DAY);
+    const aheadPartition = await partitionOf(ahead);
+    expect(aheadPartition?.to).toBeDefined();
+    await emailRow(ahead, 'QUEUED');
+    expect(await queueBounds(pool, now)).toEqual({ from: recent.from, to: aheadPartition?.to });
+    await setStatus(ahead, 'CANCELLED');
 
     // No partition covers 30 months ago: that row lands in the DEFAULT partition, which may hold any id.
     const stray = idAt(monthStart(30) + DAY);
@@ -75,7 +86,10 @@ describe('the queue window', () => {
     expect(
       (await pool.query('SELECT tableoid::regclass::text AS t FROM emails WHERE id = $1', [stray])).rows[0].t,
     ).toBe('emails_default');
-    expect(await queueFloor(pool, now)).toBe(lowestIdAt(0));
+    expect(await queueBounds(pool, now)).toEqual({
+      from: '00000000-0000-0000-0000-000000000000',
+      to: 'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    });
     await setStatus(stray, 'CANCELLED');
   });
 

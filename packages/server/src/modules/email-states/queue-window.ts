@@ -8,8 +8,8 @@ import { status } from './service.js';
 /**
  * The range of `emails` ids that can hold mail on its way (QUEUED or SENDING). The delivery path's
  * statements name it so that PostgreSQL plans and locks only the partitions inside it: unbounded,
- * each claim planned and opened every monthly partition kept by retention (two years of them by
- * default) with their eleven indexes each, and its cost grew with the history (bench/results/
+ * each claim planned and opened every monthly partition kept by retention (400 days by default,
+ * and three months ahead) with their eleven indexes each, and its cost grew with the history (bench/results/
  * 2026-11-28-twenty-second-sitting.md).
  */
 export interface QueueWindow {
@@ -17,58 +17,83 @@ export interface QueueWindow {
   to: string;
 }
 
-/** No lower bound: a DEFAULT partition holding mail on its way may hold any id. */
-const FIRST_ID = lowestIdAt(0);
+/** No bounds: a DEFAULT partition holding mail on its way may hold any id. */
+const FIRST_ID = '00000000-0000-0000-0000-000000000000';
+const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 /** Margins for ids made by clocks a little off this one's (ids come from app servers and PostgreSQL). */
 const CLOCK_MARGIN_MS = 24 * 60 * 60 * 1000;
-/** How long a process keeps a floor before it looks again, when nothing says it moved down. */
+/** How long a process keeps the bounds before it looks again, when nothing says they moved. */
 export const FLOOR_REFRESH_MS = 60_000;
 /** The payload of the queue's NOTIFY when old mail became QUEUED again (`requeueFailedEmails`). */
 export const REQUEUED_PAYLOAD = 'requeued';
 
+/** Whether a partition of `emails` holds mail on its way: one probe per partial index (the queue's, the claims'). */
+async function holdsMailOnItsWay(pool: pg.Pool, name: string): Promise<boolean> {
+  const table = raw(`"${name.replace(/"/g, '""')}"`);
+  const [row] = await queryRows<{ some: boolean }>(
+    pool,
+    sql`SELECT EXISTS (SELECT 1 FROM ${table} WHERE status = ${status('QUEUED')})
+            OR EXISTS (SELECT 1 FROM ${table} WHERE status = ${status('SENDING')}) AS some`,
+  );
+  return row?.some ?? false;
+}
+
+/** The ids of one format sort as text as they do as uuids. */
+const lower = (a: string, b: string) => [a, b].sort()[0] as string;
+const higher = (a: string, b: string) => [a, b].sort()[1] as string;
+
 /**
- * The lowest id mail on its way can have: the start of the oldest partition that holds some (each
- * partition answers from its queue's partial indexes), and never above a day before `now`, so mail
- * queued after this look is inside. Unbounded when the DEFAULT partition holds mail on its way.
- * Only requeueing FAILED mail makes an older row QUEUED again; it says so (`REQUEUED_PAYLOAD`).
+ * The ids mail on its way can have: from the start of the oldest partition that holds some to the
+ * end of the newest one, and never narrower than a day either side of `now`, so mail queued after
+ * this look is inside. The whole table when the DEFAULT partition holds mail on its way (its rows
+ * may have any id: months the partitions job missed, clocks far off). Only requeueing FAILED mail
+ * makes an older row QUEUED again; it says so (`REQUEUED_PAYLOAD`).
  */
-export async function queueFloor(pool: pg.Pool, now = Date.now()): Promise<string> {
-  const recent = lowestIdAt(now - CLOCK_MARGIN_MS);
-  for (const partition of await historyPartitions(pool, 'emails')) {
-    const table = raw(`"${partition.name.replace(/"/g, '""')}"`);
-    // One probe per partial index (the queue's, the claims'): a partition of old mail costs two index probes.
-    const [row] = await queryRows<{ some: boolean }>(
-      pool,
-      sql`SELECT EXISTS (SELECT 1 FROM ${table} WHERE status = ${status('QUEUED')})
-              OR EXISTS (SELECT 1 FROM ${table} WHERE status = ${status('SENDING')}) AS some`,
-    );
-    if (!row?.some) continue;
-    if (partition.from === null) return FIRST_ID;
-    return [partition.from, recent].sort()[0] as string; // ids of one format sort as text as they do as uuids
+export async function queueBounds(pool: pg.Pool, now = Date.now()): Promise<QueueWindow> {
+  const recent = { from: lowestIdAt(now - CLOCK_MARGIN_MS), to: highestIdAt(now + CLOCK_MARGIN_MS) };
+  const partitions = await historyPartitions(pool, 'emails'); // oldest first, DEFAULT last
+  const fallback = partitions.find((p) => p.from === null);
+  if (fallback && (await holdsMailOnItsWay(pool, fallback.name))) return { from: FIRST_ID, to: LAST_ID };
+  const ranged = partitions.flatMap((p) =>
+    p.from !== null && p.to !== null ? [{ ...p, from: p.from, to: p.to }] : [],
+  );
+  let { from, to } = recent;
+  // Only partitions reaching past the recent range can widen it: older ones from the oldest, newer from the newest.
+  for (const p of ranged.filter((r) => r.from < recent.from)) {
+    if (await holdsMailOnItsWay(pool, p.name)) {
+      from = lower(p.from, from);
+      break;
+    }
   }
-  return recent;
+  for (const p of ranged.filter((r) => r.to > recent.to).reverse()) {
+    if (await holdsMailOnItsWay(pool, p.name)) {
+      to = higher(p.to, to);
+      break;
+    }
+  }
+  return { from, to };
 }
 
 export interface QueueWindowSource {
-  /** The window now: the floor found at most `FLOOR_REFRESH_MS` ago, up to a day past now. */
+  /** The window now: the bounds found at most `FLOOR_REFRESH_MS` ago, and at least up to a day past now. */
   current(): Promise<QueueWindow>;
-  /** Old mail was queued again: the next `current()` looks for the floor anew. */
+  /** Old mail was queued again: the next `current()` looks for the bounds anew. */
   invalidate(): void;
 }
 
-/** One process's view of the queue window, the floor shared by its loops and looked up once at a time. */
+/** One process's view of the queue window, its bounds shared by its loops and looked up once at a time. */
 export function queueWindowSource(pool: pg.Pool, refreshMs = FLOOR_REFRESH_MS): QueueWindowSource {
-  let floor: { id: string; at: number } | undefined;
-  let looking: Promise<string> | undefined;
+  let known: { bounds: QueueWindow; at: number } | undefined;
+  let looking: Promise<QueueWindow> | undefined;
   let generation = 0;
   const lookUp = () => {
     const started = generation;
     const at = Date.now();
-    looking ??= queueFloor(pool, at)
-      .then((id) => {
+    looking ??= queueBounds(pool, at)
+      .then((bounds) => {
         // An invalidation during the look may concern a row it had already passed: look again next time.
-        if (started === generation) floor = { id, at };
-        return id;
+        if (started === generation) known = { bounds, at };
+        return bounds;
       })
       .finally(() => {
         looking = undefined;
@@ -78,12 +103,12 @@ export function queueWindowSource(pool: pg.Pool, refreshMs = FLOOR_REFRESH_MS): 
   return {
     async current() {
       const now = Date.now();
-      const from = floor && now - floor.at < refreshMs ? floor.id : await lookUp();
-      return { from, to: highestIdAt(now + CLOCK_MARGIN_MS) };
+      const bounds = known && now - known.at < refreshMs ? known.bounds : await lookUp();
+      return { from: bounds.from, to: higher(bounds.to, highestIdAt(now + CLOCK_MARGIN_MS)) };
     },
     invalidate() {
       generation++;
-      floor = undefined;
+      known = undefined;
     },
   };
 }
