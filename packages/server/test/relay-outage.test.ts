@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { readTransportStatus } from '../src/mail/transport-status.js';
 import { api, bodyOf } from './api.js';
 import { killAllCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
+import { emailStatus, ensureEmailsPartition, idAt, insertEmailRow, monthStart } from './email-rows.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';
 import { verifiedSender } from './sending.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
@@ -271,19 +271,17 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
 
     // FAILED mail from months ago (its partition is below the workers' queue window) goes too: the
     // requeue's NOTIFY tells them to look for the window's floor again, not in a minute.
-    const months = new Date();
-    months.setUTCMonth(months.getUTCMonth() - 4, 1);
-    await db.query(`SELECT history_partition_ensure('emails', $1::date)`, [months]);
-    const hex = months.getTime().toString(16).padStart(12, '0');
-    const oldId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-${randomBytes(6).toString('hex')}`;
-    await db.query(
-      `INSERT INTO emails (id, project_id, content_type, message_id, to_email, from_email, subject, html, text, status,
-                           attempts, created_at)
-       VALUES ($1::uuid, $2, 'TRANSACTIONAL', '<' || $1::text || '@c.example>', 'rq-old@c.example', $3, 'old', '<p>o</p>',
-               'o', 'FAILED', 5, $4)`,
-      [oldId, s.project.id, s.from, months],
-    );
-    const oldStatus = async () => (await db.query('SELECT status FROM emails WHERE id = $1', [oldId])).rows[0].status;
+    const months = monthStart(4);
+    await ensureEmailsPartition(db, months);
+    const oldId = idAt(months + 86_400_000);
+    await insertEmailRow(db, {
+      id: oldId,
+      projectId: s.project.id,
+      status: 'FAILED',
+      from: s.from,
+      to: 'rq-old@c.example',
+    });
+    const oldStatus = () => emailStatus(db, oldId);
     expect(bodyOf(await client.emails.requeueFailed(), 200).data.requeued).toBe(1);
     expect(await until(oldStatus, (v) => v === 'SENT', 20_000)).toBe('SENT');
     expect(sink.messages.flatMap((m) => m.to)).toContain('rq-old@c.example');

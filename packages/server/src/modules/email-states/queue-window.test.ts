@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type TestProject } from '../../../test/accounts.js';
+import { ensureEmailsPartition, idAt, insertEmailRow, monthStart, setEmailStatus } from '../../../test/email-rows.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { highestIdAt, lowestIdAt } from '../../db/ids.js';
 import { historyPartitions } from '../../db/partitions.js';
+import { queryRows, sql } from '../../db/query.js';
 import { NOTIFY_CHANNEL } from './queue.js';
 import { analyzeQueuePartitions, queueBounds, queueWindowSource, REQUEUED_PAYLOAD } from './queue-window.js';
 import { requeueFailedEmails } from './requeue.js';
@@ -15,39 +16,14 @@ let pigeon: TestPigeon;
 let pool: pg.Pool;
 let project: TestProject;
 
-/** A month's start, `months` before this one (UTC). */
-const monthStart = (months: number) => {
-  const now = new Date();
-  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, 1);
-};
-
-/** A UUIDv7 of the time `ms`. */
-const idAt = (ms: number) => {
-  const random = randomBytes(8).toString('hex');
-  return `${lowestIdAt(ms).slice(0, 13)}-7${random.slice(0, 3)}-8${random.slice(3, 6)}-${random.slice(4, 16)}`;
-};
-
-/** A message of the project with the id `id` in `status`, created at the id's time. */
-async function emailRow(id: string, status: string): Promise<void> {
-  await pool.query(
-    `INSERT INTO emails (id, project_id, content_type, message_id, to_email, from_email, subject, html, text, status,
-                         created_at, next_attempt_at)
-     VALUES ($1::uuid, $2, 'TRANSACTIONAL', '<' || $1::text || '@window.example>', 'someone@window.example', 'app@window.example',
-             'Hi', '<p>Hi</p>', 'Hi', $3, now() - interval '1 day', now() - interval '1 day')`,
-    [id, project.id, status],
-  );
-}
-
-const setStatus = (id: string, status: string) =>
-  pool.query('UPDATE emails SET status = $2 WHERE id = $1', [id, status]);
+const emailRow = (id: string, status: string) => insertEmailRow(pool, { id, projectId: project.id, status });
+const setStatus = (id: string, status: string) => setEmailStatus(pool, id, status);
 
 beforeAll(async () => {
   // The API alone: nothing claims the rows these tests put in the queue but the tests.
   pigeon = await startTestPigeon({ role: 'api' });
   pool = pigeon.deps.db.pool;
-  for (const months of [3, 6]) {
-    await pool.query(`SELECT history_partition_ensure('emails', $1::date)`, [new Date(monthStart(months))]);
-  }
+  for (const months of [3, 6]) await ensureEmailsPartition(pool, monthStart(months));
   ({ project } = await newProject(pigeon));
 });
 afterAll(() => pigeon?.stop());
@@ -83,9 +59,11 @@ describe('the queue window', () => {
     // No partition covers 30 months ago: that row lands in the DEFAULT partition, which may hold any id.
     const stray = idAt(monthStart(30) + DAY);
     await emailRow(stray, 'QUEUED');
-    expect(
-      (await pool.query('SELECT tableoid::regclass::text AS t FROM emails WHERE id = $1', [stray])).rows[0].t,
-    ).toBe('emails_default');
+    const [home] = await queryRows<{ t: string }>(
+      pool,
+      sql`SELECT tableoid::regclass::text AS t FROM emails WHERE id = ${stray}::uuid`,
+    );
+    expect(home?.t).toBe('emails_default');
     expect(await queueBounds(pool, now)).toEqual({
       from: '00000000-0000-0000-0000-000000000000',
       to: 'ffffffff-ffff-ffff-ffff-ffffffffffff',
@@ -123,9 +101,9 @@ describe('the queue window', () => {
 
   it('plans a claim over the partitions inside the window only', async () => {
     const window = await queueWindowSource(pool).current();
-    const { rows } = await pool.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN SELECT id FROM emails WHERE id BETWEEN $1::uuid AND $2::uuid AND status = 'QUEUED'`,
-      [window.from, window.to],
+    const rows = await queryRows<{ 'QUERY PLAN': string }>(
+      pool,
+      sql`EXPLAIN SELECT id FROM emails WHERE id BETWEEN ${window.from}::uuid AND ${window.to}::uuid AND status = 'QUEUED'`,
     );
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
     const partitions = await historyPartitions(pool, 'emails');
@@ -136,13 +114,12 @@ describe('the queue window', () => {
 
   it('gathers statistics of the partitions that take new mail, and of no other', async () => {
     for (let i = 0; i < 300; i++) await emailRow(idAt(Date.now()), 'SENT');
-    const stats = async () =>
-      (
-        await pool.query<{ relname: string; analyzed: boolean; reltuples: number }>(
-          `SELECT s.relname, s.last_analyze IS NOT NULL AS analyzed, c.reltuples::float8 AS reltuples
-           FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname LIKE 'emails_p%'`,
-        )
-      ).rows;
+    const stats = () =>
+      queryRows<{ relname: string; analyzed: boolean; reltuples: number }>(
+        pool,
+        sql`SELECT s.relname, s.last_analyze IS NOT NULL AS analyzed, c.reltuples::float8 AS reltuples
+            FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname LIKE 'emails_p%'`,
+      );
     const current = (await historyPartitions(pool, 'emails')).find(
       (p) => p.from !== null && p.to !== null && p.from <= lowestIdAt(Date.now()) && lowestIdAt(Date.now()) < p.to,
     );
