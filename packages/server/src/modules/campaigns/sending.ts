@@ -88,7 +88,8 @@ async function refuseIfCampaignsPaused(db: Queryable, projectId: string) {
 export async function startCampaign(deps: AppDeps, id: string): Promise<CampaignRow | undefined> {
   const row = await freezeAudience(deps, id);
   if (row && row.total_recipients >= BULK_QUEUED) {
-    await analyzeQueuePartitions(deps.db.pool).catch((err) =>
+    // Not awaited: the send call does not wait for it (~0.5 s at 100,000 recipients, measured).
+    void analyzeQueuePartitions(deps.db.pool).catch((err) =>
       deps.logger.warn({ err, campaignId: id }, 'statistics of the queued mail not refreshed; autovacuum will'),
     );
   }
