@@ -42,7 +42,7 @@ const ALLOWED = {
   projects: ['accounts', 'auth', 'deliverability', 'domains', 'webhooks'],
   references: [],
   rendering: [],
-  retention: ['deliverability', 'email-states', 'event-log', 'workflows'],
+  retention: ['deliverability', 'email-states', 'event-log', 'event-webhooks', 'workflows'],
   segments: ['conditions', 'contacts', 'event-log', 'references'],
   'ses-feedback': ['deliverability'],
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],

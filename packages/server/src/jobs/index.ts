@@ -4,7 +4,6 @@ import { createBackgroundJob, type JobHandler } from '../modules/background-jobs
 import { changeFeedPruneJob } from '../modules/change-feed/jobs.js';
 import { contactJobHandlers } from '../modules/contacts/jobs.js';
 import { recheckDomainsJob } from '../modules/domains/jobs.js';
-import { webhookDeliveriesPruneJob } from '../modules/event-webhooks/jobs.js';
 import { deleteEventsByName } from '../modules/events/jobs.js';
 import { historyPartitionsJob, retentionJob } from '../modules/retention/jobs.js';
 import { segmentsSweepJob } from '../modules/segments/jobs.js';
@@ -22,15 +21,19 @@ const backgroundJob = createBackgroundJob({ ...contactJobHandlers, delete_events
 
 /** Every job of every module, registered once. Modules add their definitions here. */
 export function buildJobRegistry(): JobRegistry {
-  return new JobRegistry().register(
-    backgroundJob,
-    cleanupJob,
-    recheckDomainsJob,
-    segmentsSweepJob,
-    changeFeedPruneJob,
-    webhookDeliveriesPruneJob,
-    historyPartitionsJob,
-    retentionJob,
-    foldCountsJob,
-  );
+  return new JobRegistry()
+    .register(
+      backgroundJob,
+      cleanupJob,
+      recheckDomainsJob,
+      segmentsSweepJob,
+      changeFeedPruneJob,
+      historyPartitionsJob,
+      retentionJob,
+      foldCountsJob,
+    )
+    .retire(
+      // Finished webhook deliveries expire with retention.apply since 2026-11-28.
+      'webhooks.prune-deliveries',
+    );
 }

@@ -34,6 +34,7 @@ export const defineJob = <P extends z.ZodTypeAny>(def: JobDefinition<P>): JobDef
 /** The one list of every job Pigeon knows; handlers are looked up here by name. */
 export class JobRegistry {
   private readonly jobs = new Map<string, JobDefinition>();
+  private readonly retiredNames = new Set<string>();
 
   register(...defs: JobDefinition[]): this {
     for (const def of defs) {
@@ -41,6 +42,23 @@ export class JobRegistry {
       this.jobs.set(def.name, def);
     }
     return this;
+  }
+
+  /**
+   * Names of periodic jobs Pigeon no longer has: a worker removes their stored schedules when it
+   * starts. Named one by one, never "everything not registered": during a rolling upgrade an older
+   * worker would remove the newer version's jobs.
+   */
+  retire(...names: string[]): this {
+    for (const name of names) {
+      if (this.jobs.has(name)) throw new Error(`Job "${name}" is registered and retired`);
+      this.retiredNames.add(name);
+    }
+    return this;
+  }
+
+  retired(): string[] {
+    return [...this.retiredNames];
   }
 
   get(name: string): JobDefinition {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTestPigeon, type TestPigeon } from '../../test/helpers.js';
-import { defineJob } from './registry.js';
+import { queryRows, sql } from '../db/query.js';
+import { defineJob, JobRegistry, noPayload } from './registry.js';
+import { createScheduler } from './scheduler.js';
 
 const runs: Array<{ value: number; queried: boolean; attempt: number }> = [];
 let flakyFailuresLeft = 2;
@@ -71,5 +73,35 @@ describe('job scheduler', () => {
     expect(runs.some((r) => r.value === 99)).toBe(false);
     await waitFor(() => runs.some((r) => r.value === 99));
     expect(Date.now()).toBeGreaterThanOrEqual(runAt.getTime());
+  });
+
+  it('removes the stored schedule of a retired periodic job when a worker starts', async () => {
+    const hourly = defineJob({ name: 'test.hourly', payload: noPayload, every: '1 hour', handler: async () => {} });
+    const schedulerOf = (registry: JobRegistry) =>
+      createScheduler({
+        pool: pigeon.deps.db.pool,
+        registry,
+        logger: pigeon.deps.logger,
+        concurrency: 1,
+        pollIntervalMs: 60_000,
+        deps: () => pigeon.deps,
+      });
+    const stored = async () =>
+      (
+        await queryRows<{ n: number }>(
+          pigeon.deps.db.pool,
+          sql`SELECT count(*)::int AS n FROM agenda_jobs WHERE name = ${hourly.name}`,
+        )
+      )[0]?.n;
+    const before = await schedulerOf(new JobRegistry().register(hourly));
+    await before.startWorker();
+    await before.stop(1_000);
+    expect(await stored()).toBe(1);
+
+    expect(() => new JobRegistry().register(hourly).retire(hourly.name)).toThrow(/registered and retired/);
+    const after = await schedulerOf(new JobRegistry().retire(hourly.name));
+    await after.startWorker();
+    await after.stop(1_000);
+    expect(await stored()).toBe(0);
   });
 });

@@ -118,6 +118,8 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
         const every = typeof def.every === 'function' ? def.every(opts.deps().config) : def.every;
         if (every) await agenda.every(every, def.name, undefined, { skipImmediate: true });
       }
+      const retired = opts.registry.retired();
+      if (retired.length > 0) await agenda.cancel({ names: retired });
     },
     async stop(graceMs) {
       const agenda = await connecting?.catch(() => undefined);

@@ -29,7 +29,8 @@ export const retentionJob = defineJob({
       run.eventsDeleted ||
       run.emailsDeleted ||
       run.contentCleared ||
-      run.executionsExpired
+      run.executionsExpired ||
+      run.deliveriesDeleted
     ) {
       logger.info(run, 'retention applied');
     }

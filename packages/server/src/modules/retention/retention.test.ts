@@ -340,3 +340,74 @@ describe('retention of workflow executions', () => {
     expect((await applyRetention(pool, { batch: 2 })).executionsExpired).toBe(0);
   });
 });
+
+describe('retention of event webhook deliveries', () => {
+  it('deletes finished deliveries with the events, after 30 days at the latest; pending ones stay', async () => {
+    const shortLived = await newProject(pigeon);
+    const onDefaults = await newProject(pigeon);
+    expect((await patch(shortLived, { retention: { eventsDays: 10 } })).status).toBe(200);
+    const endpointOf = async (who: { auth: Record<string, string> }) => {
+      const res = await pigeon.request('POST', '/webhook-endpoints', {
+        headers: who.auth,
+        body: { url: 'https://hooks.example.com/pigeon', eventTypes: ['order.*'] },
+      });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const PAYLOAD = JSON.stringify({
+      type: 'order.paid',
+      timestamp: new Date().toISOString(),
+      data: {
+        contact: { id: '01a222ba-0b11-72bb-a8bc-02928a95567c', email: 'buyer@example.com' },
+        data: { total: 42 },
+      },
+    });
+    /** A delivery made `days` ago in the given state; answers its id. */
+    const delivery = async (endpointId: string, days: number, state: string) =>
+      (
+        await queryRows<{ id: string }>(
+          pool,
+          sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, next_attempt_at, created_at)
+              SELECT uuidv7_compat(), 'msg_' || md5(random()::text), e.project_id, e.id, 'order.paid', ${PAYLOAD}::jsonb,
+                     ${state}, CASE WHEN ${state} = 'PENDING' THEN now() + interval '1 hour' END, t
+              FROM webhook_endpoints e, (SELECT now() - make_interval(days => ${days}::int) AS t) at
+              WHERE e.id = ${endpointId}::uuid
+              RETURNING id::text`,
+        )
+      )[0]?.id as string;
+    const shortEndpoint = await endpointOf(shortLived);
+    const defaultEndpoint = await endpointOf(onDefaults);
+    const expired = [
+      await delivery(shortEndpoint, 12, 'SUCCEEDED'),
+      await delivery(shortEndpoint, 12, 'SUCCEEDED'),
+      await delivery(shortEndpoint, 11, 'FAILED'),
+      await delivery(defaultEndpoint, 31, 'SUCCEEDED'),
+      await delivery(defaultEndpoint, 40, 'FAILED'),
+    ];
+    const kept = [
+      await delivery(shortEndpoint, 12, 'PENDING'),
+      await delivery(shortEndpoint, 9, 'SUCCEEDED'),
+      await delivery(defaultEndpoint, 29, 'SUCCEEDED'),
+      await delivery(defaultEndpoint, 60, 'PENDING'),
+    ];
+    const left = async (ids: string[]) =>
+      (
+        await queryRows<{ n: number }>(
+          pool,
+          sql`SELECT count(*)::int AS n FROM webhook_messages WHERE id = ANY(${ids}::uuid[])`,
+        )
+      )[0]?.n;
+
+    const run = await applyRetention(pool, { batch: 2 });
+    expect(run.deliveriesDeleted).toBe(expired.length);
+    expect(run.largestStatement).toBeLessThanOrEqual(2);
+    expect(await left(expired)).toBe(0);
+    expect(await left(kept)).toBe(kept.length);
+    const listed = await pigeon.request('GET', `/webhook-endpoints/${shortEndpoint}/deliveries`, {
+      headers: shortLived.auth,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((d: { id: string }) => d.id).sort()).toEqual(kept.slice(0, 2).sort());
+    expect((await applyRetention(pool, { batch: 2 })).deliveriesDeleted).toBe(0);
+  });
+});

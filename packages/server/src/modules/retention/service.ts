@@ -6,6 +6,7 @@ import { inTransaction } from '../../db/sql.js';
 import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
 import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
 import { deleteExpiredEvents } from '../event-log/service.js';
+import { DELIVERY_RETENTION_DAYS, deleteExpiredDeliveries } from '../event-webhooks/expiry.js';
 import { expireFinishedExecutions } from '../workflows/expiry.js';
 
 /** Rows a single retention statement may touch at most. */
@@ -29,6 +30,8 @@ export interface RetentionRun {
   /** Finished workflow executions past the events' retention, deleted or emptied, and their step runs. */
   executionsExpired: number;
   stepRunsDeleted: number;
+  /** Finished event webhook deliveries past their retention (the events', at most DELIVERY_RETENTION_DAYS). */
+  deliveriesDeleted: number;
   /** The most rows any one statement of the run touched (never more than the batch). */
   largestStatement: number;
 }
@@ -40,8 +43,9 @@ interface RunState extends RetentionRun {
 /**
  * Applies every project's retention: drops the monthly partitions of `events` and `emails` that
  * are past every project's retention, then, per project, deletes older events and emails,
- * clears older messages' content and expires workflow executions that finished before the events'
- * retention, in statements of at most `batch` rows (executions, with their step runs) each.
+ * clears older messages' content, expires workflow executions that finished before the events'
+ * retention and deletes finished webhook deliveries older than the events' retention (30 days at
+ * most), in statements of at most `batch` rows (executions, with their step runs) each.
  */
 export async function applyRetention(
   pool: pg.Pool,
@@ -55,6 +59,7 @@ export async function applyRetention(
     contentCleared: 0,
     executionsExpired: 0,
     stepRunsDeleted: 0,
+    deliveriesDeleted: 0,
     largestStatement: 0,
   };
   const now = opts.now ?? new Date();
@@ -82,6 +87,11 @@ export async function applyRetention(
       run.stepRunsDeleted += expired.stepRuns;
       return expired.executions;
     });
+    // A delivery's payload is a copy of an event: it goes with the events, after 30 days at the latest.
+    const deliveredBefore = new Date(now.getTime() - Math.min(project.events_days, DELIVERY_RETENTION_DAYS) * dayMs);
+    run.deliveriesDeleted += await inBatches(run, () =>
+      deleteExpiredDeliveries(pool, project.id, deliveredBefore, run.batch),
+    );
   }
   const { batch: _batch, ...result } = run;
   return result;
