@@ -101,6 +101,33 @@ export const cursorPage = <T extends z.ZodTypeAny>(item: T) =>
   });
 
 /**
+ * Where a long list's first page stops counting: below it `total` is exact, at it `total` is this
+ * number and `totalCapped` is true (as a search engine's "10,000+"). Counting every row would cost
+ * the first page time in proportion to the project's history.
+ */
+export const LIST_TOTAL_CAP = 10_000;
+
+/** `total` of a list of `things` whose first page counts up to `LIST_TOTAL_CAP`, then caps and flags it. */
+export const cappedTotal = (things: string) =>
+  z.object({
+    total: z
+      .number()
+      .int()
+      .describe(
+        `First page (no cursor): how many ${things} match, counted up to ${LIST_TOTAL_CAP.toLocaleString('en-US')} (exact below it; see \`totalCapped\`). 0 on later pages`,
+      ),
+    totalCapped: z
+      .boolean()
+      .describe(
+        `True when counting stopped at ${LIST_TOTAL_CAP.toLocaleString('en-US')}: at least \`total\` ${things} match. False when \`total\` is exact (and on later pages)`,
+      ),
+  });
+
+/** A cursor page of a list that can grow with the project's history: its `total` is capped ({@link cappedTotal}). */
+export const cappedCursorPage = <T extends z.ZodTypeAny>(item: T, things: string) =>
+  cursorPage(item).merge(cappedTotal(things));
+
+/**
  * A value from a fixed list, anything else the default (the spec's list endpoints: "unrecognised
  * falls back").
  * The list is an array, so `__proto__`, `constructor` or `toString` are unrecognised like any

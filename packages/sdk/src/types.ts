@@ -1073,7 +1073,13 @@ export type WebhookDelivery = {
   payload: WebhookEvent;
 };
 export type WebhookDeliveryStatus = 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
-export type WebhookDeliveryPage = { data: WebhookDelivery[]; total: number; cursor: string | null; hasMore: boolean };
+export type WebhookDeliveryPage = {
+  data: WebhookDelivery[];
+  total: number;
+  cursor: string | null;
+  hasMore: boolean;
+  totalCapped: boolean;
+};
 export type WebhookDeliveryListQuery = {
   status?: WebhookDeliveryStatus | undefined;
   limit?: number | undefined;
@@ -1145,7 +1151,13 @@ export type EmailDetail = {
   contentCleared: boolean;
   timeline: { at: string; type: string; data: Record<string, unknown> }[];
 };
-export type EmailPage = { data: EmailSummary[]; total: number; cursor: string | null; hasMore: boolean };
+export type EmailPage = {
+  data: EmailSummary[];
+  total: number;
+  cursor: string | null;
+  hasMore: boolean;
+  totalCapped: boolean;
+};
 export type EmailListQuery = {
   status?: EmailStatus | undefined;
   limit?: number | undefined;

@@ -48,3 +48,14 @@ export async function emailStatus(pool: pg.Pool, id: string): Promise<string | u
   const [row] = await queryRows<{ status: string }>(pool, sql`SELECT status FROM emails WHERE id = ${id}::uuid`);
   return row?.status;
 }
+
+/** `count` emails of the project as they stand after sending, made now, in one statement (a long history's rows). */
+export async function insertSentEmails(pool: pg.Pool, projectId: string, count: number): Promise<void> {
+  await runStatement(
+    pool,
+    sql`INSERT INTO emails (id, project_id, content_type, message_id, to_email, from_email, subject, html, text, status)
+        SELECT uuidv7_compat(), ${projectId}::uuid, 'TRANSACTIONAL', '<bulk' || g || '@rows.example>', 'r' || g || '@rows.example',
+               'app@rows.example', 'Hi', '<p>Hi</p>', 'Hi', 'SENT'
+        FROM generate_series(1, ${count}::int) g`,
+  );
+}

@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, Timestamp } from '../common.js';
+import { CursorQuery, cappedCursorPage, commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 
 const c = initContract();
@@ -84,7 +84,7 @@ export const EmailListQuery = CursorQuery.extend({
   before: z.string().datetime({ offset: true }).optional().describe('Created before'),
 });
 
-const emailPage = cursorPage(EmailSummary);
+const emailPage = cappedCursorPage(EmailSummary, 'emails');
 type EmailPageObject = typeof emailPage;
 export interface EmailPageSchema extends EmailPageObject {}
 export const EmailPage: EmailPageSchema = emailPage;

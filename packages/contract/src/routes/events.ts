@@ -1,6 +1,15 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, success, Timestamp } from '../common.js';
+import {
+  CursorQuery,
+  cappedCursorPage,
+  cappedTotal,
+  commonErrors,
+  ErrorEnvelope,
+  LIST_TOTAL_CAP,
+  success,
+  Timestamp,
+} from '../common.js';
 import { meta } from '../meta.js';
 import { ContactData, ContactEmail, Job, JobAccepted } from './contacts.js';
 
@@ -62,28 +71,12 @@ export const EventsReach = z.object({
     "The oldest time this list can reach: events older than the project's event retention (`retention.eventsDays`) are removed",
   ),
 });
-/**
- * Where an event list's first page stops counting: below it `total` is exact, at it `total` is this
- * number and `totalCapped` is true (as a search engine's "10,000+"). Counting every event of a large
- * project would cost the first page time in proportion to the project's history.
- */
-export const EVENTS_TOTAL_CAP = 10_000;
+/** Where an event list's first page stops counting (`LIST_TOTAL_CAP`, as every long list). */
+export const EVENTS_TOTAL_CAP = LIST_TOTAL_CAP;
 
 /** `total` of an event list: exact up to `EVENTS_TOTAL_CAP`, then capped and flagged. */
-export const EventsTotal = z.object({
-  total: z
-    .number()
-    .int()
-    .describe(
-      `First page (no cursor): how many events match, counted up to ${EVENTS_TOTAL_CAP.toLocaleString('en-US')} (exact below it; see \`totalCapped\`). 0 on later pages`,
-    ),
-  totalCapped: z
-    .boolean()
-    .describe(
-      `True when counting stopped at ${EVENTS_TOTAL_CAP.toLocaleString('en-US')}: at least \`total\` events match. False when \`total\` is exact (and on later pages)`,
-    ),
-});
-export const eventsPage = <T extends z.ZodTypeAny>(item: T) => cursorPage(item).merge(EventsTotal).merge(EventsReach);
+export const EventsTotal = cappedTotal('events');
+export const eventsPage = <T extends z.ZodTypeAny>(item: T) => cappedCursorPage(item, 'events').merge(EventsReach);
 
 export const TimeRange = z.object({
   from: z.string().datetime({ offset: true }).optional().describe('Inclusive lower bound (ISO 8601)'),

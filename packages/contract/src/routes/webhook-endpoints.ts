@@ -1,6 +1,6 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
-import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, Timestamp } from '../common.js';
+import { CursorQuery, cappedCursorPage, commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { EventTypeFilter, WebhookEvent } from './webhook-events.js';
 
@@ -75,7 +75,7 @@ type WebhookDeliveryObject = typeof webhookDeliveryObject;
 export interface WebhookDeliverySchema extends WebhookDeliveryObject {}
 export const WebhookDelivery: WebhookDeliverySchema = webhookDeliveryObject;
 
-const webhookDeliveryPage = cursorPage(WebhookDelivery);
+const webhookDeliveryPage = cappedCursorPage(WebhookDelivery, 'deliveries');
 type WebhookDeliveryPageObject = typeof webhookDeliveryPage;
 export interface WebhookDeliveryPageSchema extends WebhookDeliveryPageObject {}
 /** Named so declaration files refer to it rather than spell out every payload type per route. */

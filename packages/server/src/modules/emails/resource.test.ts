@@ -1,6 +1,8 @@
+import { LIST_TOTAL_CAP } from '@pigeon/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, outboxMessages } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertSentEmails } from '../../../test/email-rows.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/workflows.js';
 
@@ -129,5 +131,24 @@ describe('GET /emails', () => {
     expectEnvelope(await other.cancel({ params: { id: scheduled.email }, body: {} }), 404, 'NOT_FOUND');
     expect(bodyOf(await other.list(), 200).total).toBe(0);
     expect((await emailOf(auth, scheduled.email)).status).toBe('SCHEDULED'); // the other project changed nothing
+  });
+
+  it('counts a long list only up to LIST_TOTAL_CAP on its first page, and says when it stopped there', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const emails = api(pigeon, auth).sentEmails;
+    await insertSentEmails(pigeon.deps.db.pool, project.id, LIST_TOTAL_CAP - 1);
+    expect(bodyOf(await emails.list({ query: { limit: 1 } }), 200)).toMatchObject({
+      total: LIST_TOTAL_CAP - 1,
+      totalCapped: false,
+    });
+    await insertSentEmails(pigeon.deps.db.pool, project.id, 2);
+    const first = bodyOf(await emails.list({ query: { limit: 1 } }), 200);
+    expect(first).toMatchObject({ total: LIST_TOTAL_CAP, totalCapped: true, hasMore: true });
+    const next = bodyOf(await emails.list({ query: { limit: 1, cursor: first.cursor ?? 'no cursor' } }), 200);
+    expect(next).toMatchObject({ total: 0, totalCapped: false, hasMore: true });
+    expect(bodyOf(await emails.list({ query: { status: 'FAILED' } }), 200)).toMatchObject({
+      total: 0,
+      totalCapped: false,
+    });
   });
 });

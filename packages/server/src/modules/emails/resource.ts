@@ -1,5 +1,6 @@
 import type { EmailDetail, EmailListQuery, EmailStatus, EmailSummary } from '@pigeon/contract';
 import type { z } from 'zod';
+import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
@@ -151,16 +152,13 @@ export async function listEmails(db: Queryable, projectId: string, query: z.infe
   const hasMore = rows.length > query.limit;
   const data = rows.slice(0, query.limit);
   const last = data.at(-1);
-  const total = query.cursor
-    ? 0
-    : ((await queryRows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM emails em WHERE ${and(filters)}`))[0]
-        ?.n ?? 0);
+  const counted = query.cursor ? LATER_PAGE : await countUpToCap(db, raw('emails em'), and(filters));
   return {
     data: data.map(toSummary),
     // The raw timestamp (microseconds) so that no row is skipped or repeated between pages.
     cursor: hasMore && last ? encodeCursor({ v: last.created_at_text, id: last.id }) : null,
     hasMore,
-    total,
+    ...counted,
   };
 }
 

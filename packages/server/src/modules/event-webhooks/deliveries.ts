@@ -1,7 +1,8 @@
 import type { WebhookDelivery, WebhookDeliveryStatus, WebhookEvent } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
-import { and, queryRows, type Sql, sql } from '../../db/query.js';
+import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
+import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { conflict, notFound } from '../../http/errors.js';
@@ -76,19 +77,12 @@ export async function listDeliveries(
   const hasMore = rows.length > query.limit;
   const data = rows.slice(0, query.limit).map(toDelivery);
   const last = data.at(-1);
-  const total = query.cursor
-    ? 0
-    : ((
-        await queryRows<{ n: number }>(
-          deps.db.pool,
-          sql`SELECT count(*)::int AS n FROM webhook_messages m WHERE ${base}`,
-        )
-      )[0]?.n ?? 0);
+  const counted = query.cursor ? LATER_PAGE : await countUpToCap(deps.db.pool, raw('webhook_messages m'), base);
   return {
     data,
     cursor: hasMore && last ? encodeCursor({ v: last.createdAt, id: last.id }) : null,
     hasMore,
-    total,
+    ...counted,
   };
 }
 

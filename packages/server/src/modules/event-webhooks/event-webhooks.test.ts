@@ -1,4 +1,4 @@
-import type { contract } from '@pigeon/contract';
+import { type contract, LIST_TOTAL_CAP } from '@pigeon/contract';
 import type { ClientInferRequest } from '@ts-rest/core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { verifiedSender } from '../../../test/sending.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 import { type Received, startTarget, type Target } from '../../../test/webhook-targets.js';
 import { track, until } from '../../../test/workflows.js';
+import { queryRows, sql } from '../../db/query.js';
 import { recordDeliveryFeedback } from '../deliverability/feedback.js';
 
 /** The clock Pigeon's webhook workers read: tests move it forward instead of waiting hours. */
@@ -394,7 +395,7 @@ describe('event webhooks', () => {
       await api(pigeon, mine.auth).webhookEndpoints.deliveries({ params, query: { limit: 2 } }),
       200,
     );
-    expect(page1).toMatchObject({ hasMore: true, total: 3 });
+    expect(page1).toMatchObject({ hasMore: true, total: 3, totalCapped: false });
     const page2 = bodyOf(
       await api(pigeon, mine.auth).webhookEndpoints.deliveries({
         params,
@@ -405,6 +406,24 @@ describe('event webhooks', () => {
     expect(page2).toMatchObject({ hasMore: false, cursor: null });
     const ids = [...page1.data, ...page2.data].map((d) => d.id);
     expect(new Set(ids).size).toBe(3);
+    // A long history: the first page counts up to LIST_TOTAL_CAP and says it stopped there.
+    await queryRows(
+      pigeon.deps.db.pool,
+      sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, created_at)
+          SELECT uuidv7_compat(), 'msg_bulk' || g, ${mine.project.id}::uuid, ${endpoint.id}::uuid, 'signup',
+                 m.payload, 'SUCCEEDED', now() - interval '1 hour'
+          FROM generate_series(1, ${LIST_TOTAL_CAP}::int) g,
+               (SELECT payload FROM webhook_messages WHERE id = ${ids[0] ?? 'none listed'}::uuid) m`,
+    );
+    const long = api(pigeon, mine.auth).webhookEndpoints;
+    expect(bodyOf(await long.deliveries({ params, query: { limit: 1 } }), 200)).toMatchObject({
+      total: LIST_TOTAL_CAP,
+      totalCapped: true,
+    });
+    expect(bodyOf(await long.deliveries({ params, query: { status: 'FAILED' } }), 200)).toMatchObject({
+      total: 0,
+      totalCapped: false,
+    });
 
     const delivery = { id: endpoint.id, deliveryId: ids[0] ?? 'none listed' };
     const other = api(pigeon, theirs.auth).webhookEndpoints;

@@ -1,4 +1,4 @@
-import { EVENTS_TOTAL_CAP } from '@pigeon/contract';
+import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
 import { idsSince } from '../../db/partitions.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -83,7 +83,7 @@ export async function listEvents(db: Queryable, projectId: string, f: EventFilte
     );
   const [rows, counted] = await Promise.all([
     f.cursor || f.from ? read() : newestPage(read, f.limit),
-    f.cursor ? { total: 0, totalCapped: false } : countEventsUpTo(db, projectId, f, EVENTS_TOTAL_CAP),
+    f.cursor ? LATER_PAGE : countUpToCap(db, raw('events e'), eventConditions(projectId, f)),
   ]);
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
@@ -113,21 +113,6 @@ async function newestPage(page: (extra: Sql[]) => Promise<EventRow[]>, limit: nu
   const last = recent.at(-1);
   if (recent.length === limit + 1 && last && last.created_at.getTime() >= since.getTime()) return recent;
   return page([]);
-}
-
-/** How many events match a filter, counting no further than `cap` (the index stops being read there). */
-async function countEventsUpTo(
-  db: Queryable,
-  projectId: string,
-  f: Omit<EventFilter, 'limit' | 'cursor'>,
-  cap: number,
-): Promise<{ total: number; totalCapped: boolean }> {
-  const [row] = await queryRows<{ n: number }>(
-    db,
-    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM events e WHERE ${eventConditions(projectId, f)} LIMIT ${cap + 1}) m`,
-  );
-  const n = row?.n ?? 0;
-  return n > cap ? { total: cap, totalCapped: true } : { total: n, totalCapped: false };
 }
 
 /** How many events match a filter. */
