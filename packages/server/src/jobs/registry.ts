@@ -39,6 +39,7 @@ export class JobRegistry {
   register(...defs: JobDefinition[]): this {
     for (const def of defs) {
       if (this.jobs.has(def.name)) throw new Error(`Job "${def.name}" is registered twice`);
+      if (this.retiredNames.has(def.name)) throw new Error(`Job "${def.name}" is registered and retired`);
       this.jobs.set(def.name, def);
     }
     return this;

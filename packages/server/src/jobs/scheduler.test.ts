@@ -99,6 +99,7 @@ describe('job scheduler', () => {
     expect(await stored()).toBe(1);
 
     expect(() => new JobRegistry().register(hourly).retire(hourly.name)).toThrow(/registered and retired/);
+    expect(() => new JobRegistry().retire(hourly.name).register(hourly)).toThrow(/registered and retired/);
     const after = await schedulerOf(new JobRegistry().retire(hourly.name));
     await after.startWorker();
     await after.stop(1_000);
