@@ -30,6 +30,7 @@ const reads = ({ contact: contactId, segment, cursor }) => ({
   analytics30d: '/analytics/timeseries',
   campaignStats: '/analytics/campaign-stats',
   segmentMembers: `/segments/${segment}/contacts?limit=50`,
+  emailsPage: '/emails?limit=50',
   track: { method: 'POST', path: '/v1/track', json: { email: TRACKED_EMAIL, event: 'bench.history' } },
 });
 

@@ -1,4 +1,7 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { generateIdempotencyKey } from '../../packages/sdk/dist/index.js';
+import { startNode } from '../lib/process.mjs';
 import { fmt, r1, runAutocannon, waitFeedDrained } from '../lib/segments.mjs';
 import { SENDER, sleep, smallMessage, verifiedSenderDomain } from '../lib/sending.mjs';
 import { PerMinute, pacedLoad, sumOf, tableStats } from '../lib/soak.mjs';
@@ -23,7 +26,9 @@ import {
  *
  * Load, all open loop: keyed POST /v1/track at the rate (a random seeded contact, `page.view`,
  * 1 in 100 `soak.signup`, which starts the workflow); POST /v1/send at SEND_RATE a second; a
- * campaign to every contact every CAMPAIGN_MINUTES minutes (the first at minute 1).
+ * campaign to every contact every CAMPAIGN_MINUTES minutes (the first at minute 1). An event webhook
+ * endpoint wants every `email.*` event and `soak.signup` (a receiver in its own process,
+ * services/webhook-receiver.mjs, answering 204 at once): its deliveries expire with the events.
  *
  * Sampled: track and send latency per minute; every 5 s the RSS of each Pigeon process; every
  * minute each table (partitions in their parent) with its indexes, its dead tuples, the rows
@@ -51,7 +56,9 @@ const HISTORY = [
   'rate_limit_counters',
   'revoked_sessions',
   'contact_changes',
+  'webhook_messages',
 ];
+const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const mb = (bytes) => Math.round(bytes / 1_048_576);
 const ratio = (a, b) => (a === null || b === null || b === 0 ? null : Number((a / b).toFixed(2)));
@@ -65,6 +72,7 @@ export default {
     RETENTION_INTERVAL_MINUTES: '1',
     RETENTION_DAY_SECONDS: String(DAY_SECONDS),
     IDEMPOTENCY_TRACK_TTL_MINUTES: '2',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', // the receiver is on 127.0.0.1
   }),
   target: [
     { metric: 'trackP99Ratio', max: 1.2, unit: '×', digits: 2, label: `track p99, last ${WINDOW} min ≤ 1.2 × first` },
@@ -115,6 +123,7 @@ export default {
         ['mail', 'done'],
       ],
     });
+    ctx.state.receiver = await startReceiver(ctx);
     const sustained = await runAutocannon(ctx, {
       url: new URL('/v1/track', ctx.baseUrl).href,
       connections: 50,
@@ -141,162 +150,213 @@ export default {
   },
 
   async run(ctx) {
-    const rate = ctx.state.trackRate;
-    const startAt = performance.timeOrigin + performance.now();
-    const endAt = startAt + MINUTES * 60_000;
-    const stopped = () => performance.timeOrigin + performance.now() >= endAt;
-    const tracks = new PerMinute(startAt);
-    const sends = new PerMinute(startAt);
-    const rss = []; // per minute: { pid: peak MB }
-    const minutes = [];
-    const campaigns = [];
-    let problem;
-
-    const trackLoad = pacedLoad(ctx, {
-      rate,
-      make: () => ({
-        path: '/v1/track',
-        headers: { ...ctx.publicAuth, 'idempotency-key': generateIdempotencyKey() },
-        body: trackBody(),
-      }),
-      onAnswer: (a) => tracks.add(a),
-      stopped,
-    });
-    const sendLoad = pacedLoad(ctx, {
-      rate: SEND_RATE,
-      maxInFlight: 16,
-      make: () => ({ path: '/v1/send', headers: ctx.auth, body: smallMessage(randomContact()) }),
-      onAnswer: (a) => sends.add(a),
-      stopped,
-    });
-    const campaignLoop = (async () => {
-      for (let m = 1; m < MINUTES; m += CAMPAIGN_MINUTES) {
-        const wait = startAt + m * 60_000 - (performance.timeOrigin + performance.now());
-        if (wait > 0) await sleep(wait, ctx.signal);
-        const created = await ctx.json('/campaigns', {
-          method: 'POST',
-          headers: ctx.auth,
-          json: {
-            name: `soak minute ${m}`,
-            subject: 'News for {{firstName ?? "you"}}',
-            body: '<p>Hello {{firstName ?? "there"}}, this is minute ' + m + '.</p>',
-            from: SENDER,
-            audienceType: 'ALL',
-          },
-        });
-        const t0 = performance.now();
-        await ctx.json(`/campaigns/${created.data.id}/send`, { method: 'POST', headers: ctx.auth, json: {} });
-        campaigns.push({ id: created.data.id, minute: m, sendCallMs: Math.round(performance.now() - t0) });
-      }
-    })().catch((err) => {
-      problem = `campaigns: ${err.message}`;
-    });
-    const sampler = (async () => {
-      let last = processSnapshot(ctx);
-      let lastTables = await tableStats(ctx);
-      for (let tick = 1; !stopped(); tick++) {
-        await sleep(5_000, ctx.signal);
-        const m = Math.floor((performance.timeOrigin + performance.now() - startAt) / 60_000);
-        const snap = processSnapshot(ctx);
-        rss[m] ??= {};
-        const peaks = rss[m];
-        for (const [pid, mbNow] of Object.entries(snap.rss)) peaks[pid] = Math.max(peaks[pid] ?? 0, mbNow ?? 0);
-        if (tick % 12 !== 0) continue;
-        const tables = await tableStats(ctx);
-        const cpu = cpuWindow(last, snap);
-        minutes.push(minuteRow(m, tables, lastTables, cpu, (await ctx.smtpSink.stats()).count));
-        last = snap;
-        lastTables = tables;
-      }
-    })().catch((err) => {
-      problem ??= `sampler: ${err.message}`;
-    });
-    const [trackDone, sendDone] = await Promise.all([trackLoad, sendLoad]);
-    await Promise.all([campaignLoop, sampler]);
-
-    const first = (s) => s.window(0, WINDOW);
-    const lastW = (s) => s.window(MINUTES - WINDOW, MINUTES);
-    const rssPeak = (from, to) => {
-      const out = {};
-      for (const minute of rss.slice(from, to))
-        for (const [pid, v] of Object.entries(minute ?? {})) out[pid] = Math.max(out[pid] ?? 0, v);
-      return out;
-    };
-    const rssFirst = rssPeak(0, WINDOW);
-    const rssLast = rssPeak(MINUTES - WINDOW, MINUTES);
-    const rssRatios = Object.keys(rssLast)
-      .filter((pid) => rssFirst[pid])
-      .map((pid) => ({
-        pid,
-        first: Math.round(rssFirst[pid]),
-        last: Math.round(rssLast[pid]),
-        ratio: ratio(rssLast[pid], rssFirst[pid]),
-      }));
-    const settled = minutes.find((row) => row.minute >= SETTLED);
-    const end = minutes.at(-1);
-    const historyGrowthPercent =
-      settled && end ? r1((100 * (end.historyBytes - settled.historyBytes)) / settled.historyBytes) : null;
-
-    const { rows: statuses } = await ctx.sql(
-      `SELECT id, status, total_recipients FROM campaigns WHERE id = ANY($1::uuid[]) ORDER BY created_at`,
-      [campaigns.map((c) => c.id)],
-    );
-    ctx.note(
-      `per minute (m: minute of the run; rates and latencies of that minute; MB: tables with their indexes, history = ` +
-        `${HISTORY.join(', ')}; deleted: rows deleted in that minute; CPU in % of a core):\n\n` +
-        progressionTable(minutes, tracks, sends, rss),
-    );
-    ctx.note(
-      `campaigns: ${campaigns.map((c) => `minute ${c.minute} (send call ${c.sendCallMs} ms, ${statuses.find((s) => s.id === c.id)?.status})`).join('; ')}`,
-    );
-    ctx.note(
-      `largest tables at the end: ${Object.entries(end?.tables ?? {})
-        .sort((a, b) => b[1].bytes - a[1].bytes)
-        .slice(0, 12)
-        .map(
-          ([name, t]) =>
-            `${name} ${mb(t.bytes)} MB (indexes ${mb(t.indexBytes)}, ${fmt(t.live)} live, ${fmt(t.dead)} dead)`,
-        )
-        .join('; ')}`,
-    );
-    const failed = { tracks: tracks.window(0, MINUTES).errors, sends: sends.window(0, MINUTES).errors };
-    if (failed.tracks || failed.sends)
-      problem ??=
-        `${failed.tracks} tracks and ${failed.sends} sends answered other than 2xx (by status: tracks ` +
-        `${JSON.stringify(tracks.window(0, MINUTES).statuses)}, sends ${JSON.stringify(sends.window(0, MINUTES).statuses)})`;
-    const tf = first(tracks);
-    const tl = lastW(tracks);
-    const sf = first(sends);
-    const sl = lastW(sends);
-    return {
-      minutes: MINUTES,
-      trackRate: rate,
-      tracksSent: trackDone.sent,
-      tracksLate: trackDone.late,
-      sendsSent: sendDone.sent,
-      sendsLate: sendDone.late,
-      trackFirst: tf,
-      trackLast: tl,
-      sendFirst: sf,
-      sendLast: sl,
-      trackP99Ratio: ratio(tl.p99, tf.p99),
-      sendP99Ratio: ratio(sl.p99, sf.p99),
-      rssRatio: rssRatios.length ? Math.max(...rssRatios.map((r) => r.ratio)) : null,
-      rssByProcess: rssRatios,
-      historyGrowthPercent,
-      settledMinute: settled?.minute ?? null,
-      campaigns: statuses,
-      perMinute: minutes.map(({ tables, ...row }) => row),
-      problem,
-      summary:
-        `${MINUTES} min at ${fmt(rate)} tracks/s (${fmt(trackDone.late)} late, ${fmt(failed.tracks)} not 2xx) + ` +
-        `${SEND_RATE} sends/s (${fmt(failed.sends)} not 2xx) + ${campaigns.length} campaigns: ` +
-        `track p99 ${tf.p99} → ${tl.p99} ms, send p99 ${sf.p99} → ${sl.p99} ms; RSS peaks ` +
-        `${rssRatios.map((r) => `${r.first}→${r.last}`).join(', ')} MB; history ${mb(settled?.historyBytes ?? 0)} → ` +
-        `${mb(end?.historyBytes ?? 0)} MB after minute ${settled?.minute}`,
-    };
+    try {
+      return await soak(ctx);
+    } finally {
+      await ctx.state.receiver?.process.stop();
+    }
   },
 };
+
+/** The webhook receiver and an endpoint on it wanting every email event and the signups. */
+async function startReceiver(ctx) {
+  const ready = /listening on (http:\/\/\S+)/;
+  const receiver = startNode({
+    name: 'webhook receiver',
+    args: [join(BENCH_DIR, 'services', 'webhook-receiver.mjs')],
+    env: { ...process.env, PORT: '0' },
+    ready,
+  });
+  await receiver.ready;
+  const origin = ready.exec(receiver.output())[1];
+  await ctx.json('/webhook-endpoints', {
+    method: 'POST',
+    headers: ctx.auth,
+    json: { url: `${origin}/hook`, eventTypes: ['email.*', 'soak.signup'] },
+  });
+  return { process: receiver, stats: async () => (await fetch(`${origin}/stats`)).json() };
+}
+
+/** Waits (at most a minute) until no delivery is PENDING or SENDING; answers the count per state. */
+async function deliveriesSettled(ctx) {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    const { rows } = await ctx.sql('SELECT status, count(*)::int AS n FROM webhook_messages GROUP BY 1 ORDER BY 1');
+    const states = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    if ((!states.PENDING && !states.SENDING) || performance.now() > deadline) return states;
+    await sleep(1_000, ctx.signal);
+  }
+}
+
+async function soak(ctx) {
+  const rate = ctx.state.trackRate;
+  const startAt = performance.timeOrigin + performance.now();
+  const endAt = startAt + MINUTES * 60_000;
+  const stopped = () => performance.timeOrigin + performance.now() >= endAt;
+  const tracks = new PerMinute(startAt);
+  const sends = new PerMinute(startAt);
+  const rss = []; // per minute: { pid: peak MB }
+  const minutes = [];
+  const campaigns = [];
+  let problem;
+
+  const trackLoad = pacedLoad(ctx, {
+    rate,
+    make: () => ({
+      path: '/v1/track',
+      headers: { ...ctx.publicAuth, 'idempotency-key': generateIdempotencyKey() },
+      body: trackBody(),
+    }),
+    onAnswer: (a) => tracks.add(a),
+    stopped,
+  });
+  const sendLoad = pacedLoad(ctx, {
+    rate: SEND_RATE,
+    maxInFlight: 16,
+    make: () => ({ path: '/v1/send', headers: ctx.auth, body: smallMessage(randomContact()) }),
+    onAnswer: (a) => sends.add(a),
+    stopped,
+  });
+  const campaignLoop = (async () => {
+    for (let m = 1; m < MINUTES; m += CAMPAIGN_MINUTES) {
+      const wait = startAt + m * 60_000 - (performance.timeOrigin + performance.now());
+      if (wait > 0) await sleep(wait, ctx.signal);
+      const created = await ctx.json('/campaigns', {
+        method: 'POST',
+        headers: ctx.auth,
+        json: {
+          name: `soak minute ${m}`,
+          subject: 'News for {{firstName ?? "you"}}',
+          body: '<p>Hello {{firstName ?? "there"}}, this is minute ' + m + '.</p>',
+          from: SENDER,
+          audienceType: 'ALL',
+        },
+      });
+      const t0 = performance.now();
+      await ctx.json(`/campaigns/${created.data.id}/send`, { method: 'POST', headers: ctx.auth, json: {} });
+      campaigns.push({ id: created.data.id, minute: m, sendCallMs: Math.round(performance.now() - t0) });
+    }
+  })().catch((err) => {
+    problem = `campaigns: ${err.message}`;
+  });
+  const sampler = (async () => {
+    let last = processSnapshot(ctx);
+    let lastTables = await tableStats(ctx);
+    let lastHooks = (await ctx.state.receiver.stats()).count;
+    for (let tick = 1; !stopped(); tick++) {
+      await sleep(5_000, ctx.signal);
+      const m = Math.floor((performance.timeOrigin + performance.now() - startAt) / 60_000);
+      const snap = processSnapshot(ctx);
+      rss[m] ??= {};
+      const peaks = rss[m];
+      for (const [pid, mbNow] of Object.entries(snap.rss)) peaks[pid] = Math.max(peaks[pid] ?? 0, mbNow ?? 0);
+      if (tick % 12 !== 0) continue;
+      const tables = await tableStats(ctx);
+      const cpu = cpuWindow(last, snap);
+      const hooks = (await ctx.state.receiver.stats()).count;
+      const received = { mail: (await ctx.smtpSink.stats()).count, hooks: hooks - lastHooks };
+      minutes.push(minuteRow(m, tables, lastTables, cpu, received));
+      lastHooks = hooks;
+      last = snap;
+      lastTables = tables;
+    }
+  })().catch((err) => {
+    problem ??= `sampler: ${err.message}`;
+  });
+  const [trackDone, sendDone] = await Promise.all([trackLoad, sendLoad]);
+  await Promise.all([campaignLoop, sampler]);
+  const deliveryStates = await deliveriesSettled(ctx);
+  const hooks = await ctx.state.receiver.stats();
+  if (deliveryStates.FAILED || deliveryStates.PENDING || deliveryStates.SENDING || hooks.count === 0)
+    problem ??= `webhook deliveries at the end: ${JSON.stringify(deliveryStates)}, ${hooks.count} received`;
+
+  const first = (s) => s.window(0, WINDOW);
+  const lastW = (s) => s.window(MINUTES - WINDOW, MINUTES);
+  const rssPeak = (from, to) => {
+    const out = {};
+    for (const minute of rss.slice(from, to))
+      for (const [pid, v] of Object.entries(minute ?? {})) out[pid] = Math.max(out[pid] ?? 0, v);
+    return out;
+  };
+  const rssFirst = rssPeak(0, WINDOW);
+  const rssLast = rssPeak(MINUTES - WINDOW, MINUTES);
+  const rssRatios = Object.keys(rssLast)
+    .filter((pid) => rssFirst[pid])
+    .map((pid) => ({
+      pid,
+      first: Math.round(rssFirst[pid]),
+      last: Math.round(rssLast[pid]),
+      ratio: ratio(rssLast[pid], rssFirst[pid]),
+    }));
+  const settled = minutes.find((row) => row.minute >= SETTLED);
+  const end = minutes.at(-1);
+  const historyGrowthPercent =
+    settled && end ? r1((100 * (end.historyBytes - settled.historyBytes)) / settled.historyBytes) : null;
+
+  const { rows: statuses } = await ctx.sql(
+    `SELECT id, status, total_recipients FROM campaigns WHERE id = ANY($1::uuid[]) ORDER BY created_at`,
+    [campaigns.map((c) => c.id)],
+  );
+  ctx.note(
+    `per minute (m: minute of the run; rates and latencies of that minute; MB: tables with their indexes, history = ` +
+      `${HISTORY.join(', ')}; deleted: rows deleted in that minute; CPU in % of a core):\n\n` +
+      progressionTable(minutes, tracks, sends, rss),
+  );
+  ctx.note(
+    `webhooks: ${fmt(hooks.count)} deliveries received (${fmt(hooks.distinct)} webhook-ids, ${fmt(hooks.duplicates)} twice or more); ` +
+      `deliveries left at the end by state (the older ones expired with the events): ${JSON.stringify(deliveryStates)}`,
+  );
+  ctx.note(
+    `campaigns: ${campaigns.map((c) => `minute ${c.minute} (send call ${c.sendCallMs} ms, ${statuses.find((s) => s.id === c.id)?.status})`).join('; ')}`,
+  );
+  ctx.note(
+    `largest tables at the end: ${Object.entries(end?.tables ?? {})
+      .sort((a, b) => b[1].bytes - a[1].bytes)
+      .slice(0, 12)
+      .map(
+        ([name, t]) =>
+          `${name} ${mb(t.bytes)} MB (indexes ${mb(t.indexBytes)}, ${fmt(t.live)} live, ${fmt(t.dead)} dead)`,
+      )
+      .join('; ')}`,
+  );
+  const failed = { tracks: tracks.window(0, MINUTES).errors, sends: sends.window(0, MINUTES).errors };
+  if (failed.tracks || failed.sends)
+    problem ??=
+      `${failed.tracks} tracks and ${failed.sends} sends answered other than 2xx (by status: tracks ` +
+      `${JSON.stringify(tracks.window(0, MINUTES).statuses)}, sends ${JSON.stringify(sends.window(0, MINUTES).statuses)})`;
+  const tf = first(tracks);
+  const tl = lastW(tracks);
+  const sf = first(sends);
+  const sl = lastW(sends);
+  return {
+    minutes: MINUTES,
+    trackRate: rate,
+    tracksSent: trackDone.sent,
+    tracksLate: trackDone.late,
+    sendsSent: sendDone.sent,
+    sendsLate: sendDone.late,
+    trackFirst: tf,
+    trackLast: tl,
+    sendFirst: sf,
+    sendLast: sl,
+    trackP99Ratio: ratio(tl.p99, tf.p99),
+    sendP99Ratio: ratio(sl.p99, sf.p99),
+    rssRatio: rssRatios.length ? Math.max(...rssRatios.map((r) => r.ratio)) : null,
+    rssByProcess: rssRatios,
+    historyGrowthPercent,
+    settledMinute: settled?.minute ?? null,
+    campaigns: statuses,
+    webhooks: { received: hooks.count, duplicates: hooks.duplicates, states: deliveryStates },
+    perMinute: minutes.map(({ tables, ...row }) => row),
+    problem,
+    summary:
+      `${MINUTES} min at ${fmt(rate)} tracks/s (${fmt(trackDone.late)} late, ${fmt(failed.tracks)} not 2xx) + ` +
+      `${SEND_RATE} sends/s (${fmt(failed.sends)} not 2xx) + ${campaigns.length} campaigns: ` +
+      `track p99 ${tf.p99} → ${tl.p99} ms, send p99 ${sf.p99} → ${sl.p99} ms; RSS peaks ` +
+      `${rssRatios.map((r) => `${r.first}→${r.last}`).join(', ')} MB; history ${mb(settled?.historyBytes ?? 0)} → ` +
+      `${mb(end?.historyBytes ?? 0)} MB after minute ${settled?.minute}; ${fmt(hooks.count)} webhook deliveries`,
+  };
+}
 
 function randomContact() {
   return `soak${Math.floor(Math.random() * CONTACTS)}@${DOMAIN}`;
@@ -321,15 +381,17 @@ function minuteRow(minute, tables, before, cpu, received) {
     eventsDeleted: delta('events', 'deleted'),
     emailsDeleted: delta('emails', 'deleted'),
     keysDeleted: delta('idempotency_keys', 'deleted'),
+    deliveriesDeleted: delta('webhook_messages', 'deleted'),
     autovacuums: sumOf(tables, 'autovacuums') - sumOf(before, 'autovacuums'),
-    received,
+    received: received.mail,
+    hooks: received.hooks,
     cpu: { api: cpu.mainCpuPercentOfCore, workers: cpu.workerCpuPercentOfCore, db: cpu.dbCpuPercentOfCore },
   };
 }
 
 function progressionTable(minutes, tracks, sends, rss) {
   const head =
-    '   m  track/s  p50  p99  err  send p50  p99  err   RSS MB (each process)   events  emails  hist MB  all MB    dead  ev del  em del  key del  autovac  API%  wrk%  PG%';
+    '   m  track/s  p50  p99  err  send p50  p99  err   RSS MB (each process)   events  emails  hooks/s  hist MB  all MB    dead  ev del  em del  key del  wh del  autovac  API%  wrk%  PG%';
   const lines = minutes.map((row) => {
     const m = row.minute - 1; // the sample at the start of minute m+1 closes minute m
     const t = tracks.window(m, m + 1);
@@ -349,12 +411,14 @@ function progressionTable(minutes, tracks, sends, rss) {
       peaks.padStart(24),
       String(row.events).padStart(8),
       String(row.emails).padStart(7),
+      String(Math.round(row.hooks / 60)).padStart(8),
       String(mb(row.historyBytes)).padStart(8),
       String(mb(row.allBytes)).padStart(7),
       String(row.dead).padStart(7),
       String(row.eventsDeleted).padStart(7),
       String(row.emailsDeleted).padStart(7),
       String(row.keysDeleted).padStart(8),
+      String(row.deliveriesDeleted).padStart(7),
       String(row.autovacuums).padStart(8),
       String(Math.round(row.cpu.api ?? 0)).padStart(5),
       String(Math.round(row.cpu.workers ?? 0)).padStart(5),
