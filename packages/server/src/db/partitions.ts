@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from '../logger.js';
+import { FIRST_ID } from './ids.js';
 import { queryRows, raw, runStatement, type Sql, sql } from './query.js';
 import { inTransaction } from './sql.js';
 
@@ -62,8 +63,6 @@ export async function historyPartitions(db: pg.Pool | pg.PoolClient, table: Hist
     })
     .sort((a, b) => (a.from === null ? 1 : b.from === null ? -1 : a.from.localeCompare(b.from)));
 }
-
-const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 export interface MoveOptions {
   /** Rows per batch (one transaction each). */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { highestIdAt, lowestIdAt } from '../../db/ids.js';
+import { FIRST_ID, highestIdAt, LAST_ID, lowestIdAt } from '../../db/ids.js';
 import { historyPartitions } from '../../db/partitions.js';
-import { queryRows, raw, sql } from '../../db/query.js';
+import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { status } from './service.js';
 
@@ -17,11 +17,13 @@ export interface QueueWindow {
   to: string;
 }
 
-/** No bounds: a DEFAULT partition holding mail on its way may hold any id. */
-const FIRST_ID = '00000000-0000-0000-0000-000000000000';
-const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 /** Margins for ids made by clocks a little off this one's (ids come from app servers and PostgreSQL). */
 const CLOCK_MARGIN_MS = 24 * 60 * 60 * 1000;
+/** The ids of mail queued about now: a day either side of `now`. */
+const recentIds = (now: number): QueueWindow => ({
+  from: lowestIdAt(now - CLOCK_MARGIN_MS),
+  to: highestIdAt(now + CLOCK_MARGIN_MS),
+});
 /** How long a process keeps the bounds before it looks again, when nothing says they moved. */
 export const FLOOR_REFRESH_MS = 60_000;
 /** The payload of the queue's NOTIFY when old mail became QUEUED again (`requeueFailedEmails`). */
@@ -29,7 +31,7 @@ export const REQUEUED_PAYLOAD = 'requeued';
 
 /** Whether a partition of `emails` holds mail on its way: one probe per partial index (the queue's, the claims'). */
 async function holdsMailOnItsWay(pool: pg.Pool, name: string): Promise<boolean> {
-  const table = raw(`"${name.replace(/"/g, '""')}"`);
+  const table = raw(name); // a name the partitions job made (`emails_p202611`), as retention uses them
   const [row] = await queryRows<{ some: boolean }>(
     pool,
     sql`SELECT EXISTS (SELECT 1 FROM ${table} WHERE status = ${status('QUEUED')})
@@ -50,9 +52,10 @@ const higher = (a: string, b: string) => [a, b].sort()[1] as string;
  * makes an older row QUEUED again; it says so (`REQUEUED_PAYLOAD`).
  */
 export async function queueBounds(pool: pg.Pool, now = Date.now()): Promise<QueueWindow> {
-  const recent = { from: lowestIdAt(now - CLOCK_MARGIN_MS), to: highestIdAt(now + CLOCK_MARGIN_MS) };
+  const recent = recentIds(now);
   const partitions = await historyPartitions(pool, 'emails'); // oldest first, DEFAULT last
   const fallback = partitions.find((p) => p.from === null);
+  // No bounds: a DEFAULT partition may hold any id.
   if (fallback && (await holdsMailOnItsWay(pool, fallback.name))) return { from: FIRST_ID, to: LAST_ID };
   const ranged = partitions.flatMap((p) =>
     p.from !== null && p.to !== null ? [{ ...p, from: p.from, to: p.to }] : [],
@@ -125,15 +128,14 @@ export const BULK_QUEUED = 1_000;
  * timeout: an analyze already running on it will do.
  */
 export async function analyzeQueuePartitions(pool: pg.Pool, now = Date.now()): Promise<void> {
-  const from = lowestIdAt(now - CLOCK_MARGIN_MS);
-  const to = highestIdAt(now + CLOCK_MARGIN_MS);
+  const { from, to } = recentIds(now);
   const partitions = (await historyPartitions(pool, 'emails')).filter(
     (p) => (p.from === null || p.from <= to) && (p.to === null || p.to > from),
   );
   for (const partition of partitions) {
     await inTransaction(pool, async (client) => {
       await client.query(`SET LOCAL lock_timeout = '2s'`);
-      await client.query(`ANALYZE "${partition.name.replace(/"/g, '""')}"`);
+      await runStatement(client, sql`ANALYZE ${raw(partition.name)}`);
     });
   }
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { lowestIdAt } from '../../db/ids.js';
+import { FIRST_ID, lowestIdAt } from '../../db/ids.js';
 import { type HistoryTable, historyPartitions, type PartitionInfo } from '../../db/partitions.js';
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
@@ -13,7 +13,6 @@ import { expireFinishedExecutions } from '../workflows/expiry.js';
 export const RETENTION_BATCH = 5_000;
 const DDL_LOCK_TIMEOUT = '2s';
 const DAY_MS = 86_400_000;
-const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 interface ProjectRetention {
   id: string;
