@@ -36,7 +36,7 @@ const ALLOWED = {
   engagement: ['contacts', 'email-states', 'event-log', 'rendering'],
   events: ['background-jobs', 'contacts', 'event-log', 'references', 'retention'],
   'event-log': [],
-  'event-webhooks': ['domains', 'webhooks'],
+  'event-webhooks': ['background-jobs', 'domains', 'webhooks'],
   'inbound-webhooks': ['billing', 'ses-feedback'],
   outbox: [],
   projects: ['accounts', 'auth', 'deliverability', 'domains', 'webhooks'],

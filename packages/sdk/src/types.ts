@@ -116,7 +116,8 @@ export type JobKind =
   | 'bulk_unsubscribe'
   | 'bulk_delete'
   | 'delete_field'
-  | 'delete_events';
+  | 'delete_events'
+  | 'recover_deliveries';
 /** The 202 answer of a queued job: poll it with `contacts.waitForJob`. */
 export type JobAccepted = { jobId: string };
 export type FieldInfo = {
@@ -1086,6 +1087,8 @@ export type WebhookDeliveryListQuery = {
   cursor?: string | undefined;
   eventType?: string | undefined;
 };
+/** Which FAILED deliveries `webhooks.deliveries.recover` sends again: those created in `[after, before)`. */
+export type WebhookDeliveryRecoveryBody = { after: string; before?: string | undefined };
 export type EmailStatus =
   | 'SCHEDULED'
   | 'SENDING'

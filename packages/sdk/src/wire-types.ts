@@ -325,6 +325,8 @@ export type WebhookDelivery = z.infer<typeof wire.WebhookDelivery>;
 export type WebhookDeliveryStatus = z.infer<typeof wire.WebhookDeliveryStatus>;
 export type WebhookDeliveryPage = SuccessBody<WebhookEndpointRoutes['deliveries']>;
 export type WebhookDeliveryListQuery = RouteInput<WebhookEndpointRoutes['deliveries']>['query'];
+/** Which FAILED deliveries `webhooks.deliveries.recover` sends again: those created in `[after, before)`. */
+export type WebhookDeliveryRecoveryBody = RouteInput<WebhookEndpointRoutes['recover']>['body'];
 export type EmailStatus = z.infer<typeof wire.EmailStatus>;
 export type EmailSummary = z.infer<typeof wire.EmailSummary>;
 export type EmailDetail = z.infer<typeof wire.EmailDetail>;

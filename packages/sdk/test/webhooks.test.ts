@@ -3,6 +3,7 @@ import { HttpResponse } from 'msw';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   type EmailDetail,
+  type Job,
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEvent,
@@ -175,5 +176,42 @@ describe('resources', () => {
     expect((await client.emails.get(id)).timeline[0]?.type).toBe('email.scheduled');
     expect((await client.emails.cancel(id)).status).toBe('CANCELLED');
     expect(client.webhooks.verify).toBe(webhooks.verify);
+  });
+
+  it('recovers failed deliveries of a time range and polls the job until it is done', async () => {
+    const jobId = '0190c2a4-7b7e-7cc0-9a3f-0000000000aa';
+    const job = (status: Job['status'], processed: number): Job => ({
+      id: jobId,
+      kind: 'recover_deliveries',
+      status,
+      progress: status === 'completed' ? 100 : 50,
+      total: 2_000,
+      processed,
+      created: 0,
+      updated: processed / 2,
+      skipped: processed / 2,
+      errors: [],
+      error: null,
+      createdAt: at,
+      startedAt: at,
+      finishedAt: status === 'completed' ? at : null,
+    });
+    const asked = route('post', `/webhook-endpoints/${id}/recoveries`, () =>
+      HttpResponse.json({ jobId }, { status: 202 }),
+    );
+    route('get', `/webhook-endpoints/${id}/recoveries/${jobId}`, (_request, n) =>
+      HttpResponse.json(n === 0 ? job('running', 1_000) : job('completed', 2_000)),
+    );
+    const client = pigeon();
+    const range = { after: '2026-11-20T00:00:00Z', before: '2026-11-23T00:00:00Z' };
+    expect(await client.webhooks.deliveries.recover(id, range)).toEqual({ jobId });
+    expect(await asked[0]?.json()).toEqual(range);
+    const seen: number[] = [];
+    const done = await client.webhooks.deliveries.waitForRecovery(id, jobId, {
+      intervalMs: 1,
+      onProgress: (j) => seen.push(j.processed),
+    });
+    expect(done).toMatchObject({ status: 'completed', updated: 1_000, skipped: 1_000 });
+    expect(seen).toEqual([1_000, 2_000]);
   });
 });

@@ -96,6 +96,7 @@ export const JobKind = z.enum([
   'bulk_delete',
   'delete_field',
   'delete_events',
+  'recover_deliveries',
 ]);
 export type JobKind = z.infer<typeof JobKind>;
 

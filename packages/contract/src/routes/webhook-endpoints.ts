@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { CursorQuery, cappedCursorPage, commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
+import { Job, JobAccepted } from './contacts.js';
 import { EventTypeFilter, WebhookEvent } from './webhook-events.js';
 
 const c = initContract();
@@ -88,6 +89,22 @@ export const WebhookEndpointList: WebhookEndpointListSchema = webhookEndpointLis
 
 const Id = z.object({ id: z.string().uuid() });
 const DeliveryPath = z.object({ id: z.string().uuid(), deliveryId: z.string().uuid() });
+const RecoveryPath = z.object({ id: z.string().uuid(), jobId: z.string().uuid() });
+
+/** Which failed deliveries a recovery sends again: those created in `[after, before)`. */
+export const DeliveryRecovery = z
+  .object({
+    after: z.string().datetime({ offset: true }).describe('Deliveries created at or after this time'),
+    before: z
+      .string()
+      .datetime({ offset: true })
+      .optional()
+      .describe('Deliveries created before this time (default: when the recovery is asked for)'),
+  })
+  .refine((r) => r.before === undefined || Date.parse(r.after) < Date.parse(r.before), {
+    path: ['before'],
+    message: 'must be later than `after`',
+  });
 const notFoundErrors = { 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors };
 
 export const webhookEndpointsContract = c.router(
@@ -186,6 +203,25 @@ export const webhookEndpointsContract = c.router(
       pathParams: DeliveryPath,
       body: z.object({}).optional(),
       responses: { 202: WebhookDelivery, 409: ErrorEnvelope, ...notFoundErrors },
+    },
+    recover: {
+      method: 'POST',
+      path: '/webhook-endpoints/:id/recoveries',
+      summary: 'Send again every FAILED delivery created in a time range (a job: poll GET …/recoveries/:jobId)',
+      description:
+        'After an outage of your endpoint: each FAILED delivery created at or after `after` and before `before` is attempted once more, as a replay (same `webhook-id` and payload). The job walks the range in statements of at most 1,000 deliveries; its `processed` counts deliveries looked at, `updated` those sent again, `skipped` those that were not FAILED. The endpoint must be enabled (409).',
+      metadata: meta({ auth: 'dashboard', example: { after: '2026-11-20T00:00:00Z', before: '2026-11-23T00:00:00Z' } }),
+      pathParams: Id,
+      body: DeliveryRecovery,
+      responses: { 202: JobAccepted, 409: ErrorEnvelope, ...notFoundErrors },
+    },
+    recovery: {
+      method: 'GET',
+      path: '/webhook-endpoints/:id/recoveries/:jobId',
+      summary: 'Poll a recovery of failed deliveries',
+      metadata: dashboard,
+      pathParams: RecoveryPath,
+      responses: { 200: Job, ...notFoundErrors },
     },
   },
   { strictStatusCodes: true },

@@ -4,6 +4,7 @@ import { createBackgroundJob, type JobHandler } from '../modules/background-jobs
 import { changeFeedPruneJob } from '../modules/change-feed/jobs.js';
 import { contactJobHandlers } from '../modules/contacts/jobs.js';
 import { recheckDomainsJob } from '../modules/domains/jobs.js';
+import { recoverDeliveries } from '../modules/event-webhooks/recovery.js';
 import { deleteEventsByName } from '../modules/events/jobs.js';
 import { historyPartitionsJob, retentionJob } from '../modules/retention/jobs.js';
 import { segmentsSweepJob } from '../modules/segments/jobs.js';
@@ -17,7 +18,11 @@ const deleteEvents: JobHandler = async (ctx) => {
 };
 
 /** The project background job, with each module's handler per kind: registered here, not imported by it. */
-const backgroundJob = createBackgroundJob({ ...contactJobHandlers, delete_events: deleteEvents });
+const backgroundJob = createBackgroundJob({
+  ...contactJobHandlers,
+  delete_events: deleteEvents,
+  recover_deliveries: recoverDeliveries,
+});
 
 /** Every job of every module, registered once. Modules add their definitions here. */
 export function buildJobRegistry(): JobRegistry {

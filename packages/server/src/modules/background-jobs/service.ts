@@ -1,7 +1,7 @@
 import type { JobKind, JobStatus } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 
@@ -55,9 +55,16 @@ export async function setJobTotal(db: Queryable, jobId: string, total: number): 
   await queryRows(db, sql`UPDATE background_jobs SET total = ${total} WHERE id = ${jobId}`);
 }
 
-/** A job of the caller's project, of one of the given kinds; anything else is 404. */
-export async function getJob(db: Queryable, projectId: string, id: string, kinds: JobKind[]) {
-  const job = await findInProject<JobRow>(db, 'background_jobs', projectId, id, 'Job', sql`kind = ANY(${kinds})`);
+/** A job of the caller's project, of one of the given kinds (and matching `extra`); anything else is 404. */
+export async function getJob(db: Queryable, projectId: string, id: string, kinds: JobKind[], extra: Sql = raw('true')) {
+  const job = await findInProject<JobRow>(
+    db,
+    'background_jobs',
+    projectId,
+    id,
+    'Job',
+    sql`kind = ANY(${kinds}) AND ${extra}`,
+  );
   return toJobDto(job);
 }
 
@@ -85,7 +92,12 @@ export interface BatchOutcome {
   updated?: number;
   skipped?: number;
   errors?: JobError[];
+  /** Where a handler that walks a range resumes after a crash: kept in the job's `input.resumeFrom`. */
+  resumeFrom?: Record<string, unknown>;
 }
+
+const resumeFrom = ({ resumeFrom: at }: BatchOutcome): Sql =>
+  at === undefined ? raw('') : sql` input = input || jsonb_build_object('resumeFrom', ${JSON.stringify(at)}::jsonb),`;
 
 /** Adds one batch's counts; called on the batch's own transaction client so both commit together. */
 export async function recordBatch(db: pg.PoolClient, jobId: string, outcome: BatchOutcome): Promise<void> {
@@ -93,7 +105,7 @@ export async function recordBatch(db: pg.PoolClient, jobId: string, outcome: Bat
     db,
     sql`UPDATE background_jobs SET
           processed = processed + ${outcome.processed}, created = created + ${outcome.created ?? 0},
-          updated = updated + ${outcome.updated ?? 0}, skipped = skipped + ${outcome.skipped ?? 0},
+          updated = updated + ${outcome.updated ?? 0}, skipped = skipped + ${outcome.skipped ?? 0},${resumeFrom(outcome)}
           errors = CASE WHEN jsonb_array_length(errors) >= ${MAX_JOB_ERRORS} THEN errors
                    ELSE (SELECT coalesce(jsonb_agg(e), '[]') FROM (
                      SELECT e FROM jsonb_array_elements(errors || ${JSON.stringify(outcome.errors ?? [])}::jsonb) AS e

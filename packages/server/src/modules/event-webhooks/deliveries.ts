@@ -100,7 +100,8 @@ async function findDelivery(deps: AppDeps, projectId: string, endpointId: string
 
 export const getDelivery = findDelivery;
 
-const requireEnabled = (endpoint: { enabled: boolean }) => {
+/** Replays and recoveries need an enabled endpoint (a disabled one would hold them). */
+export const requireEnabled = (endpoint: { enabled: boolean }) => {
   if (!endpoint.enabled) throw conflict('The endpoint is disabled: enable it first (PATCH with {"enabled": true})');
 };
 

@@ -13,7 +13,11 @@ import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
 import { type Received, startTarget, type Target } from '../../../test/webhook-targets.js';
 import { track, until } from '../../../test/workflows.js';
 import { queryRows, sql } from '../../db/query.js';
+import { inTransaction } from '../../db/sql.js';
+import { insertJob, type JobRow, recordBatch } from '../background-jobs/service.js';
 import { recordDeliveryFeedback } from '../deliverability/feedback.js';
+import { recoverDeliveries } from './recovery.js';
+import { MAX_DELIVERY_ATTEMPTS } from './schedule.js';
 
 /** The clock Pigeon's webhook workers read: tests move it forward instead of waiting hours. */
 let offsetMs = 0;
@@ -344,6 +348,155 @@ describe('event webhooks', () => {
     });
   });
 
+  it('recovers the FAILED deliveries of a time range: each sent once more with its webhook-id, in batches', async () => {
+    const setup = await newProject(pigeon);
+    let answer = 500;
+    const hook = await target((_req, res) => {
+      res.statusCode = answer;
+      res.end();
+    });
+    const endpoint = await createEndpoint(setup.auth, { url: `${hook.origin}/down`, eventTypes: ['outage.*'] });
+    const client = api(pigeon, setup.auth).webhookEndpoints;
+    const params = { id: endpoint.id };
+    // One delivery through its whole schedule while the endpoint is down: FAILED after the last attempt.
+    await track(pigeon, setup.auth, 'outage@example.com', 'outage.started');
+    for (let attempt = 1; attempt < MAX_DELIVERY_ATTEMPTS; attempt++) {
+      const [pending] = await until(
+        () => deliveriesOf(setup.auth, endpoint.id),
+        (d) => d[0]?.attemptCount === attempt && d[0].status === 'PENDING',
+      );
+      advance(Date.parse(pending?.nextAttemptAt ?? '') - clock().getTime() + 1_000);
+    }
+    const [failed] = await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.status === 'FAILED',
+    );
+    if (!failed) throw new Error('no FAILED delivery');
+    // A long outage's worth in the range (FAILED, and SUCCEEDED ones to pass over), and FAILED ones
+    // before it, which stay as they are.
+    const bulk = (count: number, status: string, prefix: string, offset: string) =>
+      queryRows(
+        pigeon.deps.db.pool,
+        sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, attempts, created_at)
+            SELECT uuidv7_compat(), ${prefix} || g, m.project_id, m.endpoint_id, m.event_type, m.payload, ${status},
+                   ${MAX_DELIVERY_ATTEMPTS}::int, m.created_at + ${offset}::interval + g * interval '1 microsecond'
+            FROM webhook_messages m, generate_series(1, ${count}::int) g WHERE m.id = ${failed.id}::uuid`,
+      );
+    await bulk(2_400, 'FAILED', 'msg_down', '0');
+    await bulk(100, 'SUCCEEDED', 'msg_fine', '0');
+    await bulk(50, 'FAILED', 'msg_older', '-1 hour');
+    const range = { after: failed.createdAt, before: new Date(Date.parse(failed.createdAt) + 3_600_000).toISOString() };
+    const recoverAll = async () => {
+      const accepted = await client.recover({ params, body: range });
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+      const { jobId } = bodyOf(accepted, 202);
+      return until(
+        async () => bodyOf(await client.recovery({ params: { id: endpoint.id, jobId } }), 200),
+        (job) => job.status === 'completed' || job.status === 'failed',
+      );
+    };
+    const statusCounts = async () => {
+      const rows = await queryRows<{ status: string; n: number }>(
+        pigeon.deps.db.pool,
+        sql`SELECT status, count(*)::int AS n FROM webhook_messages WHERE endpoint_id = ${endpoint.id}::uuid
+            AND webhook_id NOT LIKE 'msg_older%' GROUP BY status`,
+      );
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    };
+    const counts = { total: 2_501, processed: 2_501, updated: 2_401, skipped: 100, progress: 100 };
+
+    // Still down: every FAILED one is tried once more and fails again; the job ends all the same.
+    const before = hook.received.length;
+    expect(await recoverAll()).toMatchObject({ kind: 'recover_deliveries', status: 'completed', ...counts });
+    await until(statusCounts, (c) => c.FAILED === 2_401 && c.SUCCEEDED === 100);
+    expect(hook.received.length - before).toBe(2_401);
+
+    // Back up: recovered again, each once, with the webhook-id it always had.
+    answer = 200;
+    const arrived = hook.received.length;
+    expect(await recoverAll()).toMatchObject({ status: 'completed', ...counts });
+    await until(statusCounts, (c) => c.SUCCEEDED === 2_501);
+    const resent = hook.received.slice(arrived).map((r) => String(r.headers['webhook-id']));
+    expect(resent).toHaveLength(2_401);
+    expect(new Set(resent).size).toBe(2_401);
+    expect(resent).toContain(failed.webhookId);
+    expect(resent.filter((id) => id.startsWith('msg_down'))).toHaveLength(2_400);
+    const recovered = bodyOf(await client.delivery({ params: { id: endpoint.id, deliveryId: failed.id } }), 200);
+    expect(recovered).toMatchObject({ status: 'SUCCEEDED', attemptCount: MAX_DELIVERY_ATTEMPTS + 2 });
+    expect(recovered.attempts.slice(0, 3).map((a) => a.trigger)).toEqual(['REPLAY', 'REPLAY', 'SCHEDULED']);
+    const [older] = await queryRows<{ n: number }>(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM webhook_messages WHERE webhook_id LIKE 'msg_older%' AND status = 'FAILED'`,
+    );
+    expect(older?.n).toBe(50);
+
+    // Bad ranges are 422 naming the field, a disabled endpoint 409, another endpoint's job 404.
+    const backwards = await client.recover({ params, body: { after: range.before, before: range.after } });
+    expect(expectEnvelope(backwards, 422, 'VALIDATION_ERROR').errors?.map((e) => e.field)).toContain('before');
+    const notATime = await client.recover({ params, body: { after: 'yesterday' } });
+    expect(expectEnvelope(notATime, 422, 'VALIDATION_ERROR').errors?.map((e) => e.field)).toContain('after');
+    await client.update({ params, body: { enabled: false } });
+    expectEnvelope(await client.recover({ params, body: range }), 409, 'CONFLICT');
+    const other = await createEndpoint(setup.auth, { url: `${hook.origin}/other`, eventTypes: ['*'] });
+    const accepted = bodyOf(await client.recover({ params: { id: other.id }, body: range }), 202);
+    expectEnvelope(await client.recovery({ params: { id: endpoint.id, jobId: accepted.jobId } }), 404, 'NOT_FOUND');
+  });
+
+  it('a recovery stopped after a committed batch resumes after it: no delivery is looked at twice', async () => {
+    const setup = await newProject(pigeon);
+    const hook = await target();
+    const endpoint = await createEndpoint(setup.auth, { url: `${hook.origin}/resume`, eventTypes: ['nothing.*'] });
+    const client = api(pigeon, setup.auth).webhookEndpoints;
+    const probe = bodyOf(await client.test({ params: { id: endpoint.id }, body: {} }), 202);
+    await until(
+      () => deliveriesOf(setup.auth, endpoint.id),
+      (d) => d[0]?.status === 'SUCCEEDED',
+    );
+    const pool = pigeon.deps.db.pool;
+    await queryRows(
+      pool,
+      sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, attempts, created_at)
+          SELECT uuidv7_compat(), 'msg_resume' || g, m.project_id, m.endpoint_id, m.event_type, m.payload, 'FAILED',
+                 ${MAX_DELIVERY_ATTEMPTS}::int, m.created_at + g * interval '1 microsecond'
+          FROM webhook_messages m, generate_series(1, 30) g WHERE m.id = ${probe.id}::uuid`,
+    );
+    // What a crash after the first batch leaves: its counters and where it stopped, committed together
+    // (here after the probe and the first 10 failed ones, which a real batch would have made PENDING).
+    const after = probe.createdAt;
+    const input = { endpointId: endpoint.id, after, before: new Date(Date.parse(after) + 60_000).toISOString() };
+    const jobId = await insertJob(pool, setup.project.id, 'recover_deliveries', { ...input, askedAt: after });
+    const [stop] = await queryRows<{ createdAt: string; id: string }>(
+      pool,
+      sql`SELECT created_at::text AS "createdAt", id FROM webhook_messages WHERE endpoint_id = ${endpoint.id}::uuid
+          ORDER BY created_at, id OFFSET 10 LIMIT 1`,
+    );
+    await inTransaction(pool, (c) =>
+      recordBatch(c, jobId, { processed: 11, updated: 10, skipped: 1, resumeFrom: stop ?? {} }),
+    );
+    const [job] = await queryRows<JobRow>(pool, sql`SELECT * FROM background_jobs WHERE id = ${jobId}::uuid`);
+    if (!job) throw new Error('no job row');
+    await recoverDeliveries({ pool, job, logger: pigeon.deps.logger, heartbeat: async () => {} });
+
+    expect(bodyOf(await client.recovery({ params: { id: endpoint.id, jobId } }), 200)).toMatchObject({
+      total: 31,
+      processed: 31,
+      updated: 30,
+      skipped: 1,
+    });
+    const resent = await until(
+      () => hook.received.filter((r) => String(r.headers['webhook-id']).startsWith('msg_resume')),
+      (r) => r.length >= 20,
+    );
+    expect(resent.map((r) => r.headers['webhook-id']).sort()).toEqual(
+      Array.from({ length: 20 }, (_, i) => `msg_resume${i + 11}`).sort(),
+    );
+    const [left] = await queryRows<{ n: number }>(
+      pool,
+      sql`SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = ${endpoint.id}::uuid AND status = 'FAILED'`,
+    );
+    expect(left?.n).toBe(10);
+  });
+
   it('an endpoint that never answers holds only its own share: another endpoint gets every event meanwhile', async () => {
     const { auth, project } = await newProject(pigeon);
     const silent = await startTarget(() => {}); // reads the request, never answers
@@ -436,6 +589,7 @@ describe('event webhooks', () => {
       await other.replay({ params: delivery, body: {} }),
       await other.test({ params, body: {} }),
       await other.rotateSecret({ params, body: {} }),
+      await other.recover({ params, body: { after: new Date(0).toISOString() } }),
     ]) {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }

@@ -12,6 +12,7 @@ import {
   rotateEndpointSecret,
   updateEndpoint,
 } from './endpoints.js';
+import { getRecovery, queueRecovery } from './recovery.js';
 
 const s = initServer();
 
@@ -52,5 +53,13 @@ export const createWebhookEndpointsRouter = (deps: AppDeps) =>
     replay: async ({ req, params }) => ({
       status: 202,
       body: await replayDelivery(deps, managedProject(req), params.id, params.deliveryId),
+    }),
+    recover: async ({ req, params, body }) => ({
+      status: 202,
+      body: await queueRecovery(deps, managedProject(req), params.id, body),
+    }),
+    recovery: async ({ req, params }) => ({
+      status: 200,
+      body: await getRecovery(deps, managedProject(req), params.id, params.jobId),
     }),
   });
