@@ -81,6 +81,20 @@ async function deliveriesOf(auth: Auth, endpointId: string) {
   return bodyOf(res, 200).data;
 }
 
+/**
+ * `count` copies of a delivery (its endpoint, type and payload) as a long history leaves them:
+ * `status`, webhook-ids `prefix` + 1…count, created `offset` after the original plus 1 µs apart.
+ */
+function copiesOf(deliveryId: string, count: number, status: string, prefix: string, offset = '0') {
+  return queryRows(
+    pigeon.deps.db.pool,
+    sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, attempts, created_at)
+        SELECT uuidv7_compat(), ${prefix} || g, m.project_id, m.endpoint_id, m.event_type, m.payload, ${status},
+               ${MAX_DELIVERY_ATTEMPTS}::int, m.created_at + ${offset}::interval + g * interval '1 microsecond'
+        FROM webhook_messages m, generate_series(1, ${count}::int) g WHERE m.id = ${deliveryId}::uuid`,
+  );
+}
+
 describe('event webhooks', () => {
   it('delivers every event type, signed so that the SDK helper (and the reference library) verifies it', async () => {
     const sender = await verifiedSender(pigeon, dns);
@@ -374,17 +388,9 @@ describe('event webhooks', () => {
     if (!failed) throw new Error('no FAILED delivery');
     // A long outage's worth in the range (FAILED, and SUCCEEDED ones to pass over), and FAILED ones
     // before it, which stay as they are.
-    const bulk = (count: number, status: string, prefix: string, offset: string) =>
-      queryRows(
-        pigeon.deps.db.pool,
-        sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, attempts, created_at)
-            SELECT uuidv7_compat(), ${prefix} || g, m.project_id, m.endpoint_id, m.event_type, m.payload, ${status},
-                   ${MAX_DELIVERY_ATTEMPTS}::int, m.created_at + ${offset}::interval + g * interval '1 microsecond'
-            FROM webhook_messages m, generate_series(1, ${count}::int) g WHERE m.id = ${failed.id}::uuid`,
-      );
-    await bulk(2_400, 'FAILED', 'msg_down', '0');
-    await bulk(100, 'SUCCEEDED', 'msg_fine', '0');
-    await bulk(50, 'FAILED', 'msg_older', '-1 hour');
+    await copiesOf(failed.id, 2_400, 'FAILED', 'msg_down');
+    await copiesOf(failed.id, 100, 'SUCCEEDED', 'msg_fine');
+    await copiesOf(failed.id, 50, 'FAILED', 'msg_older', '-1 hour');
     const range = { after: failed.createdAt, before: new Date(Date.parse(failed.createdAt) + 3_600_000).toISOString() };
     const recoverAll = async () => {
       const accepted = await client.recover({ params, body: range });
@@ -453,13 +459,7 @@ describe('event webhooks', () => {
       (d) => d[0]?.status === 'SUCCEEDED',
     );
     const pool = pigeon.deps.db.pool;
-    await queryRows(
-      pool,
-      sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, attempts, created_at)
-          SELECT uuidv7_compat(), 'msg_resume' || g, m.project_id, m.endpoint_id, m.event_type, m.payload, 'FAILED',
-                 ${MAX_DELIVERY_ATTEMPTS}::int, m.created_at + g * interval '1 microsecond'
-          FROM webhook_messages m, generate_series(1, 30) g WHERE m.id = ${probe.id}::uuid`,
-    );
+    await copiesOf(probe.id, 30, 'FAILED', 'msg_resume');
     // What a crash after the first batch leaves: its counters and where it stopped, committed together
     // (here after the probe and the first 10 failed ones, which a real batch would have made PENDING).
     const after = probe.createdAt;
@@ -560,14 +560,7 @@ describe('event webhooks', () => {
     const ids = [...page1.data, ...page2.data].map((d) => d.id);
     expect(new Set(ids).size).toBe(3);
     // A long history: the first page counts up to LIST_TOTAL_CAP and says it stopped there.
-    await queryRows(
-      pigeon.deps.db.pool,
-      sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, created_at)
-          SELECT uuidv7_compat(), 'msg_bulk' || g, ${mine.project.id}::uuid, ${endpoint.id}::uuid, 'signup',
-                 m.payload, 'SUCCEEDED', now() - interval '1 hour'
-          FROM generate_series(1, ${LIST_TOTAL_CAP}::int) g,
-               (SELECT payload FROM webhook_messages WHERE id = ${ids[0] ?? 'none listed'}::uuid) m`,
-    );
+    await copiesOf(ids[0] ?? 'none listed', LIST_TOTAL_CAP, 'SUCCEEDED', 'msg_bulk', '-1 hour');
     const long = api(pigeon, mine.auth).webhookEndpoints;
     expect(bodyOf(await long.deliveries({ params, query: { limit: 1 } }), 200)).toMatchObject({
       total: LIST_TOTAL_CAP,
