@@ -145,14 +145,17 @@ export async function listEmails(db: Queryable, projectId: string, query: z.infe
     const c = decodeCursor(query.cursor);
     page.push(sql`(em.created_at, em.id) < (${c.v}::timestamptz, ${c.id}::uuid)`);
   }
-  const rows = await queryRows<EmailRow>(
-    db,
-    selectEmails(and(page), sql`ORDER BY em.created_at DESC, em.id DESC LIMIT ${query.limit + 1}::int`),
-  );
+  // The page and its count at once, on two connections (as the events list reads them).
+  const [rows, counted] = await Promise.all([
+    queryRows<EmailRow>(
+      db,
+      selectEmails(and(page), sql`ORDER BY em.created_at DESC, em.id DESC LIMIT ${query.limit + 1}::int`),
+    ),
+    query.cursor ? LATER_PAGE : countUpToCap(db, raw('emails em'), and(filters)),
+  ]);
   const hasMore = rows.length > query.limit;
   const data = rows.slice(0, query.limit);
   const last = data.at(-1);
-  const counted = query.cursor ? LATER_PAGE : await countUpToCap(db, raw('emails em'), and(filters));
   return {
     data: data.map(toSummary),
     // The raw timestamp (microseconds) so that no row is skipped or repeated between pages.

@@ -73,11 +73,13 @@ export async function listDeliveries(
     const c = decodeCursor(query.cursor);
     page.push(sql`(m.created_at, m.id) < (${c.v}::timestamptz, ${c.id}::uuid)`);
   }
-  const rows = await queryRows<DeliveryRow>(deps.db.pool, selectDeliveries(and(page), query.limit + 1));
+  const [rows, counted] = await Promise.all([
+    queryRows<DeliveryRow>(deps.db.pool, selectDeliveries(and(page), query.limit + 1)),
+    query.cursor ? LATER_PAGE : countUpToCap(deps.db.pool, raw('webhook_messages m'), base),
+  ]);
   const hasMore = rows.length > query.limit;
   const data = rows.slice(0, query.limit).map(toDelivery);
   const last = data.at(-1);
-  const counted = query.cursor ? LATER_PAGE : await countUpToCap(deps.db.pool, raw('webhook_messages m'), base);
   return {
     data,
     cursor: hasMore && last ? encodeCursor({ v: last.createdAt, id: last.id }) : null,
