@@ -75,6 +75,37 @@ describe('job scheduler', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(runAt.getTime());
   });
 
+  it('wakes a worker in another process at once when an API process queues a job (no poll)', async () => {
+    // Registered only in the schedulers below: the test's Pigeon (polling every 200 ms) never takes it.
+    const notified = defineJob({
+      name: 'test.notified',
+      payload: z.object({ value: z.number().int() }),
+      handler: async (payload) => {
+        runs.push({ value: payload.value, queried: false, attempt: 0 });
+      },
+    });
+    // Both poll once a minute: only the API's NOTIFY can start the job within the wait below.
+    const schedulerOf = () =>
+      createScheduler({
+        pool: pigeon.deps.db.pool,
+        registry: new JobRegistry().register(notified),
+        logger: pigeon.deps.logger,
+        concurrency: 1,
+        pollIntervalMs: 60_000,
+        deps: () => pigeon.deps,
+      });
+    const worker = await schedulerOf();
+    const api = await schedulerOf();
+    await worker.startWorker();
+    try {
+      await api.enqueue(notified, { value: 512 });
+      await waitFor(() => runs.some((r) => r.value === 512), 15_000);
+    } finally {
+      await api.stop(1_000);
+      await worker.stop(1_000);
+    }
+  });
+
   it('removes the stored schedule of a retired periodic job when a worker starts', async () => {
     const hourly = defineJob({ name: 'test.hourly', payload: noPayload, every: '1 hour', handler: async () => {} });
     const schedulerOf = (registry: JobRegistry) =>

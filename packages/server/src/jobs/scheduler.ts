@@ -1,4 +1,4 @@
-import type { Agenda, Job } from 'agenda';
+import type { Agenda, Job, NotificationChannel } from 'agenda';
 import type pg from 'pg';
 import type { z } from 'zod';
 import { queryRows, sql } from '../db/query.js';
@@ -76,7 +76,38 @@ async function connectAgenda(opts: Options) {
     agenda.once('ready', resolve);
     agenda.once('error', reject);
   });
-  return { agenda };
+  return { agenda, channel: backend.notificationChannel };
+}
+
+/**
+ * Agenda sends its NOTIFY (which wakes the workers' LISTEN at once) only while its notification
+ * channel is connected, and it connects it only in `start()`, which an API process never calls:
+ * without this, a job queued by an API request waited for a worker's next poll
+ * (`JOB_POLL_INTERVAL_MS`, 5 s by default). So a process that queues jobs without running them
+ * connects the channel itself (one pooled connection, LISTENing to nothing it acts on).
+ */
+function publishingChannel(channel: NotificationChannel | undefined, logger: Logger) {
+  let connecting: Promise<void> | undefined;
+  return {
+    /**
+     * Connects once. A failure is logged (the job still runs at a worker's next poll) and the
+     * channel retries by itself; it is not connected a second time (that would hold a second connection).
+     */
+    connect() {
+      if (!channel) return Promise.resolve();
+      connecting ??= channel.connect().catch((err) => {
+        logger.warn({ err }, 'job notification channel not connected; queued jobs wait for a poll until it is');
+      });
+      return connecting;
+    },
+    /** Before Agenda's own `start()` connects it again, and at stop (also ends its retries). */
+    async disconnect() {
+      if (!channel || !connecting) return;
+      await connecting;
+      connecting = undefined;
+      await channel.disconnect().catch(() => {});
+    },
+  };
 }
 
 /**
@@ -85,12 +116,14 @@ async function connectAgenda(opts: Options) {
  * enqueue in an API process, which may never queue a job.
  */
 export async function createScheduler(opts: Options): Promise<Scheduler> {
-  let connecting: Promise<Agenda> | undefined;
+  type Connected = { agenda: Agenda; publishing: ReturnType<typeof publishingChannel> };
+  let connecting: Promise<Connected> | undefined;
   const connect = () => {
     if (!connecting) {
-      connecting = oneProcessAtATime(opts.pool, () => connectAgenda(opts)).then(({ agenda }) =>
-        defineJobs(agenda, opts),
-      );
+      connecting = oneProcessAtATime(opts.pool, () => connectAgenda(opts)).then(async ({ agenda, channel }) => ({
+        agenda: await defineJobs(agenda, opts),
+        publishing: publishingChannel(channel, opts.logger),
+      }));
       // A failed connection is not kept: the next use tries again.
       connecting.catch(() => {
         connecting = undefined;
@@ -98,22 +131,25 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
     }
     return connecting;
   };
+  /** startWorker() was called: Agenda's `start()` owns the notification channel. */
   let working = false;
   zeroJobFailures(opts.registry.all().map((def) => def.name));
 
   return {
     async enqueue(def, payload, enqueueOpts) {
       const data = def.payload.parse(payload);
-      const agenda = await connect();
+      const { agenda, publishing } = await connect();
+      if (!working) await publishing.connect();
       const job = enqueueOpts?.runAt
         ? await agenda.schedule(enqueueOpts.runAt, def.name, data)
         : await agenda.now(def.name, data);
       return String(job.attrs._id);
     },
     async startWorker() {
-      const agenda = await connect();
-      await agenda.start();
       working = true;
+      const { agenda, publishing } = await connect();
+      await publishing.disconnect();
+      await agenda.start();
       for (const def of opts.registry.all()) {
         const every = typeof def.every === 'function' ? def.every(opts.deps().config) : def.every;
         if (every) await agenda.every(every, def.name, undefined, { skipImmediate: true });
@@ -122,10 +158,12 @@ export async function createScheduler(opts: Options): Promise<Scheduler> {
       if (retired.length > 0) await agenda.cancel({ names: retired });
     },
     async stop(graceMs) {
-      const agenda = await connecting?.catch(() => undefined);
-      if (!agenda) return;
+      const connected = await connecting?.catch(() => undefined);
+      if (!connected) return;
+      const { agenda, publishing } = connected;
       if (working) await agenda.drain({ timeout: graceMs, closeConnection: false });
       await agenda.stop(false);
+      await publishing.disconnect();
     },
   };
 }
