@@ -34,6 +34,17 @@ beforeAll(async () => {
 });
 afterAll(() => pigeon?.stop());
 
+/** A scheduler of its own on the test database (as another process's), polling once a minute. */
+const schedulerOf = (registry: JobRegistry) =>
+  createScheduler({
+    pool: pigeon.deps.db.pool,
+    registry,
+    logger: pigeon.deps.logger,
+    concurrency: 1,
+    pollIntervalMs: 60_000,
+    deps: () => pigeon.deps,
+  });
+
 async function waitFor(predicate: () => boolean, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
@@ -85,17 +96,8 @@ describe('job scheduler', () => {
       },
     });
     // Both poll once a minute: only the API's NOTIFY can start the job within the wait below.
-    const schedulerOf = () =>
-      createScheduler({
-        pool: pigeon.deps.db.pool,
-        registry: new JobRegistry().register(notified),
-        logger: pigeon.deps.logger,
-        concurrency: 1,
-        pollIntervalMs: 60_000,
-        deps: () => pigeon.deps,
-      });
-    const worker = await schedulerOf();
-    const api = await schedulerOf();
+    const worker = await schedulerOf(new JobRegistry().register(notified));
+    const api = await schedulerOf(new JobRegistry().register(notified));
     await worker.startWorker();
     try {
       await api.enqueue(notified, { value: 512 });
@@ -108,15 +110,6 @@ describe('job scheduler', () => {
 
   it('removes the stored schedule of a retired periodic job when a worker starts', async () => {
     const hourly = defineJob({ name: 'test.hourly', payload: noPayload, every: '1 hour', handler: async () => {} });
-    const schedulerOf = (registry: JobRegistry) =>
-      createScheduler({
-        pool: pigeon.deps.db.pool,
-        registry,
-        logger: pigeon.deps.logger,
-        concurrency: 1,
-        pollIntervalMs: 60_000,
-        deps: () => pigeon.deps,
-      });
     const stored = async () =>
       (
         await queryRows<{ n: number }>(
