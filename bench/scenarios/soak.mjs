@@ -227,7 +227,7 @@ async function soak(ctx) {
         json: {
           name: `soak minute ${m}`,
           subject: 'News for {{firstName ?? "you"}}',
-          body: '<p>Hello {{firstName ?? "there"}}, this is minute ' + m + '.</p>',
+          body: `<p>Hello {{firstName ?? "there"}}, this is minute ${m}.</p>`,
           from: SENDER,
           audienceType: 'ALL',
         },
