@@ -43,6 +43,7 @@ export const ErrorCode = z.enum([
   'INVALID_SIGNATURE',
   'UPSTREAM_ERROR',
   'STORAGE_QUOTA_EXCEEDED',
+  'SERVER_BUSY',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

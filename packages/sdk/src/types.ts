@@ -45,7 +45,8 @@ export type ErrorCode =
   | 'BILLING_DISABLED'
   | 'INVALID_SIGNATURE'
   | 'UPSTREAM_ERROR'
-  | 'STORAGE_QUOTA_EXCEEDED';
+  | 'STORAGE_QUOTA_EXCEEDED'
+  | 'SERVER_BUSY';
 export type FieldError = { code: string; message: string; field: string; received?: unknown };
 export type Health = {
   status: 'ok' | 'degraded';

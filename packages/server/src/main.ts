@@ -23,6 +23,7 @@ import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { EVENT_WEBHOOKS_CONSUMER } from './modules/event-webhooks/consumer.js';
 import { bootstrapFirstRun } from './modules/projects/bootstrap.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
+import { checkHealth } from './modules/system/service.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** The consumers of the contact change feed, but the event webhooks' (built by its worker, on its sender). */
@@ -213,6 +214,7 @@ async function serveMetrics(
     logger: deps.logger,
     workers,
     replica: deps.db.replica?.state,
+    health: () => checkHealth(deps, true),
   });
   cleanups.unshift(metrics.stop);
   return metrics.port;
@@ -225,6 +227,8 @@ function listen(listener: RequestListener, config: Config): Promise<Server> {
     // and the balancer answers that request 502.
     const server = createServer(listener);
     server.keepAliveTimeout = config.http.keepAliveSeconds * 1000;
+    // Past this many open connections new ones are closed at once: each costs memory and a socket.
+    server.maxConnections = config.http.maxConnections;
     server.listen(config.http.port, config.http.host);
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>

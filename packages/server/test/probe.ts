@@ -3,7 +3,8 @@ import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import type { Express } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../src/deps.js';
-import { authenticate, callerProject } from '../src/http/auth.js';
+import { contractMiddleware } from '../src/http/app.js';
+import { callerProject } from '../src/http/auth.js';
 import { requestValidationErrorHandler } from '../src/http/validation.js';
 
 const c = initContract();
@@ -48,6 +49,6 @@ export function mountProbe(app: Express, deps: AppDeps) {
       dashboardPost: answer,
     }),
     app,
-    { globalMiddleware: [authenticate(deps)], requestValidationErrorHandler },
+    { globalMiddleware: contractMiddleware(deps), requestValidationErrorHandler },
   );
 }

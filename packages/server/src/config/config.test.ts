@@ -23,7 +23,11 @@ describe('loadConfig', () => {
       publicUrl: 'http://localhost:3000',
       publicUrlGiven: false,
       keepAliveSeconds: 72,
+      trustProxy: ['loopback'],
+      maxConnections: 4096,
+      bodies: { largeBodySlots: 2, largeBodyWaitMs: 30_000 },
     });
+    expect(config.apiMaxOldSpaceMb).toBe(768);
     expect(config.database.url).toBeUndefined();
     expect(config.mail.smtpUrl).toBeUndefined();
     expect(config.log.level).toBe('info');
@@ -31,6 +35,16 @@ describe('loadConfig', () => {
     expect(config.webhooks.allowPrivateNetworks).toBe(false);
     expect(config.apiHeapGrowingPercent).toBe(50);
     expect(config.delivery.claimBatch).toBe(10);
+  });
+
+  it('reads TRUST_PROXY as false, a hop count or addresses, and refuses true and anything else', () => {
+    const trust = (value: string) => loadConfig({ PIGEON_DATA_DIR: dataDir(), TRUST_PROXY: value }).http.trustProxy;
+    expect(trust('false')).toBe(false);
+    expect(trust('2')).toBe(2);
+    expect(trust('loopback, 10.0.0.0/8,2001:db8::/32')).toEqual(['loopback', '10.0.0.0/8', '2001:db8::/32']);
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example.com', '1.2.3']) {
+      expect(() => trust(bad), bad).toThrow(/TRUST_PROXY/);
+    }
   });
 
   it('reads WEBHOOK_ALLOW_PRIVATE_NETWORKS as a boolean', () => {

@@ -50,6 +50,9 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       publicUrl: (e.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
       publicUrlGiven: e.PUBLIC_URL !== undefined,
       keepAliveSeconds: e.HTTP_KEEP_ALIVE_SECONDS,
+      trustProxy: e.TRUST_PROXY,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      bodies: { largeBodySlots: e.HTTP_LARGE_BODIES, largeBodyWaitMs: e.HTTP_LARGE_BODY_WAIT_SECONDS * 1000 },
     },
     log: { level: e.LOG_LEVEL },
     dataDir,
@@ -115,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     workerProcesses: e.WORKER_PROCESSES ?? defaultWorkerProcesses(),
     workerMaxOldSpaceMb: e.WORKER_MAX_OLD_SPACE_MB,
+    apiMaxOldSpaceMb: e.API_MAX_OLD_SPACE_MB,
     apiHeapGrowingPercent: e.API_HEAP_GROWING_PERCENT,
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     health: { heartbeatMs: e.WORKER_HEARTBEAT_SECONDS * 1000, maxFeedLagSeconds: e.READY_MAX_FEED_LAG_SECONDS },
@@ -294,10 +298,15 @@ export function defaultWorkerProcesses(): number {
  * first-run data), its data dir (outbox), its secrets (generated ones included) and its public URL
  * (the port actually bound when PORT=0).
  */
-export function workerEnvironment(config: Config, databaseUrl: string): Record<string, string> {
+/** This process's environment as it is passed on to a process it starts (`pigeon start`'s API process). */
+export function inheritedEnvironment(): Record<string, string> {
   const inherited = Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return Object.fromEntries(inherited);
+}
+
+export function workerEnvironment(config: Config, databaseUrl: string): Record<string, string> {
   return {
-    ...Object.fromEntries(inherited),
+    ...inheritedEnvironment(),
     DATABASE_URL: databaseUrl,
     PIGEON_DATA_DIR: config.dataDir,
     SESSION_SECRET: config.secrets.session,

@@ -1,4 +1,5 @@
 import type { OAuthProviderId } from '@pigeon/contract';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 const bool = z
@@ -6,6 +7,30 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const url = z.string().url();
+
+const TRUST_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `TRUST_PROXY` as express's `trust proxy` takes it: `false` (believe no X-Forwarded-* header), a
+ * hop count, or addresses, subnets and presets. `true` (believe anyone) is refused: behind no proxy
+ * it lets every client choose its own IP for the rate limits. Undefined when it is none of these.
+ */
+export function trustProxySetting(value: string): false | number | string[] | undefined {
+  const text = value.trim().toLowerCase();
+  if (text === 'false' || text === 'none') return false;
+  if (/^\d+$/.test(text)) return Number(text);
+  const entries = text.split(',').map((entry) => entry.trim());
+  const valid = (entry: string) => {
+    if (TRUST_PRESETS.has(entry)) return true;
+    const [address, bits, ...rest] = entry.split('/');
+    const isAddress = (a: string) => ipaddr.IPv4.isValidFourPartDecimal(a) || ipaddr.IPv6.isValid(a);
+    if (rest.length > 0 || !address || !isAddress(address)) return false;
+    if (bits === undefined) return true;
+    const max = ipaddr.parse(address).kind() === 'ipv4' ? 32 : 128;
+    return /^\d+$/.test(bits) && Number(bits) <= max;
+  };
+  return entries.every(valid) ? entries : undefined;
+}
 
 /**
  * Every environment variable Pigeon reads, with its default. Grouped per concern in `Config`.
@@ -16,6 +41,27 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_URL: url.optional(),
   HTTP_KEEP_ALIVE_SECONDS: z.coerce.number().int().min(1).max(3600).default(72),
+  /** Which peers' X-Forwarded-* headers are believed (express's `trust proxy`); see `trustProxySetting`. */
+  TRUST_PROXY: z
+    .string()
+    .min(1)
+    .default('loopback')
+    .transform((value, ctx) => {
+      const parsed = trustProxySetting(value);
+      if (parsed === undefined) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          message:
+            'must be false, a number of proxy hops, or a comma-separated list of IP addresses, CIDR subnets and presets (loopback, linklocal, uniquelocal)',
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  HTTP_LARGE_BODIES: z.coerce.number().int().min(1).max(64).default(2),
+  HTTP_LARGE_BODY_WAIT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  API_MAX_OLD_SPACE_MB: z.coerce.number().int().min(0).max(65_536).default(768),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PIGEON_DATA_DIR: z.string().min(1).default('./.pigeon'),
   DATABASE_URL: z
@@ -196,7 +242,18 @@ export type ProcessRole = 'all' | 'api' | 'worker';
 
 export interface Config {
   role: ProcessRole;
-  http: { port: number; host: string; publicUrl: string; publicUrlGiven: boolean; keepAliveSeconds: number };
+  http: {
+    port: number;
+    host: string;
+    publicUrl: string;
+    publicUrlGiven: boolean;
+    keepAliveSeconds: number;
+    /** express's `trust proxy`: false, a hop count, or addresses, subnets and presets (`loopback`). */
+    trustProxy: false | number | string[];
+    /** Open connections at most (Node's `server.maxConnections`): more are closed at once. */
+    maxConnections: number;
+    bodies: { largeBodySlots: number; largeBodyWaitMs: number };
+  };
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;
   database: {
@@ -305,6 +362,8 @@ export interface Config {
   };
   /** `--max-old-space-size` of each worker process (0: not set). */
   workerMaxOldSpaceMb: number;
+  /** V8's old-generation limit of the API process of `pigeon start` / `pigeon api` (0: V8's default). */
+  apiMaxOldSpaceMb: number;
   /** V8's `--heap-growing-percent` in a process serving the API, set once it has started (0: V8's own). */
   apiHeapGrowingPercent: number;
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };

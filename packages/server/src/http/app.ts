@@ -30,18 +30,13 @@ import { createImageStorage } from '../modules/uploads/storage.js';
 import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
+import { readRouteBody } from './body.js';
 import { refuseCrossSiteCookieWrites } from './csrf.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
-import { keepRawBody } from './raw-body.js';
 import { requestId } from './request-id.js';
 import { requestLog } from './request-log.js';
-import { csvUpload } from './uploads.js';
 import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
-
-/** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
-const SEND_BODY_LIMIT = '56mb';
-export const DEFAULT_BODY_LIMIT = '1mb';
 
 export interface AppOptions {
   /** The process's tracker, shared with the bare track route (`http/fast-routes.ts`); default: one of its own. */
@@ -49,11 +44,26 @@ export interface AppOptions {
   mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
 }
 
+/**
+ * What every contract route runs before its handler, in this order: the CSRF check, the caller
+ * (key or session, rate limit), then its body (read only once the caller is known: none is read
+ * for a 401), then the checks of what the body holds.
+ */
+export function contractMiddleware(deps: AppDeps) {
+  return [
+    refuseCrossSiteCookieWrites(deps.config.http.publicUrl),
+    authenticate(deps),
+    readRouteBody(deps.config.http.bodies),
+    refuseUnreadBody,
+    refuseUnsafeInput,
+  ];
+}
+
 /** Builds the HTTP app. Never listens: `main.ts` or a test does. */
 export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', deps.config.http.trustProxy);
   // API answers are per request; hashing every body for an ETag nobody revalidates costs CPU on
   // every response. Static assets (/docs/assets) keep theirs (serve-static sets its own).
   app.set('etag', false);
@@ -61,11 +71,6 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   // Off unless METRICS_PORT is set: without it, requests pay nothing for metrics.
   if (deps.config.metrics.port !== undefined) app.use(httpMetrics());
   app.use(requestLog(deps.logger));
-  app.use('/v1/send', express.json({ limit: SEND_BODY_LIMIT }));
-  // Signed inbound webhooks: JSON whatever the Content-Type (SNS says text/plain), raw bytes kept for the signature.
-  app.use('/webhooks', express.json({ limit: DEFAULT_BODY_LIMIT, type: () => true, verify: keepRawBody }));
-  app.use(express.json({ limit: DEFAULT_BODY_LIMIT }));
-  app.post('/contacts/import', csvUpload);
 
   const images = createImageStorage(deps.config.uploads);
   const s = initServer();
@@ -96,12 +101,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
-    globalMiddleware: [
-      refuseCrossSiteCookieWrites(deps.config.http.publicUrl),
-      authenticate(deps),
-      refuseUnreadBody,
-      refuseUnsafeInput,
-    ],
+    globalMiddleware: contractMiddleware(deps),
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Role, RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import { preparedRows, raw, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
@@ -92,7 +93,10 @@ async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth)
     return { kind: 'session', user: await requireSessionUser(deps, req) };
   }
   const deferred = req.tsRestRoute?.metadata?.checkKeyInHandler ? deferredKey(key) : undefined;
-  if (deferred) return { kind: 'deferred-key', ...deferred };
+  if (deferred) {
+    await requireKnownKey(deps, deferred);
+    return { kind: 'deferred-key', ...deferred };
+  }
   if (key !== undefined || auth !== 'dashboard') return keyCaller(deps, key, auth);
   return dashboardSessionCaller(deps, req);
 }
@@ -153,9 +157,44 @@ export async function findProjectByKey(db: Queryable, key: string, keyType: KeyT
   return { project, hits: row.hits };
 }
 
+/**
+ * Hashes of keys that were found lately (this process, at most 10,000, for a minute). A deferred
+ * key is checked by its handler's statement, after the body is read: the body is read only for a
+ * key found here or by one indexed lookup, so a client without a key makes Pigeon read nothing.
+ * The cache only decides whether reading is worth it: a key regenerated since is still refused by
+ * the statement (and forgotten here).
+ */
+const knownKeyCaches = new WeakMap<object, LRUCache<string, true>>();
+const knownKeys = (deps: AppDeps) => {
+  let cache = knownKeyCaches.get(deps.db.pool);
+  if (!cache) {
+    cache = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+    knownKeyCaches.set(deps.db.pool, cache);
+  }
+  return cache;
+};
+
+/** 401 before the body is read, unless the deferred key belongs to a project (or did a moment ago). */
+export async function requireKnownKey(deps: AppDeps, key: DeferredKey): Promise<void> {
+  const cache = knownKeys(deps);
+  const id = key.keyHash.toString('base64');
+  if (cache.has(id)) return;
+  const column = raw(key.keyType === 'public' ? 'public_key_hash' : 'secret_key_hash');
+  const rows = await preparedRows(
+    deps.db.pool,
+    `auth.known.${key.keyType}`,
+    sql`SELECT 1 FROM projects WHERE ${column} = ${key.keyHash}`,
+  );
+  if (rows.length === 0) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+  cache.set(id, true);
+}
+
 /** Answers a deferred key exactly as the lookup here would have: 401, 403, or the rate limit. */
-export function settleKeyCheck(deps: AppDeps, res: ServerResponse, check: KeyCheck): void {
-  if (!check.found) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+export function settleKeyCheck(deps: AppDeps, res: ServerResponse, check: KeyCheck, key?: DeferredKey): void {
+  if (!check.found) {
+    if (key) knownKeys(deps).delete(key.keyHash.toString('base64'));
+    throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
+  }
   if (check.hits !== null)
     applyRateLimit(res, deps.config.rateLimitPerMinute, check.hits, currentWindow().resetSeconds);
   if (check.disabled) throw disabledProject(check.disabledReason);

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
@@ -56,12 +57,27 @@ export function errorHandler(logger: Logger) {
       method: req.method,
       path: req.path,
       contentEncoding: req.header('content-encoding'),
-      bareErrors: wantsBareErrors(req),
+      bareErrors: wantsBareErrors(req) && !res.locals.bodyUnreadable,
     };
     const { status, body, unexpected } = errorAnswer(err, failed, logger);
     if (unexpected) res.locals.workRolledBack = certainlyRolledBack(err);
-    if (!res.headersSent) res.status(status).json(body);
+    if (res.headersSent) return;
+    prepareErrorAnswer(req, res, err);
+    res.status(status).json(body);
   };
+}
+
+/**
+ * Headers of an error answer: those the error names (`Retry-After`), and `Connection: close` when
+ * the request's body was not read (refused before it: a 401, a 413): Node would otherwise read and
+ * discard the rest of it to keep the connection, so a client without a key could still make
+ * Pigeon take in megabytes.
+ */
+export function prepareErrorAnswer(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  for (const [name, value] of Object.entries(err instanceof AppError ? (err.extra.headers ?? {}) : {})) {
+    res.setHeader(name, value);
+  }
+  if (!req.complete) res.setHeader('Connection', 'close');
 }
 
 /**

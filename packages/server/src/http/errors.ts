@@ -4,6 +4,8 @@ export interface AppErrorExtra {
   errors?: FieldError[];
   details?: Record<string, unknown>;
   suggestion?: string;
+  /** Response headers the answer carries (`Retry-After`). */
+  headers?: Record<string, string>;
 }
 
 /** An error the client should see, rendered into the spec's envelope by the error handler. */

@@ -4,9 +4,10 @@ import { timeRequest } from '../metrics/http.js';
 import { trackingRoutes } from '../modules/engagement/tracking-routes.js';
 import { createTracker } from '../modules/events/track.js';
 import { bareTrackRoute } from '../modules/events/track-route.js';
-import { type AppOptions, createApp, DEFAULT_BODY_LIMIT } from './app.js';
+import { type AppOptions, createApp } from './app.js';
 import { type BareRouter, sendJson } from './bare.js';
-import { errorAnswer } from './error-handler.js';
+import { DEFAULT_BODY_LIMIT } from './body.js';
+import { errorAnswer, prepareErrorAnswer } from './error-handler.js';
 import { assignRequestId } from './request-id.js';
 import { logWhenDone } from './request-log.js';
 
@@ -48,6 +49,7 @@ function answerError(deps: AppDeps, req: IncomingMessage, res: ServerResponse, r
     bareErrors: false,
   };
   const { status, body } = errorAnswer(err, failed, deps.logger);
-  if (res.headersSent) res.end();
-  else sendJson(res, status, body);
+  if (res.headersSent) return res.end();
+  prepareErrorAnswer(req, res, err);
+  sendJson(res, status, body);
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { newProject } from '../../test/accounts.js';
 import { api } from '../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+import { contractMiddleware } from './app.js';
 import { MAX_INPUT_DEPTH, requestValidationErrorHandler } from './validation.js';
 
 // A tiny contract mounted next to the real one, to drive validation and failures through
@@ -17,6 +18,7 @@ const probe = c.router({
   echo: {
     method: 'POST',
     path: '/__probe/echo/:id',
+    metadata: { auth: 'none' },
     pathParams: z.object({ id: z.string().uuid() }),
     query: z.object({ limit: z.coerce.number().int().max(10).optional() }),
     body: z.object({ email: z.string().email(), count: z.number().int() }),
@@ -25,13 +27,14 @@ const probe = c.router({
   bare: {
     method: 'POST',
     path: '/__probe/bare',
-    metadata: { errorStyle: 'bare' },
+    metadata: { auth: 'none', errorStyle: 'bare' },
     body: z.object({ email: z.string() }),
     responses: { 200: z.object({ ok: z.boolean() }) },
   },
   boom: {
     method: 'GET',
     path: '/__probe/boom',
+    metadata: { auth: 'none' },
     responses: { 200: z.object({ ok: z.boolean() }) },
   },
 });
@@ -39,7 +42,7 @@ const probe = c.router({
 let pigeon: TestPigeon;
 beforeAll(async () => {
   pigeon = await startTestPigeon({
-    mountExtraRoutes: (app) => {
+    mountExtraRoutes: (app, deps) => {
       const s = initServer();
       createExpressEndpoints(
         probe,
@@ -51,7 +54,7 @@ beforeAll(async () => {
           },
         }),
         app,
-        { requestValidationErrorHandler },
+        { globalMiddleware: contractMiddleware(deps), requestValidationErrorHandler },
       );
     },
   });

@@ -3,6 +3,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
+import { csvUpload } from '../../http/uploads.js';
 import { getJob } from '../background-jobs/service.js';
 import { fieldUsage, fieldValues, listFields } from './fields.js';
 import { listContacts } from './list.js';
@@ -31,9 +32,13 @@ export const createContactsRouter = (deps: AppDeps) => {
       status: 200,
       body: await contacts.lookupEmails(db, callerProject(req).id, body.emails),
     }),
-    import: async ({ req }) => {
-      const file = (req as { file?: { buffer: Buffer } }).file;
-      return accepted(await contacts.queueImport(deps, callerProject(req).id, file?.buffer));
+    import: {
+      // The file is parsed after authentication (route middleware runs after the global chain).
+      middleware: [csvUpload],
+      handler: async ({ req }) => {
+        const file = (req as { file?: { buffer: Buffer } }).file;
+        return accepted(await contacts.queueImport(deps, callerProject(req).id, file?.buffer));
+      },
     },
     importStatus: async ({ req, params }) => ({
       status: 200,

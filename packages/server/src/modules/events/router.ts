@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject, settleKeyCheck } from '../../http/auth.js';
+import { callerProject, type KeyCheck, settleKeyCheck } from '../../http/auth.js';
 import { idempotencyKeyOf } from '../../http/idempotency.js';
 import { queueJob } from '../background-jobs/queue.js';
 import { getJob } from '../background-jobs/service.js';
@@ -23,7 +23,9 @@ export const createEventsRouter = (deps: AppDeps, trackEvent: TrackEvent) => {
       caller.kind === 'deferred-key'
         ? { by: caller.keyType, keyHash: caller.keyHash }
         : { by: 'project', projectId: callerProject(req).id };
-    const data = await trackEvent(owner, body, idempotencyKeyOf(req), (check) => settleKeyCheck(deps, res, check));
+    const key = caller.kind === 'deferred-key' ? caller : undefined;
+    const settle = (check: KeyCheck) => settleKeyCheck(deps, res, check, key);
+    const data = await trackEvent(owner, body, idempotencyKeyOf(req), settle);
     return { status: 200 as const, body: { success: true as const, data } };
   };
   return s.router(contract.events, {

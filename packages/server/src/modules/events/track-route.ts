@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { contract } from '@pigeon/contract';
 import express from 'express';
 import type { AppDeps } from '../../deps.js';
-import { bearerKey, deferredKey, settleKeyCheck } from '../../http/auth.js';
+import { bearerKey, deferredKey, type KeyCheck, requireKnownKey, settleKeyCheck } from '../../http/auth.js';
 import type { BareRoute, BareRouter } from '../../http/bare.js';
 import { sendJson } from '../../http/bare.js';
 import { validationFailed } from '../../http/errors.js';
@@ -40,9 +40,11 @@ export function bareTrackRoute(deps: AppDeps, trackEvent: TrackEvent, bodyLimit:
     return {
       route: route.path,
       handle: async (res) => {
+        await requireKnownKey(deps, key);
         const input = validInput(req, await readBody(req, res));
         const owner = { by: key.keyType, keyHash: key.keyHash };
-        const data = await trackEvent(owner, input, idempotencyKeyOf(req), (check) => settleKeyCheck(deps, res, check));
+        const settle = (check: KeyCheck) => settleKeyCheck(deps, res, check, key);
+        const data = await trackEvent(owner, input, idempotencyKeyOf(req), settle);
         const body = { success: true as const, data };
         sendJson(res, 200, deps.validateResponses ? route.responses[200].parse(body) : body);
       },
