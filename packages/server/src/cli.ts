@@ -17,7 +17,7 @@ const [
   { ConfigError, loadConfigFromEnvironment },
   { createLogger },
   { startPigeon },
-  { forkWorkerProcesses, WORKER_READY },
+  { forkWorkerProcesses, launchApiProcess, WORKER_READY },
 ] = await Promise.all([
   import('./admin-commands.js'),
   import('./config/index.js'),
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
       reason: { type: 'string' },
       'new-key': { type: 'string' },
       json: { type: 'boolean' },
-      // Internal: a worker forked by `pigeon start`, which reports to and lives with its parent.
+      // Internal: a process forked by `pigeon start` (the API, or a worker), which reports to and lives with its parent.
       supervised: { type: 'boolean' },
       slot: { type: 'string' },
     },
@@ -84,22 +84,40 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfigFromEnvironment(SERVER_ROLES[command] ?? 'all');
-  const supervised = values.supervised === true && command === 'worker';
+  const supervised = values.supervised === true && command in SERVER_ROLES;
   // Lines of every process of `pigeon start` share one stdout: a worker's carry its pid.
-  const logger = supervised
-    ? createLogger(config.log.level).child({ workerPid: process.pid })
-    : createLogger(config.log.level);
+  const logger =
+    supervised && command === 'worker'
+      ? createLogger(config.log.level).child({ workerPid: process.pid })
+      : createLogger(config.log.level);
   const adminCommand = admin[command];
   if (adminCommand) {
     console.log(await adminCommand(config, logger));
     return;
   }
-  if (command === 'start' && config.workerProcesses > 0) {
-    const cliPath = process.argv[1] as string;
-    await serve({ ...config, role: 'api' }, logger, { alongside: (deps) => forkWorkerProcesses(deps, cliPath) });
+  if ((command === 'start' || command === 'api') && !supervised) {
+    // This process only supervises: the API (and the workers it forks) run in a child with a heap limit.
+    launchApiProcess({
+      cliPath: process.argv[1] as string,
+      args: [command],
+      maxOldSpaceMb: config.apiMaxOldSpaceMb,
+      logger,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+    });
     return;
   }
-  await serve(config, logger, supervised ? { supervisedSlot: Number(values.slot ?? 1) } : {}, supervised);
+  if (command === 'start' && config.workerProcesses > 0) {
+    const cliPath = process.argv[1] as string;
+    await serve(
+      { ...config, role: 'api' },
+      logger,
+      { alongside: (deps) => forkWorkerProcesses(deps, cliPath) },
+      supervised,
+    );
+    return;
+  }
+  const workerSlot = supervised && command === 'worker' ? { supervisedSlot: Number(values.slot ?? 1) } : {};
+  await serve(config, logger, workerSlot, supervised);
 }
 
 async function serve(config: Config, logger: Logger, options: StartOptions, supervised = false) {
@@ -129,8 +147,8 @@ async function serve(config: Config, logger: Logger, options: StartOptions, supe
   if (supervised) {
     if (process.connected) process.send?.({ type: WORKER_READY });
     else stop('parent exited');
-    return;
   }
+  if (supervised && !pigeon.url) return;
   if (!pigeon.url) {
     console.log('Pigeon worker is running.');
     return;

@@ -1,5 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { workerEnvironment } from './config/index.js';
+import { inheritedEnvironment, workerEnvironment } from './config/index.js';
 import type { AppDeps } from './deps.js';
 import type { Logger } from './logger.js';
 import { workerRestarts } from './metrics/registry.js';
@@ -8,7 +8,9 @@ import { workerRestarts } from './metrics/registry.js';
 export const WORKER_READY = 'pigeon:worker-ready';
 
 export interface SupervisorOptions {
-  /** Worker processes kept running. */
+  /** What the processes are, in log lines ("worker process started", with `worker: <slot>`). */
+  kind?: 'worker' | 'api';
+  /** Processes kept running. */
   count: number;
   /** The script each worker runs, and its arguments (followed by `--slot <n>`, the worker's number from 1). */
   modulePath: string;
@@ -24,6 +26,11 @@ export interface SupervisorOptions {
   maxRestartDelayMs?: number;
   /** A worker that ran at least this long before it died starts again from `restartDelayMs`. */
   stableAfterMs?: number;
+  /**
+   * Called instead of a restart when a process exits before it ever reported ready (a start that
+   * fails, such as a port in use, would fail again): the supervisor then stops the rest.
+   */
+  onFailedStart?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
 export interface Supervisor {
@@ -43,12 +50,20 @@ interface Slot {
   crashes: number;
 }
 
+/** This process's Node flags (`--cpu-prof` and the like) with `own` after them, replacing any of the same name. */
+function inheritedFlags(own: string[]): string[] {
+  const name = (flag: string) => flag.split('=', 1)[0];
+  const replaced = new Set(own.map(name));
+  return [...process.execArgv.filter((flag) => !replaced.has(name(flag))), ...own];
+}
+
 /**
  * Forks `count` worker processes (node:child_process, with an IPC channel: a worker exits when it
  * closes, so none outlives this process) and restarts any that exits while not being stopped.
  */
 export function superviseWorkers(opts: SupervisorOptions): Supervisor {
   const { logger } = opts;
+  const kind = opts.kind ?? 'worker';
   const baseDelay = opts.restartDelayMs ?? 500;
   const maxDelay = opts.maxRestartDelayMs ?? 30_000;
   const stableAfter = opts.stableAfterMs ?? 60_000;
@@ -58,12 +73,13 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
     const startedAt = Date.now();
     const child = fork(opts.modulePath, [...opts.args, '--slot', String(slot.index)], {
       env: opts.env,
-      execArgv: [...process.execArgv, ...(opts.execArgv ?? [])],
+      execArgv: inheritedFlags(opts.execArgv ?? []),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const pid = child.pid;
     slot.child = child;
     let gone = false;
+    let ready = false;
     let onGone: () => void = () => {};
     slot.exited = new Promise((resolve) => {
       onGone = resolve;
@@ -74,14 +90,19 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
       slot.child = undefined;
       onGone();
       if (stopping) {
-        logger.info({ worker: slot.index, pid, code, signal }, 'worker process stopped');
+        logger.info({ [kind]: slot.index, pid, code, signal }, `${kind} process stopped`);
+        return;
+      }
+      if (!ready && opts.onFailedStart) {
+        logger.error({ [kind]: slot.index, pid, code, signal }, `${kind} process exited before it was ready`);
+        opts.onFailedStart(code, signal);
         return;
       }
       if (Date.now() - startedAt >= stableAfter) slot.crashes = 0;
       const restartInMs = Math.min(maxDelay, baseDelay * 2 ** slot.crashes);
       slot.crashes += 1;
       workerRestarts.inc();
-      logger.error({ worker: slot.index, pid, code, signal, restartInMs }, 'worker process exited; restarting it');
+      logger.error({ [kind]: slot.index, pid, code, signal, restartInMs }, `${kind} process exited; restarting it`);
       slot.restart = setTimeout(() => {
         slot.restart = undefined;
         if (!stopping) start(slot);
@@ -89,15 +110,16 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
     };
     child.once('exit', ended);
     child.on('error', (err) => {
-      logger.error({ err, worker: slot.index, pid }, 'worker process error');
+      logger.error({ err, [kind]: slot.index, pid }, `${kind} process error`);
       if (child.pid === undefined) ended(null, null); // never spawned, so no 'exit' will follow
     });
     child.on('message', (message) => {
       if ((message as { type?: string } | null)?.type === WORKER_READY) {
-        logger.info({ worker: slot.index, pid }, 'worker process ready');
+        ready = true;
+        logger.info({ [kind]: slot.index, pid }, `${kind} process ready`);
       }
     });
-    if (pid !== undefined) logger.info({ worker: slot.index, pid }, 'worker process started');
+    if (pid !== undefined) logger.info({ [kind]: slot.index, pid }, `${kind} process started`);
   };
 
   const slots: Slot[] = Array.from({ length: opts.count }, (_, i) => ({ index: i + 1, crashes: 0 }));
@@ -108,7 +130,7 @@ export function superviseWorkers(opts: SupervisorOptions): Supervisor {
     if (!child || !exited) return;
     child.kill('SIGTERM');
     const force = setTimeout(() => {
-      logger.warn({ worker: slot.index, pid: child.pid }, 'worker process did not stop in time; killing it');
+      logger.warn({ [kind]: slot.index, pid: child.pid }, `${kind} process did not stop in time; killing it`);
       child.kill('SIGKILL');
     }, opts.shutdownTimeoutMs);
     await exited;
@@ -144,4 +166,43 @@ export async function forkWorkerProcesses(deps: AppDeps, cliPath: string): Promi
     logger: deps.logger,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
   });
+}
+
+/**
+ * `pigeon start` and `pigeon api`: the API runs in a process of its own under this small one, with
+ * its old generation capped (`API_MAX_OLD_SPACE_MB`), so that a heap that runs out ends one process
+ * that is started again, never the machine. The API process stops when this one dies (its IPC
+ * channel closes), and its worker processes with it; this one holds no database and no sockets.
+ * A start that fails (before the API is ready) is not repeated: its exit code becomes this one's.
+ */
+export function launchApiProcess(opts: {
+  cliPath: string;
+  args: string[];
+  maxOldSpaceMb: number;
+  logger: Logger;
+  shutdownTimeoutMs: number;
+}): void {
+  let exitCode = 0;
+  const supervisor = superviseWorkers({
+    kind: 'api',
+    count: 1,
+    modulePath: opts.cliPath,
+    args: [...opts.args, '--supervised'],
+    execArgv: opts.maxOldSpaceMb ? [`--max-old-space-size=${opts.maxOldSpaceMb}`] : [],
+    env: inheritedEnvironment(),
+    logger: opts.logger,
+    // The API process drains requests and stops its workers in this time itself; the margin is its own.
+    shutdownTimeoutMs: opts.shutdownTimeoutMs + 10_000,
+    onFailedStart: (code) => {
+      exitCode = code || 1;
+      void stop();
+    },
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= supervisor.stop().then(() => process.exit(exitCode));
+    return stopping;
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
 }

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { killAllCli, runCli, startCli } from './cli.js';
 import { createTestDatabase } from './helpers.js';
 import { freePort } from './ports.js';
+import { until } from './until.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -83,6 +84,93 @@ describe('pigeon start on the embedded defaults', () => {
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   }, 120_000);
+});
+
+/** Pids the supervisor logged for its API process becoming ready, oldest first. */
+const readyApiPids = (output: string): number[] =>
+  output
+    .split('\n')
+    .filter((line) => line.includes('"api process ready"'))
+    .map((line) => JSON.parse(line).pid as number);
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+const postmasterPid = (dataDir: string) =>
+  Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+describe('pigeon start supervises its API process', () => {
+  it('runs the API with a heap limit, starts it again when it dies, and leaves no PostgreSQL behind when killed', async () => {
+    const dataDir = tempDir();
+    const env = {
+      PIGEON_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      EMBEDDED_POSTGRES_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      WORKER_PROCESSES: '1',
+    };
+    const run = startCli(['start'], env);
+    const url = await run.ready;
+    const [api] = await until(
+      () => readyApiPids(run.output()),
+      (pids) => pids.length === 1,
+    );
+    expect(api).toBeDefined();
+    expect(api).not.toBe(run.child.pid);
+    expect(readFileSync(`/proc/${api}/cmdline`, 'utf8').split('\0')).toContain('--max-old-space-size=768');
+
+    // The API process dies as an out-of-memory abort would end it: it is started again.
+    const firstPostgres = postmasterPid(dataDir);
+    process.kill(api as number, 'SIGKILL');
+    const pids = await until(
+      () => readyApiPids(run.output()),
+      (p) => p.length === 2,
+      60_000,
+    );
+    expect(pids).toHaveLength(2);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expect(alive(firstPostgres)).toBe(false); // the dead API's PostgreSQL was stopped, a new one runs
+    const secondPostgres = postmasterPid(dataDir);
+    expect(alive(secondPostgres)).toBe(true);
+
+    // Everything killed at once (no process gets to clean up): PostgreSQL does not stay orphaned.
+    process.kill(run.child.pid as number, 'SIGKILL');
+    process.kill(pids[1] as number, 'SIGKILL');
+    await run.exited;
+    expect(
+      await until(
+        () => alive(secondPostgres),
+        (up) => !up,
+        15_000,
+      ),
+    ).toBe(false);
+  }, 120_000);
+
+  it("does not start again an API process that failed to start: its exit code is the command's", async () => {
+    const port = await freePort();
+    const blocker = startCli(['api'], {
+      PIGEON_DATA_DIR: tempDir(),
+      DATABASE_URL: await createTestDatabase(),
+      PORT: String(port),
+    });
+    await blocker.ready;
+    const run = await runCli(['start'], {
+      PIGEON_DATA_DIR: tempDir(),
+      DATABASE_URL: await createTestDatabase(),
+      PORT: String(port),
+      WORKER_PROCESSES: '0',
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`PORT ${port} is already in use`);
+    blocker.child.kill('SIGTERM');
+    expect(await blocker.exited).toBe(0);
+  }, 60_000);
 });
 
 describe('pigeon command line', () => {

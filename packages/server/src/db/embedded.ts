@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -126,6 +127,7 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
     throw new Error(`Embedded PostgreSQL did not start on port ${opts.port} (data dir ${opts.dataDir}):\n${detail}`);
   }
   writeFileSync(ownerFile, String(process.pid), { mode: 0o600 });
+  const guard = guardAgainstOrphaning(postmasterPid(opts.dataDir), opts.dataDir);
   return {
     url,
     createDatabase: async (name) => {
@@ -143,6 +145,7 @@ export async function startEmbeddedPostgres(opts: Options): Promise<EmbeddedPost
       // process (its postmaster waits forever): let the recovery end first.
       for (const until = Date.now() + RECOVERY_WAIT_MS; recovering && Date.now() < until; ) await sleep(50);
       await stopWithin(pg, postmasterPid(opts.dataDir), opts.logger);
+      guard?.kill();
       rmSync(ownerFile, { force: true });
     },
   };
@@ -165,6 +168,33 @@ async function stopWithin(pg: EmbeddedPostgresClass, pid: number | undefined, lo
   } finally {
     clearTimeout(force);
   }
+}
+
+/**
+ * A PostgreSQL server outlives the process that started it. When this process dies without
+ * stopping it (killed, out of memory), a small shell loop, started detached, asks the server for a
+ * fast shutdown within a second: it waits while this process lives, then signals the postmaster
+ * only if that pid still runs PostgreSQL on this data dir (a pid can be reused).
+ */
+function guardAgainstOrphaning(postmaster: number | undefined, dataDir: string): ChildProcess | undefined {
+  if (postmaster === undefined || !existsSync('/proc/self/cmdline')) return undefined;
+  // The values come in the environment: nothing of them is parsed as shell text.
+  const script =
+    'while kill -0 "$OWNER_PID" 2>/dev/null; do sleep 1; done; ' +
+    'if tr "\\0" " " 2>/dev/null < "/proc/$POSTMASTER_PID/cmdline" | grep -qF -- "$DATA_DIR"; then kill -INT "$POSTMASTER_PID"; fi';
+  const guard = spawn('/bin/sh', ['-c', script], {
+    detached: true,
+    stdio: 'ignore',
+    env: {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      OWNER_PID: String(process.pid),
+      POSTMASTER_PID: String(postmaster),
+      DATA_DIR: dataDir,
+    },
+  });
+  guard.on('error', () => {}); // no /bin/sh: the next start stops an orphaned server instead
+  guard.unref();
+  return guard;
 }
 
 /** The pid of a live Pigeon that runs the PostgreSQL of this data dir, if any. */
