@@ -257,6 +257,40 @@ describe('campaigns API', () => {
     expect((await api(pigeon, s.auth).campaigns.delete({ params: { id: c.id } })).status).toBe(204);
   });
 
+  it("cancels at any moment: the answer, the stats, the month's usage and the sink agree", async () => {
+    // Full speed (no send rate): workers hold claimed batches when the cancel lands, at a
+    // different point of the send in each round.
+    for (const [round, delayMs] of [0, 5, 20, 40, 80, 150, 300].entries()) {
+      const s = await verifiedSender(pigeon, dns);
+      const prefix = `cancel${round}-`;
+      await contacts(
+        s,
+        Array.from({ length: 60 }, (_, i) => ({ email: `${prefix}${i}@c.example` })),
+      );
+      const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
+      await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
+      await new Promise((r) => setTimeout(r, delayMs));
+      const cancel = await api(pigeon, s.auth).campaigns.cancel({ params: { id: c.id } });
+      if (cancel.status === 409) continue; // all 60 were out before the cancel: nothing to count
+      const answer = bodyOf(cancel, 200).data;
+      await new Promise((r) => setTimeout(r, 300)); // room for anything that would still arrive
+      const atSink = sink.messages.filter((m) => m.to.some((t) => t.startsWith(prefix))).length;
+      const stats = bodyOf(await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } }), 200);
+      const usage = bodyOf(
+        await api(pigeon, { cookie: s.owner.cookie }).billing.consumption({ params: { id: s.project.id } }),
+        200,
+      );
+      const round_ = { round, delayMs, answer: { sent: answer.sent, cancelled: answer.cancelled }, atSink, stats };
+      expect(stats.pending, JSON.stringify(round_)).toBe(0);
+      expect(answer.sent, JSON.stringify(round_)).toBe(atSink);
+      expect(stats.sent, JSON.stringify(round_)).toBe(atSink);
+      expect(answer.cancelled, JSON.stringify(round_)).toBe(stats.cancelled);
+      expect(stats.sent + stats.cancelled, JSON.stringify(round_)).toBe(60);
+      // Charged for the 60 when it started; given back each one that will never be sent.
+      expect(usage.campaigns.used, JSON.stringify(round_)).toBe(atSink);
+    }
+  });
+
   it('stays SENDING while a recipient waits or is in delivery, and is SENT once the last one is out', async () => {
     const { s, c, out } = await pacedCampaign('paced', 8);
     // Sampled while the campaign drains at 5/s: the status first, then what the sink has.

@@ -176,7 +176,7 @@ const CANCEL_SETTLE_MS = 10_000;
  */
 export async function cancelCampaign(pool: pg.Pool, projectId: string, id: string) {
   await findCampaign(pool, projectId, id);
-  const cancelled = await inTransaction(pool, async (client) => {
+  await inTransaction(pool, async (client) => {
     const [campaign] = await queryRows<CampaignRow>(
       client,
       sql`SELECT * FROM campaigns WHERE id = ${id}::uuid FOR UPDATE`,
@@ -191,24 +191,33 @@ export async function cancelCampaign(pool: pg.Pool, projectId: string, id: strin
     );
     // Mail that will never be sent no longer counts against the month it was counted in.
     if (campaign.started_at) await refundEmails(client, projectId, 'campaigns', count, campaign.started_at);
-    // Delivered on commit: workers stop composing this campaign's mail they claimed before the cancel.
+    // Delivered on commit: workers stop composing this campaign's mail they claimed before the cancel
+    // (each of those is cancelled and refunded by its worker: emails/cancelled.ts).
     await queryRows(client, sql`SELECT pg_notify(${CAMPAIGN_CANCELLED_CHANNEL}, ${id})`);
-    return count;
   });
-  const { sent, in_flight } = await settledCounts(pool, id);
+  const { sent, cancelled, in_flight } = await settledCounts(pool, id);
   const message =
     `Cancelled: ${sent} sent, ${cancelled} never will be` +
     (in_flight ? `; ${in_flight} were still being handed to the transport (see stats for where they ended)` : '');
   return { id, status: 'CANCELLED' as const, sent, cancelled, message };
 }
 
-/** The campaign's sent count once no message of it is claimed any more (or the wait ran out). */
+/**
+ * The campaign's sent and cancelled counts once no message of it is claimed any more (or the wait
+ * ran out): the cancelled ones are those the cancel found queued and those workers dropped, as the
+ * campaign's stats count them.
+ */
 async function settledCounts(pool: pg.Pool, id: string) {
   const deadline = Date.now() + CANCEL_SETTLE_MS;
   for (;;) {
-    const [counts = { sent: 0, in_flight: 0 }] = await queryRows<{ sent: number; in_flight: number }>(
+    const [counts = { sent: 0, cancelled: 0, in_flight: 0 }] = await queryRows<{
+      sent: number;
+      cancelled: number;
+      in_flight: number;
+    }>(
       pool,
       sql`SELECT count(*) FILTER (WHERE sent_at IS NOT NULL OR status IN ('BOUNCED', 'FAILED'))::int AS sent,
+                 count(*) FILTER (WHERE status = 'CANCELLED')::int AS cancelled,
                  count(*) FILTER (WHERE status = 'SENDING')::int AS in_flight
           FROM emails WHERE campaign_id = ${id}::uuid`,
     );

@@ -122,14 +122,30 @@ export async function markSent(db: Queryable, delivered: boolean, sent: SentEmai
   );
 }
 
-/** A claimed email that will not be sent (suppressed since it was queued, its campaign cancelled). */
-export async function cancelClaimed(db: Queryable, id: string, reason: string | null): Promise<void> {
-  await queryRows(
+/** A cancelled email's charge: who paid for it, for what kind of mail, and when (the month to refund). */
+export interface CancelledCharge {
+  projectId: string;
+  source: string;
+  chargedAt: Date;
+}
+
+/**
+ * A claimed email that will not be sent (suppressed since it was queued, its campaign cancelled).
+ * Answers its charge when this call cancelled it (undefined when it was no longer claimed).
+ */
+export async function cancelClaimed(
+  db: Queryable,
+  id: string,
+  reason: string | null,
+): Promise<CancelledCharge | undefined> {
+  const [row] = await queryRows<CancelledCharge>(
     db,
     sql`UPDATE emails SET status = ${status('CANCELLED')}, claimed_at = NULL, last_error = COALESCE(${reason}, last_error),
           updated_at = now()
-        WHERE id = ${id}::uuid AND status = ${status('SENDING')}`,
+        WHERE id = ${id}::uuid AND status = ${status('SENDING')}
+        RETURNING project_id AS "projectId", source, COALESCE(requeued_at, created_at) AS "chargedAt"`,
   );
+  return row;
 }
 
 /** What a temporary failure leaves a claimed email: queued again, or failed for good. */

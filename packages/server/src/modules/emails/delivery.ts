@@ -13,7 +13,6 @@ import { NOTIFY_CHANNEL } from '../email-states/queue.js';
 import { queueWindowSource, REQUEUED_PAYLOAD } from '../email-states/queue-window.js';
 import {
   type ClaimedEmail,
-  cancelClaimed,
   claimEmails,
   failExpiredClaimed,
   failExpiredQueued,
@@ -22,6 +21,7 @@ import {
   retryLater,
 } from '../email-states/service.js';
 import { TransportBreaker } from './breaker.js';
+import { dropClaimed } from './cancelled.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
 import { sentRecorder } from './sent-recorder.js';
@@ -161,7 +161,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
     try {
       // Suppressed after it was queued (a hard bounce or complaint since): not sent, and said why.
       if (email.suppressed) {
-        await cancelClaimed(pool, email.id, `suppressed: ${email.suppressed}`);
+        await dropClaimed(pool, email.id, `suppressed: ${email.suppressed}`);
         recordDeliveryOutcome('suppressed');
         return;
       }
@@ -171,7 +171,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
       }
       const message = await messageOf(email, batch);
       if (!message) {
-        await cancelClaimed(pool, email.id, null);
+        await dropClaimed(pool, email.id, null);
         recordDeliveryOutcome('cancelled');
         return;
       }
