@@ -48,7 +48,13 @@ export function createMailTransport(mail: {
 function smtpTransport(smtpUrl: string): MailTransport {
   const url = new URL(smtpUrl);
   url.searchParams.set('pool', 'true');
-  const transporter = nodemailer.createTransport({ url: url.toString(), getSocket: connectCoalescedRelay });
+  // maxRequeues 0: a message whose connection closes mid-send is not sent again by nodemailer's pool
+  // behind Pigeon's back; the attempt fails, and Pigeon's own retry (one attempt at a time) decides.
+  const transporter = nodemailer.createTransport({
+    url: url.toString(),
+    getSocket: connectCoalescedRelay,
+    maxRequeues: 0,
+  } as Parameters<typeof nodemailer.createTransport>[0]);
   return {
     kind: 'smtp',
     async send(message) {
