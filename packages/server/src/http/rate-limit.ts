@@ -18,10 +18,11 @@ export const CALLER = { key: 0, session: 1 } as const;
 
 /**
  * Two CTEs that count `requests` requests of `caller` for the project in `projectRows` (a CTE
- * yielding `id`) in the current window and expose the window's total as `hit.hits`: this backend's
- * own row, updated, plus the committed rows of the others. Requests still in flight on other
- * connections are not seen yet, so under load the count may lag by at most the number of
- * concurrent requests.
+ * yielding `id`) in the current window and expose the window's total as `hit.hits`. One counter row
+ * per project, caller and window: a concurrent statement waits for the row and adds to what the
+ * other committed, so the count is exact under any concurrency (with a counter row per connection,
+ * as before, requests in flight on other connections were not seen: 1,002 of 1,000 went through).
+ * The row is held only while one statement runs (these statements are their own transactions).
  */
 export const rateLimitCtes = (
   projectRows: string,
@@ -31,17 +32,10 @@ export const rateLimitCtes = (
 ): Sql => sql`
   hit_own AS (
     INSERT INTO rate_limit_counters AS r (project_id, caller, window_start, shard, hits)
-    SELECT id, ${raw(String(CALLER[caller]))}, ${window}::bigint, pg_backend_pid() % 16, ${requests}::int FROM ${raw(projectRows)}
+    SELECT id, ${raw(String(CALLER[caller]))}, ${window}::bigint, 0, ${requests}::int FROM ${raw(projectRows)}
     ON CONFLICT (project_id, caller, window_start, shard) DO UPDATE SET hits = r.hits + EXCLUDED.hits
     RETURNING project_id, hits
-  ), hit AS (
-    SELECT o.hits + coalesce((
-      SELECT sum(c.hits) FROM rate_limit_counters c
-      WHERE c.project_id = o.project_id AND c.caller = ${raw(String(CALLER[caller]))} AND c.window_start = ${window}::bigint
-        AND c.shard <> pg_backend_pid() % 16
-    ), 0)::int AS hits
-    FROM hit_own o
-  )`;
+  ), hit AS (SELECT hits FROM hit_own)`;
 
 /** Counts a dashboard session's request (session + X-Project-Id), on the sessions' own counters. */
 export async function countSessionRequest(deps: AppDeps, projectId: string, window: number): Promise<number> {
