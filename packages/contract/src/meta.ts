@@ -19,6 +19,11 @@ export interface RouteMeta {
    * hottest route), and claims an Idempotency-Key in that statement too.
    */
   checkKeyInHandler?: boolean;
+  /**
+   * A GET that changes state (the spec's `GET /auth/logout`): cross-site requests made with the
+   * session cookie are refused as for a write (Fetch Metadata), so another site cannot sign a person out.
+   */
+  changesState?: boolean;
   /** The request body example of the OpenAPI documents, when a sampled one would not work as sent. */
   example?: unknown;
 }

@@ -82,7 +82,8 @@ export const authContract = c.router(
       method: 'GET',
       path: '/auth/logout',
       summary: 'End the session: revoked server-side and the cookie cleared (spec path; prefer POST)',
-      metadata: meta({ auth: 'none' }),
+      description: 'Refused (403) when another site makes the request: a link elsewhere cannot sign a person out.',
+      metadata: meta({ auth: 'none', changesState: true }),
       responses: { 200: Ok, ...publicErrors },
     },
     logoutPost: {

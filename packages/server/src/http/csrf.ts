@@ -47,7 +47,8 @@ function actsWithSessionCookie(req: RoutedRequest): boolean {
 export function refuseCrossSiteCookieWrites(publicUrl: string) {
   return <R extends object>(tsRestReq: R, _res: Response, next: NextFunction) => {
     const req = tsRestReq as unknown as RoutedRequest;
-    if (SAFE_METHODS.has(req.method) || !actsWithSessionCookie(req) || !crossSite(req, publicUrl)) return next();
+    const safe = SAFE_METHODS.has(req.method) && !req.tsRestRoute?.metadata?.changesState;
+    if (safe || !actsWithSessionCookie(req) || !crossSite(req, publicUrl)) return next();
     next(
       forbidden('A request from another site cannot change anything with your Pigeon session', 'FORBIDDEN', {
         suggestion: 'Use Pigeon from its own pages, or call the API with a secret key (Authorization: Bearer sk_…).',

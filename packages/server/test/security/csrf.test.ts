@@ -111,6 +111,24 @@ describe('cross-site requests with the session cookie', () => {
     expect(read.status).toBe(200);
   });
 
+  it('GET /auth/logout (the spec keeps it) cannot be made by another site: the session survives a link or an image elsewhere', async () => {
+    const { owner } = await newProject(pigeon);
+    const me = () => pigeon.request('GET', '/users/@me', { headers: { cookie: owner.cookie } });
+    for (const site of ['cross-site', 'same-site']) {
+      const forged = await pigeon.request('GET', '/auth/logout', {
+        headers: { cookie: owner.cookie, 'sec-fetch-site': site, origin: FOREIGN },
+      });
+      expectEnvelope(forged, 403, 'FORBIDDEN');
+      expect((await me()).status).toBe(200);
+    }
+    // The person's own navigation (typed, or from Pigeon's pages) signs out.
+    const own = await pigeon.request('GET', '/auth/logout', {
+      headers: { cookie: owner.cookie, 'sec-fetch-site': 'none' },
+    });
+    expect(own.status).toBe(200);
+    expect((await me()).status).toBe(401);
+  });
+
   it('leaves API-key requests alone, whatever their origin', async () => {
     const { auth, owner } = await newProject(pigeon);
     const foreign = { origin: FOREIGN, 'sec-fetch-site': 'cross-site' };
