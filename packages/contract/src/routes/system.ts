@@ -20,7 +20,9 @@ const healthObject = z.object({
   database: DatabaseStatus,
   version: z.string(),
   uptimeSeconds: z.number(),
-  mailTransport: MailTransportStatus.optional().describe('Absent when the database does not answer'),
+  mailTransport: MailTransportStatus.optional().describe(
+    'Absent when the database does not answer. `lastError` is always null here (it names the relay; this route is public): members read it in the project security endpoint',
+  ),
 });
 type HealthObject = typeof healthObject;
 /** Named (declarations refer to it from the 200 and the 503). */

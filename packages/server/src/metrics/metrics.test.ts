@@ -55,6 +55,10 @@ describe('with METRICS_PORT', () => {
     expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(404);
     const text = await metricsText(port);
     expect(sample(text, 'pigeon_nodejs_heap_size_used_bytes', { process: 'all' })).toBeGreaterThan(0);
+    // The detailed health (the relay's error text included) is here, not on the public port.
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', database: 'up', mailTransport: { state: 'up' } });
     // Any address of this machine other than loopback: nothing listens there.
     const outside = Object.values(networkInterfaces())
       .flat()

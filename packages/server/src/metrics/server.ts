@@ -31,11 +31,13 @@ export interface MetricsSources {
   workers?: () => ChildProcess[];
   /** The read replica's state, when DATABASE_REPLICA_URL is set. */
   replica?: () => ReplicaState;
+  /** `/health` with the relay's last error (the public `/health` leaves it out). */
+  health?: () => Promise<{ status: string }>;
 }
 
 /**
  * The metrics listener (METRICS_PORT on METRICS_HOST): `GET /metrics` in Prometheus' text format,
- * nothing else. One scrape = this process's metrics, each worker process's (asked over IPC, each
+ * and `GET /health` with the details the public one leaves out. One scrape = this process's metrics, each worker process's (asked over IPC, each
  * series labelled with its process), and the database's numbers read once.
  */
 export async function startMetricsServer(
@@ -43,10 +45,21 @@ export async function startMetricsServer(
 ): Promise<{ port: number; stop: () => Promise<void> }> {
   const { config, logger } = sources;
   const server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/health' && sources.health) {
+      sources.health().then(
+        (body) =>
+          res
+            .writeHead(body.status === 'ok' ? 200 : 503, { 'Content-Type': 'application/json; charset=utf-8' })
+            .end(JSON.stringify(body)),
+        () => res.writeHead(503).end(),
+      );
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res
         .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' })
-        .end('Not found: metrics are at GET /metrics\n');
+        .end('Not found: metrics are at GET /metrics (and the detailed health at GET /health)\n');
       return;
     }
     scrape(sources).then(

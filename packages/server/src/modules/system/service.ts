@@ -12,8 +12,17 @@ import { workerHeartbeats } from './heartbeat.js';
  * Liveness: one primary-key read, which both proves the database answers and reads the mail
  * transport's breaker. A transport that is down does not make the process unhealthy (mail waits).
  */
-export async function checkHealth(deps: AppDeps) {
-  const mailTransport = await readTransportStatus(deps.db.pool, deps.mailer.kind).catch(() => undefined);
+/**
+ * `/health`, answered to anyone: the relay's state without its error text (which names the relay's
+ * address and what it said). Members see the text in the project's setup state, operators in
+ * `pigeon status` and on the metrics listener's `GET /health` (`withError`).
+ */
+export async function checkHealth(
+  deps: Pick<AppDeps, 'db' | 'startedAt'> & { mailer: { kind: string } },
+  withError = false,
+) {
+  const status = await readTransportStatus(deps.db.pool, deps.mailer.kind).catch(() => undefined);
+  const mailTransport = status && (withError ? status : { ...status, lastError: null });
   const database = mailTransport ? ('up' as const) : ('down' as const);
   return {
     status: database === 'up' ? ('ok' as const) : ('degraded' as const),
