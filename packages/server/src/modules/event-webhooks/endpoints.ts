@@ -6,7 +6,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { notFound, validationFailed } from '../../http/errors.js';
-import { forbiddenReason, generateWebhookSecret } from '../webhooks/service.js';
+import { forbiddenReason, generateWebhookSecret, isLoopbackName } from '../webhooks/service.js';
 
 type Endpoint = z.infer<typeof WebhookEndpoint>;
 
@@ -59,11 +59,7 @@ export function toEndpoint(row: EndpointRow, now: Date): Endpoint {
 function checkUrl(deps: AppDeps, url: string | undefined): void {
   if (url === undefined || deps.config.webhooks.allowPrivateNetworks) return;
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
-  const reason = isIP(host)
-    ? forbiddenReason(host)
-    : host === 'localhost' || host.endsWith('.localhost')
-      ? 'a loopback address'
-      : null;
+  const reason = isIP(host) ? forbiddenReason(host) : isLoopbackName(host) ? 'a loopback address' : null;
   if (reason) {
     throw validationFailed([
       {

@@ -707,6 +707,9 @@ describe('the SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS off)', () => {
       'http://100.64.0.1/hook',
       'http://0.0.0.0/hook',
       'http://localhost:3000/hook',
+      'http://localhost.:3000/hook',
+      'http://LOCALHOST..:3000/hook',
+      'http://api.localhost./hook',
     ]) {
       const res = await client.webhookEndpoints.create({ body: { url, eventTypes: ['*'] } });
       const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
@@ -726,5 +729,12 @@ describe('the SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS off)', () => {
     expect(attempt).toMatchObject({ statusCode: null, error: expect.stringContaining('loopback') });
     expect(attempt?.error).toContain('WEBHOOK_ALLOW_PRIVATE_NETWORKS');
     expect(hook.received).toHaveLength(0);
+    // Refused by the guard, it fails at once: a retry in 5 s (or over three days) would be refused the same way.
+    const delivery = bodyOf(
+      await client.webhookEndpoints.delivery({ params: { id: endpoint.id, deliveryId: test.id } }),
+      200,
+    );
+    expect(delivery).toMatchObject({ status: 'FAILED', nextAttemptAt: null });
+    expect(delivery.attempts).toHaveLength(1);
   });
 });

@@ -31,10 +31,13 @@ export interface Outcome {
 /** Attempts kept in a delivery's `attempt_log`, newest first (10 scheduled ones at most, plus replays). */
 export const ATTEMPTS_KEPT = 20;
 
-/** What an ended attempt makes of its delivery: SUCCEEDED; PENDING at its next time; FAILED after the last attempt. */
+/**
+ * What an ended attempt makes of its delivery: SUCCEEDED; PENDING at its next time; FAILED after
+ * the last attempt, or at once when Pigeon refused to call the URL (the SSRF guard: a retry would be refused too).
+ */
 export function stateAfter({ row, result, at }: Outcome): { status: string; next: string | null } {
   const ok = result.outcome === 'success';
-  const delay = ok ? null : retryDelayMs(row.attempts);
+  const delay = ok || result.refused ? null : retryDelayMs(row.attempts);
   return {
     status: ok ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING',
     next: delay === null ? null : new Date(at.getTime() + delay).toISOString(),

@@ -64,6 +64,11 @@ export interface WebhookResult {
   url: string;
   /** The receiver's `Retry-After` on a retryable answer, in ms. */
   retryAfterMs: number | null;
+  /**
+   * Pigeon refused to make the request (the SSRF guard refused its address, the URL is not one
+   * Pigeon calls, or its redirects never end): trying again later would be refused the same way.
+   */
+  refused: boolean;
 }
 
 interface Hop {
@@ -130,6 +135,7 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookResult> {
       responseBody: null,
       error: failure.message,
       retryAfterMs: null,
+      refused: failure.outcome === 'permanent',
     });
   } finally {
     clearTimeout(timer);
@@ -176,5 +182,6 @@ function fromResponse(response: Exchange): Omit<WebhookResult, 'durationMs' | 'u
     responseBody: response.body,
     error: outcome === 'success' ? null : response.bodyError ? `${status} (${response.bodyError})` : status,
     retryAfterMs: outcome === 'retryable' ? parseRetryAfter(response.retryAfter, new Date()) : null,
+    refused: false,
   };
 }

@@ -24,4 +24,4 @@ export {
   type WebhookResult,
 } from './send.js';
 export { generateWebhookSecret, newWebhookId, webhookHeaders, webhookSignature } from './sign.js';
-export type { AddressPolicy, HostResolver } from './target.js';
+export { type AddressPolicy, type HostResolver, isLoopbackName } from './target.js';

@@ -44,11 +44,16 @@ export const portOf = (url: URL) => Number(url.port) || (url.protocol === 'https
 /** `localhost.` is `localhost`: a fully qualified name (trailing dot) names the same host. */
 const withoutTrailingDots = (hostname: string) => hostname.replace(/\.+$/, '');
 
+/** RFC 6761: `localhost` and its subdomains are loopback by definition, whatever a DNS server says (trailing dots too). */
+export function isLoopbackName(fqdn: string): boolean {
+  const hostname = withoutTrailingDots(fqdn.toLowerCase());
+  return hostname === 'localhost' || hostname.endsWith('.localhost');
+}
+
 async function resolveHost(resolver: HostResolver, fqdn: string): Promise<string[]> {
   if (isIP(fqdn)) return [fqdn];
   const hostname = withoutTrailingDots(fqdn);
-  // RFC 6761: these are loopback by definition, whatever a DNS server says.
-  if (hostname === 'localhost' || hostname.endsWith('.localhost')) return ['127.0.0.1', '::1'];
+  if (isLoopbackName(hostname)) return ['127.0.0.1', '::1'];
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
   const addresses = [v4, v6].flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
   if (addresses.length === 0) {
