@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { CAMPAIGN_HTML, CAMPAIGN_SUBJECT } from './lib/campaigns.mjs';
 import { prepareClaimProbe, probeClaim } from './lib/claim-probe.mjs';
 import { connectDb, envFromPairs, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
-import { cpuSeconds, descendantsCpuByProgram, freePort, startNode } from './lib/process.mjs';
+import { cpuSeconds, descendantsCpuByProgram, freePort, startNode, supervisedApiPid } from './lib/process.mjs';
 import { SENDER, SENDER_DOMAIN, smtpSinkClient } from './lib/sending.mjs';
 import { nodeDescendants } from './lib/workflows.mjs';
 
@@ -148,6 +148,7 @@ try {
     const h = startNode({ name: 'Pigeon', args: [CLI, 'start'], env, ready: /Pigeon is listening on/ });
     started.push(h);
     await h.ready;
+    h.pid = supervisedApiPid(h.pid);
     return h;
   };
   // pg_stat_statements needs shared_preload_libraries: set on the first start, then a restart.

@@ -28,6 +28,7 @@ import {
   peakRssMb,
   rssMb,
   startNode,
+  supervisedApiPid,
 } from './lib/process.mjs';
 import { toMarkdown } from './lib/report.mjs';
 import { smtpSinkClient } from './lib/sending.mjs';
@@ -252,6 +253,7 @@ async function startPigeon(extraEnv = {}, services = {}, forScenario = undefined
   });
   instance.handle = pigeon;
   await pigeon.ready;
+  pigeon.pid = supervisedApiPid(pigeon.pid);
   Object.assign(pigeon, {
     instance,
     baseUrl: `http://127.0.0.1:${port}`,

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { connectDb, envFromPairs, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
-import { cpuSeconds, descendantsCpuSeconds, freePort, startNode } from './lib/process.mjs';
+import { cpuSeconds, descendantsCpuSeconds, freePort, startNode, supervisedApiPid } from './lib/process.mjs';
 import { trackBodies } from './scenarios/track.mjs';
 
 const { values: args } = parseArgs({
@@ -55,7 +55,10 @@ const start = (name, script, extra = {}, ready = /listening on/) => {
     ready,
   });
   started.push(h);
-  return h.ready;
+  return h.ready.then((ready) => {
+    if (name === 'Pigeon') ready.pid = supervisedApiPid(ready.pid);
+    return ready;
+  });
 };
 let db;
 const lines = [];

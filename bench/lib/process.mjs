@@ -215,6 +215,21 @@ function descendants(pid) {
   return found;
 }
 
+/**
+ * The API process of a `pigeon start` whose pid is `launcherPid`: since the API runs in a supervised
+ * child (with its heap capped), the process measured as "Pigeon" is that child, whose descendants are
+ * the embedded PostgreSQL and the worker processes. The launcher itself only waits.
+ */
+export function supervisedApiPid(launcherPid) {
+  for (const p of descendants(launcherPid)) {
+    if (p.ppid !== launcherPid) continue;
+    try {
+      if (readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0').includes('--supervised')) return p.pid;
+    } catch {} // ended meanwhile
+  }
+  return launcherPid; // an older Pigeon (before the supervised API): the launched process is the API
+}
+
 /** Peak resident set size (VmHWM) of `pid` in MB. */
 export function peakRssMb(pid) {
   const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
