@@ -25,4 +25,8 @@ export class SentEmails {
   /** Cancel a scheduled (or queued) email before it is handed to the transport; 409 once it is. */
   readonly cancel = (id: string, options?: RequestOptions): Promise<EmailSummary> =>
     this.transport.call(contract.sentEmails.cancel, { params: { id }, body: {} }, options);
+
+  /** Queue a FAILED email again (409 when sending would refuse it, or it is not FAILED). */
+  readonly requeue = (id: string, options?: RequestOptions): Promise<EmailSummary> =>
+    this.transport.call(contract.sentEmails.requeue, { params: { id }, body: {} }, options);
 }

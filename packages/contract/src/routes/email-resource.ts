@@ -70,7 +70,33 @@ type EmailObject = typeof emailObject;
 export interface EmailSummarySchema extends EmailObject {}
 export const EmailSummary: EmailSummarySchema = emailObject;
 
-const emailDetailObject = emailObject.extend({ timeline: z.array(EmailTimelineEntry).describe('Oldest first') });
+/** What made an email. */
+export const EmailSource = z.enum(['TRANSACTIONAL', 'CAMPAIGN', 'CAMPAIGN_TEST', 'WORKFLOW']);
+export type EmailSource = z.infer<typeof EmailSource>;
+
+const Copy = z.object({ email: z.string(), name: z.string().nullable() });
+
+const emailDetailObject = emailObject.extend({
+  timeline: z.array(EmailTimelineEntry).describe('Oldest first'),
+  cc: z.array(Copy).describe('Copies shown in the message'),
+  bcc: z.array(Copy).describe('Blind copies (envelope only, never in the headers)'),
+  replyTo: z.string().nullable(),
+  tags: z.record(z.string()).describe('The tags the send named (empty when none)'),
+  attempts: z.number().int().describe('Times delivery took the message up (the first try included)'),
+  content: z
+    .object({
+      html: z.string().nullable(),
+      text: z.string().nullable(),
+      headers: z.record(z.string()).describe('The custom headers the send asked for'),
+      attachments: z.array(
+        z.object({ filename: z.string(), contentType: z.string().nullable(), size: z.number().int() }),
+      ),
+    })
+    .nullable()
+    .describe(
+      'The message as accepted, while content retention keeps it; null once cleared, and for campaign mail, which is composed per contact at delivery (its campaign holds the body)',
+    ),
+});
 type EmailDetailObject = typeof emailDetailObject;
 export interface EmailDetailSchema extends EmailDetailObject {}
 export const EmailDetail: EmailDetailSchema = emailDetailObject;
@@ -80,6 +106,8 @@ export const EmailListQuery = CursorQuery.extend({
   status: EmailStatus.optional(),
   campaignId: z.string().uuid().optional(),
   templateId: z.string().uuid().optional(),
+  source: EmailSource.optional(),
+  to: z.string().trim().toLowerCase().email().max(254).optional().describe('Sent to this address'),
   after: z.string().datetime({ offset: true }).optional().describe('Created at or after'),
   before: z.string().datetime({ offset: true }).optional().describe('Created before'),
 });
@@ -114,6 +142,17 @@ export const emailResourceContract = c.router(
       path: '/emails/:id/cancel',
       summary: 'Cancel an email not yet handed to the transport (scheduled, or waiting in the queue)',
       description: 'Answers 409 once the email is being sent or was sent.',
+      metadata: dashboard,
+      pathParams: Id,
+      body: z.object({}).optional(),
+      responses: { 200: EmailSummary, 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
+    },
+    requeue: {
+      method: 'POST',
+      path: '/emails/:id/requeue',
+      summary: 'Queue a FAILED email again, with a new lifetime',
+      description:
+        'Refused with 409 as sending refuses it: a suppressed address, MARKETING mail to an unsubscribed contact, mail of a cancelled campaign; and when the email is not FAILED.',
       metadata: dashboard,
       pathParams: Id,
       body: z.object({}).optional(),

@@ -240,7 +240,7 @@ export async function requeueCampaignFailed(pool: pg.Pool, projectId: string, id
     if (campaign?.status !== 'SENDING' && campaign?.status !== 'SENT') {
       throw conflict(`The campaign is ${campaign?.status}; only a SENDING or SENT campaign has mail to requeue`);
     }
-    const counts = await requeueFailedEmails(client, projectId, id);
+    const counts = await requeueFailedEmails(client, projectId, { campaignId: id });
     if (counts.requeued > 0) {
       await queryRows(
         client,

@@ -9,7 +9,7 @@ export interface RequeueCounts {
 }
 
 /**
- * Queues a project's FAILED messages again (all, or one campaign's), each with a new lifetime
+ * Queues a project's FAILED messages again (all, one campaign's, or one), each with a new lifetime
  * (`requeued_at`) and no attempt used. Refused as sending refuses them, and left FAILED: suppressed
  * addresses, MARKETING mail to unsubscribed contacts (and HEADLESS campaign mail, as campaigns skip
  * them too), and mail of cancelled campaigns. One statement, so a concurrent requeue counts nothing twice.
@@ -18,9 +18,10 @@ export interface RequeueCounts {
 export async function requeueFailedEmails(
   db: Queryable,
   projectId: string,
-  campaignId?: string,
+  only: { campaignId?: string; emailId?: string } = {},
 ): Promise<RequeueCounts> {
-  const ofCampaign = campaignId ? sql`AND e.campaign_id = ${campaignId}::uuid` : raw('');
+  const ofCampaign = only.campaignId ? sql`AND e.campaign_id = ${only.campaignId}::uuid` : raw('');
+  const ofEmail = only.emailId ? sql`AND e.id = ${only.emailId}::uuid` : raw('');
   const [row] = await queryRows<{ requeued: number; suppressed: number; unsubscribed: number }>(
     db,
     sql`WITH failed AS (
@@ -31,7 +32,7 @@ export async function requeueFailedEmails(
           LEFT JOIN suppressions s ON s.project_id = e.project_id AND s.email = e.to_email
           LEFT JOIN contacts c ON c.id = e.contact_id
           LEFT JOIN campaigns k ON k.id = e.campaign_id
-          WHERE e.project_id = ${projectId}::uuid AND e.status = 'FAILED' ${ofCampaign}
+          WHERE e.project_id = ${projectId}::uuid AND e.status = 'FAILED' ${ofCampaign} ${ofEmail}
             AND k.status IS DISTINCT FROM 'CANCELLED'
           FOR UPDATE OF e
         ), requeued AS (

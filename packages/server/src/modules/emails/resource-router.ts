@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
-import { cancelEmail, getEmail, listEmails } from './resource.js';
+import { cancelEmail, getEmail, listEmails, requeueEmail } from './resource.js';
 
 const s = initServer();
 
@@ -19,5 +19,9 @@ export const createEmailResourceRouter = (deps: AppDeps) =>
     cancel: async ({ req, params }) => ({
       status: 200,
       body: await cancelEmail(deps.db.pool, callerProject(req).id, params.id),
+    }),
+    requeue: async ({ req, params }) => ({
+      status: 200,
+      body: await requeueEmail(deps.db.pool, callerProject(req).id, params.id),
     }),
   });

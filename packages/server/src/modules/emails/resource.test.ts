@@ -2,7 +2,7 @@ import { LIST_TOTAL_CAP } from '@pigeon/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, outboxMessages } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
-import { insertSentEmails } from '../../../test/email-rows.js';
+import { insertSentEmails, setEmailStatus } from '../../../test/email-rows.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/workflows.js';
 
@@ -40,6 +40,68 @@ async function setup() {
 const emailOf = async (auth: Auth, id: string) =>
   bodyOf(await api(pigeon, auth).sentEmails.get({ params: { id } }), 200);
 const inOutbox = (id: string) => outboxMessages(pigeon).some((raw) => raw.includes(`<${id}@`));
+
+describe("an email's page", () => {
+  it('shows its copies, reply-to, tags and content (HTML, text, headers, attachments without their bytes)', async () => {
+    const { auth, sender } = await setup();
+    const { from, ...keyAuth } = sender;
+    const res = await api(pigeon, keyAuth).emails.send({
+      body: {
+        from,
+        to: 'main@example.com',
+        cc: ['copy@example.com'],
+        bcc: [{ email: 'hidden@example.com', name: 'Hidden' }],
+        reply: 'answers@example.com',
+        tags: { kind: 'receipt' },
+        headers: { 'X-Order': '42' },
+        subject: 'Your receipt',
+        body: '<p>Thanks</p>',
+        attachments: [
+          { filename: 'r.txt', content: Buffer.from('receipt').toString('base64'), contentType: 'text/plain' },
+        ],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = queued(res).email;
+    const email = await emailOf(auth, id);
+    expect(email).toMatchObject({
+      cc: [{ email: 'copy@example.com', name: null }],
+      bcc: [{ email: 'hidden@example.com', name: 'Hidden' }],
+      replyTo: 'answers@example.com',
+      tags: { kind: 'receipt' },
+      content: {
+        html: expect.stringContaining('<p>Thanks</p>'),
+        headers: { 'X-Order': '42' },
+        attachments: [{ filename: 'r.txt', contentType: 'text/plain', size: 7 }],
+      },
+    });
+    expect(email.content?.text).toContain('Thanks');
+    expect(JSON.stringify(email)).not.toContain(Buffer.from('receipt').toString('base64'));
+  });
+});
+
+describe('queueing one email again', () => {
+  it("queues a FAILED email again and it is sent; refuses one that is not FAILED, and another project's", async () => {
+    const { auth, sender } = await setup();
+    const sent = queued(await send(sender, { to: 'retry@example.com' }));
+    const emails = api(pigeon, auth).sentEmails;
+    await until(
+      async () => (await emailOf(auth, sent.email)).status,
+      (status) => status === 'SENT',
+    );
+    expectEnvelope(await emails.requeue({ params: { id: sent.email }, body: {} }), 409, 'CONFLICT');
+    await setEmailStatus(pigeon.deps.db.pool, sent.email, 'FAILED');
+    const other = api(pigeon, (await newProject(pigeon)).auth).sentEmails;
+    expectEnvelope(await other.requeue({ params: { id: sent.email }, body: {} }), 404, 'NOT_FOUND');
+    const again = await emails.requeue({ params: { id: sent.email }, body: {} });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect((await emailOf(auth, sent.email)).status).toMatch(/QUEUED|SENDING|SENT/);
+    await until(
+      async () => (await emailOf(auth, sent.email)).status,
+      (status) => status === 'SENT',
+    );
+  });
+});
 
 describe('scheduled sends', () => {
   it('delivers a scheduled email at its time and never one cancelled before', async () => {
@@ -119,6 +181,10 @@ describe('GET /emails', () => {
     const contactA = (await emailOf(auth, ids[0] ?? 'none sent')).contactId ?? 'no contact';
     const ofA = await list({ query: { contactId: contactA } });
     expect(ofA.data.map((e) => e.id)).toEqual([ids[2], ids[0]]);
+    const toA = await list({ query: { to: 'A@Example.com' } });
+    expect(toA.data.map((e) => e.id)).toEqual([ids[2], ids[0]]);
+    expect((await list({ query: { source: 'TRANSACTIONAL' } })).total).toBe(4);
+    expect((await list({ query: { source: 'CAMPAIGN' } })).total).toBe(0);
     const sched = await list({ query: { status: 'SCHEDULED' } });
     expect(sched.data.map((e) => e.id)).toEqual([scheduled.email]);
     const none = await list({ query: { before } });

@@ -6,6 +6,7 @@ import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { conflict, notFound } from '../../http/errors.js';
 import { contentClearedSql } from '../email-states/expiry.js';
+import { requeueFailedEmails } from '../email-states/requeue.js';
 import { cancelQueued } from '../email-states/service.js';
 
 type Summary = z.infer<typeof EmailSummary>;
@@ -104,9 +105,37 @@ async function findEmail(db: Queryable, projectId: string, id: string): Promise<
 const LIFECYCLE_ORDER = raw(`CASE name WHEN 'email.sent' THEN 0 WHEN 'email.delivery' THEN 1 WHEN 'email.open' THEN 2
   WHEN 'email.click' THEN 3 WHEN 'email.bounce' THEN 4 WHEN 'email.complaint' THEN 5 ELSE 6 END`);
 
-/** `GET /emails/:id`: the email and its timeline (queued or scheduled, its events, and how it ended). */
+interface ContentRow {
+  cc: Array<{ email: string; name: string | null }> | null;
+  bcc: Array<{ email: string; name: string | null }> | null;
+  reply_to: string | null;
+  tags: Record<string, string> | null;
+  attempts: number;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string> | null;
+  attachments: Array<{ filename: string; contentType: string | null; size: number }>;
+}
+
+/** The copies, tags and content of one email (its content without the attachments' bytes). */
+async function emailContent(db: Queryable, id: string): Promise<ContentRow> {
+  const [row] = await queryRows<ContentRow>(
+    db,
+    sql`SELECT cc, bcc, reply_to, tags, attempts, html, text, headers,
+          COALESCE((SELECT jsonb_agg(jsonb_build_object('filename', a->>'filename', 'contentType', a->>'contentType',
+                      'size', length(decode(a->>'content', 'base64'))))
+                    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(attachments) = 'array' THEN attachments ELSE '[]' END) a),
+                   '[]') AS attachments
+        FROM emails WHERE id = ${id}::uuid`,
+  );
+  if (!row) throw notFound('Email');
+  return row;
+}
+
+/** `GET /emails/:id`: the email, its copies and content, and its timeline (queued or scheduled, its events, and how it ended). */
 export async function getEmail(db: Queryable, projectId: string, id: string): Promise<z.infer<typeof EmailDetail>> {
   const row = await findEmail(db, projectId, id);
+  const content = await emailContent(db, id);
   const events = row.contact_id
     ? await queryRows<{ name: string; created_at: Date; data: Record<string, unknown> }>(
         db,
@@ -128,7 +157,26 @@ export async function getEmail(db: Queryable, projectId: string, id: string): Pr
       data: row.last_error ? { reason: row.last_error } : {},
     });
   }
-  return { ...toSummary(row), timeline };
+  // Campaign mail is composed per contact at delivery: the row holds no body of its own.
+  const composedAtDelivery = row.source === 'CAMPAIGN';
+  return {
+    ...toSummary(row),
+    timeline,
+    cc: content.cc ?? [],
+    bcc: content.bcc ?? [],
+    replyTo: content.reply_to,
+    tags: content.tags ?? {},
+    attempts: content.attempts,
+    content:
+      row.content_cleared || composedAtDelivery
+        ? null
+        : {
+            html: content.html || null,
+            text: content.text || null,
+            headers: content.headers ?? {},
+            attachments: content.attachments,
+          },
+  };
 }
 
 /** `GET /emails`: newest first, keyset pages on (created_at, id). */
@@ -138,6 +186,12 @@ export async function listEmails(db: Queryable, projectId: string, query: z.infe
   if (query.campaignId) filters.push(sql`em.campaign_id = ${query.campaignId}::uuid`);
   if (query.templateId) filters.push(sql`em.template_id = ${query.templateId}::uuid`);
   if (query.status) filters.push(sql`${STATUS} = ${query.status}`);
+  if (query.source) filters.push(sql`em.source = ${query.source}`);
+  // Every recipient is a contact of the project: through it, the contact's index finds its mail.
+  if (query.to) {
+    filters.push(sql`em.to_email = ${query.to} AND em.contact_id IN (
+      SELECT id FROM contacts WHERE project_id = ${projectId}::uuid AND email = ${query.to})`);
+  }
   if (query.after) filters.push(sql`em.created_at >= ${query.after}::timestamptz`);
   if (query.before) filters.push(sql`em.created_at < ${query.before}::timestamptz`);
   const page = [...filters];
@@ -178,4 +232,24 @@ export async function cancelEmail(db: Queryable, projectId: string, id: string):
     });
   }
   return toSummary(row);
+}
+
+/**
+ * `POST /emails/:id/requeue`: one FAILED email queued again, with a new lifetime, refused as sending
+ * refuses it (a suppressed address, MARKETING mail to an unsubscribed contact, a cancelled campaign).
+ */
+export async function requeueEmail(db: Queryable, projectId: string, id: string): Promise<Summary> {
+  const row = await findEmail(db, projectId, id);
+  if (row.status !== 'FAILED')
+    throw conflict(`Only a FAILED email can be queued again; this one is ${row.shown_status}`);
+  const counts = await requeueFailedEmails(db, projectId, { emailId: id });
+  if (counts.requeued === 0) {
+    const why = counts.refused.suppressed
+      ? 'its address is suppressed'
+      : counts.refused.unsubscribed
+        ? 'it is marketing mail and the contact unsubscribed'
+        : 'its campaign was cancelled';
+    throw conflict(`This email cannot be queued again: ${why}`);
+  }
+  return toSummary(await findEmail(db, projectId, id));
 }
