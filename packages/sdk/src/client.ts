@@ -8,7 +8,7 @@ import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
 import { Segments } from './segments.js';
 import { SentEmails } from './sent-emails.js';
-import { type RequestOptions, Transport } from './transport.js';
+import { type RequestOptions, Transport, type TransportAuth } from './transport.js';
 import type {
   ActivityItem,
   ActivityListQuery,
@@ -61,8 +61,18 @@ import { Webhooks } from './webhooks.js';
 import { Workflows } from './workflows.js';
 
 export interface PigeonOptions {
-  /** A secret key (`sk_…`, server-side only) or a public key (`pk_…`, `events.track` only). */
-  apiKey: string;
+  /**
+   * A secret key (`sk_…`, server-side only) or a public key (`pk_…`, `events.track` only). Leave it
+   * out in a page served by Pigeon itself to act with the signed-in person's session instead (`session`).
+   */
+  apiKey?: string;
+  /**
+   * Act with the browser's session cookie as a member of `projectId` (what Pigeon's console does):
+   * requests carry `X-Project-Id` and the cookie (same origin only), not a key. The member's role
+   * decides what is allowed (a MEMBER cannot see the secret key or change keys, members or settings).
+   * Usually made with `PigeonAccount.project(id)`.
+   */
+  session?: { projectId: string };
   /** Default `http://localhost:3000`. May include a path prefix. */
   baseUrl?: string;
   /** Default `globalThis.fetch`, looked up at call time. */
@@ -232,6 +242,8 @@ export class Pigeon {
     all: (query?: EmailListQuery, options?: RequestOptions) => this.sentEmails.all(query, options),
     /** Cancel a scheduled email before it is handed to the transport (409 once it is). */
     cancel: (id: string, options?: RequestOptions) => this.sentEmails.cancel(id, options),
+    /** Queue one FAILED email again (refused with 409 as sending would refuse it). */
+    requeue: (id: string, options?: RequestOptions) => this.sentEmails.requeue(id, options),
     /**
      * Send an email to one or more recipients (at most 100), processed one by one: each gets its own
      * contact upsert and rendered email. Content is a `template` id, or `subject` and `body`; the
@@ -376,16 +388,11 @@ export class Pigeon {
   private readonly sentEmails: SentEmails;
 
   constructor(options: PigeonOptions) {
-    if (!options?.apiKey) throw new TypeError('Pigeon: `apiKey` is required');
-    this.transport = new Transport({
-      apiKey: options.apiKey,
-      baseUrl: (options.baseUrl ?? 'http://localhost:3000').replace(/\/+$/, ''),
-      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-      maxRetries: options.maxRetries ?? 3,
-      timeoutMs: options.timeoutMs ?? 30_000,
-      retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
-      retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
-    });
+    if (!options?.apiKey && !options?.session?.projectId) {
+      throw new TypeError('Pigeon: `apiKey` is required (or `session: { projectId }` in a page served by Pigeon)');
+    }
+    const auth = options.apiKey ? { apiKey: options.apiKey } : { session: { projectId: options.session?.projectId } };
+    this.transport = transportOf(options, auth);
     this.suppressions = new Suppressions(this.transport);
     this.analytics = new Analytics(this.transport);
     this.uploads = new Uploads(this.transport);
@@ -396,6 +403,19 @@ export class Pigeon {
     this.webhooks = new Webhooks(this.transport);
     this.sentEmails = new SentEmails(this.transport);
   }
+}
+
+/** The transport every client of these options uses (defaults applied once, here). */
+export function transportOf(options: Omit<PigeonOptions, 'apiKey' | 'session'>, auth: TransportAuth): Transport {
+  return new Transport({
+    auth,
+    baseUrl: (options.baseUrl ?? 'http://localhost:3000').replace(/\/+$/, ''),
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    maxRetries: options.maxRetries ?? 3,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    retryBaseDelayMs: options.retryBaseDelayMs ?? 500,
+    retryMaxDelayMs: options.retryMaxDelayMs ?? 8_000,
+  });
 }
 
 /** What a public key (`pk_…`) may call: tracking only. Every other endpoint needs the secret key. */
@@ -411,5 +431,5 @@ export function createPigeon(options: PigeonOptions & { apiKey: `pk_${string}` }
 export function createPigeon(options: PigeonOptions): Pigeon;
 export function createPigeon(options: PigeonOptions): Pigeon | PublicPigeon {
   const client = new Pigeon(options);
-  return options.apiKey.startsWith('pk_') ? { events: { track: client.events.track } } : client;
+  return options.apiKey?.startsWith('pk_') ? { events: { track: client.events.track } } : client;
 }

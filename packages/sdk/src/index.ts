@@ -14,6 +14,7 @@ import type {
   WorkflowTransitions as WorkflowTransitionsResource,
 } from './workflows.js';
 
+export { PigeonAccount, type PigeonAccountOptions } from './account.js';
 export type { CampaignProgress, CampaignSendOptions, WaitForSentOptions } from './campaigns.js';
 export { createPigeon, type ImportOptions, Pigeon, type PigeonOptions, type PublicPigeon } from './client.js';
 export { PigeonError, type PigeonErrorCode, type PigeonErrorInit } from './errors.js';
@@ -65,6 +66,7 @@ export type {
   ContactPage,
   ContactUpdateBody,
   ContactWithMeta,
+  Credentials,
   DelayStepConfig,
   DnsRecord,
   Domain,
@@ -72,6 +74,7 @@ export type {
   EmailDetail,
   EmailListQuery,
   EmailPage,
+  EmailSource,
   EmailStatus,
   EmailSummary,
   ErrorCode,
@@ -98,6 +101,9 @@ export type {
   FieldValuesQuery,
   Health,
   ImageContentType,
+  Invitation,
+  InvitationAccepted,
+  InviteResult,
   Invoice,
   InvoiceList,
   Job,
@@ -105,10 +111,20 @@ export type {
   JobKind,
   JobStatus,
   LookupResult,
+  Member,
+  MemberRemoved,
   MemberResult,
   MemberStatus,
+  Members,
   MembersChange,
+  OAuthConfig,
+  OAuthProviderId,
+  Project,
+  ProjectReset,
+  ProjectUpdateBody,
   RequeueResult,
+  Role,
+  SecurityState,
   Segment,
   SegmentComputeResult,
   SegmentContactPage,
@@ -121,6 +137,8 @@ export type {
   SendEmailStepConfig,
   SendResult,
   SendWarning,
+  SetupState,
+  SignInMethods,
   StepConfig,
   StepConfigs,
   StepPosition,
@@ -144,10 +162,12 @@ export type {
   TopEvents,
   TopEventsQuery,
   TrackBody,
+  TrackingMode,
   TrackResult,
   TransitionBranch,
   UpdateContactStepConfig,
   UploadedImage,
+  User,
   Verification,
   WaitForEventStepConfig,
   WebhookDelivery,
@@ -175,6 +195,14 @@ export type {
 } from './types.js';
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
 export type { ImageUploadOptions } from './uploads.js';
+export {
+  EMAIL_SOURCES,
+  EMAIL_STATUSES,
+  ROLES,
+  TRACKING_MODES,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENT_TYPES,
+} from './values.js';
 export { SDK_VERSION } from './version.js';
 export {
   type VerifyOptions,

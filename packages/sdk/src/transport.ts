@@ -39,8 +39,11 @@ export interface CallOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+/** How a client authenticates: an API key, or the browser's session cookie (the console). */
+export type TransportAuth = { apiKey: string } | { session: { projectId?: string } };
+
 export interface TransportConfig {
-  apiKey: string;
+  auth: TransportAuth;
   baseUrl: string;
   fetch: typeof fetch;
   maxRetries: number;
@@ -67,6 +70,12 @@ const USER_AGENT: Record<string, string> = nodeVersion
 
 type Attempt = { ok: true; body: unknown } | { ok: false; error: PigeonError };
 
+/** An API key as a bearer token; a session names its project in `X-Project-Id` (the dashboard routes' header). */
+function authHeaders(auth: TransportAuth): Record<string, string> {
+  if ('apiKey' in auth) return { authorization: `Bearer ${auth.apiKey}` };
+  return auth.session.projectId ? { 'x-project-id': auth.session.projectId } : {};
+}
+
 /** Sends contract routes: builds the request, retries what is safe to retry, returns the 2xx body or throws. */
 export class Transport {
   private readonly deadlines = new SharedDeadlines();
@@ -74,8 +83,13 @@ export class Transport {
   private readonly baseHeaders: Record<string, string>;
 
   constructor(private readonly config: TransportConfig) {
-    this.baseHeaders = { ...USER_AGENT, accept: 'application/json', authorization: `Bearer ${config.apiKey}` };
+    const { auth } = config;
+    this.baseHeaders = { ...USER_AGENT, accept: 'application/json', ...authHeaders(auth) };
+    // The session cookie goes with same-origin requests only (the console is served by Pigeon itself).
+    this.credentials = 'apiKey' in auth ? undefined : 'same-origin';
   }
+
+  private readonly credentials: RequestCredentials | undefined;
 
   /** @internal Typed from the contract, so left out of the published declarations (see tsup.config.ts). */
   async call<R extends AppRoute>(route: R, input: RouteInput<R>, options: CallOptions = {}): Promise<SuccessBody<R>> {
@@ -90,6 +104,7 @@ export class Transport {
     }
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     const init: RequestInit = { method: route.method, headers, body: encoded.body };
+    if (this.credentials) init.credentials = this.credentials;
     const hasKey = 'idempotency-key' in headers;
     const maxRetries = options.maxRetries ?? this.config.maxRetries;
 

@@ -71,7 +71,7 @@ export type DeploymentConfig = {
   oauthProviders: string[];
   billingEnabled: boolean;
   storage: 'local' | 's3';
-  trackingModes: ('ENABLED' | 'DISABLED' | 'MARKETING_ONLY')[];
+  trackingModes: TrackingMode[];
 };
 export type Contact = {
   id: string;
@@ -1100,6 +1100,7 @@ export type EmailStatus =
   | 'DELIVERED'
   | 'BOUNCED'
   | 'COMPLAINED';
+export type EmailSource = 'TRANSACTIONAL' | 'CAMPAIGN' | 'CAMPAIGN_TEST' | 'WORKFLOW';
 export type EmailSummary = {
   status: EmailStatus;
   lastError: string | null;
@@ -1136,11 +1137,22 @@ export type EmailDetail = {
   from: string;
   to: string;
   subject: string;
+  content: {
+    headers: Record<string, string>;
+    html: string | null;
+    attachments: { contentType: string | null; filename: string; size: number }[];
+    text: string | null;
+  } | null;
   sendAt: string | null;
+  cc: { email: string; name: string | null }[];
+  bcc: { email: string; name: string | null }[];
+  tags: Record<string, string>;
   fromName: string | null;
+  replyTo: string | null;
   workflowId: string | null;
   templateId: string | null;
   sentAt: string | null;
+  attempts: number;
   source: string;
   campaignId: string | null;
   workflowExecutionId: string | null;
@@ -1167,10 +1179,101 @@ export type EmailListQuery = {
   limit?: number | undefined;
   contactId?: string | undefined;
   cursor?: string | undefined;
+  to?: string | undefined;
   templateId?: string | undefined;
+  source?: EmailSource | undefined;
   campaignId?: string | undefined;
   after?: string | undefined;
   before?: string | undefined;
+};
+export type User = { id: string; email: string; createdAt: string; emailVerified: boolean };
+/** An email and a password (`auth.login`, `auth.signup`). */
+export type Credentials = { email: string; password: string };
+/** The sign-in providers this deployment has, each with the URL that starts its sign-in. */
+export type OAuthConfig = { providers: { id: string; name: string; authorizeUrl: string }[] };
+export type OAuthProviderId = 'oidc' | 'google' | 'github';
+export type SignInMethods = {
+  hasPassword: boolean;
+  identities: { email: string; provider: OAuthProviderId; linkedAt: string; lastUsedAt: string }[];
+};
+export type InvitationAccepted = { projectId: string; role: string };
+export type Role = 'OWNER' | 'ADMIN' | 'MEMBER';
+export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
+/** A project as its member sees it: the keys (`secretKey` null for a MEMBER), role and settings. */
+export type Project = {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  name: string;
+  disabledReason: string | null;
+  role: Role;
+  publicKey: string;
+  secretKey: string | null;
+  disabled: boolean;
+  trackingMode: TrackingMode;
+  subscribedRedirectUrl: string | null;
+  unsubscribedRedirectUrl: string | null;
+  unsubscribeMailbox: string | null;
+  campaignSendRate: number | null;
+  defaultFrom: string | null;
+  retention: { eventsDays: number; contentDays: number; emailsDays: number };
+};
+export type ProjectUpdateBody = {
+  name?: string | undefined;
+  trackingMode?: TrackingMode | undefined;
+  subscribedRedirectUrl?: string | null | undefined;
+  unsubscribedRedirectUrl?: string | null | undefined;
+  unsubscribeMailbox?: string | null | undefined;
+  campaignSendRate?: number | null | undefined;
+  defaultFrom?: string | null | undefined;
+  retention?:
+    | { eventsDays?: number | undefined; contentDays?: number | undefined; emailsDays?: number | undefined }
+    | undefined;
+};
+export type ProjectReset = { success: true; deleted: Record<string, number> };
+export type Member = { email: string; role: Role; userId: string; joinedAt: string };
+export type Invitation = { id: string; email: string; createdAt: string; role: Role; expiresAt: string };
+export type Members = { members: Member[]; invitations: Invitation[] };
+/** `added` (the address had an account) or `invited` (an invitation was mailed). */
+export type InviteResult = { status: 'added'; member: Member } | { status: 'invited'; invitation: Invitation };
+export type MemberRemoved = { removed: Member; sawSecretKey: boolean; suggestion?: string | undefined };
+export type SetupState = {
+  completed: boolean;
+  steps: {
+    id: 'verify_domain' | 'send_first_email' | 'track_first_event' | 'add_contacts';
+    done: boolean;
+    title: string;
+  }[];
+};
+export type SecurityState = {
+  mailTransport: {
+    transport: string;
+    state: 'up' | 'down';
+    downSince: string | null;
+    lastError: string | null;
+    nextProbeAt: string | null;
+  };
+  disabledReason: string | null;
+  disabled: boolean;
+  windowDays: number;
+  emailsSent: number;
+  bounces: number;
+  complaints: number;
+  bounceRate: number;
+  complaintRate: number;
+  recentSuspensions: { at: string; reason: string }[];
+  health: {
+    bounceRate: number;
+    complaintRate: number;
+    sample: number;
+    windowSize: number;
+    bounceThreshold: number;
+    complaintThreshold: number;
+    minimumSample: number;
+    campaignsPaused: boolean;
+    pausedAt: string | null;
+    pausedReason: string | null;
+  };
 };
 /** The contract's `EmailSentEventPayload`. */
 export interface EmailSentEventPayload {

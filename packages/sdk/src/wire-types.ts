@@ -328,7 +328,34 @@ export type WebhookDeliveryListQuery = RouteInput<WebhookEndpointRoutes['deliver
 /** Which FAILED deliveries `webhooks.deliveries.recover` sends again: those created in `[after, before)`. */
 export type WebhookDeliveryRecoveryBody = RouteInput<WebhookEndpointRoutes['recover']>['body'];
 export type EmailStatus = z.infer<typeof wire.EmailStatus>;
+export type EmailSource = z.infer<typeof wire.EmailSource>;
 export type EmailSummary = z.infer<typeof wire.EmailSummary>;
 export type EmailDetail = z.infer<typeof wire.EmailDetail>;
 export type EmailPage = SuccessBody<SentEmailRoutes['list']>;
 export type EmailListQuery = RouteInput<SentEmailRoutes['list']>['query'];
+
+// Accounts, projects and members: the session routes (what Pigeon's console calls, `PigeonAccount`)
+type AuthRoutes = wire.Contract['auth'];
+type UserRoutes = wire.Contract['users'];
+export type User = z.infer<typeof wire.User>;
+/** An email and a password (`auth.login`, `auth.signup`). */
+export type Credentials = RouteInput<AuthRoutes['login']>['body'];
+/** The sign-in providers this deployment has, each with the URL that starts its sign-in. */
+export type OAuthConfig = z.infer<typeof wire.OAuthConfig>;
+export type OAuthProviderId = z.infer<typeof wire.OAuthProviderId>;
+export type SignInMethods = z.infer<typeof wire.SignInMethods>;
+export type InvitationAccepted = SuccessBody<AuthRoutes['acceptInvitation']>;
+export type Role = z.infer<typeof wire.Role>;
+export type TrackingMode = z.infer<typeof wire.TrackingMode>;
+/** A project as its member sees it: the keys (`secretKey` null for a MEMBER), role and settings. */
+export type Project = z.infer<typeof wire.Project>;
+export type ProjectUpdateBody = RouteInput<UserRoutes['updateProject']>['body'];
+export type ProjectReset = SuccessBody<UserRoutes['resetProject']>;
+export type Member = z.infer<typeof wire.Member>;
+export type Invitation = z.infer<typeof wire.Invitation>;
+export type Members = z.infer<typeof wire.Members>;
+/** `added` (the address had an account) or `invited` (an invitation was mailed). */
+export type InviteResult = z.infer<typeof wire.InviteResult>;
+export type MemberRemoved = z.infer<typeof wire.MemberRemoved>;
+export type SetupState = z.infer<typeof wire.SetupState>;
+export type SecurityState = z.infer<typeof wire.SecurityState>;

@@ -16,7 +16,7 @@ const pigeon = (options: Partial<ConstructorParameters<typeof Pigeon>[0]> = {}) 
 
 const transport = (config: Partial<TransportConfig> = {}) =>
   new Transport({
-    apiKey: 'sk_test',
+    auth: { apiKey: 'sk_test' },
     baseUrl: BASE,
     fetch: (input, init) => globalThis.fetch(input, init),
     maxRetries: 3,

@@ -136,7 +136,7 @@ export const authContract = c.router(
       description:
         'The single sign-on providers this deployment is configured with (none by default), each with the URL ' +
         'that starts its sign-in. The browser opens `authorizeUrl`; after the provider, Pigeon sets the same ' +
-        'session cookie as POST /auth/login and redirects to `next` (a path of Pigeon, `/outbox` by default).',
+        'session cookie as POST /auth/login and redirects to `next` (a path of Pigeon, the console `/app/` by default).',
       metadata: meta({ auth: 'none' }),
       responses: { 200: OAuthConfig, ...publicErrors },
     },
