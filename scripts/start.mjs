@@ -1,6 +1,5 @@
-// `pnpm start`: build the server only when its inputs changed since the last build, then start it.
-// The server bundles the contract from source (packages/server/tsup.config.ts), so nothing else is
-// built on the way: no declaration files, no SDK. `pnpm build` still builds every package in full.
+// `pnpm start`: build the server and the console only when their inputs changed since the last build,
+// then start Pigeon.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -9,16 +8,56 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = join(root, 'packages/server');
-const stamp = join(server, 'dist/.inputs-hash');
+const consolePackage = join(root, 'packages/console');
 
-/** Everything the server's bundle is made from. Tests are not. */
-const INPUTS = [
-  'packages/server/src',
-  'packages/contract/src',
-  'packages/server/package.json',
-  'packages/server/tsup.config.ts',
-  'packages/contract/package.json',
-  'pnpm-lock.yaml',
+/**
+ * What `pnpm start` builds, each only when its inputs changed since its last build (a hash of them
+ * is kept beside the output): the server bundle (it bundles the contract from source) and the
+ * console (Vite, with the SDK from source). Tests are not inputs. `pnpm build` still builds every
+ * package in full (declarations, the SDK).
+ */
+const BUILDS = [
+  {
+    name: 'server',
+    stamp: join(server, 'dist/.inputs-hash'),
+    output: join(server, 'dist/cli.js'),
+    inputs: [
+      'packages/server/src',
+      'packages/contract/src',
+      'packages/server/package.json',
+      'packages/server/tsup.config.ts',
+      'packages/contract/package.json',
+      'pnpm-lock.yaml',
+    ],
+    run: () =>
+      spawnSync(process.execPath, [join(root, 'node_modules/tsup/dist/cli-default.js'), '--silent'], {
+        cwd: server,
+        stdio: 'inherit',
+      }),
+  },
+  {
+    name: 'console',
+    stamp: join(consolePackage, 'dist/.inputs-hash'),
+    output: join(consolePackage, 'dist/index.html'),
+    inputs: [
+      'packages/console/src',
+      'packages/console/index.html',
+      'packages/console/vite.config.ts',
+      'packages/console/package.json',
+      'packages/sdk/src',
+      'packages/contract/src',
+      'pnpm-lock.yaml',
+    ],
+    run: () =>
+      spawnSync(
+        process.execPath,
+        [join(consolePackage, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'],
+        {
+          cwd: consolePackage,
+          stdio: 'inherit',
+        },
+      ),
+  },
 ];
 
 function* files(path) {
@@ -31,26 +70,27 @@ function* files(path) {
   for (const entry of readdirSync(path).sort()) yield* files(join(path, entry));
 }
 
-function inputsHash() {
+function inputsHash(inputs) {
   const hash = createHash('sha256');
-  for (const input of INPUTS) {
+  for (const input of inputs) {
     for (const file of files(join(root, input))) hash.update(`${relative(root, file)}\0`).update(readFileSync(file));
   }
   return hash.digest('hex');
 }
 
-const started = Date.now();
-const current = inputsHash();
-const built = existsSync(join(server, 'dist/cli.js')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === current;
-if (built) {
-  console.log(`server build is up to date (${Date.now() - started} ms to check)`);
-} else {
-  console.log('building the server (its sources changed since the last build)…');
-  const tsup = join(root, 'node_modules/tsup/dist/cli-default.js');
-  const result = spawnSync(process.execPath, [tsup, '--silent'], { cwd: server, stdio: 'inherit' });
+for (const build of BUILDS) {
+  const started = Date.now();
+  const current = inputsHash(build.inputs);
+  const built = existsSync(build.output) && existsSync(build.stamp) && readFileSync(build.stamp, 'utf8') === current;
+  if (built) {
+    console.log(`${build.name} build is up to date (${Date.now() - started} ms to check)`);
+    continue;
+  }
+  console.log(`building the ${build.name} (its sources changed since the last build)…`);
+  const result = build.run();
   if (result.status !== 0) process.exit(result.status ?? 1);
-  writeFileSync(stamp, current);
-  console.log(`server built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  writeFileSync(build.stamp, current);
+  console.log(`${build.name} built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 // In this process, as `node packages/server/dist/cli.js start …` would run (worker processes are forked

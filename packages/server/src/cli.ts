@@ -157,6 +157,7 @@ async function serve(config: Config, logger: Logger, options: StartOptions, supe
   console.log(`\nPigeon is listening on ${pigeon.url}  (public URL ${config.http.publicUrl})`);
   if (options.alongside) console.log(`Job workers: ${config.workerProcesses} processes (WORKER_PROCESSES).`);
   else if (config.role === 'all') console.log('Job workers run in this process (WORKER_PROCESSES=0).');
+  console.log(`Console: ${config.http.publicUrl}/app/`);
   console.log(`API reference: ${config.http.publicUrl}/docs/   OpenAPI: ${config.http.publicUrl}/openapi.json\n`);
 }
 

@@ -1,22 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, outboxMessages } from './accounts.js';
+import { hasChromium, launchChromium, SCREENSHOTS } from './chromium.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
-
-/** Debian's chromium package; `.ci/run` installs it. CHROMIUM_PATH points elsewhere. */
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(executablePath);
-if (!hasChromium) {
-  console.warn(
-    `Browser test skipped: no Chromium at ${executablePath}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH to run it.`,
-  );
-}
-
-const SCREENSHOTS = join(import.meta.dirname, '../../../test-results');
 
 describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () => {
   let pigeon: TestPigeon;
@@ -26,20 +15,7 @@ describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () 
 
   beforeAll(async () => {
     pigeon = await startTestPigeon(); // local outbox: the received email is the .eml it wrote
-    browser = await chromium.launch({
-      executablePath,
-      // Without these Chromium reaches for Google's services, which this network refuses.
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await launchChromium();
     owner = await newProject(pigeon);
     await pigeon.request('POST', '/domains', { headers: owner.auth, body: { domain: 'browser.example' } });
     const template = await pigeon.request('POST', '/templates', {

@@ -46,7 +46,7 @@ describe('pigeon start on the embedded defaults', () => {
     // First start on an empty database: a local owner, a project, its keys and a curl to paste.
     const welcome = first.output();
     const secretKey = /Secret key.*?(sk_[0-9a-f]{64})/.exec(welcome)?.[1];
-    expect(welcome).toMatch(/Sign in:.*as\s+owner@pigeon\.local/);
+    expect(welcome).toMatch(/Console: {2}http:\/\/localhost:\d+\/app\/ {2}\(sign in as\s+owner@pigeon\.local/);
     expect(welcome).toMatch(
       /curl -X POST http:\/\/localhost:\d+\/v1\/track -H "Authorization: Bearer pk_[0-9a-f]{64}"/,
     );

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       trustProxy: ['loopback'],
       maxConnections: 4096,
       bodies: { largeBodySlots: 2, largeBodyWaitMs: 30_000 },
+      consoleDir: undefined,
     });
     expect(config.apiMaxOldSpaceMb).toBe(768);
     expect(config.database.url).toBeUndefined();

@@ -53,6 +53,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       trustProxy: e.TRUST_PROXY,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       bodies: { largeBodySlots: e.HTTP_LARGE_BODIES, largeBodyWaitMs: e.HTTP_LARGE_BODY_WAIT_SECONDS * 1000 },
+      consoleDir: e.CONSOLE_DIR ? resolve(e.CONSOLE_DIR) : undefined,
     },
     log: { level: e.LOG_LEVEL },
     dataDir,

@@ -61,6 +61,8 @@ export const EnvSchema = z.object({
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
   HTTP_LARGE_BODIES: z.coerce.number().int().min(1).max(64).default(2),
   HTTP_LARGE_BODY_WAIT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  /** The built console served at /app/ (default: packages/console/dist of this checkout). */
+  CONSOLE_DIR: z.string().min(1).optional(),
   API_MAX_OLD_SPACE_MB: z.coerce.number().int().min(0).max(65_536).default(768),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PIGEON_DATA_DIR: z.string().min(1).default('./.pigeon'),
@@ -253,6 +255,8 @@ export interface Config {
     /** Open connections at most (Node's `server.maxConnections`): more are closed at once. */
     maxConnections: number;
     bodies: { largeBodySlots: number; largeBodyWaitMs: number };
+    /** Where the built console is (unset: beside this package in the checkout). */
+    consoleDir: string | undefined;
   };
   log: { level: Env['LOG_LEVEL'] };
   dataDir: string;

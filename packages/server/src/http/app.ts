@@ -31,6 +31,7 @@ import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
 import { readRouteBody } from './body.js';
+import { consoleRouter, defaultConsoleDir } from './console.js';
 import { refuseCrossSiteCookieWrites } from './csrf.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
@@ -112,6 +113,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   // Uploaded images, fetched by mail clients from inside emails.
   app.use(imagesRouter(deps, images));
   app.use(docsRouter(deps.config.http.publicUrl));
+  app.use(consoleRouter(deps.config.http.consoleDir ?? defaultConsoleDir()));
   app.use(loginPageRouter(deps));
   app.use(ssoRouter(deps));
   if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));

@@ -161,16 +161,20 @@ async function mailToken(deps: AppDeps, user: User, purpose: TokenPurpose): Prom
       ? [
           'Confirm your email address',
           [
-            'Confirm the email address of your Pigeon account by sending the token below to',
-            `POST ${base}/auth/verify-email with the body {"token": "<the token>"}. It works once, for 48 hours.`,
+            'Confirm the email address of your Pigeon account: open this page and press the button (it works once, for 48 hours):',
+            `${base}/app/verify-email#token=${token}`,
+            '',
+            `From a program instead: POST ${base}/auth/verify-email with the body {"token": "<the token>"}.`,
           ],
         ]
       : [
           'Reset your Pigeon password',
           [
-            'Someone asked to reset the password of your Pigeon account. If it was you, send the token below',
-            `and your new password to POST ${base}/auth/reset-password ({"token": "<the token>", "password": "<new password>"}).`,
-            'The token works once, for an hour. If it was not you, ignore this mail.',
+            'Someone asked to reset the password of your Pigeon account. If it was you, choose a new one here',
+            '(the link works once, for an hour; if it was not you, ignore this mail):',
+            `${base}/app/reset-password#token=${token}`,
+            '',
+            `From a program instead: POST ${base}/auth/reset-password ({"token": "<the token>", "password": "<new password>"}).`,
           ],
         ];
   await sendSystemMail(deps, user.email, subject, [...lines, `Token: ${token}`]);

@@ -103,7 +103,7 @@ describe('outbox viewer', () => {
     expect(right.status).toBe(303);
     expect(right.headers.get('location')).toBe('/outbox');
     expect(right.headers.get('set-cookie')).toMatch(/pigeon_session=/);
-    expect((await login(owner.owner.user.email, PASSWORD, '//evil.example/')).headers.get('location')).toBe('/outbox');
+    expect((await login(owner.owner.user.email, PASSWORD, '//evil.example/')).headers.get('location')).toBe('/app/');
   });
 
   it("lists the member's delivered messages newest first and shows one with its headers and raw .eml", async () => {

@@ -64,8 +64,9 @@ export function describeCredentials(c: Credentials, publicUrl: string, sender?: 
         curl('/domains', c.secretKey, { domain: 'example.com' }),
       ];
   return [
-    `Sign in:  ${publicUrl}/login  as  ${c.email}  /  ${c.password}`,
-    `Sent mail (local outbox):  ${publicUrl}/outbox`,
+    `Console:  ${publicUrl}/app/  (sign in as  ${c.email}  /  ${c.password})`,
+    // Only the local outbox has a page of sent mail; with a relay the console's mail log shows it.
+    ...(sender ? [`Sent mail (local outbox):  ${publicUrl}/outbox`] : []),
     `Project:  ${c.projectName} (${c.projectId})`,
     `Public key (POST /v1/track only):  ${c.publicKey}`,
     `Secret key (every endpoint):       ${c.secretKey}`,

@@ -98,7 +98,10 @@ export async function inviteMember(deps: AppDeps, actorId: string, projectId: st
   });
   await sendSystemMail(deps, email, `You are invited to ${project.name} on Pigeon`, [
     `You have been invited to join the project "${project.name}" as ${role}.`,
-    `Create an account at ${deps.config.http.publicUrl} with this email address, then accept the invitation with this token (valid for 7 days):`,
+    'Sign in (or create an account) with this email address, then accept the invitation here (valid for 7 days):',
+    `${deps.config.http.publicUrl}/app/accept-invitation#token=${token}`,
+    '',
+    'From a program instead: POST /auth/accept-invitation with this token.',
     `Token: ${token}`,
   ]);
   return { status: 'invited' as const, invitation: toInvitationDto(invitation) };

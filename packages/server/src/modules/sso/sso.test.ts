@@ -185,11 +185,10 @@ describe('sign-in through a real OpenID Connect provider', () => {
     const before = await snapshot();
     for (const next of ['https://evil.example/steal', '//evil.example/steal', '/\\evil.example']) {
       const browser = new HttpBrowser();
-      const leavesBoth = (url: URL) =>
-        ![pigeon.url, provider.issuer].includes(url.origin) || url.pathname === '/outbox';
+      const leavesBoth = (url: URL) => ![pigeon.url, provider.issuer].includes(url.origin) || url.pathname === '/app/';
       const landed = await signIn(browser, login, next, leavesBoth);
       expect(landed.status).toBe(303);
-      expect(landed.location).toBe(`${pigeon.url}/outbox`);
+      expect(landed.location).toBe(`${pigeon.url}/app/`);
     }
     expect(await snapshot()).toEqual(before); // no second account, no second link
   });

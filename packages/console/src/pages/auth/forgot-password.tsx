@@ -1,0 +1,45 @@
+import { useMutation } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { account } from '../../api';
+import { ErrorNote, Field, Notice } from '../../ui/kit';
+import { AuthFrame } from './frame';
+
+export default function ForgotPasswordPage() {
+  const [email, setEmail] = useState('');
+  const request = useMutation({ mutationFn: () => account.auth.requestPasswordReset(email) });
+  return (
+    <AuthFrame title="Reset your password">
+      {request.isSuccess ? (
+        <Notice tone="ok">
+          If an account has this address, a link to reset its password is on its way. It works once, for an hour.
+        </Notice>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            request.mutate();
+          }}
+        >
+          <ErrorNote error={request.error} />
+          <Field
+            label="Email"
+            name="email"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            error={request.error}
+          />
+          <button type="submit" className="primary" disabled={request.isPending}>
+            Mail me a link
+          </button>
+        </form>
+      )}
+      <p className="links">
+        <Link to="/sign-in">Back to sign in</Link>
+      </p>
+    </AuthFrame>
+  );
+}

@@ -1,0 +1,62 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { account } from '../../api';
+import { ErrorNote, Field } from '../../ui/kit';
+import { AuthFrame, safeNext } from './frame';
+
+export default function SignUpPage() {
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const signup = useMutation({
+    mutationFn: () => account.auth.signup({ email, password }),
+    onSuccess: (user) => {
+      queryClient.setQueryData(['me'], user);
+      // A first project is created by the console's home page when the account has none.
+      navigate(safeNext(params.get('next')), { replace: true });
+    },
+  });
+  return (
+    <AuthFrame title="Create an account">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          signup.mutate();
+        }}
+      >
+        <ErrorNote error={signup.error} />
+        <Field
+          label="Email"
+          name="email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={signup.error}
+        />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          hint="At least 10 characters, not a common password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={signup.error}
+        />
+        <button type="submit" className="primary" disabled={signup.isPending}>
+          Create account
+        </button>
+      </form>
+      <p className="links">
+        <Link to="/sign-in">I have an account</Link>
+      </p>
+    </AuthFrame>
+  );
+}

@@ -1,0 +1,146 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { projectPath, useProject } from '../session';
+import { Dialog } from '../ui/dialog';
+import { EmptyState, ErrorNote, Field, Loading, PageHeader, SelectField, Time } from '../ui/kit';
+import { Pager, useCursor, useFilter } from '../ui/pager';
+
+/** Contacts: search by email, subscription filter, a page at a time however many there are. */
+export default function ContactsPage() {
+  const { project, api } = useProject();
+  const pager = useCursor();
+  const [search, setSearch] = useFilter('search');
+  const [subscribed, setSubscribed] = useFilter('subscribed');
+  const [typed, setTyped] = useState(search);
+  const [adding, setAdding] = useState(false);
+  // Debounced: one request when typing pauses, not one per key.
+  useEffect(() => {
+    const timer = setTimeout(() => typed !== search && setSearch(typed.trim()), 300);
+    return () => clearTimeout(timer);
+  }, [typed, search, setSearch]);
+  const query = {
+    limit: 50,
+    cursor: pager.cursor,
+    search: search || undefined,
+    subscribed: (subscribed || undefined) as 'true' | 'false' | undefined,
+  };
+  const contacts = useQuery({
+    queryKey: ['contacts', project.id, query],
+    queryFn: () => api.contacts.list(query),
+    placeholderData: keepPreviousData,
+  });
+  return (
+    <>
+      <PageHeader title="Contacts">
+        <Link className="button" to={projectPath(project.id, 'contacts/import')}>
+          Import CSV
+        </Link>
+        <button type="button" className="primary" onClick={() => setAdding(true)}>
+          Add contact
+        </button>
+      </PageHeader>
+      <div className="filters">
+        <div className="field">
+          <label htmlFor="contact-search">Search by email</label>
+          <input id="contact-search" type="search" value={typed} onChange={(e) => setTyped(e.target.value)} />
+        </div>
+        <SelectField
+          label="Subscription"
+          value={subscribed}
+          onChange={(e) => setSubscribed(e.target.value)}
+          options={[
+            ['', 'Everyone'],
+            ['true', 'Subscribed'],
+            ['false', 'Unsubscribed'],
+          ]}
+        />
+      </div>
+      <ErrorNote error={contacts.error} />
+      {contacts.isPending ? <Loading /> : null}
+      {contacts.data && contacts.data.data.length === 0 ? (
+        <EmptyState title={search ? 'No contact matches' : 'No contacts yet'}>
+          <p>
+            Contacts are created when you send or track for an address, by import, or here.{' '}
+            <Link to={projectPath(project.id, 'contacts/import')}>Import a CSV file</Link>.
+          </p>
+        </EmptyState>
+      ) : null}
+      {contacts.data && contacts.data.data.length > 0 ? (
+        <>
+          {pager.isFirst ? <p className="muted">{contacts.data.total.toLocaleString()} contacts</p> : null}
+          <div className="table-wrap">
+            <table>
+              <caption className="sr-only">Contacts</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Email</th>
+                  <th scope="col">Subscribed</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {contacts.data.data.map((c) => (
+                  <tr key={c.id}>
+                    <td>
+                      <Link to={projectPath(project.id, `contacts/${c.id}`)}>{c.email}</Link>
+                    </td>
+                    <td>{c.subscribed ? 'Yes' : 'No'}</td>
+                    <td>
+                      <Time iso={c.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={contacts.data} pager={pager} label="Contacts" />
+        </>
+      ) : null}
+      <AddContact open={adding} onClose={() => setAdding(false)} />
+    </>
+  );
+}
+
+function AddContact({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const { project, api } = useProject();
+  const [email, setEmail] = useState('');
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const add = useMutation({
+    mutationFn: () => api.contacts.create({ email }),
+    onSuccess: async (contact) => {
+      await queryClient.invalidateQueries({ queryKey: ['contacts', project.id] });
+      navigate(projectPath(project.id, `contacts/${contact.id}`));
+    },
+  });
+  return (
+    <Dialog open={open} title="Add a contact" onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          add.mutate();
+        }}
+      >
+        <ErrorNote error={add.error} />
+        <Field
+          label="Email"
+          name="email"
+          type="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={add.error}
+        />
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={add.isPending}>
+            Add
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
