@@ -664,6 +664,8 @@ function makeContext(pigeon, conns) {
   const firstRun = () => (keys ??= readFirstRun(pigeon.dataDir));
   const ctx = {
     baseUrl,
+    /** Pigeon's data dir (first-run.txt holds the owner's console login). */
+    dataDir: pigeon.dataDir,
     connections: conns,
     duration,
     state: {},
