@@ -181,6 +181,16 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await page.waitForURL(/cursor=/);
     await page.getByRole('button', { name: 'Previous' }).click();
     await page.waitForURL((url) => !url.search.includes('cursor='));
+    // A bulk change of the whole page (50 subscribed buyers, newest first), followed to its end.
+    const sdk = new Pigeon({ apiKey: secretKey, baseUrl: pigeon.url });
+    await page.getByLabel('Select every contact of this page').check();
+    await page.getByText('50 selected').waitFor();
+    await page.locator('.bulk').getByRole('button', { name: 'Unsubscribe' }).click();
+    await page.getByRole('progressbar', { name: 'Bulk change (completed)' }).waitFor({ timeout: 20_000 });
+    const firstPage = await sdk.contacts.list({ limit: 50 });
+    expect(firstPage.data.map((c) => c.subscribed)).toEqual(Array(50).fill(false));
+    const rest = await sdk.contacts.list({ limit: 100, cursor: firstPage.cursor ?? '' });
+    expect(rest.data.some((c) => c.subscribed)).toBe(true); // only the selected ones
     await page.getByLabel('Search by email').fill('buyer42@');
     await page.getByRole('link', { name: 'buyer42@example.com' }).waitFor();
     await checkPage(page, 'contacts');
@@ -195,7 +205,6 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
     await page.getByRole('button', { name: 'Unsubscribe' }).click();
     await page.getByRole('button', { name: 'Subscribe' }).waitFor();
-    const sdk = new Pigeon({ apiKey: secretKey, baseUrl: pigeon.url });
     const stored = await sdk.contacts.list({ search: 'buyer42@' });
     expect(stored.data[0]).toMatchObject({ subscribed: false, data: { plan: 'pro', seats: 42, vip: true } });
     await checkPage(page, 'contact');

@@ -2,8 +2,8 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { Dialog } from '../ui/dialog';
-import { EmptyState, ErrorNote, Field, Loading, PageHeader, SelectField, Time } from '../ui/kit';
+import { ConfirmDialog, Dialog } from '../ui/dialog';
+import { EmptyState, ErrorNote, Field, Loading, PageHeader, Progress, SelectField, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Contacts: search by email, subscription filter, a page at a time however many there are. */
@@ -14,6 +14,7 @@ export default function ContactsPage() {
   const [subscribed, setSubscribed] = useFilter('subscribed');
   const [typed, setTyped] = useState(search);
   const [adding, setAdding] = useState(false);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
   // Debounced: one request when typing pauses, not one per key.
   useEffect(() => {
     const timer = setTimeout(() => typed !== search && setSearch(typed.trim()), 300);
@@ -69,11 +70,22 @@ export default function ContactsPage() {
       {contacts.data && contacts.data.data.length > 0 ? (
         <>
           {pager.isFirst ? <p className="muted">{contacts.data.total.toLocaleString()} contacts</p> : null}
+          <BulkActions ids={[...selected]} onDone={() => setSelected(new Set())} />
           <div className="table-wrap">
             <table>
               <caption className="sr-only">Contacts</caption>
               <thead>
                 <tr>
+                  <th scope="col">
+                    <input
+                      type="checkbox"
+                      aria-label="Select every contact of this page"
+                      checked={contacts.data.data.every((c) => selected.has(c.id))}
+                      onChange={(e) =>
+                        setSelected(new Set(e.target.checked ? contacts.data.data.map((c) => c.id) : []))
+                      }
+                    />
+                  </th>
                   <th scope="col">Email</th>
                   <th scope="col">Subscribed</th>
                   <th scope="col">Created</th>
@@ -82,6 +94,21 @@ export default function ContactsPage() {
               <tbody>
                 {contacts.data.data.map((c) => (
                   <tr key={c.id}>
+                    <td>
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${c.email}`}
+                        checked={selected.has(c.id)}
+                        onChange={(e) =>
+                          setSelected((all) => {
+                            const next = new Set(all);
+                            if (e.target.checked) next.add(c.id);
+                            else next.delete(c.id);
+                            return next;
+                          })
+                        }
+                      />
+                    </td>
                     <td>
                       <Link to={projectPath(project.id, `contacts/${c.id}`)}>{c.email}</Link>
                     </td>
@@ -142,5 +169,71 @@ function AddContact({ open, onClose }: { open: boolean; onClose: () => void }) {
         </div>
       </form>
     </Dialog>
+  );
+}
+
+type BulkKind = 'subscribe' | 'unsubscribe' | 'delete';
+
+/** Subscribe, unsubscribe or delete the selected contacts: a bulk job, followed until it is done. */
+function BulkActions({ ids, onDone }: { ids: string[]; onDone: () => void }) {
+  const { project, api } = useProject();
+  const queryClient = useQueryClient();
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [jobId, setJobId] = useState('');
+  const start = useMutation({
+    mutationFn: (kind: BulkKind) =>
+      kind === 'subscribe'
+        ? api.contacts.bulkSubscribe(ids)
+        : kind === 'unsubscribe'
+          ? api.contacts.bulkUnsubscribe(ids)
+          : api.contacts.bulkDelete(ids),
+    onSuccess: (accepted) => {
+      setConfirmDelete(false);
+      setJobId(accepted.jobId);
+      onDone();
+    },
+  });
+  const job = useQuery({
+    queryKey: ['bulk', jobId],
+    queryFn: () => api.contacts.bulkStatus(jobId),
+    enabled: Boolean(jobId),
+    refetchInterval: (q) => {
+      const done = q.state.data && ['completed', 'failed'].includes(q.state.data.status);
+      if (done) queryClient.invalidateQueries({ queryKey: ['contacts', project.id] });
+      return done ? false : 500;
+    },
+  });
+  if (ids.length === 0 && !jobId) return null;
+  return (
+    <div className="bulk card" aria-live="polite">
+      {ids.length ? (
+        <div className="actions">
+          <span>{ids.length} selected</span>
+          <button type="button" onClick={() => start.mutate('subscribe')} disabled={start.isPending}>
+            Subscribe
+          </button>
+          <button type="button" onClick={() => start.mutate('unsubscribe')} disabled={start.isPending}>
+            Unsubscribe
+          </button>
+          <button type="button" className="danger" onClick={() => setConfirmDelete(true)} disabled={start.isPending}>
+            Delete
+          </button>
+        </div>
+      ) : null}
+      <ErrorNote error={start.error ?? job.error} />
+      {job.data ? (
+        <Progress label={`Bulk change (${job.data.status})`} value={job.data.processed} max={job.data.total} />
+      ) : null}
+      <ConfirmDialog
+        open={confirmDelete}
+        title={`Delete ${ids.length} contacts?`}
+        confirm="Delete them"
+        busy={start.isPending}
+        onConfirm={() => start.mutate('delete')}
+        onClose={() => setConfirmDelete(false)}
+      >
+        <p>Their data, subscriptions and segment memberships go. Their emails and events stay in the history.</p>
+      </ConfirmDialog>
+    </div>
   );
 }

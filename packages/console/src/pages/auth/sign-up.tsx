@@ -44,7 +44,6 @@ export default function SignUpPage() {
           type="password"
           autoComplete="new-password"
           required
-          minLength={10}
           hint="At least 10 characters, not a common password"
           value={password}
           onChange={(e) => setPassword(e.target.value)}
