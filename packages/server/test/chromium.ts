@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import CHROMIUM_FLAGS from '../../../scripts/chromium-flags.json' with { type: 'json' };
 
 /** Debian's chromium package; `.ci/run` (and `scripts/test-deps.sh`) install it. CHROMIUM_PATH points elsewhere. */
 export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -15,21 +16,10 @@ if (!hasChromium) {
 
 export const SCREENSHOTS = join(import.meta.dirname, '../../../test-results');
 
-/** Headless Chromium; without these flags it reaches for Google's services, which this network refuses. */
+/** Headless Chromium with this machine kind's flags (scripts/chromium-flags.json, shared with the console bench). */
 export async function launchChromium(): Promise<Browser> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  return chromium.launch({
-    executablePath,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  return chromium.launch({ executablePath, args: CHROMIUM_FLAGS.args });
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { ErrorNote, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
+import { ErrorNote, Form, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
 
 /** One contact: data (editable), subscription, suppression, its events and its emails. */
 export default function ContactPage() {
@@ -164,12 +164,7 @@ function DataEditor({ contact, onSaved }: { contact: Contact; onSaved: (c: Conta
   return (
     <section className="card" aria-labelledby="contact-data">
       <h2 id="contact-data">Data</h2>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate();
-        }}
-      >
+      <Form onSubmit={() => save.mutate()}>
         <ErrorNote error={save.error} />
         {rows.length === 0 ? (
           <p className="muted">No custom data. Add a field, or send it with a track or send.</p>
@@ -200,7 +195,7 @@ function DataEditor({ contact, onSaved }: { contact: Contact; onSaved: (c: Conta
           </button>
           {save.isSuccess ? <span role="status">Saved</span> : null}
         </div>
-      </form>
+      </Form>
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { ErrorNote, Notice, PageHeader, Progress, StatusChip } from '../ui/kit';
+import { ErrorNote, Form, Notice, PageHeader, Progress, StatusChip } from '../ui/kit';
 import { useFilter } from '../ui/pager';
 
 /** CSV import with live progress; the job stays in the URL (`?job=`), so a reload keeps following it. */
@@ -32,12 +32,7 @@ export default function ContactsImportPage() {
           A CSV file of at most 5 MB with an <code>email</code> column; other columns become contact data, and a{' '}
           <code>subscribed</code> column (true/false) sets the subscription. Existing contacts are updated.
         </p>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (file) upload.mutate(file);
-          }}
-        >
+        <Form onSubmit={() => file && upload.mutate(file)}>
           <div className="field">
             <label htmlFor="csv-file">CSV file</label>
             <input
@@ -52,7 +47,7 @@ export default function ContactsImportPage() {
           <button type="submit" className="primary" disabled={!file || upload.isPending}>
             {upload.isPending ? 'Uploading…' : 'Import'}
           </button>
-        </form>
+        </Form>
       </section>
       {jobId ? (
         <section className="card" aria-labelledby="import-progress" aria-live="polite">

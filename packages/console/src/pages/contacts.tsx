@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog, Dialog } from '../ui/dialog';
-import { EmptyState, ErrorNote, Field, Loading, PageHeader, Progress, SelectField, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Field, Form, Loading, PageHeader, Progress, SelectField, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Contacts: search by email, subscription filter, a page at a time however many there are. */
@@ -143,12 +143,7 @@ function AddContact({ open, onClose }: { open: boolean; onClose: () => void }) {
   });
   return (
     <Dialog open={open} title="Add a contact" onClose={onClose}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          add.mutate();
-        }}
-      >
+      <Form onSubmit={() => add.mutate()}>
         <ErrorNote error={add.error} />
         <Field
           label="Email"
@@ -167,7 +162,7 @@ function AddContact({ open, onClose }: { open: boolean; onClose: () => void }) {
             Add
           </button>
         </div>
-      </form>
+      </Form>
     </Dialog>
   );
 }

@@ -4,7 +4,18 @@ import { useState } from 'react';
 import { account } from '../api';
 import { useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { CopyButton, EmptyState, ErrorNote, Field, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
+import {
+  CopyButton,
+  EmptyState,
+  ErrorNote,
+  Field,
+  Form,
+  Loading,
+  Notice,
+  PageHeader,
+  StatusChip,
+  Time,
+} from '../ui/kit';
 
 /** Sender domains: add one, publish its records (copy buttons), verify now, and the project's default sender. */
 export default function DomainsPage() {
@@ -24,13 +35,7 @@ export default function DomainsPage() {
     <>
       <PageHeader title="Domains" />
       {canManage ? (
-        <form
-          className="card inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            add.mutate();
-          }}
-        >
+        <Form className="card inline-form" onSubmit={() => add.mutate()}>
           <Field
             label="Add a sender domain"
             name="domain"
@@ -44,7 +49,7 @@ export default function DomainsPage() {
             Add domain
           </button>
           <ErrorNote error={add.error} />
-        </form>
+        </Form>
       ) : (
         <Notice>Adding and removing domains needs the OWNER or ADMIN role.</Notice>
       )}
@@ -151,13 +156,7 @@ function DefaultSender({ domains }: { domains: Domain[] }) {
   });
   const verified = domains.filter((d) => d.status === 'verified').map((d) => d.domain);
   return (
-    <form
-      className="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate();
-      }}
-    >
+    <Form className="card" onSubmit={() => save.mutate()}>
       <h2>Default sender</h2>
       <p className="muted">
         Used by sends that name no sender and no template with one. It must be on a verified domain
@@ -177,6 +176,6 @@ function DefaultSender({ domains }: { domains: Domain[] }) {
         Save default sender
       </button>
       {save.isSuccess ? <span role="status"> Saved</span> : null}
-    </form>
+    </Form>
   );
 }

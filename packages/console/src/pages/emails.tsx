@@ -3,7 +3,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { EmptyState, ErrorNote, Loading, PageHeader, SelectField, StatusChip, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Form, Loading, PageHeader, SelectField, StatusChip, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** `YYYY-MM-DD` of a date input → the start of that day in the viewer's zone, as ISO. */
@@ -38,14 +38,7 @@ export default function EmailsPage() {
   return (
     <>
       <PageHeader title="Emails" />
-      <form
-        className="filters"
-        aria-label="Filter emails"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setTo(recipient.trim().toLowerCase());
-        }}
-      >
+      <Form className="filters" aria-label="Filter emails" onSubmit={() => setTo(recipient.trim().toLowerCase())}>
         <SelectField
           label="Status"
           value={status}
@@ -77,7 +70,7 @@ export default function EmailsPage() {
           <label htmlFor="until-day">Until</label>
           <input id="until-day" type="date" value={until} onChange={(e) => setUntil(e.target.value)} />
         </div>
-      </form>
+      </Form>
       <ErrorNote error={emails.error} />
       {emails.isPending ? <Loading /> : null}
       {emails.data && emails.data.data.length === 0 ? (

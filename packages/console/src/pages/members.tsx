@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { account } from '../api';
 import { meQuery, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { ErrorNote, Field, Loading, Notice, PageHeader, SelectField, Time } from '../ui/kit';
+import { ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField, Time } from '../ui/kit';
 
 /** Who has access: members and pending invitations; OWNER and ADMIN invite, change roles and remove. */
 export default function MembersPage() {
@@ -113,13 +113,7 @@ export default function MembersPage() {
         </section>
       ) : null}
       {canManage ? (
-        <form
-          className="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            invite.mutate();
-          }}
-        >
+        <Form className="card" onSubmit={() => invite.mutate()}>
           <h2>Invite someone</h2>
           <p className="muted">An existing account is added at once; any other address gets an invitation by mail.</p>
           <ErrorNote error={invite.error} />
@@ -148,7 +142,7 @@ export default function MembersPage() {
           <button type="submit" className="primary" disabled={invite.isPending}>
             Invite
           </button>
-        </form>
+        </Form>
       ) : (
         <Notice>Inviting and removing members needs the OWNER or ADMIN role.</Notice>
       )}

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { account } from '../api';
 import { projectPath } from '../session';
-import { ErrorNote, Field } from '../ui/kit';
+import { ErrorNote, Field, Form } from '../ui/kit';
 import { AuthFrame } from './auth/frame';
 
 export default function NewProjectPage() {
@@ -20,12 +20,7 @@ export default function NewProjectPage() {
   return (
     <AuthFrame title="Create a project">
       <p className="muted">A project has its own keys, domains, contacts and mail. You become its owner.</p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
+      <Form onSubmit={() => create.mutate()}>
         <ErrorNote error={create.error} />
         <Field
           label="Name"
@@ -39,7 +34,7 @@ export default function NewProjectPage() {
         <button type="submit" className="primary" disabled={create.isPending}>
           Create project
         </button>
-      </form>
+      </Form>
     </AuthFrame>
   );
 }

@@ -5,7 +5,7 @@ import { useNavigate } from 'react-router';
 import { account } from '../api';
 import { useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { ErrorNote, Field, Notice, PageHeader, SelectField } from '../ui/kit';
+import { ErrorNote, Field, Form, Notice, PageHeader, SelectField } from '../ui/kit';
 
 const numberOrNull = (text: string) => (text.trim() === '' ? null : Number(text));
 
@@ -59,13 +59,7 @@ function GeneralSettings() {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['projects'] }),
   });
   return (
-    <form
-      className="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate();
-      }}
-    >
+    <Form className="card" onSubmit={() => save.mutate()}>
       <h2>General</h2>
       <ErrorNote error={save.error} />
       <Field label="Name" name="name" required value={form.name} onChange={set('name')} error={save.error} />
@@ -152,7 +146,7 @@ function GeneralSettings() {
         Save settings
       </button>
       {save.isSuccess ? <span role="status"> Saved</span> : null}
-    </form>
+    </Form>
   );
 }
 
@@ -180,13 +174,7 @@ function BillingCaps() {
   });
   const categories = ['transactional', 'campaigns', 'workflows'] as const;
   return (
-    <form
-      className="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        save.mutate();
-      }}
-    >
+    <Form className="card" onSubmit={() => save.mutate()}>
       <h2>Monthly caps</h2>
       <p className="muted">
         Mail past a cap is refused (403 BILLING_LIMIT_EXCEEDED) until the month resets. Empty: no cap.
@@ -208,7 +196,7 @@ function BillingCaps() {
         Save caps
       </button>
       {save.isSuccess ? <span role="status"> Saved</span> : null}
-    </form>
+    </Form>
   );
 }
 

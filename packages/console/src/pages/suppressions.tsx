@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { EmptyState, ErrorNote, Loading, PageHeader, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Form, Loading, PageHeader, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Addresses Pigeon will not send to (hard bounces, complaints, unsubscribes from lists), and removing one. */
@@ -31,19 +31,13 @@ export default function SuppressionsPage() {
   return (
     <>
       <PageHeader title="Suppressions" />
-      <form
-        className="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setEmail(typed.trim().toLowerCase());
-        }}
-      >
+      <Form className="filters" onSubmit={() => setEmail(typed.trim().toLowerCase())}>
         <div className="field">
           <label htmlFor="suppressed-email">Address</label>
           <input id="suppressed-email" type="search" value={typed} onChange={(e) => setTyped(e.target.value)} />
         </div>
         <button type="submit">Find</button>
-      </form>
+      </Form>
       <ErrorNote error={list.error ?? remove.error} />
       {list.isPending ? <Loading /> : null}
       {list.data && list.data.data.length === 0 ? (

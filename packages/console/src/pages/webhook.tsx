@@ -4,7 +4,18 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { ErrorNote, Loading, Notice, PageHeader, Progress, Secret, SelectField, StatusChip, Time } from '../ui/kit';
+import {
+  ErrorNote,
+  Form,
+  Loading,
+  Notice,
+  PageHeader,
+  Progress,
+  Secret,
+  SelectField,
+  StatusChip,
+  Time,
+} from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** One endpoint: its secret, enable/disable, a test event, its deliveries (attempts, replay) and recoveries. */
@@ -196,13 +207,7 @@ function Recovery({ endpointId }: { endpointId: string }) {
       <p className="muted">
         After your endpoint was down: every FAILED delivery created in the range is sent once more, with its webhook-id.
       </p>
-      <form
-        className="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          start.mutate();
-        }}
-      >
+      <Form className="filters" onSubmit={() => start.mutate()}>
         <div className="field">
           <label htmlFor="recover-after">Created from</label>
           <input
@@ -220,7 +225,7 @@ function Recovery({ endpointId }: { endpointId: string }) {
         <button type="submit" disabled={start.isPending}>
           Recover
         </button>
-      </form>
+      </Form>
       <ErrorNote error={start.error ?? job.error} />
       {job.data ? (
         <div aria-live="polite">

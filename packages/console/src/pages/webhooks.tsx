@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { EmptyState, ErrorNote, Field, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Field, Form, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
 
 /** Event webhook endpoints (OWNER and ADMIN): the list, and a form for a new one. */
 export default function WebhooksPage() {
@@ -87,13 +87,7 @@ function NewEndpoint() {
       return current.includes(type) ? rest : [...rest, type];
     });
   return (
-    <form
-      className="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        create.mutate();
-      }}
-    >
+    <Form className="card" onSubmit={() => create.mutate()}>
       <h2>Add an endpoint</h2>
       <ErrorNote error={create.error} />
       <Field
@@ -133,6 +127,6 @@ function NewEndpoint() {
       <button type="submit" className="primary" disabled={create.isPending || types.length === 0}>
         Add endpoint
       </button>
-    </form>
+    </Form>
   );
 }

@@ -1,4 +1,4 @@
-import { type ReactNode, useId, useState } from 'react';
+import { type FormHTMLAttributes, type ReactNode, useId, useState } from 'react';
 import { fieldErrors, messageOf } from '../api';
 
 /** A date in the viewer's time zone; the exact ISO value on hover (and for screen readers' `dateTime`). */
@@ -191,5 +191,21 @@ export function Progress({ label, value, max }: { label: string; value: number; 
         {value.toLocaleString()} of {max ? max.toLocaleString() : '?'}
       </span>
     </div>
+  );
+}
+
+/** A form whose submit runs `onSubmit` (the page does not reload): every form of the console. */
+export function Form({
+  onSubmit,
+  ...rest
+}: { onSubmit: () => void } & Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit'>) {
+  return (
+    <form
+      {...rest}
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit();
+      }}
+    />
   );
 }

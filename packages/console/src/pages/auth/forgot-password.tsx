@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { account } from '../../api';
-import { ErrorNote, Field, Notice } from '../../ui/kit';
+import { ErrorNote, Field, Form, Notice } from '../../ui/kit';
 import { AuthFrame } from './frame';
 
 export default function ForgotPasswordPage() {
@@ -15,12 +15,7 @@ export default function ForgotPasswordPage() {
           If an account has this address, a link to reset its password is on its way. It works once, for an hour.
         </Notice>
       ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            request.mutate();
-          }}
-        >
+        <Form onSubmit={() => request.mutate()}>
           <ErrorNote error={request.error} />
           <Field
             label="Email"
@@ -35,7 +30,7 @@ export default function ForgotPasswordPage() {
           <button type="submit" className="primary" disabled={request.isPending}>
             Mail me a link
           </button>
-        </form>
+        </Form>
       )}
       <p className="links">
         <Link to="/sign-in">Back to sign in</Link>

@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { account } from '../../api';
-import { ErrorNote, Field, Notice } from '../../ui/kit';
+import { ErrorNote, Field, Form, Notice } from '../../ui/kit';
 import { AuthFrame, fragmentParam } from './frame';
 
 export default function ResetPasswordPage() {
@@ -24,12 +24,7 @@ export default function ResetPasswordPage() {
           Your password is changed, and every session of the account has ended. <Link to="/sign-in">Sign in</Link>
         </Notice>
       ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            reset.mutate();
-          }}
-        >
+        <Form onSubmit={() => reset.mutate()}>
           <ErrorNote error={reset.error} />
           <Field
             label="New password"
@@ -45,7 +40,7 @@ export default function ResetPasswordPage() {
           <button type="submit" className="primary" disabled={reset.isPending}>
             Set password
           </button>
-        </form>
+        </Form>
       )}
     </AuthFrame>
   );

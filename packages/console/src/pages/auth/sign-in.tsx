@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { account } from '../../api';
-import { ErrorNote, Field } from '../../ui/kit';
+import { ErrorNote, Field, Form } from '../../ui/kit';
 import { AuthFrame, safeNext } from './frame';
 
 export default function SignInPage() {
@@ -24,12 +24,7 @@ export default function SignInPage() {
   });
   return (
     <AuthFrame title="Sign in">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          login.mutate();
-        }}
-      >
+      <Form onSubmit={() => login.mutate()}>
         <ErrorNote error={login.error} />
         <Field
           label="Email"
@@ -54,7 +49,7 @@ export default function SignInPage() {
         <button type="submit" className="primary" disabled={login.isPending}>
           {login.isPending ? 'Signing in…' : 'Sign in'}
         </button>
-      </form>
+      </Form>
       {providers.data?.providers.length ? (
         <div className="sso">
           <p className="muted">Or sign in with</p>

@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { account } from '../../api';
-import { ErrorNote, Field } from '../../ui/kit';
+import { ErrorNote, Field, Form } from '../../ui/kit';
 import { AuthFrame, safeNext } from './frame';
 
 export default function SignUpPage() {
@@ -21,12 +21,7 @@ export default function SignUpPage() {
   });
   return (
     <AuthFrame title="Create an account">
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          signup.mutate();
-        }}
-      >
+      <Form onSubmit={() => signup.mutate()}>
         <ErrorNote error={signup.error} />
         <Field
           label="Email"
@@ -52,7 +47,7 @@ export default function SignUpPage() {
         <button type="submit" className="primary" disabled={signup.isPending}>
           Create account
         </button>
-      </form>
+      </Form>
       <p className="links">
         <Link to="/sign-in">I have an account</Link>
       </p>
