@@ -173,7 +173,7 @@ describe('OpenAPI 3.0.3 rendering', () => {
     const envelope = document30.components?.schemas?.ErrorEnvelope as Json & { properties: Record<string, Json> };
     expect(envelope.properties.success).toMatchObject({ type: 'boolean', enum: [false] });
     const send = pathItem(document30, '/v1/send').post as Operation & { parameters: Json[] };
-    expect(send.parameters.find((p) => p.name === 'idempotency-key')).toMatchObject({
+    expect(send.parameters.find((p) => p.name === 'Idempotency-Key')).toMatchObject({
       in: 'header',
       required: false,
       schema: { type: 'string' },

@@ -265,13 +265,21 @@ function objectParameters(
   const shape = objectShape(schema);
   if (!shape) return [];
   return Object.entries(shape).map(([name, field]) => ({
-    name,
+    name: location === 'header' ? canonicalHeaderName(name) : name,
     in: location,
     required: location === 'path' ? true : !field.isOptional(),
     description: field.description,
     schema: converter.convert(field),
   }));
 }
+
+/**
+ * `idempotency-key` → `Idempotency-Key`: HTTP header names are case-insensitive, but some generated
+ * clients (Perl's OpenAPI::Client) match a parameter by its exact name and drop the one a user
+ * spells as the documentation does.
+ */
+const canonicalHeaderName = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
 
 function objectShape(schema: unknown): Record<string, z.ZodTypeAny> | undefined {
   let current = schema;

@@ -1008,8 +1008,8 @@ export type TopEvents = { data: { count: number; name: string }[]; from: string;
 /** A stored image: its public `url`, the `contentType` detected from its bytes, its `size` in bytes. */
 export type UploadedImage = { id: string; createdAt: string; contentType: ImageContentType; url: string; size: number };
 export type ImageContentType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
-/** A payload Pigeon POSTs to a webhook endpoint (a union on `type`), as `webhooks.verify` returns it. */
-export type WebhookEvent =
+/** Every payload Pigeon POSTs to a webhook endpoint, as a delivery's `payload` keeps it. */
+export type WebhookEventPayload =
   | EmailSentEventPayload
   | EmailDeliveryEventPayload
   | EmailOpenEventPayload
@@ -1021,6 +1021,33 @@ export type WebhookEvent =
   | WebhookTestEventPayload
   | SegmentMembershipEventPayload
   | CustomEventPayload;
+/** The payloads of Pigeon's own events (`email.*`, `contact.*`, `segment.<slug>.entry|exit`, `webhook.test`). */
+export type PigeonWebhookEvent =
+  | EmailSentEventPayload
+  | EmailDeliveryEventPayload
+  | EmailOpenEventPayload
+  | EmailClickEventPayload
+  | EmailBounceEventPayload
+  | EmailComplaintEventPayload
+  | ContactSubscribedEventPayload
+  | ContactUnsubscribedEventPayload
+  | WebhookTestEventPayload
+  | SegmentMembershipEventPayload;
+/** The `data` of an event your application tracked. */
+export type TrackedEventData = { data: Record<string, unknown>; contact: { id: string; email: string } };
+/** An event your application tracked (`POST /v1/track`) and Pigeon forwarded, under its own name. */
+export type TrackedEventPayload<Name extends string = string> = {
+  type: Name;
+  timestamp: string;
+  data: TrackedEventData;
+};
+/**
+ * What `webhooks.verify` returns: a union narrowed by `type` (`switch (event.type)`). The events you
+ * track arrive under their own names: name them as `Tracked` to have them in the union
+ * (`webhooks.verify<'order.created' | 'order.paid'>(…)`); `WebhookEvent<string>` takes any name,
+ * but a `type` that may be any string no longer narrows the union.
+ */
+export type WebhookEvent<Tracked extends string = never> = PigeonWebhookEvent | TrackedEventPayload<Tracked>;
 export type WebhookEventTypeName =
   | 'email.sent'
   | 'email.delivery'
@@ -1072,7 +1099,7 @@ export type WebhookDelivery = {
   eventType: string;
   attemptCount: number;
   nextAttemptAt: string | null;
-  payload: WebhookEvent;
+  payload: WebhookEventPayload;
 };
 export type WebhookDeliveryStatus = 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
 export type WebhookDeliveryPage = {
@@ -1381,15 +1408,9 @@ export interface ContactUnsubscribedEventPayload {
   timestamp: string;
   data: { reason: string | null; contact: { id: string; email: string; subscribed: boolean } };
 }
-/** The contract's `WebhookTestEventPayload`. */
-export interface WebhookTestEventPayload {
-  type: 'webhook.test';
-  timestamp: string;
-  data: { message: string; endpointId: string };
-}
 /** The contract's `SegmentMembershipEventPayload`. */
 export interface SegmentMembershipEventPayload {
-  type: string;
+  type: `segment.${string}.entry` | `segment.${string}.exit`;
   timestamp: string;
   data: { contact: { id: string; email: string }; segment: { id: string; name: string; slug: string } };
 }
@@ -1398,4 +1419,10 @@ export interface CustomEventPayload {
   type: string;
   timestamp: string;
   data: { data: Record<string, unknown>; contact: { id: string; email: string } };
+}
+/** The contract's `WebhookTestEventPayload`. */
+export interface WebhookTestEventPayload {
+  type: 'webhook.test';
+  timestamp: string;
+  data: { message: string; endpointId: string };
 }

@@ -89,12 +89,12 @@ async function expectedSignature(secret: Uint8Array, content: Uint8Array): Promi
  * bytes or text, not re-serialised JSON). Throws {@link WebhookVerificationError} otherwise.
  * De-duplicate on `webhook-id`: a retry or a replay carries the same id.
  */
-export async function verifyWebhook(
+export async function verifyWebhook<Tracked extends string = never>(
   rawBody: string | Uint8Array,
   headers: WebhookHeaders,
   secret: string,
   options: VerifyOptions = {},
-): Promise<WebhookEvent> {
+): Promise<WebhookEvent<Tracked>> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
@@ -123,11 +123,11 @@ export async function verifyWebhook(
   } catch {
     throw new WebhookVerificationError('INVALID_PAYLOAD', 'The body is not JSON');
   }
-  const e = event as Partial<WebhookEvent> | null;
+  const e = event as Partial<WebhookEvent<string>> | null;
   if (!e || typeof e.type !== 'string' || typeof e.timestamp !== 'string' || typeof e.data !== 'object') {
     throw new WebhookVerificationError('INVALID_PAYLOAD', 'The body is not a Pigeon webhook event');
   }
-  return event as WebhookEvent;
+  return event as WebhookEvent<Tracked>;
 }
 
 /** `webhooks.verify(rawBody, headers, secret)` without a client (a receiver needs no API key). */

@@ -315,8 +315,25 @@ export type ImageContentType = z.infer<typeof wire.ImageContentType>;
 // Event webhooks and the email resource
 type WebhookEndpointRoutes = wire.Contract['webhookEndpoints'];
 type SentEmailRoutes = wire.Contract['sentEmails'];
-/** A payload Pigeon POSTs to a webhook endpoint (a union on `type`), as `webhooks.verify` returns it. */
-export type WebhookEvent = z.infer<typeof wire.WebhookEvent>;
+/** Every payload Pigeon POSTs to a webhook endpoint, as a delivery's `payload` keeps it. */
+export type WebhookEventPayload = z.infer<typeof wire.WebhookEvent>;
+/** The payloads of Pigeon's own events (`email.*`, `contact.*`, `segment.<slug>.entry|exit`, `webhook.test`). */
+export type PigeonWebhookEvent = Exclude<WebhookEventPayload, wire.CustomEventPayload>;
+/** The `data` of an event your application tracked. */
+export type TrackedEventData = wire.CustomEventPayload['data'];
+/** An event your application tracked (`POST /v1/track`) and Pigeon forwarded, under its own name. */
+export type TrackedEventPayload<Name extends string = string> = {
+  type: Name;
+  timestamp: string;
+  data: TrackedEventData;
+};
+/**
+ * What `webhooks.verify` returns: a union narrowed by `type` (`switch (event.type)`). The events you
+ * track arrive under their own names: name them as `Tracked` to have them in the union
+ * (`webhooks.verify<'order.created' | 'order.paid'>(…)`); `WebhookEvent<string>` takes any name,
+ * but a `type` that may be any string no longer narrows the union.
+ */
+export type WebhookEvent<Tracked extends string = never> = PigeonWebhookEvent | TrackedEventPayload<Tracked>;
 export type WebhookEventTypeName = z.infer<typeof wire.WebhookEventTypeName>;
 export type WebhookEndpoint = z.infer<typeof wire.WebhookEndpoint>;
 export type WebhookEndpointCreateBody = RouteInput<WebhookEndpointRoutes['create']>['body'];

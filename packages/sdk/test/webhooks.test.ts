@@ -44,6 +44,40 @@ describe('webhooks.verify', () => {
     await expect(webhooks.verify(body, nodeStyle, secret, { now })).resolves.toEqual(event);
   });
 
+  it('returns a union narrowed by type: the events of Pigeon itself, and the tracked events it is told the names of', async () => {
+    const tracked = JSON.stringify({
+      type: 'order.created',
+      timestamp: '2026-11-25T10:00:00.000Z',
+      data: { contact: { id: '0190c2a4-7b7e-7cc0-9a3f-000000000002', email: 'a@example.com' }, data: { total: 42 } },
+    });
+    const seen: unknown[] = [];
+    for (const payload of [body, tracked]) {
+      const event = await webhooks.verify<'order.created'>(
+        payload,
+        headersFor(sign(secret, 'msg_1', ts, payload)),
+        secret,
+        { now },
+      );
+      switch (event.type) {
+        case 'email.click':
+          expectTypeOf(event.data.link).toEqualTypeOf<string>();
+          seen.push(event.data.link);
+          break;
+        case 'order.created':
+          expectTypeOf(event.data.data).toEqualTypeOf<Record<string, unknown>>();
+          seen.push(event.data.data.total);
+          break;
+        case 'email.bounce':
+          expectTypeOf(event.data.bounceType).toBeString();
+          break;
+        default:
+          // What is left of Pigeon's own events is still narrowed by `type`.
+          if (event.type === 'segment.trial.entry') expectTypeOf(event.data.segment.slug).toBeString();
+      }
+    }
+    expect(seen).toEqual(['https://example.com', 42]);
+  });
+
   it('accepts any one matching signature (a rotation sends two)', async () => {
     const both = `${sign(otherSecret, 'msg_1', ts, body)} ${sign(secret, 'msg_1', ts, body)}`;
     await expect(webhooks.verify(body, headersFor(both), secret, { now })).resolves.toBeTruthy();

@@ -14,6 +14,7 @@ import { createUserWithProject, describeCredentials } from './modules/projects/b
 import { PROJECT_COLUMNS, type Project } from './modules/projects/project.js';
 import { setProjectDisabled } from './modules/projects/service.js';
 import { readOperations } from './modules/system/operations.js';
+import { recordSharedSecrets } from './modules/system/secret-fingerprints.js';
 import { formatStatus } from './modules/system/status-report.js';
 
 /** Opens the database (migrated), runs one admin action, closes everything. */
@@ -35,6 +36,15 @@ export async function migrateCommand(config: Config, logger: Logger): Promise<st
   } finally {
     await db.close();
   }
+}
+
+/**
+ * `pigeon record-secrets`: this process's SESSION_SECRET, LINK_SIGNING_SECRET and DATA_ENCRYPTION_KEY
+ * become the ones every process on the database must hold (after changing one on every machine).
+ */
+export async function recordSecretsCommand(config: Config, logger: Logger): Promise<string> {
+  await withDatabase(config, logger, (pool) => recordSharedSecrets(pool, config));
+  return 'Recorded the fingerprints of SESSION_SECRET, LINK_SIGNING_SECRET and DATA_ENCRYPTION_KEY: processes with other values now refuse to start.';
 }
 
 const CreateUserArgs = z.object({
@@ -111,6 +121,7 @@ export async function rotateDataKeyCommand(config: Config, logger: Logger, args:
   try {
     await migrateWithLock(db);
     resealed = await resealDkimKeys(db.pool, keyringOf(config), Buffer.from(newKey, 'hex'));
+    await recordSharedSecrets(db.pool, config, ['DATA_ENCRYPTION_KEY'], { DATA_ENCRYPTION_KEY: newKey });
   } finally {
     await db.close();
   }

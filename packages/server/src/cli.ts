@@ -13,7 +13,15 @@ import {
 // evaluated before this line.
 holdYoungGenerationDuringStartup();
 const [
-  { createUserCommand, keysCommand, migrateCommand, projectCommand, rotateDataKeyCommand, statusCommand },
+  {
+    createUserCommand,
+    keysCommand,
+    migrateCommand,
+    projectCommand,
+    recordSecretsCommand,
+    rotateDataKeyCommand,
+    statusCommand,
+  },
   { ConfigError, loadConfigFromEnvironment },
   { createLogger },
   { startPigeon },
@@ -44,6 +52,9 @@ Commands:
   rotate-data-key [--new-key HEX]
                                  re-encrypt DKIM private keys under a new data encryption key
                                  (then restart Pigeon)
+  record-secrets                 make this environment's SESSION_SECRET, LINK_SIGNING_SECRET and
+                                 DATA_ENCRYPTION_KEY the ones every process must share (after
+                                 changing one on every machine; others then refuse to start)
 
 Configuration comes from environment variables; see the README.`;
 
@@ -75,6 +86,7 @@ async function main(): Promise<void> {
     'create-user': (c, l) => createUserCommand(c, l, values),
     keys: keysCommand,
     project: (c, l) => projectCommand(c, l, rest[0], rest[1], values.reason),
+    'record-secrets': recordSecretsCommand,
     'rotate-data-key': (c, l) => rotateDataKeyCommand(c, l, { newKey: values['new-key'] }),
     status: (c, l) => statusCommand(c, l, { json: values.json }),
   };
@@ -86,11 +98,11 @@ async function main(): Promise<void> {
   const config = loadConfigFromEnvironment(SERVER_ROLES[command] ?? 'all');
   const supervised = values.supervised === true && command in SERVER_ROLES;
   // Lines of every process of `pigeon start` share one stdout: a worker's carry its pid.
+  const adminCommand = admin[command];
   const logger =
     supervised && command === 'worker'
       ? createLogger(config.log.level).child({ workerPid: process.pid })
-      : createLogger(config.log.level);
-  const adminCommand = admin[command];
+      : createLogger(config.log.level, { toStderr: adminCommand !== undefined });
   if (adminCommand) {
     console.log(await adminCommand(config, logger));
     return;

@@ -23,6 +23,7 @@ import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { EVENT_WEBHOOKS_CONSUMER } from './modules/event-webhooks/consumer.js';
 import { bootstrapFirstRun } from './modules/projects/bootstrap.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
+import { checkSharedSecrets, refuseGeneratedSecretsOnSharedDatabase } from './modules/system/secret-fingerprints.js';
 import { checkHealth } from './modules/system/service.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
@@ -87,6 +88,7 @@ function checkDataDir(config: Config, logger: Logger): void {
 
 export async function startPigeon(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningPigeon> {
   checkDataDir(config, logger);
+  refuseGeneratedSecretsOnSharedDatabase(config);
   // Node's runtime metrics sample the event loop and watch GC: only when someone scrapes them.
   // (A supervised worker inherits METRICS_PORT from `pigeon start` and answers over IPC.)
   if (config.metrics.port !== undefined) {
@@ -99,6 +101,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
   try {
     const applied = await migrateWithLock(db, logger);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    await checkSharedSecrets(db.pool, config);
     // Cursors exist before any request is served: a consumer starts at its registration, so an
     // event recorded before the first worker came up would otherwise never reach it.
     for (const name of FEED_CONSUMER_NAMES) await registerConsumer(db.pool, name);

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { TEST_DATA_ENCRYPTION_KEY } from './helpers.js';
+import { TEST_SHARED_SECRETS } from './helpers.js';
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
@@ -33,7 +33,7 @@ const running = new Set<ChildProcess>();
 
 export function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY, ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...TEST_SHARED_SECRETS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -11,6 +11,15 @@ import { type RunningPigeon, type StartOptions, startPigeon } from '../src/main.
 import { adminQuery, withDatabase } from './global-setup.js';
 
 export const TEST_DATA_ENCRYPTION_KEY = 'a1'.repeat(32);
+/**
+ * The secrets every test process shares, as on several machines sharing a database (with
+ * DATABASE_URL, Pigeon refuses secrets generated into one data dir).
+ */
+export const TEST_SHARED_SECRETS = {
+  SESSION_SECRET: 'c3'.repeat(32),
+  LINK_SIGNING_SECRET: 'd4'.repeat(32),
+  DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
+};
 
 /** A fresh database cloned from the migrated template: each test file gets its own. */
 export async function createTestDatabase(): Promise<string> {
@@ -87,8 +96,7 @@ export async function startTestPigeon(
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       JOB_POLL_INTERVAL_MS: '200',
-      // One key for every test process, as on several machines sharing a database.
-      DATA_ENCRYPTION_KEY: TEST_DATA_ENCRYPTION_KEY,
+      ...TEST_SHARED_SECRETS,
       ...opts.env,
     },
     opts.role ?? 'all',

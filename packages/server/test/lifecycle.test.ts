@@ -68,6 +68,10 @@ describe('pigeon start on the embedded defaults', () => {
     const migrate = await runCli(['migrate'], env);
     expect(migrate.code).toBe(0);
     expect(migrate.stdout).toContain('up to date');
+    // An admin command's logs (here: the embedded PostgreSQL starting) go to stderr; stdout is its answer.
+    const status = await runCli(['status', '--json'], { ...env, LOG_LEVEL: 'info' });
+    expect(status.stderr).toContain('embedded PostgreSQL started');
+    expect(JSON.parse(status.stdout)).toHaveProperty('queue');
 
     const second = startCli(['start'], env);
     await second.ready;

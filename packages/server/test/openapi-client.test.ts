@@ -36,7 +36,7 @@ const client = createClient<paths>({
 });
 const domain = await client.POST('/domains', { body: { domain: 'generated.example' } });
 const sent = await client.POST('/v1/send', {
-  params: { header: { 'idempotency-key': 'generated-send-1' } },
+  params: { header: { 'Idempotency-Key': 'generated-send-1' } },
   body: { to: 'gen@example.com', from: 'hi@generated.example', subject: 'Hi', body: '**Hi**', type: 'markdown' },
 });
 const tracked = await client.POST('/v1/track', { body: { email: 'gen@example.com', event: 'generated' } });

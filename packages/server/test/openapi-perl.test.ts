@@ -49,6 +49,11 @@ describe.skipIf(!hasClient)("Perl's OpenAPI::Client against a running Pigeon", (
       status: 200,
       body: { success: true, data: { emails: [{ contact: { email: 'ada@example.com' } }], warnings: [] } },
     });
+    // The Idempotency-Key reached Pigeon: the same send again is the 409 of a retry, not a second mail.
+    expect(steps['emails.send.again']).toMatchObject({
+      status: 409,
+      body: { error: { code: 'IDEMPOTENCY_KEY_REUSED', details: { key: 'perl-send-1', originalStatusCode: 200 } } },
+    });
     expect(steps['events.track']).toMatchObject({ status: 200, body: { success: true } });
     expect(steps['contacts.create']?.status).toBe(201);
     const listed = ((steps['contacts.list']?.body.data ?? []) as Array<{ email: string }>).map((c) => c.email).sort();

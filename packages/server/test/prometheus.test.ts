@@ -167,7 +167,8 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
   });
 
   it('`pigeon status` shows the same numbers from another shell', async () => {
-    const json = await runCli(['status', '--json'], env);
+    // At the default log level: whatever it logs goes to stderr, stdout is the JSON alone.
+    const json = await runCli(['status', '--json'], { ...env, LOG_LEVEL: 'info' });
     expect(json.code, json.stderr).toBe(0);
     const status = JSON.parse(json.stdout);
     expect(status.queue.byPriority.map((q: { priority: string }) => q.priority)).toEqual([

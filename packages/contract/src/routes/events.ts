@@ -34,7 +34,8 @@ export const IdempotencyHeaders = z.object({
     .optional()
     .describe(
       '1 to 255 printable ASCII characters; a reused key answers 409 IDEMPOTENCY_KEY_REUSED while it is kept ' +
-        '(24 hours by default; 60 minutes for POST /v1/track). ' +
+        '(24 hours by default; 60 minutes for POST /v1/track), with the first response when it succeeded; ' +
+        'reused for another request (another endpoint or body) it answers 422 IDEMPOTENCY_KEY_REUSED. ' +
         'Time-ordered keys (a UUID version 7, as the SDK sends) cost the server less than random ones',
     ),
 });

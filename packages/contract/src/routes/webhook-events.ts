@@ -128,8 +128,11 @@ export interface ContactSubscribedEventPayload extends z.infer<typeof contactSub
 export const ContactSubscribedEvent: z.ZodType<ContactSubscribedEventPayload> = contactSubscribedEvent;
 export interface ContactUnsubscribedEventPayload extends z.infer<typeof contactUnsubscribedEvent> {}
 export const ContactUnsubscribedEvent: z.ZodType<ContactUnsubscribedEventPayload> = contactUnsubscribedEvent;
-export interface SegmentMembershipEventPayload extends z.infer<typeof segmentMembershipEvent> {}
-export const SegmentMembershipEvent: z.ZodType<SegmentMembershipEventPayload> = segmentMembershipEvent;
+/** Its `type` as a template (the schema's pattern), so a union narrowed on `type` tells it from the fixed names. */
+export interface SegmentMembershipEventPayload extends Omit<z.infer<typeof segmentMembershipEvent>, 'type'> {
+  type: `segment.${string}.entry` | `segment.${string}.exit`;
+}
+export const SegmentMembershipEvent = segmentMembershipEvent as z.ZodType<SegmentMembershipEventPayload>;
 export interface CustomEventPayload extends z.infer<typeof customEvent> {}
 export const CustomEvent: z.ZodType<CustomEventPayload> = customEvent;
 export interface WebhookTestEventPayload extends z.infer<typeof webhookTestEvent> {}
@@ -152,7 +155,7 @@ const webhookEventUnion = z.union([
   SegmentMembershipEvent,
   CustomEvent,
 ]);
-export type WebhookEvent =
+export type WebhookEventPayload =
   | EmailSentEventPayload
   | EmailDeliveryEventPayload
   | EmailOpenEventPayload
@@ -164,8 +167,11 @@ export type WebhookEvent =
   | WebhookTestEventPayload
   | SegmentMembershipEventPayload
   | CustomEventPayload;
-/** Typed by its alias, so declaration files name `WebhookEvent` instead of spelling out every payload where it is used. */
-export const WebhookEvent: z.ZodType<WebhookEvent> = webhookEventUnion;
+/**
+ * Typed by its alias, so declaration files name `WebhookEventPayload` instead of spelling out every
+ * payload where it is used. (The SDK's `WebhookEvent` is the same union, narrowable on `type`.)
+ */
+export const WebhookEvent: z.ZodType<WebhookEventPayload> = webhookEventUnion;
 
 const emailExample = {
   emailId: '0193a5f2-7c1e-7d3a-9b1f-2f6c1e8a9d40',

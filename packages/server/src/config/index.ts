@@ -7,6 +7,7 @@ import {
   type ProcessRole,
   type S3Settings,
   type SesConfig,
+  SHARED_SECRETS,
   type SsoConfig,
   type SsoProviderConfig,
 } from './schema.js';
@@ -16,6 +17,7 @@ export type {
   Config,
   ProcessRole,
   S3Settings,
+  SecretName,
   SesConfig,
   SsoConfig,
   SsoProviderConfig,
@@ -73,6 +75,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       dataEncryption: e.DATA_ENCRYPTION_KEY
         ? { current: e.DATA_ENCRYPTION_KEY, previous: e.DATA_ENCRYPTION_KEY_PREVIOUS, fromEnvironment: true }
         : { current: persisted.dataEncryption, previous: persisted.dataEncryptionPrevious, fromEnvironment: false },
+      generated: SHARED_SECRETS.filter((name) => !e[name]),
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     changeFeed: {

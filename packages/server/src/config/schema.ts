@@ -242,6 +242,10 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export type ProcessRole = 'all' | 'api' | 'worker';
 
+/** The secrets every process sharing a database must hold alike, by their variable. */
+export const SHARED_SECRETS = ['SESSION_SECRET', 'LINK_SIGNING_SECRET', 'DATA_ENCRYPTION_KEY'] as const;
+export type SecretName = (typeof SHARED_SECRETS)[number];
+
 export interface Config {
   role: ProcessRole;
   http: {
@@ -274,6 +278,8 @@ export interface Config {
     linkSigning: string;
     /** AES-256-GCM keys (hex) for secrets stored in the database: DKIM private keys. */
     dataEncryption: { current: string; previous?: string; fromEnvironment: boolean };
+    /** The secrets taken from this data dir's secrets.json (generated here), not from the environment. */
+    generated: SecretName[];
   };
   jobs: { concurrency: number; pollIntervalMs: number };
   changeFeed: { pollMs: number; batchSize: number; concurrency: number };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
@@ -23,19 +24,40 @@ const badKey = () =>
     { field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters', code: 'invalid_string' },
   ]);
 
-interface Claim {
+export interface Claim {
   request: string;
+  /** A digest of the first request's body (null on a track's claim, and claims made before it was kept). */
+  request_hash: string | null;
   status_code: number | null;
   created_at: Date;
   /** The body of a 2xx first response (null otherwise). */
   response: unknown;
+  /** A track's claim: the event it recorded, which stands for its request. */
+  event: { name: string; email: string; data: unknown } | null;
 }
+
+/** The digest a claim keeps of its request's body, to tell a retry from another request under the same key. */
+export const requestHashOf = (body: unknown) =>
+  createHash('sha256')
+    .update(JSON.stringify(body ?? null))
+    .digest('base64url');
+
+const unknownClaim = (request: string): Claim => ({
+  request,
+  request_hash: null,
+  status_code: null,
+  created_at: new Date(),
+  response: null,
+  event: null,
+});
 
 /**
  * Idempotency-Key (spec §4, DESIGN §3): the first request with a key claims it atomically;
  * later ones within its lifetime get 409 IDEMPOTENCY_KEY_REUSED and are not performed, with the
  * stored body of a 2xx first response as `details.originalResponse` (DESIGN §3), so a client's
- * retry can return the original result. A claim whose request ended 4xx, or 5xx with its work
+ * retry can return the original result. A later request that is not a retry (another endpoint, or
+ * another body) is a client bug that a replay would hide: it gets 422 IDEMPOTENCY_KEY_REUSED, as
+ * Stripe and Resend answer it. A claim whose request ended 4xx, or 5xx with its work
  * certainly rolled back (the error handler says so in `res.locals.workRolledBack`), is released so
  * the client can retry. A 5xx whose outcome is unknown (a lost database connection, an exception)
  * keeps the claim.
@@ -48,9 +70,14 @@ export function idempotency(deps: AppDeps) {
     if (key === undefined) return next();
     if (!VALID_KEY.test(key)) return next(badKey());
     const projectId = callerProject(req).id;
-    claim(deps, projectId, key, `${req.method} ${req.path}`)
+    const request = `${req.method} ${req.path}`;
+    const hash = requestHashOf(req.body);
+    claim(deps, projectId, key, request, hash)
       .then((existing) => {
-        if (existing) throw reused(key, existing);
+        if (existing) {
+          const retry = existing.request === request && (existing.request_hash ?? hash) === hash;
+          throw retry ? reused(key, existing) : reusedForAnotherRequest(key, existing);
+        }
         settleOnResponse(res, (status, body) =>
           performedNothing(status, res)
             ? prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [
@@ -74,29 +101,30 @@ const performedNothing = (status: number, res: Response) =>
   (status >= 400 && status < 500) || (status >= 500 && res.locals.workRolledBack === true);
 
 /** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */
-async function claim(deps: AppDeps, projectId: string, key: string, request: string): Promise<Claim | undefined> {
-  const rows = await preparedRows<{ claimed: boolean } & Claim>(
+async function claim(
+  deps: AppDeps,
+  projectId: string,
+  key: string,
+  request: string,
+  requestHash: string,
+): Promise<Claim | undefined> {
+  const rows = await preparedRows<{ claimed: boolean }>(
     deps.db.pool,
     'idem.claim',
     // The project's row lock stands in for a foreign key (see deleteProjectKeys).
-    sql`INSERT INTO idempotency_keys AS k (project_id, key, request, expires_at)
-        SELECT p.id, ${key}::text, ${request}::text, now() + make_interval(hours => ${deps.config.idempotencyTtlHours}::int)
+    sql`INSERT INTO idempotency_keys AS k (project_id, key, request, request_hash, expires_at)
+        SELECT p.id, ${key}::text, ${request}::text, ${requestHash}::text,
+               now() + make_interval(hours => ${deps.config.idempotencyTtlHours}::int)
         FROM projects p WHERE p.id = ${projectId}::uuid FOR KEY SHARE
         ON CONFLICT (project_id, key) DO UPDATE
-          SET request = EXCLUDED.request, status_code = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+          SET request = EXCLUDED.request, request_hash = EXCLUDED.request_hash, status_code = NULL,
+              response = NULL, event_id = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
           WHERE k.expires_at <= now()
-        RETURNING true AS claimed, request, status_code, created_at, NULL::jsonb AS response`,
+        RETURNING true AS claimed`,
   );
   if (rows[0]?.claimed) return undefined;
   // Released between our insert and this read: the caller may simply retry.
-  return (
-    (await findClaim(deps.db.pool, projectId, key)) ?? {
-      request,
-      status_code: null,
-      created_at: new Date(),
-      response: null,
-    }
-  );
+  return (await findClaim(deps.db.pool, projectId, key)) ?? unknownClaim(request);
 }
 
 /**
@@ -107,21 +135,33 @@ async function findClaim(db: Queryable, projectId: string, key: string): Promise
   const [claim] = await prepared<Claim>(
     db,
     'idem.get',
-    `SELECT k.request, k.status_code, k.created_at,
+    `SELECT k.request, k.request_hash, k.status_code, k.created_at,
             COALESCE(k.response, CASE WHEN e.id IS NOT NULL THEN jsonb_build_object('success', true, 'data',
               jsonb_build_object('contact', e.contact_id, 'event', e.id,
-                'timestamp', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) END) AS response
-       FROM idempotency_keys k LEFT JOIN events e ON e.id = k.event_id
+                'timestamp', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) END) AS response,
+            CASE WHEN e.id IS NOT NULL THEN jsonb_build_object('name', e.name, 'email', c.email, 'data', e.data) END AS event
+       FROM idempotency_keys k
+       LEFT JOIN events e ON e.id = k.event_id
+       LEFT JOIN contacts c ON c.id = e.contact_id AND c.project_id = k.project_id
       WHERE k.project_id = $1 AND k.key = $2`,
     [projectId, key],
   );
   return claim;
 }
 
-/** The 409 for a request whose key another request holds (or, if it was released meanwhile, a retryable one). */
-export async function reusedKeyError(db: Queryable, projectId: string, key: string, request: string) {
-  const claim = await findClaim(db, projectId, key);
-  return reused(key, claim ?? { request, status_code: null, created_at: new Date(), response: null });
+/**
+ * The answer to a request whose key another request holds: 409 for a retry of it (or, if it was
+ * released meanwhile, a retryable one), 422 when `isRetryOf` says it is another request.
+ */
+export async function reusedKeyError(
+  db: Queryable,
+  projectId: string,
+  key: string,
+  request: string,
+  isRetryOf: (claim: Claim) => boolean,
+) {
+  const claim = (await findClaim(db, projectId, key)) ?? unknownClaim(request);
+  return isRetryOf(claim) ? reused(key, claim) : reusedForAnotherRequest(key, claim);
 }
 
 const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
@@ -141,6 +181,23 @@ function reused(key: string, existing: Claim): AppError {
       },
       suggestion:
         'Use a new key for a new request. A retry of the same request can rely on the first result (details.originalResponse when it succeeded).',
+    },
+  );
+}
+
+function reusedForAnotherRequest(key: string, existing: Claim): AppError {
+  return new AppError(
+    422,
+    'IDEMPOTENCY_KEY_REUSED',
+    'This Idempotency-Key was used for another request (another endpoint or another body); this one was not performed',
+    {
+      details: {
+        key,
+        originalRequest: existing.request,
+        originalRequestAt: existing.created_at.toISOString(),
+        originalStatusCode: existing.status_code,
+      },
+      suggestion: 'Use a new key for each new request; send a retry with exactly the body of the first request.',
     },
   );
 }

@@ -111,4 +111,12 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20261229000000_event_email_id',
     load: () => import('./Migration20261229000000_event_email_id.js'),
   },
+  {
+    name: 'Migration20261230000000_secret_fingerprints',
+    load: () => import('./Migration20261230000000_secret_fingerprints.js'),
+  },
+  {
+    name: 'Migration20261230010000_idempotency_request_hash',
+    load: () => import('./Migration20261230010000_idempotency_request_hash.js'),
+  },
 ];

@@ -3,6 +3,7 @@ import { CLEANUP_BATCH, deleteInBatches } from '../../db/batched-delete.js';
 import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import { createSleepers } from '../../jobs/sleepers.js';
 
 /**
  * The contact change feed: one durable, ordered record of everything that happens to contacts
@@ -203,19 +204,8 @@ export async function startChangeFeed(
 ): Promise<RunningFeed> {
   const logger = deps.logger.child({ component: 'change-feed' });
   let running = true;
-  const wakers = new Set<() => void>();
+  const sleepers = createSleepers();
   for (const consumer of consumers) await registerConsumer(deps.db.pool, consumer.name);
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const wakeUp = () => {
-        clearTimeout(timer);
-        wakers.delete(wakeUp);
-        resolve();
-      };
-      const timer = setTimeout(wakeUp, ms);
-      wakers.add(wakeUp);
-    });
 
   /**
    * One round: every part once, split into `concurrency` groups, each group one transaction (the
@@ -254,7 +244,7 @@ export async function startChangeFeed(
         return false;
       });
       const { backlog, handled } = pending ? await round(consumer) : { backlog: false, handled: 0 };
-      if (!backlog && running) await sleep(handled > 0 ? pollMs / 2 : pollMs);
+      if (!backlog && running) await sleepers.sleep(handled > 0 ? pollMs / 2 : pollMs);
     }
   };
 
@@ -262,7 +252,7 @@ export async function startChangeFeed(
   return {
     async stop() {
       running = false;
-      for (const wakeUp of [...wakers]) wakeUp();
+      sleepers.stop();
       await Promise.allSettled(loops);
     },
   };

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
+import { createSleepers } from '../../jobs/sleepers.js';
 import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
 import { refusedRecipients } from '../../mail/transport.js';
 import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
@@ -80,10 +81,8 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
   const logger = deps.logger.child({ component: 'delivery' });
   let running = true;
   /** Every idle loop's wake-up: a NOTIFY wakes them all (one queued email may be a batch's first of many). */
-  const wakers = new Set<() => void>();
-  const wakeAll = () => {
-    for (const wake of [...wakers]) wake();
-  };
+  const sleepers = createSleepers();
+  const wakeAll = sleepers.wakeAll;
   const inFlight = new Set<string>();
   const composer = composers.campaign;
 
@@ -101,16 +100,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
   await listener.connect();
   await listener.query(`LISTEN ${NOTIFY_CHANNEL}; LISTEN ${composer.channel}`);
 
-  const idle = (ms = IDLE_POLL_MS) =>
-    new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      wakers.add(wake);
-    });
+  const idle = (ms = IDLE_POLL_MS) => sleepers.sleep(ms);
 
   const { lifetimeMs, outageNotifyMs } = deps.config.delivery;
   const transport = deps.mailer.kind;
@@ -351,7 +341,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
   return {
     async stop(graceMs) {
       running = false;
-      wakeAll();
+      sleepers.stop();
       await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, graceMs))]);
       await listener.end().catch(() => {});
     },

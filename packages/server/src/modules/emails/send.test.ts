@@ -304,6 +304,33 @@ describe('POST /v1/send', () => {
     expect(rows[0].n).toBe(1);
   });
 
+  it('answers a key reused with another body, or on another endpoint, with 422 and performs neither', async () => {
+    const { auth, from, project } = await projectWithVerifiedDomain();
+    const headers = { 'idempotency-key': 'send-other' };
+    const first = { to: 'i@example.com', from, subject: 'first', body: 'b' };
+    expect((await api(pigeon, auth).emails.send({ headers, body: first })).status).toBe(200);
+    const other = expectEnvelope(
+      await api(pigeon, auth).emails.send({ headers, body: { ...first, subject: 'second' } }),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(other.details).toMatchObject({
+      key: 'send-other',
+      originalRequest: 'POST /v1/send',
+      originalStatusCode: 200,
+    });
+    expect(other.details).not.toHaveProperty('originalResponse');
+    expectEnvelope(
+      await api(pigeon, auth).emails.sendBatch({ headers, body: { messages: [first] } }),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+    );
+    // The same body again is a retry: 409 with the first answer.
+    expectEnvelope(await api(pigeon, auth).emails.send({ headers, body: first }), 409, 'IDEMPOTENCY_KEY_REUSED');
+    const { rows } = await pigeon.deps.db.pool.query('SELECT subject FROM emails WHERE project_id = $1', [project.id]);
+    expect(rows.map((r) => r.subject)).toEqual(['first']);
+  });
+
   it('needs the secret key', async () => {
     const { project } = await newProject(pigeon);
     // The public key where the secret one belongs, with an empty body: both wrong on purpose.

@@ -1,4 +1,4 @@
-import type { WebhookDelivery, WebhookDeliveryStatus, WebhookEvent } from '@pigeon/contract';
+import type { WebhookDelivery, WebhookDeliveryStatus, WebhookEventPayload } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
@@ -20,7 +20,7 @@ interface DeliveryRow {
   attempts: number;
   next_attempt_at: Date | null;
   created_at: Date;
-  payload: WebhookEvent;
+  payload: WebhookEventPayload;
   attempt_log: Array<{
     at: string;
     trigger: 'SCHEDULED' | 'REPLAY';

@@ -160,7 +160,7 @@ describe('event webhooks', () => {
     const reference = new Webhook(endpoint.secret);
     const events = [];
     for (const r of hook.received) {
-      const event = await verifyWebhook(r.body, r.headers, endpoint.secret);
+      const event = await verifyWebhook<'order.created'>(r.body, r.headers, endpoint.secret);
       reference.verify(r.body, r.headers as Record<string, string>);
       expect(r.headers['content-type']).toBe('application/json');
       events.push(event);

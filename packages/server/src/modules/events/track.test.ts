@@ -178,6 +178,23 @@ describe('Idempotency-Key', () => {
     expect(await eventNames(pigeon, (await contactByEmail(auth, 'i@example.com')).id)).toEqual(['order']);
   });
 
+  it('answers a key reused for another track (event, contact or data) with 422 and records nothing', async () => {
+    const { project, auth } = await newProject(pigeon);
+    const body = { email: 'o@example.com', event: 'order', data: { total: 10 } };
+    expect((await track(project, 'order-2', body)).status).toBe(200);
+    for (const other of [
+      { ...body, event: 'refund' },
+      { ...body, email: 'p@example.com' },
+      { ...body, data: { total: 11 } },
+    ]) {
+      const error = expectEnvelope(await track(project, 'order-2', other), 422, 'IDEMPOTENCY_KEY_REUSED');
+      expect(error.details).toMatchObject({ key: 'order-2', originalRequest: 'POST /v1/track' });
+    }
+    expectEnvelope(await track(project, 'order-2', body), 409, 'IDEMPOTENCY_KEY_REUSED');
+    expect(await eventNames(pigeon, (await contactByEmail(auth, 'o@example.com')).id)).toEqual(['order']);
+    expect(bodyOf(await api(pigeon, auth).contacts.list(), 200).total).toBe(1);
+  });
+
   it('carries no originalResponse while the first request is in flight or after a 5xx', async () => {
     const { project } = await newProject(pigeon);
     const { rows } = await pigeon.deps.db.pool.query('SELECT id FROM projects WHERE public_key = $1', [

@@ -1,9 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import { uuidv7 } from 'uuidv7';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import type { DeferredKey, KeyCheck } from '../../http/auth.js';
 import { validationFailed } from '../../http/errors.js';
-import { reusedKeyError } from '../../http/idempotency.js';
+import { type Claim, reusedKeyError } from '../../http/idempotency.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { isReservedEventName } from './reserved.js';
 import { TrackBatcher } from './track-batcher.js';
@@ -96,14 +97,29 @@ export function createTracker(deps: AppDeps) {
     idempotencyKey: string | null,
     settle: (check: KeyCheck) => void,
   ) {
-    const outcome = await batcher.track(owner, toTrackRow(input, idempotencyKey));
+    const row = toTrackRow(input, idempotencyKey);
+    const outcome = await batcher.track(owner, row);
     settle(keyCheckOf(outcome));
     if (outcome.tracked) return trackResult(outcome.tracked);
     if (idempotencyKey !== null && outcome.projectId) {
-      throw await reusedKeyError(db, outcome.projectId, idempotencyKey, 'POST /v1/track');
+      throw await reusedKeyError(db, outcome.projectId, idempotencyKey, 'POST /v1/track', (claim) =>
+        isRetryOf(claim, row),
+      );
     }
     throw new Error('track stored no event');
   };
+}
+
+/**
+ * Whether a track is a retry of the one that claimed its key: a track's claim keeps no digest of its
+ * body (the hot path writes none), so the event it recorded stands for it. A claim with no event
+ * (in flight, or failed) cannot tell, and counts as a retry.
+ */
+function isRetryOf(claim: Claim, row: TrackRow): boolean {
+  if (claim.request !== 'POST /v1/track') return false;
+  if (!claim.event) return true;
+  const { name, email, data } = claim.event;
+  return name === row.event && email === row.email && isDeepStrictEqual(data, JSON.parse(row.eventData));
 }
 
 /** The process's track function (one batcher behind it). */

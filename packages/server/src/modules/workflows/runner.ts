@@ -4,6 +4,7 @@ import { uuidv7 } from 'uuidv7';
 import { preparedRows, queryRows, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import { createSleepers } from '../../jobs/sleepers.js';
 import { type ExecutionRow, WORKFLOW_CHANNEL } from './executions.js';
 import { type Graph, loadGraph, nextStep, type StepRow } from './graph.js';
 import { runStep, type StepContext } from './steps.js';
@@ -40,32 +41,18 @@ export async function startWorkflowRunner(deps: AppDeps): Promise<{ stop(graceMs
   const logger = deps.logger.child({ component: 'workflows' });
   const graphs = new GraphCache();
   let running = true;
-  const wakers = new Set<() => void>();
+  const sleepers = createSleepers();
 
   const listener = new pg.Client({ connectionString: deps.db.url });
   listener.on('error', (err) => logger.warn({ err }, 'workflow LISTEN connection error'));
-  listener.on('notification', () => {
-    for (const wake of [...wakers]) wake();
-  });
+  listener.on('notification', sleepers.wakeAll);
   await listener.connect();
   await listener.query(`LISTEN ${WORKFLOW_CHANNEL}`);
-
-  /** Sleeps until the next timer is due (never longer than `pollMs`), or until a NOTIFY. */
-  const idle = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      wakers.add(wake);
-    });
 
   async function loop() {
     while (running) {
       try {
-        if (!(await runOne(deps, graphs))) await idle(await untilNextTimer(deps));
+        if (!(await runOne(deps, graphs))) await sleepers.sleep(await untilNextTimer(deps));
       } catch (err) {
         logger.error({ err }, 'workflow runner error');
         await new Promise((r) => setTimeout(r, 500));
@@ -77,7 +64,7 @@ export async function startWorkflowRunner(deps: AppDeps): Promise<{ stop(graceMs
   return {
     async stop(graceMs) {
       running = false;
-      for (const wake of [...wakers]) wake();
+      sleepers.stop();
       await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, graceMs))]);
       await listener.end().catch(() => {});
     },
