@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages some tests drive (they are real programs, not mocks): Chromium (the
 # console and page tests), Perl's OpenAPI::Client and PCRE2 (the OpenAPI document outside
-# JavaScript), Prometheus (the metrics tests). Run by `pnpm test` and `.ci/run`.
+# JavaScript), Prometheus (the metrics tests), nginx and openssl (the deploy/nginx recipe in front of
+# Pigeon, with a certificate made by the test). Run by `pnpm test` and `.ci/run`.
 #
 # It installs only what is missing, and only as root or with password-less sudo on a Debian or
 # Ubuntu machine. Otherwise it says, one line per package, which tests will be skipped, and exits 0:
@@ -16,6 +17,8 @@ have chromium || [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=("chro
 perl -MOpenAPI::Client -e1 >/dev/null 2>&1 || missing+=("libopenapi-client-perl")
 have pcre2grep || missing+=("pcre2-utils")
 { have prometheus && have promtool; } || missing+=("prometheus")
+[ -x "${NGINX_PATH:-/usr/sbin/nginx}" ] || missing+=("nginx")
+have openssl || missing+=("openssl")
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 SUDO=""
@@ -35,5 +38,7 @@ have chromium || [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || still+=("chromi
 perl -MOpenAPI::Client -e1 >/dev/null 2>&1 || still+=("libopenapi-client-perl: the Perl OpenAPI client test is skipped")
 have pcre2grep || still+=("pcre2-utils: the OpenAPI pattern test (PCRE2) is skipped")
 { have prometheus && have promtool; } || still+=("prometheus: the Prometheus scrape and alert-rule tests are skipped")
+[ -x "${NGINX_PATH:-/usr/sbin/nginx}" ] || still+=("nginx: the deploy/nginx test is skipped")
+have openssl || still+=("openssl: the deploy/nginx test is skipped")
 for line in "${still[@]}"; do echo "test-deps: missing Debian package $line (install it as root: apt-get install ${line%%:*})"; done
 exit 0
