@@ -65,6 +65,22 @@ interface Probe {
   route: string;
   what: string;
   status: number;
+  /** The answer's body is the spec's error envelope (or, where spec §7 says so, its bare 400). */
+  envelope: boolean;
+}
+
+/** Spec §7: template, segment and contact create answer a 400 with a bare `{ error: <message> }`. */
+const BARE_400 = new Set(['POST /templates', 'POST /segments', 'POST /contacts']);
+
+function isErrorEnvelope(route: AppRoute, status: number, body: unknown): boolean {
+  const b = body as { success?: unknown; error?: { code?: unknown; statusCode?: unknown } | string } | undefined;
+  if (status === 400 && BARE_400.has(`${route.method} ${route.path}`)) return typeof b?.error === 'string';
+  return (
+    b?.success === false &&
+    typeof b.error === 'object' &&
+    typeof b.error.code === 'string' &&
+    b.error.statusCode === status
+  );
 }
 
 async function probe(name: string, route: AppRoute, what: string, path: string, rawBody?: string): Promise<Probe> {
@@ -72,11 +88,16 @@ async function probe(name: string, route: AppRoute, what: string, path: string, 
     headers: { ...headersFor(route), ...(rawBody === undefined ? {} : { 'content-type': 'application/json' }) },
     rawBody,
   });
-  return { route: `${route.method} ${route.path} (${name})`, what, status: res.status };
+  return {
+    route: `${route.method} ${route.path} (${name})`,
+    what,
+    status: res.status,
+    envelope: res.status < 400 || isErrorEnvelope(route, res.status, res.body),
+  };
 }
 
 describe('bad-input table over every contract route', () => {
-  it('answers no 5xx and changes no row', async () => {
+  it('answers no 5xx, every refusal in the error envelope, and changes no row', async () => {
     const routes = allRoutes();
     expect(routes.length).toBeGreaterThan(100);
     const results: Probe[] = [];
@@ -115,6 +136,7 @@ describe('bad-input table over every contract route', () => {
     }
     const failures = results.filter((r) => r.status >= 500);
     expect(failures).toEqual([]);
+    expect(results.filter((r) => !r.envelope)).toEqual([]);
     expect(results.length).toBeGreaterThan(800);
     expect(changed).toEqual([]);
   }, 240_000);
