@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog, Dialog } from '../ui/dialog';
-import { EmptyState, ErrorNote, Field, Form, Loading, PageHeader, Progress, SelectField, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Field, Form, Loading, PageHeader, Progress, SelectField, Table, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Contacts: search by email, subscription filter, a page at a time however many there are. */
@@ -71,56 +71,47 @@ export default function ContactsPage() {
         <>
           {pager.isFirst ? <p className="muted">{contacts.data.total.toLocaleString()} contacts</p> : null}
           <BulkActions ids={[...selected]} onDone={() => setSelected(new Set())} />
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Contacts</caption>
-              <thead>
-                <tr>
-                  <th scope="col">
-                    <input
-                      type="checkbox"
-                      aria-label="Select every contact of this page"
-                      checked={contacts.data.data.every((c) => selected.has(c.id))}
-                      onChange={(e) =>
-                        setSelected(new Set(e.target.checked ? contacts.data.data.map((c) => c.id) : []))
-                      }
-                    />
-                  </th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Subscribed</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {contacts.data.data.map((c) => (
-                  <tr key={c.id}>
-                    <td>
-                      <input
-                        type="checkbox"
-                        aria-label={`Select ${c.email}`}
-                        checked={selected.has(c.id)}
-                        onChange={(e) =>
-                          setSelected((all) => {
-                            const next = new Set(all);
-                            if (e.target.checked) next.add(c.id);
-                            else next.delete(c.id);
-                            return next;
-                          })
-                        }
-                      />
-                    </td>
-                    <td>
-                      <Link to={projectPath(project.id, `contacts/${c.id}`)}>{c.email}</Link>
-                    </td>
-                    <td>{c.subscribed ? 'Yes' : 'No'}</td>
-                    <td>
-                      <Time iso={c.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            caption="Contacts"
+            headings={[
+              <input
+                type="checkbox"
+                aria-label="Select every contact of this page"
+                checked={contacts.data.data.every((c) => selected.has(c.id))}
+                onChange={(e) => setSelected(new Set(e.target.checked ? contacts.data.data.map((c) => c.id) : []))}
+              />,
+              'Email',
+              'Subscribed',
+              'Created',
+            ]}
+          >
+            {contacts.data.data.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${c.email}`}
+                    checked={selected.has(c.id)}
+                    onChange={(e) =>
+                      setSelected((all) => {
+                        const next = new Set(all);
+                        if (e.target.checked) next.add(c.id);
+                        else next.delete(c.id);
+                        return next;
+                      })
+                    }
+                  />
+                </td>
+                <td>
+                  <Link to={projectPath(project.id, `contacts/${c.id}`)}>{c.email}</Link>
+                </td>
+                <td>{c.subscribed ? 'Yes' : 'No'}</td>
+                <td>
+                  <Time iso={c.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </Table>
           <Pager page={contacts.data} pager={pager} label="Contacts" />
         </>
       ) : null}

@@ -3,7 +3,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { EmptyState, ErrorNote, Form, Loading, PageHeader, SelectField, StatusChip, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Form, Loading, PageHeader, SelectField, StatusChip, Table, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** `YYYY-MM-DD` of a date input → the start of that day in the viewer's zone, as ISO. */
@@ -87,37 +87,23 @@ export default function EmailsPage() {
               {emails.data.totalCapped ? '+' : ''} emails
             </p>
           ) : null}
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Emails, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Status</th>
-                  <th scope="col">To</th>
-                  <th scope="col">Subject</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {emails.data.data.map((email) => (
-                  <tr key={email.id}>
-                    <td>
-                      <StatusChip status={email.status} />
-                    </td>
-                    <td>
-                      <Link to={projectPath(project.id, `emails/${email.id}`)}>{email.to}</Link>
-                    </td>
-                    <td>{email.subject}</td>
-                    <td>{email.source}</td>
-                    <td>
-                      <Time iso={email.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Emails, newest first" headings={['Status', 'To', 'Subject', 'Source', 'Created']}>
+            {emails.data.data.map((email) => (
+              <tr key={email.id}>
+                <td>
+                  <StatusChip status={email.status} />
+                </td>
+                <td>
+                  <Link to={projectPath(project.id, `emails/${email.id}`)}>{email.to}</Link>
+                </td>
+                <td>{email.subject}</td>
+                <td>{email.source}</td>
+                <td>
+                  <Time iso={email.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </Table>
           <Pager page={emails.data} pager={pager} label="Emails" />
         </>
       ) : null}

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { EmptyState, ErrorNote, Loading, PageHeader, SelectField, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Loading, PageHeader, SelectField, Table, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Recent events, newest first, by name or of one contact (`?contact=`). */
@@ -51,41 +51,28 @@ export default function EventsPage() {
       ) : null}
       {events.data && events.data.data.length > 0 ? (
         <>
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Contact</th>
-                  <th scope="col">Data</th>
-                  <th scope="col">When</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.data.data.map((event) => (
-                  <tr key={event.id}>
-                    <td>{event.name}</td>
-                    <td>
-                      {event.contactId ? (
-                        <Link to={projectPath(project.id, `contacts/${event.contactId}`)}>
-                          {event.contactEmail ?? 'contact'}
-                        </Link>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
-                    <td>
-                      <code className="data">{JSON.stringify(event.data)}</code>
-                    </td>
-                    <td>
-                      <Time iso={event.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table caption="Events, newest first" headings={['Event', 'Contact', 'Data', 'When']}>
+            {events.data.data.map((event) => (
+              <tr key={event.id}>
+                <td>{event.name}</td>
+                <td>
+                  {event.contactId ? (
+                    <Link to={projectPath(project.id, `contacts/${event.contactId}`)}>
+                      {event.contactEmail ?? 'contact'}
+                    </Link>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+                <td>
+                  <code className="data">{JSON.stringify(event.data)}</code>
+                </td>
+                <td>
+                  <Time iso={event.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </Table>
           <Pager page={events.data} pager={pager} label="Events" />
         </>
       ) : null}

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { account } from '../api';
 import { meQuery, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField, Time } from '../ui/kit';
+import { ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField, Table, Time } from '../ui/kit';
 
 /** Who has access: members and pending invitations; OWNER and ADMIN invite, change roles and remove. */
 export default function MembersPage() {
@@ -49,56 +49,41 @@ export default function MembersPage() {
       ) : null}
       {members.isPending ? <Loading /> : null}
       {members.data ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Members</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.members.map((m) => (
-                <tr key={m.userId}>
-                  <td>
-                    {m.email}
-                    {m.userId === me.data?.id ? <span className="muted"> (you)</span> : null}
-                  </td>
-                  <td>
-                    {canManage && (m.role !== 'OWNER' || project.role === 'OWNER') ? (
-                      <select
-                        aria-label={`Role of ${m.email}`}
-                        value={m.role}
-                        onChange={(e) => setMemberRole.mutate({ userId: m.userId, to: e.target.value as Role })}
-                      >
-                        {grantable.map((r) => (
-                          <option key={r}>{r}</option>
-                        ))}
-                      </select>
-                    ) : (
-                      m.role
-                    )}
-                  </td>
-                  <td>
-                    <Time iso={m.joinedAt} />
-                  </td>
-                  <td>
-                    {canManage && (m.role !== 'OWNER' || project.role === 'OWNER') ? (
-                      <button type="button" className="small" onClick={() => setRemoving(m)}>
-                        Remove
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Members" headings={['Email', 'Role', 'Joined', <span className="sr-only">Actions</span>]}>
+          {members.data.members.map((m) => (
+            <tr key={m.userId}>
+              <td>
+                {m.email}
+                {m.userId === me.data?.id ? <span className="muted"> (you)</span> : null}
+              </td>
+              <td>
+                {canManage && (m.role !== 'OWNER' || project.role === 'OWNER') ? (
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    onChange={(e) => setMemberRole.mutate({ userId: m.userId, to: e.target.value as Role })}
+                  >
+                    {grantable.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                ) : (
+                  m.role
+                )}
+              </td>
+              <td>
+                <Time iso={m.joinedAt} />
+              </td>
+              <td>
+                {canManage && (m.role !== 'OWNER' || project.role === 'OWNER') ? (
+                  <button type="button" className="small" onClick={() => setRemoving(m)}>
+                    Remove
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
       {members.data?.invitations.length ? (
         <section className="card" aria-labelledby="invitations">

@@ -39,6 +39,13 @@ function GeneralSettings() {
   });
   const set = (name: keyof typeof form) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) =>
     setForm((f) => ({ ...f, [name]: e.target.value }));
+  /** A field's value, change handler and error, under its name in the API's body (`retention.eventsDays`). */
+  const bind = (key: Exclude<keyof typeof form, 'trackingMode'>, name: string = key) => ({
+    name,
+    value: form[key],
+    onChange: set(key),
+    error: save.error,
+  });
   const save = useMutation({
     mutationFn: () => {
       const body: ProjectUpdateBody = {
@@ -62,7 +69,7 @@ function GeneralSettings() {
     <Form className="card" onSubmit={() => save.mutate()}>
       <h2>General</h2>
       <ErrorNote error={save.error} />
-      <Field label="Name" name="name" required value={form.name} onChange={set('name')} error={save.error} />
+      <Field label="Name" required {...bind('name')} />
       <SelectField
         label="Open and click tracking"
         value={form.trackingMode}
@@ -74,73 +81,36 @@ function GeneralSettings() {
       />
       <Field
         label="After subscribing, send people to"
-        name="subscribedRedirectUrl"
         type="url"
         hint="Empty: Pigeon's own page"
-        value={form.subscribedRedirectUrl}
-        onChange={set('subscribedRedirectUrl')}
-        error={save.error}
+        {...bind('subscribedRedirectUrl')}
       />
       <Field
         label="After unsubscribing, send people to"
-        name="unsubscribedRedirectUrl"
         type="url"
         hint="Empty: Pigeon's own page"
-        value={form.unsubscribedRedirectUrl}
-        onChange={set('unsubscribedRedirectUrl')}
-        error={save.error}
+        {...bind('unsubscribedRedirectUrl')}
       />
-      <Field
-        label="Unsubscribe mailbox (List-Unsubscribe mailto:)"
-        name="unsubscribeMailbox"
-        type="email"
-        value={form.unsubscribeMailbox}
-        onChange={set('unsubscribeMailbox')}
-        error={save.error}
-      />
+      <Field label="Unsubscribe mailbox (List-Unsubscribe mailto:)" type="email" {...bind('unsubscribeMailbox')} />
       <Field
         label="Campaign messages per second"
-        name="campaignSendRate"
         type="number"
         min="0"
         step="any"
         hint="Empty: as fast as possible (set a rate to warm up a new domain)"
-        value={form.campaignSendRate}
-        onChange={set('campaignSendRate')}
-        error={save.error}
+        {...bind('campaignSendRate')}
       />
       <fieldset>
         <legend>Retention (days)</legend>
-        <Field
-          label="Events"
-          name="retention.eventsDays"
-          type="number"
-          min="1"
-          max="3650"
-          value={form.eventsDays}
-          onChange={set('eventsDays')}
-          error={save.error}
-        />
+        <Field label="Events" type="number" min="1" max="3650" {...bind('eventsDays', 'retention.eventsDays')} />
         <Field
           label="Message content"
-          name="retention.contentDays"
           type="number"
           min="1"
           max="3650"
-          value={form.contentDays}
-          onChange={set('contentDays')}
-          error={save.error}
+          {...bind('contentDays', 'retention.contentDays')}
         />
-        <Field
-          label="Email records"
-          name="retention.emailsDays"
-          type="number"
-          min="1"
-          max="3650"
-          value={form.emailsDays}
-          onChange={set('emailsDays')}
-          error={save.error}
-        />
+        <Field label="Email records" type="number" min="1" max="3650" {...bind('emailsDays', 'retention.emailsDays')} />
       </fieldset>
       <button type="submit" className="primary" disabled={save.isPending}>
         Save settings

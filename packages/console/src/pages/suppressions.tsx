@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { EmptyState, ErrorNote, Form, Loading, PageHeader, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Form, Loading, PageHeader, Table, Time } from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Addresses Pigeon will not send to (hard bounces, complaints, unsubscribes from lists), and removing one. */
@@ -47,46 +47,34 @@ export default function SuppressionsPage() {
       ) : null}
       {list.data && list.data.data.length > 0 ? (
         <>
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Suppressed addresses</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Address</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Since</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((s) => (
-                  <tr key={s.id}>
-                    <td>{s.email}</td>
-                    <td>
-                      {s.reason}
-                      {s.emailId ? (
-                        <>
-                          {' '}
-                          (<Link to={projectPath(project.id, `emails/${s.emailId}`)}>the email</Link>)
-                        </>
-                      ) : null}
-                      {s.detail ? <div className="muted">{s.detail}</div> : null}
-                    </td>
-                    <td>
-                      <Time iso={s.createdAt} />
-                    </td>
-                    <td>
-                      <button type="button" className="small" onClick={() => setRemoving(s)}>
-                        Remove
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            caption="Suppressed addresses"
+            headings={['Address', 'Reason', 'Since', <span className="sr-only">Actions</span>]}
+          >
+            {list.data.data.map((s) => (
+              <tr key={s.id}>
+                <td>{s.email}</td>
+                <td>
+                  {s.reason}
+                  {s.emailId ? (
+                    <>
+                      {' '}
+                      (<Link to={projectPath(project.id, `emails/${s.emailId}`)}>the email</Link>)
+                    </>
+                  ) : null}
+                  {s.detail ? <div className="muted">{s.detail}</div> : null}
+                </td>
+                <td>
+                  <Time iso={s.createdAt} />
+                </td>
+                <td>
+                  <button type="button" className="small" onClick={() => setRemoving(s)}>
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </Table>
           <Pager page={list.data} pager={pager} label="Suppressions" />
         </>
       ) : null}

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { projectPath, useProject } from '../session';
-import { EmptyState, ErrorNote, Field, Form, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
+import { EmptyState, ErrorNote, Field, Form, Loading, Notice, PageHeader, StatusChip, Table, Time } from '../ui/kit';
 
 /** Event webhook endpoints (OWNER and ADMIN): the list, and a form for a new one. */
 export default function WebhooksPage() {
@@ -25,41 +25,28 @@ export default function WebhooksPage() {
         </EmptyState>
       ) : null}
       {endpoints.data?.length ? (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {endpoints.data.map((e) => (
-                <tr key={e.id}>
-                  <td>
-                    <Link to={projectPath(project.id, `webhooks/${e.id}`)}>{e.url}</Link>
-                    {e.description ? <div className="muted">{e.description}</div> : null}
-                  </td>
-                  <td>{e.eventTypes.join(', ')}</td>
-                  <td>
-                    <StatusChip status={e.enabled ? 'enabled' : 'disabled'} />
-                    {e.failingSince ? (
-                      <div className="muted">
-                        failing since <Time iso={e.failingSince} />
-                      </div>
-                    ) : null}
-                  </td>
-                  <td>
-                    <Time iso={e.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Webhook endpoints" headings={['URL', 'Events', 'State', 'Created']}>
+          {endpoints.data.map((e) => (
+            <tr key={e.id}>
+              <td>
+                <Link to={projectPath(project.id, `webhooks/${e.id}`)}>{e.url}</Link>
+                {e.description ? <div className="muted">{e.description}</div> : null}
+              </td>
+              <td>{e.eventTypes.join(', ')}</td>
+              <td>
+                <StatusChip status={e.enabled ? 'enabled' : 'disabled'} />
+                {e.failingSince ? (
+                  <div className="muted">
+                    failing since <Time iso={e.failingSince} />
+                  </div>
+                ) : null}
+              </td>
+              <td>
+                <Time iso={e.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
       <NewEndpoint />
     </>

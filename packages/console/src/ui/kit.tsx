@@ -209,3 +209,36 @@ export function Form({
     />
   );
 }
+
+/**
+ * A table that scrolls sideways on a narrow screen, with a caption for screen readers and one
+ * column heading per entry of `headings` (text, or a node: a checkbox, a heading read but not shown).
+ */
+export function Table({
+  caption,
+  headings,
+  children,
+}: {
+  caption: string;
+  headings: React.ReactNode[];
+  children: React.ReactNode;
+}) {
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption className="sr-only">{caption}</caption>
+        <thead>
+          <tr>
+            {headings.map((heading, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the headings are fixed for a table
+              <th scope="col" key={i}>
+                {heading}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
