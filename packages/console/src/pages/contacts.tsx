@@ -3,7 +3,19 @@ import { useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog, Dialog } from '../ui/dialog';
-import { EmptyState, ErrorNote, Field, Form, Loading, PageHeader, Progress, SelectField, Table, Time } from '../ui/kit';
+import {
+  EmailField,
+  EmptyState,
+  ErrorNote,
+  Field,
+  Form,
+  Loading,
+  PageHeader,
+  Progress,
+  SelectField,
+  Table,
+  Time,
+} from '../ui/kit';
 import { Pager, useCursor, useFilter } from '../ui/pager';
 
 /** Contacts: search by email, subscription filter, a page at a time however many there are. */
@@ -136,15 +148,7 @@ function AddContact({ open, onClose }: { open: boolean; onClose: () => void }) {
     <Dialog open={open} title="Add a contact" onClose={onClose}>
       <Form onSubmit={() => add.mutate()}>
         <ErrorNote error={add.error} />
-        <Field
-          label="Email"
-          name="email"
-          type="email"
-          required
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
-          error={add.error}
-        />
+        <EmailField value={email} onChange={setEmail} error={add.error} />
         <div className="actions">
           <button type="button" onClick={onClose}>
             Cancel

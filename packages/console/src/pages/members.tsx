@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { account } from '../api';
 import { meQuery, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField, Table, Time } from '../ui/kit';
+import { EmailField, ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField, Table, Time } from '../ui/kit';
 
 /** Who has access: members and pending invitations; OWNER and ADMIN invite, change roles and remove. */
 export default function MembersPage() {
@@ -109,15 +109,7 @@ export default function MembersPage() {
                 : `An invitation went to ${invite.data.invitation.email}.`}
             </Notice>
           ) : null}
-          <Field
-            label="Email"
-            name="email"
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-            error={invite.error}
-          />
+          <EmailField value={email} onChange={setEmail} error={invite.error} />
           <SelectField
             label="Role"
             value={role}

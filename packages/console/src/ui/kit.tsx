@@ -100,6 +100,32 @@ export function Field({
   );
 }
 
+/** The required email field of a form (`email` in the API's body); `account` marks a sign-in's (autofill). */
+export function EmailField({
+  value,
+  onChange,
+  error,
+  account,
+}: {
+  value: string;
+  onChange: (email: string) => void;
+  error: unknown;
+  account?: boolean;
+}) {
+  return (
+    <Field
+      label="Email"
+      name="email"
+      type="email"
+      required
+      autoComplete={account ? 'username' : undefined}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      error={error}
+    />
+  );
+}
+
 export function SelectField({
   label,
   options,

@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { account } from '../../api';
-import { ErrorNote, Field, Form, Notice } from '../../ui/kit';
+import { EmailField, ErrorNote, Field, Form, Notice } from '../../ui/kit';
 import { AuthFrame } from './frame';
 
 export default function ForgotPasswordPage() {
@@ -17,16 +17,7 @@ export default function ForgotPasswordPage() {
       ) : (
         <Form onSubmit={() => request.mutate()}>
           <ErrorNote error={request.error} />
-          <Field
-            label="Email"
-            name="email"
-            type="email"
-            autoComplete="username"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-            error={request.error}
-          />
+          <EmailField value={email} onChange={setEmail} error={request.error} account />
           <button type="submit" className="primary" disabled={request.isPending}>
             Mail me a link
           </button>

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { account } from '../../api';
-import { ErrorNote, Field, Form } from '../../ui/kit';
+import { EmailField, ErrorNote, Field, Form } from '../../ui/kit';
 import { AuthFrame, safeNext } from './frame';
 
 export default function SignInPage() {
@@ -26,16 +26,7 @@ export default function SignInPage() {
     <AuthFrame title="Sign in">
       <Form onSubmit={() => login.mutate()}>
         <ErrorNote error={login.error} />
-        <Field
-          label="Email"
-          name="email"
-          type="email"
-          autoComplete="username"
-          required
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
-          error={login.error}
-        />
+        <EmailField value={email} onChange={setEmail} error={login.error} account />
         <Field
           label="Password"
           name="password"
