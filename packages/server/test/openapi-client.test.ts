@@ -9,7 +9,7 @@ import { startTestPigeon, type TestPigeon } from './helpers.js';
 
 // A client generated from the served /openapi-3.0.json, as a user of another toolchain would make
 // one: openapi-typescript (types) + openapi-fetch (calls). Generators for other languages need a
-// JVM download (openapi-generator) or PyPI, neither reachable here; see README, OpenAPI.
+// JVM download (openapi-generator) or PyPI, neither reachable here; see docs/api/openapi-and-clients.md.
 const run = promisify(execFile);
 const serverDir = fileURLToPath(new URL('../', import.meta.url));
 const bin = (name: string) => join(serverDir, 'node_modules', '.bin', name);

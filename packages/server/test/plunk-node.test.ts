@@ -128,10 +128,9 @@ describe('@plunk/node 3.0.3 against Pigeon', () => {
   });
 });
 
-describe("README's Coming from Plunk snippets", () => {
-  const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
-  const section = readme.slice(readme.indexOf('## Coming from Plunk'), readme.indexOf('## Send options'));
-  const snippets = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+describe("docs/coming-from-plunk.md's snippets", () => {
+  const page = readFileSync(fileURLToPath(new URL('../../../docs/coming-from-plunk.md', import.meta.url)), 'utf8');
+  const snippets = [...page.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
 
   it.each([
     ['ESM', '.mjs', 0],
@@ -141,7 +140,7 @@ describe("README's Coming from Plunk snippets", () => {
     expect(snippet).toContain('http://localhost:3000/v1/');
     const { project, auth } = await plunkProject('hello');
     // Next to this package's node_modules, where @plunk/node is installed.
-    const file = join(fileURLToPath(new URL('.', import.meta.url)), `.readme-plunk-${process.pid}${extension}`);
+    const file = join(fileURLToPath(new URL('.', import.meta.url)), `.docs-plunk-${process.pid}${extension}`);
     writeFileSync(file, snippet.replace('http://localhost:3000/v1/', `${pigeon.url}/v1/`));
     try {
       await promisify(execFile)(process.execPath, [file], {
