@@ -3,10 +3,14 @@
 # systemd): `systemd-analyze verify` loads each unit as systemd would (unknown keys, bad values,
 # dependencies, the ExecStart binary), `systemd-analyze security --offline` scores the hardening,
 # and pigeon.env.example is loaded by Pigeon's own configuration code. Run by .ci/run, after the
-# build. Needs systemd-analyze (Debian package systemd) and node.
+# build. Needs systemd-analyze (Debian package systemd; installed here when missing, as root) and node.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
+if ! command -v systemd-analyze >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends systemd >/dev/null 2>&1 \
+    || { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends systemd >/dev/null 2>&1; }
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
