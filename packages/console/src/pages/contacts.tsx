@@ -87,6 +87,7 @@ export default function ContactsPage() {
             caption="Contacts"
             headings={[
               <input
+                key="select-all"
                 type="checkbox"
                 aria-label="Select every contact of this page"
                 checked={contacts.data.data.every((c) => selected.has(c.id))}

@@ -49,7 +49,17 @@ export default function MembersPage() {
       ) : null}
       {members.isPending ? <Loading /> : null}
       {members.data ? (
-        <Table caption="Members" headings={['Email', 'Role', 'Joined', <span className="sr-only">Actions</span>]}>
+        <Table
+          caption="Members"
+          headings={[
+            'Email',
+            'Role',
+            'Joined',
+            <span key="actions" className="sr-only">
+              Actions
+            </span>,
+          ]}
+        >
           {members.data.members.map((m) => (
             <tr key={m.userId}>
               <td>

@@ -49,7 +49,14 @@ export default function SuppressionsPage() {
         <>
           <Table
             caption="Suppressed addresses"
-            headings={['Address', 'Reason', 'Since', <span className="sr-only">Actions</span>]}
+            headings={[
+              'Address',
+              'Reason',
+              'Since',
+              <span key="actions" className="sr-only">
+                Actions
+              </span>,
+            ]}
           >
             {list.data.data.map((s) => (
               <tr key={s.id}>

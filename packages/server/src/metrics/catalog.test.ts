@@ -4,18 +4,18 @@ import { REPO } from '../../test/prometheus.js';
 import { catalogTable, metricCatalog } from './catalog.js';
 import { labelThisProcess } from './registry.js';
 
-const readme = () => readFileSync(`${REPO}/README.md`, 'utf8');
+const operatingPage = () => readFileSync(`${REPO}/docs/operating.md`, 'utf8');
 const between = (text: string, start: string, end: string) => text.split(start)[1]?.split(end)[0]?.trim() ?? '';
 
 /** Every metric name a PromQL text mentions. */
 const metricNames = (text: string) => new Set(text.match(/\bpigeon_[a-z0-9_]+/g) ?? []);
 
 describe('the metric list', () => {
-  it("README's Monitoring table is exactly the registry's metrics (name, type, labels, meaning)", async () => {
+  it("docs/operating.md's metric table is exactly the registry's metrics (name, type, labels, meaning)", async () => {
     labelThisProcess('catalog-test');
     const expected = catalogTable(await metricCatalog());
-    const documented = between(readme(), '<!-- metrics:start -->', '<!-- metrics:end -->');
-    // On a mismatch the diff shows the table to paste into README.md.
+    const documented = between(operatingPage(), '<!-- metrics:start -->', '<!-- metrics:end -->');
+    // On a mismatch the diff shows the table to paste into docs/operating.md.
     expect(documented).toBe(expected);
   });
 
