@@ -107,13 +107,14 @@ describe('grouped track statements', () => {
     expect(new Set(remaining).size).toBe(25); // each request got its own count
   });
 
-  it('claims Idempotency-Keys per row: one of many concurrent requests with a key is performed', async () => {
+  it('claims Idempotency-Keys per row: one of many concurrent retries with a key is performed', async () => {
     const { project } = await newProject(pigeon);
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         pigeon.request('POST', '/v1/track', {
           headers: { authorization: `Bearer ${project.publicKey}`, 'idempotency-key': i < 6 ? 'same' : `own-${i}` },
-          body: { email: `k${i}@group.example`, event: 'keyed' },
+          // The six with one key are retries of one request: the same body.
+          body: { email: i < 6 ? 'same@group.example' : `k${i}@group.example`, event: 'keyed' },
         }),
       ),
     );
