@@ -76,6 +76,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
         ? { current: e.DATA_ENCRYPTION_KEY, previous: e.DATA_ENCRYPTION_KEY_PREVIOUS, fromEnvironment: true }
         : { current: persisted.dataEncryption, previous: persisted.dataEncryptionPrevious, fromEnvironment: false },
       generated: SHARED_SECRETS.filter((name) => !e[name]),
+      allowGenerated: e.ALLOW_GENERATED_SECRETS,
     },
     jobs: { concurrency: e.JOB_CONCURRENCY, pollIntervalMs: e.JOB_POLL_INTERVAL_MS },
     changeFeed: {

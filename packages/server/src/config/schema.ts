@@ -96,6 +96,8 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters (32 bytes)')
     .optional(),
+  /** With DATABASE_URL, accept secrets generated into this data dir (one machine only). */
+  ALLOW_GENERATED_SECRETS: bool.default('false'),
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(25),
   /** Unset: one per CPU core but the API's (at least 1); see `defaultWorkerProcesses()`. */
   WORKER_PROCESSES: z.coerce.number().int().min(0).max(256).optional(),
@@ -280,6 +282,8 @@ export interface Config {
     dataEncryption: { current: string; previous?: string; fromEnvironment: boolean };
     /** The secrets taken from this data dir's secrets.json (generated here), not from the environment. */
     generated: SecretName[];
+    /** ALLOW_GENERATED_SECRETS: the operator says this is the only machine on its database. */
+    allowGenerated: boolean;
   };
   jobs: { concurrency: number; pollIntervalMs: number };
   changeFeed: { pollMs: number; batchSize: number; concurrency: number };

@@ -10,7 +10,7 @@ import { keyId, open } from '../../db/at-rest.js';
 import { queryRows, sql } from '../../db/query.js';
 
 // No DATA_ENCRYPTION_KEY: the key comes from (and rotates in) the secrets file of `api`'s data dir.
-const FROM_SECRETS_FILE = { DATA_ENCRYPTION_KEY: '' };
+const FROM_SECRETS_FILE = { DATA_ENCRYPTION_KEY: '', ALLOW_GENERATED_SECRETS: 'true' };
 
 let api: TestPigeon;
 beforeAll(async () => {

@@ -85,12 +85,13 @@ export async function recordSharedSecrets(
  * dir's secrets.json exists nowhere else, so it is refused until set explicitly.
  */
 export function refuseGeneratedSecretsOnSharedDatabase(config: Config): void {
-  const { generated } = config.secrets;
-  if (!config.database.url || generated.length === 0) return;
+  const { generated, allowGenerated } = config.secrets;
+  if (!config.database.url || generated.length === 0 || allowGenerated) return;
   throw new ConfigError([
     `${generated.join(', ')}: DATABASE_URL names a database other machines may share, so set ` +
       `${generated.length > 1 ? 'these' : 'it'} explicitly, the same on every machine (generate with ` +
       '`openssl rand -hex 32`, or copy the values from secrets.json in the data dir of the machine that ran ' +
-      `first; this one's is ${config.dataDir}/secrets.json).`,
+      `first; this one's is ${config.dataDir}/secrets.json). On the only machine of its database, ` +
+      'ALLOW_GENERATED_SECRETS=true keeps the generated ones.',
   ]);
 }
