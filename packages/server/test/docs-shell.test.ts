@@ -1,24 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { contract } from '@pigeon/contract';
 import { flattenRoutes } from '@pigeon/contract/openapi';
 import { describe, expect, it } from 'vitest';
+import { markdownFiles, ROOT } from '../../sdk/test/markdown-docs.js';
 
 // Every shell snippet (```sh) of README.md, docs/**/*.md and packages/sdk/README.md: each curl (and
 // the docs' `api` curl helper) must name a method and path of the contract (the OpenAPI document's
 // paths), or one of the few pages the server serves outside it; each `pigeon` command (also written
 // `node packages/server/dist/cli.js`) must be one of the CLI's commands (cli.ts's USAGE).
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-function markdownFiles(): string[] {
-  const walk = (dir: string): string[] =>
-    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith('.md') ? [join(dir, entry.name)] : [],
-    );
-  return ['README.md', 'packages/sdk/README.md', ...walk('docs')];
-}
 
 /** Each command line of each ```sh block (continuations joined), with the file and line it starts on. */
 function shellLines(file: string): { file: string; line: number; text: string }[] {

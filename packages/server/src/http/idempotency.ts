@@ -76,7 +76,7 @@ export function idempotency(deps: AppDeps) {
       .then((existing) => {
         if (existing) {
           const retry = existing.request === request && (existing.request_hash ?? hash) === hash;
-          throw retry ? reused(key, existing) : reusedForAnotherRequest(key, existing);
+          throw reused(key, existing, retry);
         }
         settleOnResponse(res, (status, body) =>
           performedNothing(status, res)
@@ -161,43 +161,41 @@ export async function reusedKeyError(
   isRetryOf: (claim: Claim) => boolean,
 ) {
   const claim = (await findClaim(db, projectId, key)) ?? unknownClaim(request);
-  return isRetryOf(claim) ? reused(key, claim) : reusedForAnotherRequest(key, claim);
+  return reused(key, claim, isRetryOf(claim));
 }
 
 const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
 
-function reused(key: string, existing: Claim): AppError {
+/** 409 with the first answer for a retry; 422 for another request under the key (not a retry: nothing to replay). */
+function reused(key: string, existing: Claim, retry = true): AppError {
+  const original = {
+    key,
+    originalRequest: existing.request,
+    originalRequestAt: existing.created_at.toISOString(),
+    originalStatusCode: existing.status_code,
+  };
+  if (!retry) {
+    return new AppError(
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+      'This Idempotency-Key was used for another request (another endpoint or another body); this one was not performed',
+      {
+        details: original,
+        suggestion: 'Use a new key for each new request; send a retry with exactly the body of the first request.',
+      },
+    );
+  }
   return new AppError(
     409,
     'IDEMPOTENCY_KEY_REUSED',
     'This Idempotency-Key was already used; the request was not performed again',
     {
       details: {
-        key,
-        originalRequest: existing.request,
-        originalRequestAt: existing.created_at.toISOString(),
-        originalStatusCode: existing.status_code,
+        ...original,
         ...(isSuccess(existing.status_code) ? { originalResponse: existing.response } : {}),
       },
       suggestion:
         'Use a new key for a new request. A retry of the same request can rely on the first result (details.originalResponse when it succeeded).',
-    },
-  );
-}
-
-function reusedForAnotherRequest(key: string, existing: Claim): AppError {
-  return new AppError(
-    422,
-    'IDEMPOTENCY_KEY_REUSED',
-    'This Idempotency-Key was used for another request (another endpoint or another body); this one was not performed',
-    {
-      details: {
-        key,
-        originalRequest: existing.request,
-        originalRequestAt: existing.created_at.toISOString(),
-        originalStatusCode: existing.status_code,
-      },
-      suggestion: 'Use a new key for each new request; send a retry with exactly the body of the first request.',
     },
   );
 }

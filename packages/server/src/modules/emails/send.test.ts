@@ -7,6 +7,7 @@ import { expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
 import { mailOf } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
+import { queryRows, sql } from '../../db/query.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({ DELIVERY_RETRY_BASE_MS: '100' });
 
@@ -327,7 +328,10 @@ describe('POST /v1/send', () => {
     );
     // The same body again is a retry: 409 with the first answer.
     expectEnvelope(await api(pigeon, auth).emails.send({ headers, body: first }), 409, 'IDEMPOTENCY_KEY_REUSED');
-    const { rows } = await pigeon.deps.db.pool.query('SELECT subject FROM emails WHERE project_id = $1', [project.id]);
+    const rows = await queryRows<{ subject: string }>(
+      pigeon.deps.db.pool,
+      sql`SELECT subject FROM emails WHERE project_id = ${project.id}::uuid`,
+    );
     expect(rows.map((r) => r.subject)).toEqual(['first']);
   });
 
