@@ -113,6 +113,9 @@ describe.skipIf(!hasChromium)('the console before sign-in', () => {
     await page.goto(await mailedLink(invited, 'accept-invitation'));
     await page.waitForURL(/\/app\/sign-in\?next=/);
     await page.getByRole('link', { name: 'Create an account' }).click();
+    // The sign-in form (its own Email and Password) stays on screen while the sign-up page's code
+    // loads: fill the fields only once the sign-up page is there.
+    await page.getByRole('heading', { level: 1, name: 'Create an account' }).waitFor();
     await page.getByLabel('Email').fill(invited);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
