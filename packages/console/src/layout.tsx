@@ -11,15 +11,25 @@ const NAV: Array<{ group: string; links: Array<[string, string, boolean?]> }> = 
     links: [
       ['Overview', ''],
       ['Emails', 'emails'],
+      ['Templates', 'templates'],
       ['Domains', 'domains'],
+      ['Analytics', 'analytics'],
     ],
   },
   {
     group: 'Audience',
     links: [
       ['Contacts', 'contacts'],
+      ['Segments', 'segments'],
       ['Suppressions', 'suppressions'],
       ['Events', 'events'],
+    ],
+  },
+  {
+    group: 'Automate',
+    links: [
+      ['Campaigns', 'campaigns'],
+      ['Workflows', 'workflows'],
     ],
   },
   {

@@ -1,0 +1,6 @@
+import { PageHeader } from '../ui/kit';
+
+/** Placeholder until the page is built (issue 61). */
+export default function SegmentPage() {
+  return <PageHeader title="Segment" />;
+}
