@@ -255,3 +255,9 @@ export type WorkflowTransitions = WorkflowTransitionsResource;
 
 /** The type of `pigeon.workflows.executions`. */
 export type WorkflowExecutions = WorkflowExecutionsResource;
+
+/**
+ * @internal The contract's zod schema of each workflow step type's config, by type: the console
+ * builds its step forms from them. Left out of the published declarations (no zod types there).
+ */
+export { STEP_CONFIGS as stepConfigSchemas } from './contract.js';
