@@ -48,7 +48,7 @@ const ALLOWED = {
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],
   sso: ['accounts', 'auth', 'projects'],
   system: ['change-feed', 'email-states', 'emails', 'workflows'],
-  templates: ['domains', 'references', 'rendering'],
+  templates: ['composition', 'domains', 'references', 'rendering'],
   uploads: [],
   verify: ['domains'],
   webhooks: [],

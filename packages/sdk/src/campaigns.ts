@@ -4,6 +4,7 @@ import { pollUntil } from './jobs.js';
 import { paginateOffset } from './pagination.js';
 import type { RequestOptions, Transport } from './transport.js';
 import type {
+  AudienceCountBody,
   Campaign,
   CampaignCancelResult,
   CampaignInput,
@@ -12,6 +13,7 @@ import type {
   CampaignSendResult,
   CampaignStats,
   CampaignTestResult,
+  ConditionCount,
   RequeueResult,
 } from './types.js';
 
@@ -105,6 +107,10 @@ export class Campaigns {
     (await this.transport.call(contract.campaigns.duplicate, { params: { id } }, options)).data;
 
   /** Send the campaign once to `email` (with that contact's data when it exists); no counters move. */
+  /** How many contacts an audience would reach if sent now (subscribed only unless TRANSACTIONAL, suppressed left out). */
+  readonly audienceCount = (body: AudienceCountBody, options?: RequestOptions): Promise<ConditionCount> =>
+    this.transport.call(contract.campaigns.audienceCount, { body }, options);
+
   readonly test = async (id: string, email: string, options?: RequestOptions): Promise<CampaignTestResult> =>
     (await this.transport.call(contract.campaigns.test, { params: { id }, body: { email } }, options)).data;
 

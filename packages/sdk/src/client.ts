@@ -49,6 +49,8 @@ import type {
   TemplateCreateBody,
   TemplateListQuery,
   TemplatePage,
+  TemplatePreview,
+  TemplatePreviewBody,
   TemplateUpdateBody,
   TemplateUsage,
   TrackBody,
@@ -300,6 +302,12 @@ export class Pigeon {
     /** Copy a template; resolves with the new template (its `id` is the new id). */
     duplicate: (id: string, options?: RequestOptions): Promise<Template> =>
       this.transport.call(contract.templates.duplicate, { params: { id } }, options),
+    /**
+     * Render content for a contact (`contactId`; without it, a sample contact without data) through
+     * the delivery renderer: subject, HTML, text and `/v1/send`'s missing-variable warnings. Nothing is stored or sent.
+     */
+    preview: (body: TemplatePreviewBody, options?: RequestOptions): Promise<TemplatePreview> =>
+      this.transport.call(contract.templates.preview, { body }, options),
     /** Campaigns and workflow steps that use the template. */
     usage: (id: string, options?: RequestOptions): Promise<TemplateUsage> =>
       this.transport.call(contract.templates.usage, { params: { id } }, options),

@@ -2,6 +2,8 @@ import { contract } from './contract.js';
 import { paginateTotal } from './pagination.js';
 import type { RequestOptions, Transport } from './transport.js';
 import type {
+  ConditionCount,
+  ConditionTreeInput,
   Contact,
   MembersChange,
   Segment,
@@ -48,6 +50,10 @@ export class Segments {
   readonly delete = async (id: string, options?: RequestOptions): Promise<void> => {
     await this.transport.call(contract.segments.delete, { params: { id } }, options);
   };
+
+  /** How many contacts a condition matches now, without saving a segment (the same 400s as `create`). */
+  readonly count = (condition: ConditionTreeInput, options?: RequestOptions): Promise<ConditionCount> =>
+    this.transport.call(contract.segments.count, { body: { condition } }, options);
 
   /** One page of members (`page` from 1, `pageSize` up to 100); DYNAMIC segments are evaluated live. */
   readonly contacts = (

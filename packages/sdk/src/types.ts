@@ -300,6 +300,24 @@ export type TemplateUsage = {
   campaigns: { id: string; name: string }[];
   workflowSteps: { id: string; name: string; workflowId: string }[];
 };
+/** What `templates.preview` renders: content, the format it is written in, and whose data fills it. */
+export type TemplatePreviewBody = {
+  body: string;
+  subject: string;
+  type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
+  data?: Record<string, unknown> | undefined;
+  contactId?: string | undefined;
+  format?: 'html' | 'markdown' | undefined;
+};
+/** Content rendered for one contact as delivery would, with the missing-variable warnings of `/v1/send`. */
+export type TemplatePreview = {
+  contact: { id: string | null; email: string };
+  subject: string;
+  html: string;
+  text: string;
+  warnings: SendWarning[];
+  sourceHtml: string;
+};
 export type ActivityType =
   | 'event'
   | 'email.sent'
@@ -509,6 +527,8 @@ export type SegmentUpdateBody = Omit<
   },
   'condition'
 > & { condition?: ConditionTreeInput | undefined };
+/** How many contacts a condition (or an audience) matches now. */
+export type ConditionCount = { count: number };
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */
 export type SegmentContactsQuery = { page?: number | undefined; pageSize?: number | undefined };
 /** One page of a segment's members: `{ data, page, pageSize, total }`. */
@@ -612,6 +632,16 @@ export type CampaignStats = {
 };
 /** The answer of `campaigns.test`: the queued email's id and the address it goes to. */
 export type CampaignTestResult = { email: string; emailId: string };
+/** What `campaigns.audienceCount` takes: a campaign's type and audience fields. */
+export type AudienceCountBody = Omit<
+  {
+    audienceType: AudienceType;
+    type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
+    segmentId?: string | null | undefined;
+    audienceCondition?: unknown;
+  },
+  'audienceCondition'
+> & { audienceCondition?: ConditionTreeInput | null | undefined };
 /** The answer of `campaigns.send`: the campaign's new `status` and `scheduledFor`, and the server's message. */
 export type CampaignSendResult = {
   status: CampaignStatus;

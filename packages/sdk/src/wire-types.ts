@@ -72,6 +72,10 @@ export type TemplateListQuery = RouteInput<TemplateRoutes['list']>['query'];
 export type TemplatePage = SuccessBody<TemplateRoutes['list']>;
 /** Campaigns and workflow steps that use a template. */
 export type TemplateUsage = SuccessBody<TemplateRoutes['usage']>;
+/** What `templates.preview` renders: content, the format it is written in, and whose data fills it. */
+export type TemplatePreviewBody = RouteInput<TemplateRoutes['preview']>['body'];
+/** Content rendered for one contact as delivery would, with the missing-variable warnings of `/v1/send`. */
+export type TemplatePreview = SuccessBody<TemplateRoutes['preview']>;
 
 // Activity: the merged feed of email and contact events
 type ActivityRoutes = Contract['activity'];
@@ -118,6 +122,8 @@ export type SegmentCreateBody = Omit<RouteInput<SegmentRoutes['create']>['body']
 export type SegmentUpdateBody = Omit<RouteInput<SegmentRoutes['update']>['body'], 'condition'> & {
   condition?: ConditionTreeInput;
 };
+/** How many contacts a condition (or an audience) matches now. */
+export type ConditionCount = SuccessBody<SegmentRoutes['count']>;
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */
 export type SegmentContactsQuery = RouteInput<SegmentRoutes['contacts']>['query'];
 /** One page of a segment's members: `{ data, page, pageSize, total }`. */
@@ -159,6 +165,10 @@ export type CampaignPage = SuccessBody<CampaignRoutes['list']>;
 export type CampaignStats = SuccessBody<CampaignRoutes['stats']>;
 /** The answer of `campaigns.test`: the queued email's id and the address it goes to. */
 export type CampaignTestResult = SuccessBody<CampaignRoutes['test']>['data'];
+/** What `campaigns.audienceCount` takes: a campaign's type and audience fields. */
+export type AudienceCountBody = Omit<RouteInput<CampaignRoutes['audienceCount']>['body'], 'audienceCondition'> & {
+  audienceCondition?: ConditionTreeInput | null;
+};
 /** `{ success, data, message }`, the 200 body of `campaigns.send`. */
 type CampaignSendResponse = SuccessBody<CampaignRoutes['send']>;
 /** The answer of `campaigns.send`: the campaign's new `status` and `scheduledFor`, and the server's message. */

@@ -86,6 +86,13 @@ export const CampaignStats = z.object({
     .describe('Fractions 0..1 of `sent` (delivery, bounce: of sent; the others of sent as well)'),
 });
 
+export const AudienceCountInput = CampaignInput.pick({
+  type: true,
+  audienceType: true,
+  segmentId: true,
+  audienceCondition: true,
+});
+
 const CampaignId = z.object({ id: z.string().uuid() });
 const notFound = { 404: ErrorEnvelope };
 const secret = meta({ auth: 'secret' });
@@ -162,6 +169,16 @@ export const campaignsContract = c.router(
       pathParams: CampaignId,
       body: c.noBody(),
       responses: { 201: success(Campaign), ...notFound, ...commonErrors },
+    },
+    audienceCount: {
+      method: 'POST',
+      path: '/campaigns/audience-count',
+      summary: 'How many contacts an audience would reach if sent now',
+      description:
+        'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS, suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment, 400 `INVALID_CONDITION` naming the filter).',
+      metadata: secret,
+      body: AudienceCountInput,
+      responses: { 200: z.object({ count: z.number().int() }), 400: ErrorEnvelope, ...timeout, ...commonErrors },
     },
     test: {
       method: 'POST',

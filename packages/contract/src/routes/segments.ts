@@ -73,6 +73,8 @@ export const SegmentComputeResult = z.object({
   memberCount: z.number().int(),
 });
 
+export const ConditionCount = z.object({ count: z.number().int() });
+
 const notFound = { 404: ErrorEnvelope };
 /** Condition queries run under a statement timeout (SEGMENT_QUERY_TIMEOUT_SECONDS). */
 const timeout = { 503: ErrorEnvelope };
@@ -122,6 +124,16 @@ export const segmentsContract = c.router(
       pathParams: SegmentId,
       body: c.noBody(),
       responses: { 204: c.noBody(), 409: ErrorEnvelope, ...notFound, ...commonErrors },
+    },
+    count: {
+      method: 'POST',
+      path: '/segments/count',
+      summary: 'Count the contacts a condition matches now, without saving a segment',
+      description:
+        'For condition builders: the condition `POST /segments` takes (400 `INVALID_CONDITION` naming the filter), evaluated live over the project under the segments statement timeout.',
+      metadata: secret,
+      body: z.object({ condition: ConditionTree }),
+      responses: { 200: ConditionCount, 400: ErrorEnvelope, ...timeout, ...commonErrors },
     },
     contacts: {
       method: 'GET',

@@ -10,6 +10,7 @@ import {
   Timestamp,
 } from '../common.js';
 import { meta } from '../meta.js';
+import { SendWarning } from './send-options.js';
 
 const c = initContract();
 const dashboard = meta({ auth: 'dashboard' });
@@ -58,6 +59,28 @@ export const TemplateListQuery = OffsetQuery.extend({
   search: z.string().max(200).optional().describe('Case-insensitive, on name, description and subject'),
   sort: knownOrDefault(['name', 'createdAt', 'updatedAt'] as const, 'createdAt'),
   dir: knownOrDefault(['asc', 'desc'] as const, 'desc'),
+});
+
+export const TemplatePreviewInput = z.object({
+  subject: z.string().max(998),
+  body: z.string().max(2_000_000).describe('HTML, or Markdown with `format: "markdown"`'),
+  format: z.enum(['html', 'markdown']).default('html'),
+  type: ContentType.default('MARKETING'),
+  contactId: z
+    .string()
+    .uuid()
+    .optional()
+    .describe("Render with this contact's data; without it, a sample contact without data"),
+  data: z.record(z.unknown()).optional().describe("One-off values over the contact's data, as `/v1/send`'s `data`"),
+});
+
+export const TemplatePreview = z.object({
+  subject: z.string(),
+  html: z.string().describe('The message as the recipient gets it, without open and click tracking'),
+  text: z.string().describe('The plain-text part'),
+  sourceHtml: z.string().describe('The body as HTML before variables are filled (Markdown converted)'),
+  contact: z.object({ id: z.string().uuid().nullable(), email: z.string() }),
+  warnings: z.array(SendWarning).describe('`missing_variable` for each variable that rendered empty, as `/v1/send`'),
 });
 
 export const templatesContract = c.router(
@@ -113,6 +136,16 @@ export const templatesContract = c.router(
       body: c.noBody(),
       responses: { 201: Template, 404: ErrorEnvelope, ...commonErrors },
     },
+    preview: {
+      method: 'POST',
+      path: '/templates/preview',
+      summary: "Render content with a contact's data through the delivery renderer (nothing is stored or sent)",
+      description:
+        'The subject, HTML and text a contact would receive, and the same missing-variable warnings as `/v1/send`. The unsubscribe and manage links are real signed links for the contact.',
+      metadata: dashboard,
+      body: TemplatePreviewInput,
+      responses: { 200: TemplatePreview, 404: ErrorEnvelope, ...commonErrors },
+    },
     usage: {
       method: 'GET',
       path: '/templates/:id/usage',
@@ -132,4 +165,4 @@ export const templatesContract = c.router(
   { strictStatusCodes: true },
 );
 
-export const templateSchemas = { Template };
+export const templateSchemas = { Template, TemplatePreview };

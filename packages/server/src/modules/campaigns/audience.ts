@@ -1,7 +1,8 @@
-import type { CampaignInput, ConditionTree } from '@pigeon/contract';
+import type { AudienceCountInput, CampaignInput, ConditionTree, ContentType } from '@pigeon/contract';
+import type pg from 'pg';
 import type { z } from 'zod';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
-import type { Queryable } from '../../db/sql.js';
+import { type Queryable, withQueryLimits } from '../../db/sql.js';
 import { validationFailed } from '../../http/errors.js';
 import { checkCondition, conditionSql, refsOf } from '../conditions/engine.js';
 import type { Ref } from '../references/service.js';
@@ -27,7 +28,7 @@ const memberOf = (segmentId: string): ConditionTree => ({
 export async function checkAudience(
   db: Queryable,
   projectId: string,
-  input: Input,
+  input: Pick<Input, 'audienceType' | 'segmentId' | 'audienceCondition'>,
 ): Promise<{ audience: Audience; refs: Ref[] }> {
   if (input.audienceType === 'SEGMENT') {
     if (!input.segmentId) {
@@ -69,4 +70,38 @@ export async function audienceSql(db: Queryable, projectId: string, audience: Au
   const prefix = audience.type === 'SEGMENT' ? 'segmentId' : 'audienceCondition';
   const checked = await checkCondition(db, projectId, tree, { prefix });
   return sql`(${conditionSql(checked.tree, checked.scope)})`;
+}
+
+/**
+ * The contacts `c` a campaign of `type` reaches if it is sent now: the audience, subscribed ones
+ * only unless TRANSACTIONAL, suppressed addresses left out. Sending freezes exactly these.
+ */
+export async function recipientsSql(
+  db: Queryable,
+  projectId: string,
+  audience: Audience,
+  type: ContentType,
+): Promise<Sql> {
+  const inAudience = await audienceSql(db, projectId, audience);
+  const subscribedOnly = type === 'TRANSACTIONAL' ? sql`true` : sql`c.subscribed`;
+  return sql`c.project_id = ${projectId}::uuid AND ${subscribedOnly} AND ${inAudience}
+    AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = c.project_id AND s.email = c.email)`;
+}
+
+/** How many contacts an audience would reach if sent now (the console's count before sending). */
+export async function countAudience(
+  pool: pg.Pool,
+  projectId: string,
+  input: z.output<typeof AudienceCountInput>,
+  limits: { timeoutMs: number; workMemMb: number },
+) {
+  const { audience } = await checkAudience(pool, projectId, input);
+  return withQueryLimits(pool, limits, async (client) => {
+    const recipients = await recipientsSql(client, projectId, audience, input.type);
+    const [row] = await queryRows<{ n: number }>(
+      client,
+      sql`SELECT count(*)::int AS n FROM contacts c WHERE ${recipients}`,
+    );
+    return { count: row?.n ?? 0 };
+  });
 }

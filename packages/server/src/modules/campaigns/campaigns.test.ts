@@ -197,6 +197,46 @@ describe('campaigns API', () => {
     expect(received('f1@t.example')).toHaveLength(0);
   });
 
+  it('counts an audience before sending as sending freezes it; refused as a campaign with that audience would be', async () => {
+    const s = await verifiedSender(pigeon, dns);
+    await contacts(s, [
+      { email: 'p1@n.example', subscribed: false, data: { plan: 'pro' } },
+      { email: 'p2@n.example', data: { plan: 'pro' } },
+      { email: 'f1@n.example', data: { plan: 'free' } },
+    ]);
+    const pro = { groups: [{ filters: [{ field: 'data.plan', operator: 'equals' as const, value: 'pro' }] }] };
+    const count = async (body: Parameters<ReturnType<typeof api>['campaigns']['audienceCount']>[0]['body']) =>
+      bodyOf(await api(pigeon, s.auth).campaigns.audienceCount({ body }), 200).count;
+    expect(await count({ audienceType: 'ALL' })).toBe(2); // MARKETING by default: the unsubscribed one is left out
+    expect(await count({ audienceType: 'ALL', type: 'TRANSACTIONAL' })).toBe(3);
+    expect(await count({ audienceType: 'FILTERED', audienceCondition: pro })).toBe(1);
+    expect(await count({ audienceType: 'FILTERED', audienceCondition: pro, type: 'TRANSACTIONAL' })).toBe(2);
+    const segment = bodyOf(await api(pigeon, s.auth).segments.create({ body: { name: 'Pro', condition: pro } }), 201);
+    expect(await count({ audienceType: 'SEGMENT', segmentId: segment.id })).toBe(1);
+    const sent = bodyOf(
+      await api(pigeon, s.auth).campaigns.create({
+        body: campaign(s, { audienceType: 'SEGMENT', segmentId: segment.id }),
+      }),
+      201,
+    ).data;
+    const frozen = await api(pigeon, s.auth).campaigns.send({ params: { id: sent.id }, body: undefined });
+    expect(bodyOf(frozen, 200).data.totalRecipients).toBe(1);
+    const client = api(pigeon, s.auth).campaigns;
+    expectEnvelope(await client.audienceCount({ body: { audienceType: 'SEGMENT' } }), 422, 'VALIDATION_ERROR');
+    expectEnvelope(await client.audienceCount({ body: { audienceType: 'FILTERED' } }), 422, 'VALIDATION_ERROR');
+    const other = await verifiedSender(pigeon, dns);
+    expectEnvelope(
+      await api(pigeon, other.auth).campaigns.audienceCount({
+        body: { audienceType: 'SEGMENT', segmentId: segment.id },
+      }),
+      422,
+      'VALIDATION_ERROR',
+    );
+    const badField = { groups: [{ filters: [{ field: 'nope', operator: 'equals' as const, value: 1 }] }] };
+    const bad = await client.audienceCount({ body: { audienceType: 'FILTERED', audienceCondition: badField } });
+    expect(expectEnvelope(bad, 400, 'INVALID_CONDITION').errors?.[0]?.field).toMatch(/^audienceCondition\./);
+  });
+
   it('schedules for later (anything Date parses; unparseable → 400) and the dispatcher starts it when due', async () => {
     const s = await verifiedSender(pigeon, dns);
     await contacts(s, [{ email: 'later@c.example' }]);

@@ -3,6 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
 import { requeueMessage } from '../email-states/requeue.js';
+import { countAudience } from './audience.js';
 import { cancelCampaign, requeueCampaignFailed, sendCampaign, testCampaign } from './sending.js';
 import * as campaigns from './service.js';
 
@@ -34,6 +35,13 @@ export const createCampaignsRouter = (deps: AppDeps) => {
     duplicate: async ({ req, params }) => ({
       status: 201,
       body: { success: true, data: await campaigns.duplicateCampaign(db, callerProject(req).id, params.id) },
+    }),
+    audienceCount: async ({ req, body }) => ({
+      status: 200,
+      body: await countAudience(db, callerProject(req).id, body, {
+        timeoutMs: deps.config.segments.queryTimeoutMs,
+        workMemMb: deps.config.segments.workMemMb,
+      }),
     }),
     test: async ({ req, params, body }) => ({
       status: 200,

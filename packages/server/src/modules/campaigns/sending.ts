@@ -13,7 +13,7 @@ import { analyzeQueuePartitions, BULK_QUEUED } from '../email-states/queue-windo
 import { requeueFailedEmails } from '../email-states/requeue.js';
 import { cancelCampaignEmails } from '../email-states/service.js';
 import { shouldTrack } from '../engagement/tracking.js';
-import { audienceSql } from './audience.js';
+import { recipientsSql } from './audience.js';
 import { CAMPAIGN_CANCELLED_CHANNEL } from './delivery-content.js';
 import { type CampaignRow, findCampaign } from './service.js';
 
@@ -117,12 +117,12 @@ function freezeAudience(deps: AppDeps, id: string): Promise<CampaignRow | undefi
       );
       if (pause) return undefined;
       const sender = await requireVerifiedSender(client, campaign.project_id, campaign.from_email);
-      const audience = await audienceSql(client, campaign.project_id, {
+      const audience = {
         type: campaign.audience_type,
         segmentId: campaign.segment_id,
         condition: campaign.audience_condition,
-      });
-      const subscribedOnly = campaign.type === 'TRANSACTIONAL' ? sql`true` : sql`c.subscribed`;
+      };
+      const recipients = await recipientsSql(client, campaign.project_id, audience, campaign.type);
       const spread = campaign.send_rate
         ? sql`now() + make_interval(secs => (row_number() OVER (ORDER BY c.id) - 1) / ${campaign.send_rate}::float8)`
         : sql`now()`;
@@ -130,8 +130,7 @@ function freezeAudience(deps: AppDeps, id: string): Promise<CampaignRow | undefi
         client,
         sql`WITH audience AS (
             SELECT uuidv7_compat() AS email_id, c.id, c.email, ${spread} AS due
-            FROM contacts c WHERE c.project_id = ${campaign.project_id}::uuid AND ${subscribedOnly} AND ${audience}
-              AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = c.project_id AND s.email = c.email)
+            FROM contacts c WHERE ${recipients}
           ), queued AS (${insertCampaignEmails(
             {
               projectId: campaign.project_id,

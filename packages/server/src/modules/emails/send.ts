@@ -21,11 +21,11 @@ import { requireVerifiedSender, type VerifiedSender } from '../domains/service.j
 import { PRIORITY, queueEmail } from '../email-states/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { markdownToHtml } from '../rendering/markdown.js';
+import { missingVariableWarnings } from '../rendering/warnings.js';
 import { findTemplate } from '../templates/service.js';
 import {
   ignoredFieldWarnings,
   mailboxes,
-  missingVariableWarnings,
   recipientLimitError,
   unknownFieldWarnings,
 } from './send-options.js';

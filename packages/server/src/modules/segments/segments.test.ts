@@ -146,6 +146,44 @@ describe('segments API', () => {
     }
   });
 
+  it("counts what a condition matches without saving a segment (a builder's live count); bad trees answer 400", async () => {
+    const { auth } = await newProject(pigeon);
+    await seedContacts(auth, [
+      { email: 'a@count.example', data: { plan: 'pro', seats: 5 } },
+      { email: 'b@count.example', data: { plan: 'pro', seats: 1 } },
+      { email: 'c@count.example', data: { plan: 'free' } },
+    ]);
+    const client = api(pigeon, auth).segments;
+    const nested = {
+      logic: 'OR' as const,
+      groups: [
+        {
+          filters: [{ field: 'data.plan', operator: 'equals' as const, value: 'pro' }],
+          conditions: {
+            logic: 'AND' as const,
+            groups: [{ filters: [{ field: 'data.seats', operator: 'greaterThan' as const, value: 2 }] }],
+          },
+        },
+        { filters: [{ field: 'email', operator: 'equals' as const, value: 'c@count.example' }] },
+      ],
+    };
+    const counted = bodyOf(await client.count({ body: { condition: nested } }), 200);
+    const saved = bodyOf(await createSegment(auth, { name: 'Nested', condition: nested }), 201);
+    expect(counted.count).toBe(saved.memberCount);
+    expect(counted.count).toBe(2);
+    expect(bodyOf(await client.count({ body: { condition: plan('pro') } }), 200)).toEqual({ count: 2 });
+    expect(bodyOf(await client.list({}), 200)).toHaveLength(1); // counting saved nothing
+    const unknownField = { groups: [{ filters: [{ field: 'nope', operator: 'equals' as const, value: 1 }] }] };
+    const bad = await client.count({ body: { condition: unknownField } });
+    expect(expectEnvelope(bad, 400, 'INVALID_CONDITION').errors?.[0]?.field).toMatch(/^condition\./);
+    const badOperator = { groups: [{ filters: [{ field: 'data.plan', operator: 'nope' as 'equals', value: 1 }] }] };
+    expectEnvelope(await client.count({ body: { condition: badOperator } }), 422, 'VALIDATION_ERROR');
+    const other = await newProject(pigeon);
+    expect(bodyOf(await api(pigeon, other.auth).segments.count({ body: { condition: plan('pro') } }), 200)).toEqual({
+      count: 0,
+    });
+  });
+
   it('PATCH updates name, description and condition; keeps the slug; refuses a condition on STATIC', async () => {
     const { auth } = await newProject(pigeon);
     await seedContacts(auth, [{ email: 'a@x.example', data: { plan: 'free' } }]);

@@ -183,6 +183,19 @@ async function storedCondition(db: Queryable, row: SegmentRow): Promise<CheckedC
   return { tree, refs, scope: await loadScope(db, row.project_id, [tree]) };
 }
 
+/** How many contacts a condition matches now (a builder's live count); nothing is saved. */
+export async function countCondition(pool: pg.Pool, projectId: string, condition: ConditionTree, opts: SegmentOptions) {
+  const checked = await checkCondition(pool, projectId, condition, { prefix: 'condition' });
+  const [row] = await timed(pool, opts, (client) =>
+    queryRows<{ n: number }>(
+      client,
+      sql`SELECT count(*)::int AS n FROM contacts c
+          WHERE c.project_id = ${projectId}::uuid AND ${conditionSql(checked.tree, checked.scope)}`,
+    ),
+  );
+  return { count: row?.n ?? 0 };
+}
+
 export async function listSegments(db: Queryable, projectId: string) {
   const rows = await queryRows<SegmentRow>(
     db,

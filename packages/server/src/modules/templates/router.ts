@@ -2,6 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../http/auth.js';
+import { previewTemplate } from './preview.js';
 import * as templates from './service.js';
 
 const s = initServer();
@@ -32,6 +33,13 @@ export const createTemplatesRouter = (deps: AppDeps) => {
     duplicate: async ({ req, params }) => ({
       status: 201,
       body: await templates.duplicateTemplate(db, callerProject(req).id, params.id),
+    }),
+    preview: async ({ req, body }) => ({
+      status: 200,
+      body: await previewTemplate(db, callerProject(req).id, body, {
+        publicUrl: deps.config.http.publicUrl,
+        linkSecret: deps.config.secrets.linkSigning,
+      }),
     }),
     usage: async ({ req, params }) => ({
       status: 200,

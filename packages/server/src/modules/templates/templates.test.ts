@@ -134,4 +134,49 @@ describe('templates', () => {
       'CONFLICT',
     );
   });
+
+  it("previews content with a contact's data through the delivery renderer: warnings as /v1/send, Markdown converted, nothing stored", async () => {
+    const { auth } = await newProject(pigeon);
+    const client = api(pigeon, auth);
+    const made = await client.contacts.create({ body: { email: 'ada@preview.example', data: { firstName: 'Ada' } } });
+    const contactId = bodyOf(made, 201).id;
+    const body = {
+      subject: 'Hi {{firstName}}',
+      body: '# Hello {{firstName}}\n\nYour plan: {{plan}}. [Manage]({{manageUrl}})',
+      format: 'markdown' as const,
+      contactId,
+    };
+    const preview = bodyOf(await client.templates.preview({ body }), 200);
+    expect(preview.subject).toBe('Hi Ada');
+    expect(preview.sourceHtml).toContain('<h1>Hello {{firstName}}</h1>');
+    expect(preview.html).toContain('<h1>Hello Ada</h1>');
+    expect(preview.html).toMatch(/href="http[^"]+\/manage\/[\w.-]+"/);
+    expect(preview.text).toContain('Your plan: .');
+    expect(preview.contact).toEqual({ id: contactId, email: 'ada@preview.example' });
+    expect(preview.warnings).toEqual([
+      expect.objectContaining({
+        code: 'missing_variable',
+        field: 'plan',
+        message: expect.stringContaining('{{plan}}'),
+      }),
+    ]);
+    // One-off data fills what the contact lacks; without a contact, a sample address without data.
+    const filled = bodyOf(await client.templates.preview({ body: { ...body, data: { plan: 'pro' } } }), 200);
+    expect(filled.warnings).toEqual([]);
+    const sample = bodyOf(
+      await client.templates.preview({ body: { subject: '{{firstName ?? "friend"}}', body: '<p>{{email}}</p>' } }),
+      200,
+    );
+    expect(sample).toMatchObject({
+      subject: 'friend',
+      contact: { id: null, email: 'preview@example.com' },
+      warnings: [],
+    });
+    expect(sample.html).toBe('<p>preview@example.com</p>');
+    // Another project's contact is a 404; nothing was stored by previews.
+    const other = await newProject(pigeon);
+    expectEnvelope(await api(pigeon, other.auth).templates.preview({ body }), 404, 'NOT_FOUND');
+    expect(bodyOf(await client.templates.list({ query: {} }), 200).total).toBe(0);
+    expect(bodyOf(await client.sentEmails.list({ query: {} }), 200).data).toEqual([]);
+  });
 });
