@@ -95,7 +95,8 @@ export const AudienceCountInput = CampaignInput.pick({
 
 const CampaignId = z.object({ id: z.string().uuid() });
 const notFound = { 404: ErrorEnvelope };
-const secret = meta({ auth: 'secret' });
+/** A secret key, or a member's session (the console) with `X-Project-Id`. */
+const dashboard = meta({ auth: 'dashboard' });
 /** Audience queries run under the segments' statement timeout. */
 const timeout = { 503: ErrorEnvelope };
 
@@ -106,7 +107,7 @@ export const campaignsContract = c.router(
       path: '/campaigns',
       summary: 'Create a campaign (DRAFT)',
       metadata: meta({
-        auth: 'secret',
+        auth: 'dashboard',
         example: {
           name: 'November newsletter',
           subject: 'News for {{name ?? "you"}}',
@@ -124,7 +125,7 @@ export const campaignsContract = c.router(
       method: 'GET',
       path: '/campaigns',
       summary: 'Campaigns, page by page',
-      metadata: secret,
+      metadata: dashboard,
       query: CampaignListQuery,
       responses: { 200: offsetPage(Campaign), 400: ErrorEnvelope, ...commonErrors },
     },
@@ -132,7 +133,7 @@ export const campaignsContract = c.router(
       method: 'GET',
       path: '/campaigns/:id',
       summary: 'Get a campaign with its counters',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       responses: { 200: Campaign, ...notFound, ...commonErrors },
     },
@@ -140,7 +141,7 @@ export const campaignsContract = c.router(
       method: 'PUT',
       path: '/campaigns/:id',
       summary: 'Replace a DRAFT or SCHEDULED campaign (409 otherwise)',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: CampaignInput,
       responses: {
@@ -156,7 +157,7 @@ export const campaignsContract = c.router(
       method: 'DELETE',
       path: '/campaigns/:id',
       summary: 'Delete a campaign (409 while it is sending)',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: c.noBody(),
       responses: { 204: c.noBody(), 409: ErrorEnvelope, ...notFound, ...commonErrors },
@@ -165,7 +166,7 @@ export const campaignsContract = c.router(
       method: 'POST',
       path: '/campaigns/:id/duplicate',
       summary: 'Copy a campaign into a new DRAFT',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: c.noBody(),
       responses: { 201: success(Campaign), ...notFound, ...commonErrors },
@@ -176,7 +177,7 @@ export const campaignsContract = c.router(
       summary: 'How many contacts an audience would reach if sent now',
       description:
         'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS, suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment, 400 `INVALID_CONDITION` naming the filter).',
-      metadata: secret,
+      metadata: dashboard,
       body: AudienceCountInput,
       responses: { 200: z.object({ count: z.number().int() }), 400: ErrorEnvelope, ...timeout, ...commonErrors },
     },
@@ -184,7 +185,7 @@ export const campaignsContract = c.router(
       method: 'POST',
       path: '/campaigns/:id/test',
       summary: 'Send the campaign once to one address (with that contact’s data when it exists); no counters move',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: z.object({ email: z.string().trim().toLowerCase().email().max(254) }),
       responses: {
@@ -200,7 +201,7 @@ export const campaignsContract = c.router(
       summary: 'Send now, or schedule with a future `scheduledFor`',
       description:
         '`scheduledFor`: anything a JavaScript Date parses; omitted, null or past sends now (SENDING), future schedules (SCHEDULED). Sending freezes the audience.',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: z
         .object({ scheduledFor: z.union([z.string(), z.number()]).nullable().optional() })
@@ -228,7 +229,7 @@ export const campaignsContract = c.router(
       method: 'POST',
       path: '/campaigns/:id/cancel',
       summary: 'Cancel a SCHEDULED or SENDING campaign; what was not handed to the transport is never sent',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: c.noBody(),
       responses: {
@@ -251,7 +252,7 @@ export const campaignsContract = c.router(
       summary: "Queue the campaign's FAILED messages again; a SENT campaign goes back to SENDING",
       description:
         'Suppressed addresses and unsubscribed contacts (MARKETING, HEADLESS) are refused as sending refuses them and stay FAILED. 409 for a DRAFT, SCHEDULED or CANCELLED campaign.',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       body: c.noBody(),
       responses: {
@@ -265,7 +266,7 @@ export const campaignsContract = c.router(
       method: 'GET',
       path: '/campaigns/:id/stats',
       summary: 'Delivery and engagement counts, attributed through each email',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: CampaignId,
       responses: { 200: CampaignStats, ...notFound, ...commonErrors },
     },
