@@ -204,6 +204,10 @@ export type {
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
 export type { ImageUploadOptions } from './uploads.js';
 export {
+  CAMPAIGN_STATUSES,
+  CONDITION_LOGICS,
+  CONDITION_OPERATORS,
+  CONDITION_UNITS,
   EMAIL_SOURCES,
   EMAIL_STATUSES,
   ROLES,

@@ -1,4 +1,8 @@
 import {
+  CampaignStatus,
+  CONDITION_OPERATORS as CONTRACT_CONDITION_OPERATORS,
+  ConditionLogic,
+  ConditionUnit,
   EmailSource,
   EmailStatus,
   Role,
@@ -9,9 +13,14 @@ import {
 
 // The contract's value sets, for pickers and filters (a console, a CLI): read from the contract's
 // enums, never re-declared, so a value the server adds shows up here with the next SDK build.
+export const CAMPAIGN_STATUSES = CampaignStatus.options;
 export const EMAIL_STATUSES = EmailStatus.options;
 export const EMAIL_SOURCES = EmailSource.options;
 export const WEBHOOK_EVENT_TYPES = WebhookEventTypeName.options;
 export const WEBHOOK_DELIVERY_STATUSES = WebhookDeliveryStatus.options;
 export const ROLES = Role.options;
 export const TRACKING_MODES = TrackingMode.options;
+/** Which operators each kind of condition field takes, and the value each needs (see ConditionValueRule). */
+export const CONDITION_OPERATORS = CONTRACT_CONDITION_OPERATORS;
+export const CONDITION_UNITS = ConditionUnit.options;
+export const CONDITION_LOGICS = ConditionLogic.options;

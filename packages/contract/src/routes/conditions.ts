@@ -30,6 +30,70 @@ export type ConditionUnit = z.infer<typeof ConditionUnit>;
 export const ConditionLogic = z.enum(['AND', 'OR']);
 export type ConditionLogic = z.infer<typeof ConditionLogic>;
 
+/**
+ * How a filter's value must look for an operator: nothing, text, true/false, any scalar, a number or
+ * ISO date, an ISO date, or an amount with a `unit`.
+ */
+export const ConditionValueRule = z.enum(['none', 'string', 'boolean', 'scalar', 'numberOrDate', 'date', 'amount']);
+export type ConditionValueRule = z.infer<typeof ConditionValueRule>;
+
+/**
+ * The kinds of field a filter names: `email`; `subscribed`; `createdAt`/`updatedAt` (timestamp);
+ * `data.<path>`; `event.<name>` and `email.<activity>` (event); `segment.<id>`.
+ */
+export const ConditionFieldKind = z.enum(['email', 'subscribed', 'timestamp', 'data', 'event', 'segment']);
+export type ConditionFieldKind = z.infer<typeof ConditionFieldKind>;
+
+/**
+ * The operators each field kind takes and the value each needs: the condition engine's table, for
+ * builders (a server test keeps the two equal). Any other pair is refused with INVALID_CONDITION.
+ */
+export const CONDITION_OPERATORS: {
+  readonly [K in ConditionFieldKind]: Readonly<Partial<Record<ConditionOperator, ConditionValueRule>>>;
+} = {
+  email: {
+    equals: 'string',
+    notEquals: 'string',
+    contains: 'string',
+    notContains: 'string',
+    exists: 'none',
+    notExists: 'none',
+  },
+  subscribed: { equals: 'boolean', notEquals: 'boolean', exists: 'none', notExists: 'none' },
+  timestamp: {
+    greaterThan: 'date',
+    lessThan: 'date',
+    greaterThanOrEqual: 'date',
+    lessThanOrEqual: 'date',
+    within: 'amount',
+    olderThan: 'amount',
+    exists: 'none',
+    notExists: 'none',
+  },
+  data: {
+    equals: 'scalar',
+    notEquals: 'scalar',
+    contains: 'scalar',
+    notContains: 'scalar',
+    greaterThan: 'numberOrDate',
+    lessThan: 'numberOrDate',
+    greaterThanOrEqual: 'numberOrDate',
+    lessThanOrEqual: 'numberOrDate',
+    within: 'amount',
+    olderThan: 'amount',
+    exists: 'none',
+    notExists: 'none',
+  },
+  event: {
+    triggered: 'none',
+    notTriggered: 'none',
+    triggeredWithin: 'amount',
+    notTriggeredWithin: 'amount',
+    triggeredOlderThan: 'amount',
+  },
+  segment: { memberOfSegment: 'none', notMemberOfSegment: 'none' },
+};
+
 /** Limits that keep a condition a cheap query, checked before anything else reads the tree. */
 export const CONDITION_LIMITS = { maxDepth: 5, maxFilters: 100, maxGroups: 50 } as const;
 

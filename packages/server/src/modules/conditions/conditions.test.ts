@@ -1,5 +1,5 @@
 import type { ConditionFilter, ConditionTreeInput } from '@pigeon/contract';
-import { ConditionTree } from '@pigeon/contract';
+import { CONDITION_OPERATORS, ConditionFieldKind, ConditionTree } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { poolWithProject } from '../../../test/helpers.js';
 import { queryRows, sql } from '../../db/query.js';
 import { checkCondition, conditionSql, evaluation, loadFacts } from './engine.js';
 import { parseField } from './fields.js';
-import { FIELD_KINDS, operatorsOf } from './operators.js';
+import { FIELD_KINDS, operatorFor, operatorsOf } from './operators.js';
 import { evaluateTree } from './tree.js';
 
 /**
@@ -262,6 +262,24 @@ describe('condition engine: every operator × field kind, SQL and in memory', ()
     );
     expect(missing).toEqual([]);
     expect(covered.size).toBeGreaterThanOrEqual(FIELD_KINDS.length);
+  });
+
+  it("the contract's operator table (what condition builders offer) is the engine's, value rules included", () => {
+    const field = {
+      email: 'email',
+      subscribed: 'subscribed',
+      timestamp: 'createdAt',
+      data: 'data.x',
+      event: 'event.x',
+      segment: `segment.${uuidv7()}`,
+    };
+    expect([...FIELD_KINDS].sort()).toEqual([...ConditionFieldKind.options].sort());
+    for (const kind of FIELD_KINDS) {
+      const parsed = parseField(field[kind]);
+      if (!('kind' in parsed) || parsed.kind !== kind) throw new Error(`${field[kind]} is not a ${kind} field`);
+      const engine = Object.fromEntries(operatorsOf(kind).map((op) => [op, operatorFor(parsed, op)?.takes]));
+      expect(engine, kind).toEqual(CONDITION_OPERATORS[kind]);
+    }
   });
 
   it.each(CASES)('%s', async (_name, filter, expected) => {

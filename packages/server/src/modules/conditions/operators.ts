@@ -1,4 +1,4 @@
-import type { ConditionOperator } from '@pigeon/contract';
+import type { ConditionOperator, ConditionValueRule } from '@pigeon/contract';
 import { raw, type Sql, sql } from '../../db/query.js';
 import { escapeLike } from '../../http/cursor.js';
 import { dataAt, type FieldKind, type FieldRef } from './fields.js';
@@ -30,7 +30,7 @@ export interface FilterValue {
 }
 
 /** How a filter's value must look for an operator; `amount` also needs a unit. */
-export type ValueRule = 'none' | 'string' | 'boolean' | 'scalar' | 'numberOrDate' | 'date' | 'amount';
+export type ValueRule = ConditionValueRule;
 
 export interface Evaluation {
   /** "Now" for time operators: one instant shared by both evaluators, so tests can fix it. */
