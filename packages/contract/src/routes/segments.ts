@@ -78,7 +78,7 @@ export const ConditionCount = z.object({ count: z.number().int() });
 const notFound = { 404: ErrorEnvelope };
 /** Condition queries run under a statement timeout (SEGMENT_QUERY_TIMEOUT_SECONDS). */
 const timeout = { 503: ErrorEnvelope };
-const secret = meta({ auth: 'secret' });
+const dashboard = meta({ auth: 'dashboard' });
 
 export const segmentsContract = c.router(
   {
@@ -88,7 +88,7 @@ export const segmentsContract = c.router(
       summary: 'Create a segment',
       description:
         'A DYNAMIC segment (the default) needs a condition; a STATIC segment must not have one. Invalid input answers the bare `{ error }` 400.',
-      metadata: meta({ auth: 'secret', errorStyle: 'bare' }),
+      metadata: meta({ auth: 'dashboard', errorStyle: 'bare' }),
       body: SegmentCreate,
       responses: { 201: Segment, 400: BareError, ...timeout, ...commonErrors },
     },
@@ -96,14 +96,14 @@ export const segmentsContract = c.router(
       method: 'GET',
       path: '/segments',
       summary: 'All segments of the project, newest first',
-      metadata: secret,
+      metadata: dashboard,
       responses: { 200: z.array(Segment), ...commonErrors },
     },
     get: {
       method: 'GET',
       path: '/segments/:id',
       summary: 'Get a segment with its cached member count',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       responses: { 200: Segment, ...notFound, ...commonErrors },
     },
@@ -111,7 +111,7 @@ export const segmentsContract = c.router(
       method: 'PATCH',
       path: '/segments/:id',
       summary: 'Update name, description, condition (DYNAMIC only) or trackMembership',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       body: SegmentUpdate,
       responses: { 200: Segment, 400: ErrorEnvelope, ...notFound, ...timeout, ...commonErrors },
@@ -120,7 +120,7 @@ export const segmentsContract = c.router(
       method: 'DELETE',
       path: '/segments/:id',
       summary: 'Delete a segment (409 while a campaign, segment or workflow still uses it)',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       body: c.noBody(),
       responses: { 204: c.noBody(), 409: ErrorEnvelope, ...notFound, ...commonErrors },
@@ -131,7 +131,7 @@ export const segmentsContract = c.router(
       summary: 'Count the contacts a condition matches now, without saving a segment',
       description:
         'For condition builders: the condition `POST /segments` takes (400 `INVALID_CONDITION` naming the filter), evaluated live over the project under the segments statement timeout.',
-      metadata: secret,
+      metadata: dashboard,
       body: z.object({ condition: ConditionTree }),
       responses: { 200: ConditionCount, 400: ErrorEnvelope, ...timeout, ...commonErrors },
     },
@@ -139,7 +139,7 @@ export const segmentsContract = c.router(
       method: 'GET',
       path: '/segments/:id/contacts',
       summary: 'Members, page by page (evaluated live for DYNAMIC segments)',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       query: PageQuery,
       responses: { 200: pagePage(Contact), ...notFound, ...timeout, ...commonErrors },
@@ -148,7 +148,7 @@ export const segmentsContract = c.router(
       method: 'POST',
       path: '/segments/:id/members',
       summary: 'Add up to 1,000 emails to a STATIC segment',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       body: z.object({
         emails: Emails,
@@ -161,7 +161,7 @@ export const segmentsContract = c.router(
       method: 'DELETE',
       path: '/segments/:id/members',
       summary: 'Remove up to 1,000 emails from a STATIC segment',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       body: z.object({ emails: Emails }),
       responses: { 200: MembersChange, 400: ErrorEnvelope, ...notFound, ...commonErrors },
@@ -170,7 +170,7 @@ export const segmentsContract = c.router(
       method: 'POST',
       path: '/segments/:id/compute',
       summary: 'Recompute a tracked segment; records entry and exit events for the differences',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       body: c.noBody(),
       responses: { 200: SegmentComputeResult, 400: ErrorEnvelope, ...notFound, ...timeout, ...commonErrors },
@@ -179,7 +179,7 @@ export const segmentsContract = c.router(
       method: 'POST',
       path: '/segments/:id/refresh',
       summary: 'Recount members; no events, no membership changes',
-      metadata: secret,
+      metadata: dashboard,
       pathParams: SegmentId,
       body: c.noBody(),
       responses: { 200: Segment, ...notFound, ...timeout, ...commonErrors },
