@@ -46,6 +46,7 @@ const ALLOWED = {
   segments: ['conditions', 'contacts', 'event-log', 'references'],
   'ses-feedback': ['deliverability'],
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],
+  'smtp-submission': ['emails', 'projects'],
   sso: ['accounts', 'auth', 'projects'],
   system: ['change-feed', 'email-states', 'emails', 'workflows'],
   templates: ['composition', 'domains', 'references', 'rendering'],

@@ -23,6 +23,7 @@ import { sealPlaintextDkimKeys } from './modules/domains/key-storage.js';
 import { EVENT_WEBHOOKS_CONSUMER } from './modules/event-webhooks/consumer.js';
 import { bootstrapFirstRun } from './modules/projects/bootstrap.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
+import { startSmtpSubmission } from './modules/smtp-submission/server.js';
 import { checkSharedSecrets, refuseGeneratedSecretsOnSharedDatabase } from './modules/system/secret-fingerprints.js';
 import { checkHealth } from './modules/system/service.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
@@ -65,6 +66,8 @@ export interface RunningPigeon {
   url?: string;
   /** The port the inbound SMTP receiver (bounces and complaints) listens on, when it runs. */
   inboundSmtpPort?: number;
+  /** The SMTP submission listeners' ports (STARTTLS, implicit TLS), when they run. */
+  submissionPorts?: { port?: number; tlsPort?: number };
   /** The metrics listener's port (METRICS_PORT set). */
   metricsPort?: number;
   stop: () => Promise<void>;
@@ -175,6 +178,8 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     // routers, the OpenAPI document), so it never loads it (tens of MB of RSS per worker).
     const inbound = await startInboundReceiver(deps);
     if (inbound) cleanups.unshift(inbound.stop);
+    const submission = await startSmtpSubmission(deps);
+    if (submission) cleanups.unshift(submission.stop);
     const { requestListener } = await import('./http/fast-routes.js');
     const server = await listen(requestListener(deps, { mountExtraRoutes: options.mountExtraRoutes }), config);
     let companion: Companion | undefined;
@@ -194,6 +199,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       url: `http://localhost:${port}`,
       welcome,
       inboundSmtpPort: inbound?.port,
+      submissionPorts: submission && { port: submission.port, tlsPort: submission.tlsPort },
       metricsPort,
       stop: shutdown,
     };

@@ -8,6 +8,7 @@ import {
   type S3Settings,
   type SesConfig,
   SHARED_SECRETS,
+  type SmtpSubmissionConfig,
   type SsoConfig,
   type SsoProviderConfig,
 } from './schema.js';
@@ -19,6 +20,7 @@ export type {
   S3Settings,
   SecretName,
   SesConfig,
+  SmtpSubmissionConfig,
   SsoConfig,
   SsoProviderConfig,
   StripeConfig,
@@ -150,6 +152,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
         complaintThreshold: e.HEALTH_COMPLAINT_THRESHOLD,
       },
     },
+    smtpSubmission: smtpSubmissionConfig(e, dataDir),
     billing: {
       stripe:
         e.STRIPE_SECRET_KEY && e.STRIPE_WEBHOOK_SECRET && e.STRIPE_PRICE_ID
@@ -176,6 +179,11 @@ function integrationProblems(e: Env): string[] {
   if (e.SES_REGION && e.SMTP_URL) problems.push('SES_REGION and SMTP_URL: choose one mail transport');
   if (Boolean(e.AWS_ACCESS_KEY_ID) !== Boolean(e.AWS_SECRET_ACCESS_KEY)) {
     problems.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both, or neither (the AWS default chain)');
+  }
+  if (Boolean(e.SMTP_SUBMISSION_TLS_CERT) !== Boolean(e.SMTP_SUBMISSION_TLS_KEY)) {
+    problems.push(
+      'SMTP_SUBMISSION_TLS_CERT and SMTP_SUBMISSION_TLS_KEY: set both, or neither (a generated certificate)',
+    );
   }
   return [...problems, ...ssoProblems(e)];
 }
@@ -251,6 +259,24 @@ function ssoConfig(e: Env): SsoConfig {
     providers,
     allowedEmailDomains: e.SSO_ALLOWED_EMAIL_DOMAINS?.split(',').map((d) => d.trim()) ?? [],
     createAccounts: e.SSO_CREATE_ACCOUNTS,
+  };
+}
+
+function smtpSubmissionConfig(e: Env, dataDir: string): SmtpSubmissionConfig {
+  return {
+    port: e.SMTP_SUBMISSION_PORT,
+    tlsPort: e.SMTP_SUBMISSION_TLS_PORT,
+    host: e.SMTP_SUBMISSION_HOST,
+    hostname: new URL(e.PUBLIC_URL ?? 'http://localhost').hostname,
+    tls:
+      e.SMTP_SUBMISSION_TLS_CERT && e.SMTP_SUBMISSION_TLS_KEY
+        ? { certFile: resolve(e.SMTP_SUBMISSION_TLS_CERT), keyFile: resolve(e.SMTP_SUBMISSION_TLS_KEY) }
+        : undefined,
+    generatedTlsDir: resolve(dataDir, 'smtp-submission'),
+    allowPlainAuth: e.SMTP_SUBMISSION_ALLOW_PLAIN_AUTH,
+    maxBytes: e.SMTP_SUBMISSION_MAX_BYTES,
+    maxClients: e.SMTP_SUBMISSION_MAX_CLIENTS,
+    authFailuresPerIp: e.SMTP_SUBMISSION_AUTH_FAILURES,
   };
 }
 

@@ -185,6 +185,23 @@ export const EnvSchema = z.object({
     .default(2 * 1024 * 1024),
   INBOUND_SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(50),
   INBOUND_SMTP_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** Unset: no SMTP submission listener (STARTTLS); see `modules/smtp-submission`. */
+  SMTP_SUBMISSION_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Unset: no implicit-TLS submission listener (port 465's way). */
+  SMTP_SUBMISSION_TLS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SMTP_SUBMISSION_HOST: z.string().min(1).default('0.0.0.0'),
+  /** PEM files; unset: a self-signed certificate generated into the data dir. */
+  SMTP_SUBMISSION_TLS_CERT: z.string().min(1).optional(),
+  SMTP_SUBMISSION_TLS_KEY: z.string().min(1).optional(),
+  SMTP_SUBMISSION_ALLOW_PLAIN_AUTH: bool.default('false'),
+  SMTP_SUBMISSION_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(40 * 1024 * 1024)
+    .default(25 * 1024 * 1024),
+  SMTP_SUBMISSION_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  SMTP_SUBMISSION_AUTH_FAILURES: z.coerce.number().int().min(1).max(10_000).default(10),
   HEALTH_WINDOW: z.coerce.number().int().min(10).max(1_000_000).default(1000),
   HEALTH_MIN_SAMPLE: z.coerce.number().int().min(1).max(1_000_000).default(200),
   HEALTH_BOUNCE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.05),
@@ -395,6 +412,8 @@ export interface Config {
     };
     health: { window: number; minSample: number; bounceThreshold: number; complaintThreshold: number };
   };
+  /** SMTP submission: another way into `POST /v1/send`'s path, for clients that speak SMTP. */
+  smtpSubmission: SmtpSubmissionConfig;
   /** Stripe is on only when its keys are set; the monthly caps work without it. */
   billing: { stripe: StripeConfig | undefined };
   uploads: {
@@ -404,6 +423,27 @@ export interface Config {
     localDir: string;
     s3?: S3Settings;
   };
+}
+
+export interface SmtpSubmissionConfig {
+  /** The STARTTLS listener (AUTH only after STARTTLS); undefined: off. */
+  port: number | undefined;
+  /** The implicit-TLS listener; undefined: off. */
+  tlsPort: number | undefined;
+  host: string;
+  /** The name in the greeting and in a generated certificate (PUBLIC_URL's host). */
+  hostname: string;
+  /** Certificate and key (PEM files); undefined: a self-signed pair generated into the data dir. */
+  tls: { certFile: string; keyFile: string } | undefined;
+  /** Where the generated pair is kept. */
+  generatedTlsDir: string;
+  /** AUTH without TLS, from loopback addresses only (a local relay or a test). */
+  allowPlainAuth: boolean;
+  /** Largest message (`552` beyond). */
+  maxBytes: number;
+  maxClients: number;
+  /** AUTH failures per client address in 15 minutes before every AUTH from it is refused. */
+  authFailuresPerIp: number;
 }
 
 export interface StripeConfig {

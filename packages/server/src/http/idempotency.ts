@@ -72,24 +72,14 @@ export function idempotency(deps: AppDeps) {
     const projectId = callerProject(req).id;
     const request = `${req.method} ${req.path}`;
     const hash = requestHashOf(req.body);
-    claim(deps, projectId, key, request, hash)
+    claimKey(deps, projectId, key, request, hash)
       .then((existing) => {
         if (existing) {
           const retry = existing.request === request && (existing.request_hash ?? hash) === hash;
           throw reused(key, existing, retry);
         }
         settleOnResponse(res, (status, body) =>
-          performedNothing(status, res)
-            ? prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [
-                projectId,
-                key,
-              ])
-            : prepared(
-                db,
-                'idem.settle',
-                'UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE project_id = $1 AND key = $2',
-                [projectId, key, status, status < 300 ? JSON.stringify(body) : null],
-              ),
+          performedNothing(status, res) ? releaseKey(db, projectId, key) : settleKey(db, projectId, key, status, body),
         );
         next();
       })
@@ -100,8 +90,24 @@ export function idempotency(deps: AppDeps) {
 const performedNothing = (status: number, res: Response) =>
   (status >= 400 && status < 500) || (status >= 500 && res.locals.workRolledBack === true);
 
-/** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */
-async function claim(
+/** A claim whose request performed nothing (refused, or rolled back): the key is free again. */
+export const releaseKey = (db: Queryable, projectId: string, key: string) =>
+  prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [projectId, key]);
+
+/** A claim's outcome: its status, and for a 2xx the body a retry is answered with. */
+export const settleKey = (db: Queryable, projectId: string, key: string, status: number, body: unknown) =>
+  prepared(
+    db,
+    'idem.settle',
+    'UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE project_id = $1 AND key = $2',
+    [projectId, key, status, status < 300 ? JSON.stringify(body) : null],
+  );
+
+/**
+ * Inserts the claim, or takes over an expired one; returns the live claim of someone else. `request`
+ * names what claimed it (`POST /v1/send`, `SMTP submission`), `requestHash` its body.
+ */
+export async function claimKey(
   deps: AppDeps,
   projectId: string,
   key: string,

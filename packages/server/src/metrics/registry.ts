@@ -34,6 +34,22 @@ export const httpRateLimited = new Counter({
   registers: inProcess,
 });
 
+// ---- SMTP submission (API process)
+
+export const smtpSubmissions = new Counter({
+  name: 'pigeon_smtp_submission_messages_total',
+  help: 'Messages submitted over SMTP by outcome: accepted (queued), repeated (a Message-ID already accepted: nothing queued), refused (a reply about the message, its sender or its project), failed (451: a fault on our side)',
+  labelNames: ['outcome'] as const,
+  registers: inProcess,
+});
+
+export const smtpSubmissionAuthFailures = new Counter({
+  name: 'pigeon_smtp_submission_auth_failures_total',
+  help: 'SMTP AUTH refused: credentials (not a secret key of a project), throttled (the address is past SMTP_SUBMISSION_AUTH_FAILURES)',
+  labelNames: ['reason'] as const,
+  registers: inProcess,
+});
+
 export const trackGroupRows = new Histogram({
   name: 'pigeon_track_group_rows',
   help: 'Track calls written together in one grouped statement (POST /v1/track)',

@@ -119,4 +119,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20261230010000_idempotency_request_hash',
     load: () => import('./Migration20261230010000_idempotency_request_hash.js'),
   },
+  {
+    name: 'Migration20261231000000_email_mime',
+    load: () => import('./Migration20261231000000_email_mime.js'),
+  },
 ];

@@ -30,9 +30,9 @@ export interface ContentBatch {
 }
 
 /**
- * Empties the content (html, text, headers, attachments) of the project's next `batch` emails,
- * oldest first, with ids in [`from`, `until`), skipping mail in flight. Addresses, subject,
- * status, times and counters stay.
+ * Empties the content (html, text, headers, attachments, a submitted message's MIME) of the
+ * project's next `batch` emails, oldest first, with ids in [`from`, `until`), skipping mail in
+ * flight. Addresses, subject, status, times and counters stay.
  */
 export async function clearEmailContent(
   db: Queryable,
@@ -47,9 +47,9 @@ export async function clearEmailContent(
           SELECT id FROM emails WHERE project_id = ${projectId}::uuid AND id >= ${from}::uuid AND id < ${until}::uuid
           ORDER BY id LIMIT ${batch}
         ), cleared AS (
-          UPDATE emails e SET html = '', text = '', headers = '{}', attachments = '[]'
+          UPDATE emails e SET html = '', text = '', headers = '{}', attachments = '[]', mime = NULL
           FROM picked WHERE e.id = picked.id AND NOT e.${IN_FLIGHT}
-            AND (e.html <> '' OR e.text <> '' OR e.headers <> '{}' OR e.attachments <> '[]')
+            AND (e.html <> '' OR e.text <> '' OR e.headers <> '{}' OR e.attachments <> '[]' OR e.mime IS NOT NULL)
           RETURNING 1
         )
         SELECT count(*)::int AS n, (SELECT count(*)::int FROM cleared) AS cleared, max(id::text) AS last FROM picked`,

@@ -34,6 +34,11 @@ export interface QueuedEmail {
   tracked: boolean;
   /** A scheduled send: the row waits in the queue until then (its `next_attempt_at` is the timer). */
   sendAt?: Date | null;
+  /**
+   * A message its sender built (SMTP submission): sent as these bytes (DKIM-signed, Feedback-ID
+   * added), with its own `Message-ID`; the other content fields are what `GET /emails` shows.
+   */
+  built?: { mime: Buffer; messageId: string };
 }
 
 /**
@@ -48,13 +53,14 @@ export async function queueEmail(db: Queryable, email: QueuedEmail): Promise<voi
   const { text, values } = toQuery(sql`WITH queued AS (
        INSERT INTO emails (id, project_id, contact_id, template_id, workflow_execution_id, content_type, source, priority,
          from_email, from_name, reply_to, to_email, to_name, subject, html, text, headers, attachments, message_id,
-         tracked, cc, bcc, tags, send_at, next_attempt_at)
+         tracked, cc, bcc, tags, send_at, next_attempt_at, mime)
        VALUES (${email.id}, ${email.projectId}, ${email.contactId}, ${email.templateId}, ${email.workflowExecutionId ?? null},
          ${email.type}, ${email.source ?? 'TRANSACTIONAL'}, ${email.priority}, ${email.from.email}, ${email.from.name},
          ${email.replyTo}, ${email.to.email}, ${email.to.name}, ${email.subject}, ${email.html}, ${email.text},
          ${JSON.stringify(email.headers)}, ${JSON.stringify(email.attachments ?? [])},
-         ${`<${email.id}@${email.from.email.split('@')[1]}>`}, ${email.tracked}, ${json(email.cc)}, ${json(email.bcc)},
-         ${json(email.tags)}, ${sendAt}::timestamptz, coalesce(${sendAt}::timestamptz, now()))
+         ${email.built?.messageId ?? `<${email.id}@${email.from.email.split('@')[1]}>`}, ${email.tracked},
+         ${json(email.cc)}, ${json(email.bcc)}, ${json(email.tags)}, ${sendAt}::timestamptz,
+         coalesce(${sendAt}::timestamptz, now()), ${email.built?.mime ?? null}::bytea)
        RETURNING id
      ) SELECT pg_notify(${NOTIFY_CHANNEL}, '') FROM queued`);
   await db.query(text, values);

@@ -44,6 +44,8 @@ export interface ClaimedEmail {
   source: string;
   /** The suppression reason when the address was suppressed after the email was queued. */
   suppressed: string | null;
+  /** A message its sender built (SMTP submission), sent as it is; null for mail Pigeon composes. */
+  mime: Buffer | null;
   /** The sender domain's DKIM key, read with the claim (null: no such domain, the mail goes unsigned). */
   dkim_selector: string | null;
   dkim_private_key: string | null;

@@ -166,36 +166,44 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         return;
       }
       const domain = email.from_email.split('@')[1] ?? '';
+      const dkim =
+        email.dkim_selector && email.dkim_private_key
+          ? {
+              domainName: domain,
+              keySelector: email.dkim_selector,
+              privateKey: dkimKeyObject(email.dkim_private_key, keyring) as never,
+              headerFieldNames: DKIM_SIGNED_HEADERS,
+            }
+          : undefined;
+      // VERP: asynchronous bounces come back to an address that names this email. Bcc: envelope only.
+      const envelope = { from: returnPath(email.id), to: envelopeRecipients(email) };
+      const feedbackId = feedbackIdFor(email);
       const handedAt = performance.now();
       const sent = await deps.mailer
-        .send({
-          messageId: email.message_id,
-          from: { name: email.from_name ?? '', address: email.from_email },
-          to: { name: email.to_name ?? '', address: email.to_email },
-          cc: email.cc?.map((r) => ({ name: r.name ?? '', address: r.email })),
-          // VERP: asynchronous bounces come back to an address that names this email. Bcc: envelope only.
-          envelope: { from: returnPath(email.id), to: envelopeRecipients(email) },
-          replyTo: email.reply_to ?? undefined,
-          subject: message.subject,
-          html: message.html,
-          text: message.text,
-          headers: { ...message.headers, 'Feedback-ID': feedbackIdFor(email) },
-          attachments: email.attachments.map((a) => ({
-            filename: a.filename,
-            content: a.content,
-            encoding: 'base64',
-            contentType: a.contentType,
-          })),
-          dkim:
-            email.dkim_selector && email.dkim_private_key
-              ? {
-                  domainName: domain,
-                  keySelector: email.dkim_selector,
-                  privateKey: dkimKeyObject(email.dkim_private_key, keyring) as never,
-                  headerFieldNames: DKIM_SIGNED_HEADERS,
-                }
-              : undefined,
-        })
+        .send(
+          email.mime
+            ? // Built by its sender (SMTP submission): its own bytes, with Feedback-ID on top.
+              { envelope, raw: Buffer.concat([Buffer.from(`Feedback-ID: ${feedbackId}\r\n`), email.mime]), dkim }
+            : {
+                messageId: email.message_id,
+                from: { name: email.from_name ?? '', address: email.from_email },
+                to: { name: email.to_name ?? '', address: email.to_email },
+                cc: email.cc?.map((r) => ({ name: r.name ?? '', address: r.email })),
+                envelope,
+                replyTo: email.reply_to ?? undefined,
+                subject: message.subject,
+                html: message.html,
+                text: message.text,
+                headers: { ...message.headers, 'Feedback-ID': feedbackId },
+                attachments: email.attachments.map((a) => ({
+                  filename: a.filename,
+                  content: a.content,
+                  encoding: 'base64',
+                  contentType: a.contentType,
+                })),
+                dkim,
+              },
+        )
         .then(
           (info) => {
             breaker.transportAnswered();

@@ -13,24 +13,32 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { requireAllowance } from '../billing/allowance.js';
-import { composeMessage } from '../composition/compose.js';
+import { composeBuiltMessage } from '../composition/built.js';
+import { type ComposedMessage, composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { upsertContact } from '../contacts/rows.js';
 import { suppressedAmong } from '../deliverability/suppressions.js';
 import { requireVerifiedSender, type VerifiedSender } from '../domains/service.js';
-import { PRIORITY, queueEmail } from '../email-states/queue.js';
+import { PRIORITY, type QueuedEmail, queueEmail } from '../email-states/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { markdownToHtml } from '../rendering/markdown.js';
 import { missingVariableWarnings } from '../rendering/warnings.js';
 import { findTemplate } from '../templates/service.js';
-import {
-  ignoredFieldWarnings,
-  mailboxes,
-  recipientLimitError,
-  unknownFieldWarnings,
-} from './send-options.js';
+import { ignoredFieldWarnings, mailboxes, recipientLimitError, unknownFieldWarnings } from './send-options.js';
 
 type SendInput = z.output<typeof SendBody>;
+
+/**
+ * A message its sender built (SMTP submission), given to the send path beside its fields (`from`,
+ * `to`, `subject`, `body`, `text` read from it): everything is checked and recorded as for any send,
+ * and each recipient gets these bytes, tracked when the project tracks (no template variables).
+ */
+export interface BuiltMessage {
+  /** The MIME message as it goes out: no Bcc, Message-ID and Date present. */
+  mime: Buffer;
+  /** Its `Message-ID` (`<…>`), kept on every email it makes. */
+  messageId: string;
+}
 type FieldErrors = NonNullable<AppErrorExtra['errors']>;
 
 /** Headers Pigeon sets itself; a custom header may not replace them. */
@@ -76,13 +84,21 @@ interface Resolved {
 }
 
 /** Everything that can be wrong with the request is found before anything is stored or sent. */
-async function resolveContent(deps: AppDeps, projectId: string, body: SendInput): Promise<Resolved> {
+async function resolveContent(
+  deps: AppDeps,
+  projectId: string,
+  body: SendInput,
+  built: BuiltMessage | undefined,
+): Promise<Resolved> {
   const template = body.template ? await findTemplate(deps.db.pool, projectId, body.template) : undefined;
   const errors: FieldErrors = [];
   const subject = body.subject ?? template?.subject;
   const html = body.body === undefined ? template?.body : await bodyHtml(body.body, body.type);
-  if (!subject) errors.push({ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' });
-  if (!html) errors.push({ field: 'body', message: 'Required unless a template gives it', code: 'invalid_type' });
+  // A built message may have neither (RFC 5322 requires no Subject; a text-only message has no HTML).
+  if (!subject && !built)
+    errors.push({ field: 'subject', message: 'Required unless a template gives it', code: 'invalid_type' });
+  if (!html && !built)
+    errors.push({ field: 'body', message: 'Required unless a template gives it', code: 'invalid_type' });
   const fromEmail = body.from?.email ?? template?.from_email ?? (await projectDefaultFrom(deps.db.pool, projectId));
   if (!fromEmail) errors.push(MISSING_FROM);
   for (const name of Object.keys(body.headers ?? {})) {
@@ -111,7 +127,7 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   if ((html?.length ?? 0) * 2 + (attachmentBytes * 4) / 3 > WHOLE_MESSAGE_LIMIT) {
     errors.push({ field: '(body)', message: 'the whole message would exceed 40 MB', code: 'too_big' });
   }
-  if (errors.length > 0 || !subject || !html || !fromEmail) {
+  if (errors.length > 0 || !fromEmail) {
     // Clients written for Plunk show only the top-level message: make it say how to fix a missing sender.
     throw validationFailed(errors, fromEmail ? undefined : `No sender: ${MISSING_FROM.message}`);
   }
@@ -119,8 +135,8 @@ async function resolveContent(deps: AppDeps, projectId: string, body: SendInput)
   // As Plunk: `from`'s name, else `name`, else the template's.
   const fromName = body.from?.name ?? body.name ?? template?.from_name ?? null;
   return {
-    subject,
-    html,
+    subject: subject ?? '',
+    html: html ?? '',
     ...(body.text === undefined ? {} : { text: body.text }),
     from: { email: fromEmail, name: fromName },
     replyTo: body.reply ? replyToHeader(body.reply) : (template?.reply_to ?? null),
@@ -176,15 +192,23 @@ interface PreparedSend {
   /** A scheduled send's time (null: now). */
   sendAt: Date | null;
   warnings: SendWarning[];
+  built?: BuiltMessage;
 }
 
 /** Everything that can be refused about one message, before any contact or email is stored. */
-async function prepareSend(deps: AppDeps, projectId: string, body: SendInput, raw: unknown): Promise<PreparedSend> {
+async function prepareSend(
+  deps: AppDeps,
+  projectId: string,
+  body: SendInput,
+  raw: unknown,
+  built?: BuiltMessage,
+): Promise<PreparedSend> {
   const tooMany = recipientLimitError(body);
   if (tooMany) throw validationFailed([tooMany]);
   const sendAt = scheduledTime(body.sendAt);
-  const content = await resolveContent(deps, projectId, body);
+  const content = await resolveContent(deps, projectId, body, built);
   return {
+    ...(built ? { built } : {}),
     body,
     raw,
     content,
@@ -243,14 +267,19 @@ async function queueSend(deps: AppDeps, client: Queryable, projectId: string, se
     const contact = await admit(recipient, changes);
     if (!contact) continue;
     const emailId = uuidv7();
-    const message = composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
-      publicUrl: deps.config.http.publicUrl,
-      linkSecret: deps.config.secrets.linkSigning,
-      tracked,
-      unsubscribeMailbox: content.sender.unsubscribeMailbox,
-      headers: body.headers,
-      reportMissing: true,
-    });
+    const { message, built } = send.built
+      ? await builtFor(deps, send.built, content, emailId, tracked)
+      : {
+          message: composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
+            publicUrl: deps.config.http.publicUrl,
+            linkSecret: deps.config.secrets.linkSigning,
+            tracked,
+            unsubscribeMailbox: content.sender.unsubscribeMailbox,
+            headers: body.headers,
+            reportMissing: true,
+          }),
+          built: undefined,
+        };
     for (const variable of message.missing ?? []) missing.add(variable);
     await queueEmail(client, {
       id: emailId,
@@ -272,12 +301,32 @@ async function queueSend(deps: AppDeps, client: Queryable, projectId: string, se
       attachments: content.attachments,
       tracked,
       sendAt: send.sendAt,
+      built,
     });
     emails.push({ contact: { id: contact.id, email: contact.email }, email: emailId });
   }
   const warnings = [...send.warnings, ...missingVariableWarnings(missing, send.raw), ...skippedWarnings(skipped)];
   if (body.strict && warnings.length > 0) throw strictRefusal(warnings);
   return { emails, skipped, warnings };
+}
+
+/** One recipient's copy of a built message: tracked as the project tracks, never rendered. */
+async function builtFor(
+  deps: AppDeps,
+  built: BuiltMessage,
+  content: Resolved,
+  emailId: string,
+  tracked: boolean,
+): Promise<{ message: ComposedMessage; built: QueuedEmail['built'] }> {
+  const composed = await composeBuiltMessage(built.mime, content.html, emailId, {
+    publicUrl: deps.config.http.publicUrl,
+    linkSecret: deps.config.secrets.linkSigning,
+    tracked,
+  });
+  return {
+    message: { subject: content.subject, html: composed.html, text: content.text ?? '', headers: {} },
+    built: { mime: composed.mime, messageId: built.messageId },
+  };
 }
 
 const skippedWarnings = (skipped: Skipped[]): SendWarning[] =>
@@ -299,10 +348,17 @@ const strictRefusal = (warnings: SendWarning[], prefix = '') =>
 /**
  * POST /v1/send: one message to its recipients, all in one transaction, so either every recipient
  * is queued or none is (a request that would pass the monthly transactional cap queues none: 403).
- * Delivery happens in the workers, woken by NOTIFY on commit.
+ * Delivery happens in the workers, woken by NOTIFY on commit. SMTP submission comes in here too,
+ * with the message its sender `built` (modules/smtp-submission).
  */
-export async function sendEmail(deps: AppDeps, projectId: string, body: SendInput, raw: unknown = body) {
-  const send = await prepareSend(deps, projectId, body, raw);
+export async function sendEmail(
+  deps: AppDeps,
+  projectId: string,
+  body: SendInput,
+  raw: unknown = body,
+  built?: BuiltMessage,
+) {
+  const send = await prepareSend(deps, projectId, body, raw, built);
   const result = await inTransaction(deps.db.pool, async (client) => {
     const queued = await queueSend(deps, client, projectId, send);
     // Last, so the month's counter is locked only until the commit; over the cap, nothing is kept.
