@@ -72,6 +72,10 @@ const router = createBrowserRouter(
                 { path: 'campaigns/:campaignId', lazy: page(() => import('./pages/campaign')) },
                 { path: 'workflows', lazy: page(() => import('./pages/workflows')) },
                 { path: 'workflows/:workflowId', lazy: page(() => import('./pages/workflow')) },
+                {
+                  path: 'workflows/:workflowId/executions/:executionId',
+                  lazy: page(() => import('./pages/workflow/execution')),
+                },
                 { path: 'analytics', lazy: page(() => import('./pages/analytics')) },
               ],
             },

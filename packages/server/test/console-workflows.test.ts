@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPage, hasChromium } from './chromium.js';
+import { type ConsoleFixture, startConsole } from './console-session.js';
+import { until } from './until.js';
+
+/**
+ * The console's workflow pages (issue 61) in Chromium against a real Pigeon whose mail lands in a
+ * real SMTP sink: a workflow built in the console (trigger `signup`, a Delay, a Send email), enabled,
+ * started by the customer's backend tracking the event, and followed on its execution page from the
+ * Delay's timer to COMPLETED with the message in the sink; an enable refused by the API with its
+ * reason shown on the step it names, then mended with a CONDITION branch.
+ */
+
+const WALKER = 'walker@workflows.example';
+
+describe.skipIf(!hasChromium)('the console: workflows', () => {
+  let c: ConsoleFixture;
+
+  beforeAll(async () => {
+    c = await startConsole();
+  }, 60_000);
+  afterAll(() => c?.stop());
+
+  it('says how to start when there is no workflow', async () => {
+    await c.open('workflows', 'Workflows');
+    await c.page.getByRole('heading', { name: 'No workflow yet' }).waitFor();
+    await checkPage(c.page, 'workflows-empty');
+  });
+
+  it('builds trigger → delay → send in the console, enables it, and follows an execution to COMPLETED', async () => {
+    const { page } = c;
+    const template = await c.sdk.templates.create({
+      name: 'Welcome',
+      from: c.from,
+      subject: 'Welcome aboard',
+      body: '<p>Glad you signed up.</p>',
+    });
+
+    await c.open('workflows', 'Workflows');
+    await page.getByLabel('Name').fill('Onboarding');
+    await page.getByLabel('Trigger event').fill('signup');
+    await page.getByRole('button', { name: 'Create workflow' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Onboarding' }).waitFor();
+    const workflowId = new URL(page.url()).pathname.split('/').at(-1) as string;
+
+    // A Delay, its fields generated from the DELAY schema (amount, unit).
+    await page.getByRole('button', { name: 'Add a step' }).click();
+    const add = page.getByRole('form', { name: 'Add a step' });
+    await add.getByLabel('Step type').selectOption('DELAY');
+    await add.getByLabel('Step name (optional)').fill('Wait a moment');
+    await add.getByLabel('Amount').fill('10');
+    await add.getByLabel('Unit').selectOption('seconds');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Delay: Wait a moment' }).waitFor();
+
+    // A Send email after it (the selected step), its template picked by name.
+    await page.getByRole('button', { name: 'Add a step' }).click();
+    await add.getByLabel('Step type').selectOption('SEND_EMAIL');
+    await add.getByLabel('Step name (optional)').fill('Say welcome');
+    await add.getByLabel('Template').selectOption({ label: 'Welcome — Welcome aboard' });
+    expect(await add.getByLabel('After').inputValue()).toMatch(/^[0-9a-f-]{36}\|$/); // after the Delay
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Send email: Say welcome' }).waitFor();
+
+    // The graph reads top to bottom: the trigger, the Delay, the Send email, connected.
+    const graph = page.getByRole('application', { name: 'The steps of Onboarding' });
+    await graph.getByText('When “signup” is tracked').waitFor();
+    await graph.getByRole('button', { name: /Delay\s*Wait a moment\s*Wait 10 seconds/ }).waitFor();
+    await graph.getByRole('button', { name: /Send email\s*Say welcome\s*Welcome/ }).waitFor();
+    // Edges are SVG groups, present rather than "visible" to Playwright.
+    await graph.getByRole('img', { name: 'The trigger starts at Wait a moment' }).waitFor({ state: 'attached' });
+    await graph.getByRole('img', { name: 'From Wait a moment to Say welcome' }).waitFor({ state: 'attached' });
+    const stored = await c.sdk.workflows.get(workflowId);
+    expect(stored.steps.map((s) => [s.type, s.config])).toEqual([
+      ['DELAY', { amount: 10, unit: 'seconds' }],
+      ['SEND_EMAIL', { templateId: template.id }],
+    ]);
+    expect(stored.transitions).toHaveLength(1);
+    await checkPage(page, 'workflow-editor');
+
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.locator('.page-header .chip', { hasText: 'enabled' }).waitFor();
+
+    // The customer's backend tracks the trigger event; the execution shows up in the list.
+    await c.sdk.events.track({ email: WALKER, event: 'signup' });
+    const executions = page.getByRole('table', { name: 'Executions' });
+    await executions.getByRole('link', { name: WALKER }).waitFor();
+    await executions.getByRole('row').nth(1).getByRole('link').first().click();
+    await page.getByRole('heading', { level: 1, name: 'Execution of Onboarding' }).waitFor();
+
+    // At the Delay: its node marked, its wake-up time shown.
+    const path = page.getByRole('application', { name: 'The path of this execution through Onboarding' });
+    await path.locator('.wf-node.current', { hasText: 'Wait a moment' }).getByText('Here now').waitFor();
+    await page.getByText('Wakes up').waitFor();
+    await page.locator('.facts .chip', { hasText: 'WAITING' }).waitFor();
+    await checkPage(page, 'workflow-execution-waiting');
+
+    // It walks on by itself: the Delay ends, the email goes out, the execution completes.
+    await page.locator('.facts .chip', { hasText: 'COMPLETED' }).waitFor({ timeout: 20_000 });
+    await path.locator('.wf-node.passed', { hasText: 'Wait a moment' }).waitFor();
+    await path.locator('.wf-node.passed', { hasText: 'Say welcome' }).waitFor();
+    expect(await path.locator('.react-flow__edge.followed').count()).toBe(2); // trigger → delay → send
+    const runs = page.getByRole('table', { name: 'Steps run, in order' });
+    expect(await runs.getByRole('row').count()).toBe(3); // the heading row, the Delay, the Send email
+    const mail = await until(
+      () => c.sink.messages.find((m) => m.to.includes(WALKER)),
+      (m) => m !== undefined,
+    );
+    expect(mail?.raw).toContain('Subject: Welcome aboard');
+    await checkPage(page, 'workflow-execution');
+    expect(c.pageErrors).toEqual([]);
+  });
+
+  it('shows an enable refused by the API on the step it names, and enables once the CONDITION has both branches', async () => {
+    const { page } = c;
+    const template = await c.sdk.templates.create({
+      name: 'Pro tips',
+      from: c.from,
+      subject: 'Tips for pros',
+      body: '<p>Tips.</p>',
+    });
+    const workflow = await c.sdk.workflows.create({ name: 'Upgrade', triggerConfig: { eventName: 'upgrade' } });
+    const check = await c.sdk.workflows.steps.add(workflow.id, {
+      type: 'CONDITION',
+      name: 'Is pro?',
+      config: { field: 'data.plan', operator: 'equals', value: 'pro' },
+    });
+    const send = await c.sdk.workflows.steps.add(workflow.id, {
+      type: 'SEND_EMAIL',
+      name: 'Send tips',
+      config: { templateId: template.id },
+    });
+    await c.sdk.workflows.transitions.add(workflow.id, { fromStepId: check.id, toStepId: send.id, branch: 'yes' });
+
+    await c.open(`workflows/${workflow.id}`, 'Upgrade');
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByRole('alert').getByText('The workflow cannot be enabled').waitFor();
+    // On the CONDITION step itself, in the graph and in its panel.
+    const node = page.locator('.wf-node.has-problem');
+    await node.getByText('needs both a "yes" and a "no" transition').waitFor();
+    expect(await node.textContent()).toContain('Is pro?');
+    await node.getByRole('button').click();
+    const panel = page.getByRole('region', { name: 'Condition: Is pro?' });
+    await panel.getByText('This step keeps the workflow from running').waitFor();
+    // The filter's fields, generated from the condition filter schema.
+    expect(await panel.getByLabel('Field', { exact: true }).inputValue()).toBe('data.plan');
+    expect(await panel.getByLabel('Operator').inputValue()).toBe('equals');
+    await checkPage(page, 'workflow-problem');
+
+    // An Exit on the "no" branch mends it.
+    await page.getByRole('button', { name: 'Add a step' }).click();
+    const add = page.getByRole('form', { name: 'Add a step' });
+    await add.getByLabel('Step type').selectOption('EXIT');
+    await add.getByLabel('Reason (optional)').fill('Not a pro');
+    await add.getByLabel('After').selectOption({ label: 'Is pro? (no)' });
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Exit: Exit' }).waitFor();
+    const graph = page.getByRole('application', { name: 'The steps of Upgrade' });
+    await graph.getByRole('img', { name: 'From Is pro? to Exit (no)' }).waitFor({ state: 'attached' });
+    expect(await page.locator('.wf-node.has-problem').count()).toBe(0);
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.locator('.page-header .chip', { hasText: 'enabled' }).waitFor();
+    expect((await c.sdk.workflows.get(workflow.id)).enabled).toBe(true);
+
+    await c.open('workflows', 'Workflows');
+    await page.getByRole('link', { name: 'Upgrade' }).waitFor();
+    await checkPage(page, 'workflows');
+  });
+});
