@@ -12,6 +12,7 @@ import type {
   SegmentContactsQuery,
   SegmentCreateBody,
   SegmentUpdateBody,
+  SegmentUsage,
 } from './types.js';
 
 /** Options of `segments.addMembers`, besides the per-call ones. */
@@ -50,6 +51,10 @@ export class Segments {
   readonly delete = async (id: string, options?: RequestOptions): Promise<void> => {
     await this.transport.call(contract.segments.delete, { params: { id } }, options);
   };
+
+  /** Campaigns, workflows and other segments that reference the segment (what makes `delete` a 409). */
+  readonly usage = (id: string, options?: RequestOptions): Promise<SegmentUsage> =>
+    this.transport.call(contract.segments.usage, { params: { id } }, options);
 
   /** How many contacts a condition matches now, without saving a segment (the same 400s as `create`). */
   readonly count = (condition: ConditionTreeInput, options?: RequestOptions): Promise<ConditionCount> =>

@@ -527,6 +527,12 @@ export type SegmentUpdateBody = Omit<
   },
   'condition'
 > & { condition?: ConditionTreeInput | undefined };
+/** Campaigns, workflows and other segments that reference a segment. */
+export type SegmentUsage = {
+  segments: { id: string; name: string }[];
+  campaigns: { id: string; name: string }[];
+  workflows: { id: string; name: string }[];
+};
 /** How many contacts a condition (or an audience) matches now. */
 export type ConditionCount = { count: number };
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */

@@ -3,6 +3,7 @@ import {
   CONDITION_OPERATORS as CONTRACT_CONDITION_OPERATORS,
   ConditionLogic,
   ConditionUnit,
+  ContentType,
   EmailSource,
   EmailStatus,
   Role,
@@ -24,3 +25,4 @@ export const TRACKING_MODES = TrackingMode.options;
 export const CONDITION_OPERATORS = CONTRACT_CONDITION_OPERATORS;
 export const CONDITION_UNITS = ConditionUnit.options;
 export const CONDITION_LOGICS = ConditionLogic.options;
+export const CONTENT_TYPES = ContentType.options;

@@ -122,6 +122,8 @@ export type SegmentCreateBody = Omit<RouteInput<SegmentRoutes['create']>['body']
 export type SegmentUpdateBody = Omit<RouteInput<SegmentRoutes['update']>['body'], 'condition'> & {
   condition?: ConditionTreeInput;
 };
+/** Campaigns, workflows and other segments that reference a segment. */
+export type SegmentUsage = SuccessBody<SegmentRoutes['usage']>;
 /** How many contacts a condition (or an audience) matches now. */
 export type ConditionCount = SuccessBody<SegmentRoutes['count']>;
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */

@@ -75,6 +75,9 @@ export const SegmentComputeResult = z.object({
 
 export const ConditionCount = z.object({ count: z.number().int() });
 
+const Named = z.array(z.object({ id: z.string().uuid(), name: z.string() }));
+export const SegmentUsage = z.object({ campaigns: Named, workflows: Named, segments: Named });
+
 const notFound = { 404: ErrorEnvelope };
 /** Condition queries run under a statement timeout (SEGMENT_QUERY_TIMEOUT_SECONDS). */
 const timeout = { 503: ErrorEnvelope };
@@ -134,6 +137,14 @@ export const segmentsContract = c.router(
       metadata: dashboard,
       body: z.object({ condition: ConditionTree }),
       responses: { 200: ConditionCount, 400: ErrorEnvelope, ...timeout, ...commonErrors },
+    },
+    usage: {
+      method: 'GET',
+      path: '/segments/:id/usage',
+      summary: 'Campaigns, workflows and other segments that reference the segment (what blocks its deletion)',
+      metadata: dashboard,
+      pathParams: SegmentId,
+      responses: { 200: SegmentUsage, ...notFound, ...commonErrors },
     },
     contacts: {
       method: 'GET',

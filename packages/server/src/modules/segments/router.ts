@@ -28,6 +28,10 @@ export const createSegmentsRouter = (deps: AppDeps) => {
       await segments.deleteSegment(db, callerProject(req).id, params.id);
       return { status: 204, body: undefined };
     },
+    usage: async ({ req, params }) => ({
+      status: 200,
+      body: await segments.segmentUsage(db, callerProject(req).id, params.id),
+    }),
     count: async ({ req, body }) => ({
       status: 200,
       body: await segments.countCondition(db, callerProject(req).id, body.condition, opts),

@@ -341,6 +341,11 @@ describe('segments API', () => {
 
     const inUse = await api(pigeon, auth).segments.delete({ params: { id: inner.id } });
     expect(expectEnvelope(inUse, 409, 'CONFLICT').message).toContain('Outer');
+    expect(bodyOf(await api(pigeon, auth).segments.usage({ params: { id: inner.id } }), 200)).toEqual({
+      campaigns: [],
+      workflows: [],
+      segments: [{ id: outer.id, name: 'Outer' }],
+    });
     expect((await api(pigeon, auth).segments.delete({ params: { id: middle.id } })).status).toBe(204);
     expect((await api(pigeon, auth).segments.delete({ params: { id: outer.id } })).status).toBe(204);
     expect((await api(pigeon, auth).segments.delete({ params: { id: inner.id } })).status).toBe(204);
@@ -362,6 +367,7 @@ describe('segments API', () => {
       await theirs.removeMembers({ params, body: { emails: ['a@x.example'] } }),
       await theirs.compute({ params }),
       await theirs.refresh({ params }),
+      await theirs.usage({ params }),
     ]) {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }

@@ -17,7 +17,7 @@ import {
 } from '../conditions/engine.js';
 import { dependsOnClock, prepareCondition } from '../conditions/tree.js';
 import { type ContactRow, toContactDto } from '../contacts/rows.js';
-import { dropRefs, findUsages, saveRefs } from '../references/service.js';
+import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/service.js';
 import { syncMembers } from './membership.js';
 
 export interface SegmentRow {
@@ -194,6 +194,13 @@ export async function countCondition(pool: pg.Pool, projectId: string, condition
     ),
   );
   return { count: row?.n ?? 0 };
+}
+
+/** What references the segment: the owners that make its deletion a 409. */
+export async function segmentUsage(db: Queryable, projectId: string, id: string) {
+  await findSegment(db, projectId, id);
+  const { campaigns, workflows, segments } = groupUsages(await findUsages(db, projectId, { type: 'segment', key: id }));
+  return { campaigns, workflows, segments };
 }
 
 export async function listSegments(db: Queryable, projectId: string) {
