@@ -20,6 +20,8 @@ export default function EmailsPage() {
   const [to, setTo] = useFilter('to');
   const [from, setFrom] = useFilter('from');
   const [until, setUntil] = useFilter('until');
+  // Set by a campaign's numbers (`?campaign=<id>`): its rows only.
+  const [campaign, setCampaign] = useFilter('campaign');
   const [recipient, setRecipient] = useState(to);
   const query: EmailListQuery = {
     limit: 50,
@@ -27,6 +29,7 @@ export default function EmailsPage() {
     status: (status || undefined) as EmailStatus | undefined,
     source: (source || undefined) as EmailSource | undefined,
     to: to || undefined,
+    campaignId: campaign || undefined,
     after: dayStart(from),
     before: dayAfter(until),
   };
@@ -71,6 +74,14 @@ export default function EmailsPage() {
           <input id="until-day" type="date" value={until} onChange={(e) => setUntil(e.target.value)} />
         </div>
       </Form>
+      {campaign ? (
+        <p className="muted">
+          Only the emails of <Link to={projectPath(project.id, `campaigns/${campaign}`)}>one campaign</Link>.{' '}
+          <button type="button" className="small" onClick={() => setCampaign('')}>
+            Show every email
+          </button>
+        </p>
+      ) : null}
       <ErrorNote error={emails.error} />
       {emails.isPending ? <Loading /> : null}
       {emails.data && emails.data.data.length === 0 ? (

@@ -1,0 +1,160 @@
+import type { Campaign } from '@pigeon/sdk';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { account } from '../../api';
+import { projectPath, useProject } from '../../session';
+import { ConfirmDialog } from '../../ui/dialog';
+import { ErrorNote, Notice, PageHeader, StatusChip, Time } from '../../ui/kit';
+import { MessageFrame } from '../../ui/message-frame';
+import { senderOf } from './compose';
+import { isLive, LIVE_MS, viewerZone } from './format';
+import { LiveProgress, StatsPanel } from './progress';
+
+const AUDIENCE_TEXT: Record<Campaign['audienceType'], string> = {
+  ALL: 'Every contact',
+  SEGMENT: 'A segment',
+  FILTERED: 'Contacts matching conditions',
+};
+
+/** A campaign past its draft: scheduled, sending (live), sent or cancelled; its stats; cancel, duplicate, delete. */
+export function RunView({ campaign }: { campaign: Campaign }) {
+  const { project, api } = useProject();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [confirm, setConfirm] = useState<'cancel' | 'delete' | null>(null);
+  const live = isLive(campaign);
+  const stats = useQuery({
+    queryKey: ['campaign-stats', campaign.id],
+    queryFn: () => api.campaigns.stats(campaign.id),
+    refetchInterval: live ? LIVE_MS : false,
+  });
+  const security = useQuery({
+    queryKey: ['security', project.id],
+    queryFn: () => account.projects.security(project.id),
+    enabled: live,
+  });
+  const refresh = () => {
+    queryClient.invalidateQueries({ queryKey: ['campaign', campaign.id] });
+    queryClient.invalidateQueries({ queryKey: ['campaign-stats', campaign.id] });
+    queryClient.invalidateQueries({ queryKey: ['campaigns'] });
+  };
+  const cancel = useMutation({
+    mutationFn: () => api.campaigns.cancel(campaign.id),
+    onSuccess: refresh,
+    onSettled: () => setConfirm(null),
+  });
+  const duplicate = useMutation({
+    mutationFn: () => api.campaigns.duplicate(campaign.id),
+    onSuccess: (copy) => navigate(projectPath(project.id, `campaigns/${copy.id}`)),
+  });
+  const remove = useMutation({
+    mutationFn: () => api.campaigns.delete(campaign.id),
+    onSuccess: () => {
+      queryClient.invalidateQueries({ queryKey: ['campaigns'] });
+      navigate(projectPath(project.id, 'campaigns'));
+    },
+    onSettled: () => setConfirm(null),
+  });
+  const pending = stats.data?.pending ?? 0;
+  return (
+    <>
+      <PageHeader title={campaign.name}>
+        <StatusChip status={campaign.status} />
+        <button type="button" onClick={() => duplicate.mutate()} disabled={duplicate.isPending}>
+          Duplicate
+        </button>
+        {live ? (
+          <button type="button" className="danger" onClick={() => setConfirm('cancel')}>
+            Cancel sending
+          </button>
+        ) : null}
+        {campaign.status !== 'SENDING' ? (
+          <button type="button" className="danger" onClick={() => setConfirm('delete')}>
+            Delete
+          </button>
+        ) : null}
+      </PageHeader>
+      <ErrorNote error={cancel.error ?? duplicate.error ?? remove.error ?? stats.error} />
+      {cancel.data ? <Notice tone="ok">{cancel.data.message}</Notice> : null}
+      {live && security.data?.health.campaignsPaused ? (
+        <Notice tone="warn">
+          Campaign sending is paused for this project: {security.data.health.pausedReason ?? 'deliverability'}. Its mail
+          waits until the pause is lifted on <Link to={projectPath(project.id, 'analytics')}>Analytics</Link>.
+        </Notice>
+      ) : null}
+      <dl className="facts">
+        <dt>Subject</dt>
+        <dd>{campaign.subject}</dd>
+        <dt>From</dt>
+        <dd>{senderOf(campaign)}</dd>
+        <dt>Audience</dt>
+        <dd>
+          {AUDIENCE_TEXT[campaign.audienceType]}, {campaign.totalRecipients.toLocaleString()} recipients
+          {campaign.status === 'SCHEDULED' ? ' (counted when sending starts)' : ''}
+        </dd>
+        {campaign.scheduledFor ? (
+          <>
+            <dt>Scheduled for</dt>
+            <dd>
+              <Time iso={campaign.scheduledFor} /> <span className="muted">({viewerZone()})</span>
+            </dd>
+          </>
+        ) : null}
+        {campaign.sentAt ? (
+          <>
+            <dt>Finished</dt>
+            <dd>
+              <Time iso={campaign.sentAt} />
+            </dd>
+          </>
+        ) : null}
+        {campaign.cancelledAt ? (
+          <>
+            <dt>Cancelled</dt>
+            <dd>
+              <Time iso={campaign.cancelledAt} />
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {campaign.status === 'SCHEDULED' ? (
+        <Notice>
+          Waiting until <Time iso={campaign.scheduledFor} />: this page follows it when sending starts.
+        </Notice>
+      ) : (
+        <LiveProgress campaign={campaign} stats={stats.data} />
+      )}
+      {stats.data && campaign.status !== 'SCHEDULED' ? <StatsPanel campaign={campaign} stats={stats.data} /> : null}
+      <details className="card">
+        <summary>The message</summary>
+        <MessageFrame html={campaign.body} title={`Body of ${campaign.name}`} />
+      </details>
+      <ConfirmDialog
+        open={confirm === 'cancel'}
+        title="Cancel this campaign?"
+        confirm="Cancel the campaign"
+        busy={cancel.isPending}
+        onConfirm={() => cancel.mutate()}
+        onClose={() => setConfirm(null)}
+      >
+        <p>
+          {campaign.status === 'SCHEDULED'
+            ? 'Nothing has been sent yet, and nothing will be.'
+            : `The ${pending.toLocaleString()} messages still queued are never sent; the ones already sent stay sent.`}{' '}
+          A cancelled campaign cannot be restarted (duplicate it to send again).
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={confirm === 'delete'}
+        title="Delete this campaign?"
+        confirm="Delete the campaign"
+        busy={remove.isPending}
+        onConfirm={() => remove.mutate()}
+        onClose={() => setConfirm(null)}
+      >
+        <p>“{campaign.name}”, its content and its stats are deleted. The emails it sent stay in the mail log.</p>
+      </ConfirmDialog>
+    </>
+  );
+}
