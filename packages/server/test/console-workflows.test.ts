@@ -133,6 +133,7 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await c.sdk.workflows.transitions.add(workflow.id, { fromStepId: check.id, toStepId: send.id, branch: 'yes' });
 
     await c.open(`workflows/${workflow.id}`, 'Upgrade');
+    const graph = page.getByRole('application', { name: 'The steps of Upgrade' });
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('alert').getByText('The workflow cannot be enabled').waitFor();
     // On the CONDITION step itself, in the graph and in its panel.
@@ -142,10 +143,18 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await node.getByRole('button').click();
     const panel = page.getByRole('region', { name: 'Condition: Is pro?' });
     await panel.getByText('This step keeps the workflow from running').waitFor();
-    // The filter's fields, generated from the condition filter schema.
-    expect(await panel.getByLabel('Field', { exact: true }).inputValue()).toBe('data.plan');
-    expect(await panel.getByLabel('Operator').inputValue()).toBe('equals');
+    // Its one filter (Plunk's shape) in the condition builder, as the tree it stands for.
+    const builder = panel.getByRole('group', { name: 'Condition', exact: true });
+    expect(await builder.getByLabel('Data key').inputValue()).toBe('plan');
+    expect(await builder.getByLabel('Operator').inputValue()).toBe('equals');
+    expect(await builder.getByLabel('Value', { exact: true }).inputValue()).toBe('pro');
     await checkPage(page, 'workflow-problem');
+    await builder.getByLabel('Value', { exact: true }).fill('premium');
+    await panel.getByRole('button', { name: 'Save step' }).click();
+    await graph.getByText('1 filter').waitFor();
+    expect((await c.sdk.workflows.get(workflow.id)).steps[0]?.config).toEqual({
+      condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'premium' }] }] },
+    });
 
     // An Exit on the "no" branch mends it.
     await page.getByRole('button', { name: 'Add a step' }).click();
@@ -155,7 +164,6 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await add.getByLabel('After').selectOption({ label: 'Is pro? (no)' });
     await add.getByRole('button', { name: 'Add step' }).click();
     await page.getByRole('heading', { level: 2, name: 'Exit: Exit' }).waitFor();
-    const graph = page.getByRole('application', { name: 'The steps of Upgrade' });
     await graph.getByRole('img', { name: 'From Is pro? to Exit (no)' }).waitFor({ state: 'attached' });
     expect(await page.locator('.wf-node.has-problem').count()).toBe(0);
     await page.getByRole('button', { name: 'Enable' }).click();

@@ -182,23 +182,29 @@ export function configOf(fields: FieldSpec[], draft: Draft): Record<string, unkn
 }
 
 /** The API's (or the form's own) message for a field: its own path or anything inside it (`config.condition.groups.0…`). */
-function errorAt(error: unknown, path: string): string | undefined {
+function errorAt(error: unknown, path: string, exact = false): string | undefined {
   if (error instanceof DraftError) return error.path === path ? error.message : undefined;
   if (!(error instanceof PigeonError)) return undefined;
   const name = `config.${path}`;
-  const found = error.errors?.find((e) => e.field === name || e.field.startsWith(`${name}.`));
+  const found = error.errors?.find((e) => e.field === name || (!exact && e.field.startsWith(`${name}.`)));
   if (!found) return undefined;
   return found.field === name ? found.message : `${found.field.slice(name.length + 1)}: ${found.message}`;
 }
 
-/** A field's own input in place of the generated one: the draft's text in, text out. */
-export type Widget = (props: {
+/**
+ * A field's own input in place of the generated one: the draft's text in, text out. One with
+ * `ownLabel` labels itself (a fieldset with its legend) instead of under the field's label.
+ */
+export type Widget = ((props: {
   id: string;
+  label: string;
   value: string;
   onChange: (value: string) => void;
   describedBy?: string;
   invalid: boolean;
-}) => ReactNode;
+  /** The last failed save (the API's field errors inside the field are the widget's to show). */
+  error: unknown;
+}) => ReactNode) & { ownLabel?: boolean };
 
 /** The generated fields of a config, bound to `draft`. */
 export function ConfigFields({
@@ -249,7 +255,8 @@ function ConfigField({
       </fieldset>
     );
   }
-  const message = errorAt(error, f.path);
+  const Custom = widgets[f.path];
+  const message = errorAt(error, f.path, Boolean(Custom));
   const set = (value: string | boolean) => onChange({ ...draft, [f.path]: value });
   const value = draft[f.path];
   const text = typeof value === 'string' ? value : '';
@@ -264,9 +271,19 @@ function ConfigField({
     'aria-invalid': message ? true : undefined,
     'aria-describedby': noteId,
   } as const;
-  const Custom = widgets[f.path];
   let input: ReactNode;
-  if (Custom) input = <Custom id={id} value={text} onChange={set} describedBy={noteId} invalid={Boolean(message)} />;
+  if (Custom)
+    input = (
+      <Custom
+        id={id}
+        label={f.label}
+        value={text}
+        onChange={set}
+        describedBy={noteId}
+        invalid={Boolean(message)}
+        error={error}
+      />
+    );
   else if (f.kind === 'boolean')
     input = <input {...shared} type="checkbox" checked={value === true} onChange={(e) => set(e.target.checked)} />;
   else if (f.kind === 'choice')
@@ -326,10 +343,12 @@ function ConfigField({
     );
   return (
     <div className={f.kind === 'boolean' ? 'field checkbox' : 'field'}>
-      <label htmlFor={id}>
-        {f.label}
-        {f.required || f.kind === 'boolean' ? '' : ' (optional)'}
-      </label>
+      {Custom?.ownLabel ? null : (
+        <label htmlFor={id}>
+          {f.label}
+          {f.required || f.kind === 'boolean' ? '' : ' (optional)'}
+        </label>
+      )}
       {input}
       {note ? (
         <small id={noteId} className={message ? 'field-error' : 'muted'}>

@@ -78,6 +78,15 @@ export function stepSummary(step: WorkflowStep, templateName: (id: string) => st
   }
 }
 
+/**
+ * A step's config as its form edits it: a CONDITION of one filter (Plunk's shape, which the API
+ * also takes) opens as the condition tree it stands for, for the condition builder.
+ */
+export function editableConfig(step: WorkflowStep): Record<string, unknown> {
+  if (step.type !== 'CONDITION' || 'condition' in step.config) return step.config;
+  return { condition: { logic: 'AND', groups: [{ filters: [step.config] }] } };
+}
+
 /** The API's reasons a graph cannot run (422 on enable or on an edit of an enabled workflow), by the step each names. */
 export interface Problems {
   byStep: Map<string, string[]>;

@@ -1,7 +1,10 @@
-import type { ExecutionStatus, StepRunStatus } from '@pigeon/sdk';
+import type { ConditionTree, ExecutionStatus, StepRunStatus } from '@pigeon/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
+import { fieldErrors } from '../../api';
 import { projectPath, useProject } from '../../session';
+import { ConditionBuilder, emptyCondition } from '../../ui/condition-builder';
 import type { Widget } from '../../ui/workflow-config-form';
 import { statusTone } from '../../ui/workflow-model';
 
@@ -68,31 +71,69 @@ export const TemplatePicker: Widget = ({ id, value, onChange, describedBy, inval
   );
 };
 
-const CONDITION_EXAMPLE = JSON.stringify(
-  { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }] },
-  null,
-  2,
-);
+const parseTree = (text: string): ConditionTree | undefined => {
+  try {
+    const tree = JSON.parse(text) as ConditionTree;
+    return tree && typeof tree === 'object' && Array.isArray(tree.groups) ? tree : undefined;
+  } catch {
+    return undefined;
+  }
+};
 
 /**
- * CONDITION's tree as JSON (groups of filters; `GET /workflows/fields` names the fields), with an
- * example to start from. To be replaced by the console's condition builder once it exists.
+ * CONDITION's tree with the console's condition builder, or as JSON for what the builder does not
+ * pick (a `workflow.*` field of the start context, say). The API's errors inside the tree show on
+ * the filter they name.
  */
-export const ConditionJson: Widget = ({ id, value, onChange, describedBy, invalid }) => (
-  <textarea
-    id={id}
-    name="config.condition"
-    className="json"
-    rows={9}
-    required
-    spellCheck={false}
-    placeholder={CONDITION_EXAMPLE}
-    aria-describedby={describedBy}
-    aria-invalid={invalid || undefined}
-    value={value}
-    onChange={(e) => onChange(e.target.value)}
-  />
-);
+export const ConditionField: Widget = ({ id, label, value, onChange, describedBy, invalid, error }) => {
+  const tree = parseTree(value);
+  const [asJson, setAsJson] = useState(false);
+  // A new step starts from an empty condition, so that what the builder shows is what is saved.
+  useEffect(() => {
+    if (!value) onChange(JSON.stringify(emptyCondition(), null, 2));
+  }, [value, onChange]);
+  if (asJson || (value && !tree)) {
+    return (
+      <>
+        <label htmlFor={id}>{label} (JSON)</label>
+        <textarea
+          id={id}
+          name="config.condition"
+          className="json"
+          rows={9}
+          required
+          spellCheck={false}
+          aria-describedby={describedBy}
+          aria-invalid={invalid || undefined}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+        />
+        <div>
+          <button type="button" className="small" disabled={!tree} onClick={() => setAsJson(false)}>
+            Edit with the builder
+          </button>
+        </div>
+      </>
+    );
+  }
+  return (
+    <>
+      <ConditionBuilder
+        label={label}
+        value={tree ?? emptyCondition()}
+        onChange={(next) => onChange(JSON.stringify(next, null, 2))}
+        errors={fieldErrors(error)}
+        prefix="config.condition"
+      />
+      <div>
+        <button type="button" className="small" onClick={() => setAsJson(true)}>
+          Edit as JSON
+        </button>
+      </div>
+    </>
+  );
+};
+ConditionField.ownLabel = true;
 
 export function RunChip({ status }: { status: ExecutionStatus | StepRunStatus }) {
   return <span className={`chip ${statusTone(status)}`}>{status}</span>;

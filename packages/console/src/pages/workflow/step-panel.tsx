@@ -5,11 +5,11 @@ import { useProject } from '../../session';
 import { ConfirmDialog } from '../../ui/dialog';
 import { ErrorNote, Field, Form, SelectField } from '../../ui/kit';
 import { ConfigFields, configOf, type Draft, draftOf, stepFields } from '../../ui/workflow-config-form';
-import { BRANCHES, branchLabel, typeLabel } from '../../ui/workflow-model';
-import { ConditionJson, TemplatePicker, useRefreshWorkflow } from './shared';
+import { BRANCHES, branchLabel, editableConfig, typeLabel } from '../../ui/workflow-model';
+import { ConditionField, TemplatePicker, useRefreshWorkflow } from './shared';
 
 /** Fields whose input is the console's own rather than the generated one. */
-export const WIDGETS = { templateId: TemplatePicker, condition: ConditionJson };
+export const WIDGETS = { templateId: TemplatePicker, condition: ConditionField };
 
 /**
  * The selected step: its name and config (the form of its type), where it leads (transitions,
@@ -63,9 +63,10 @@ function StepForm({
 }) {
   const { api } = useProject();
   const refresh = useRefreshWorkflow(workflow.id);
-  const fields = stepFields(step.type, step.config);
+  const config = editableConfig(step);
+  const fields = stepFields(step.type, config);
   const [name, setName] = useState(step.name);
-  const [draft, setDraft] = useState<Draft>(() => draftOf(fields, step.config));
+  const [draft, setDraft] = useState<Draft>(() => draftOf(fields, config));
   const save = useMutation({
     mutationFn: () => api.workflows.steps.update(workflow.id, step.id, { name, config: configOf(fields, draft) }),
     onSuccess: async () => {
