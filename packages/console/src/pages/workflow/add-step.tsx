@@ -6,7 +6,7 @@ import { ErrorNote, Field, Form, SelectField } from '../../ui/kit';
 import { ConfigFields, configOf, type Draft, draftOf, stepFields } from '../../ui/workflow-config-form';
 import { BRANCHES, branchLabel, STEP_TYPES } from '../../ui/workflow-model';
 import { useRefreshWorkflow } from './shared';
-import { WIDGETS } from './step-panel';
+import { WIDGETS } from './widgets';
 
 /** Where a new step can go: after a step, on one of its branches no transition uses yet. */
 function openEnds(workflow: WorkflowDetail) {

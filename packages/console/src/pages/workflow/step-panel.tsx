@@ -6,10 +6,8 @@ import { ConfirmDialog } from '../../ui/dialog';
 import { ErrorNote, Field, Form, SelectField } from '../../ui/kit';
 import { ConfigFields, configOf, type Draft, draftOf, stepFields } from '../../ui/workflow-config-form';
 import { BRANCHES, branchLabel, editableConfig, typeLabel } from '../../ui/workflow-model';
-import { ConditionField, TemplatePicker, useRefreshWorkflow } from './shared';
-
-/** Fields whose input is the console's own rather than the generated one. */
-export const WIDGETS = { templateId: TemplatePicker, condition: ConditionField };
+import { useRefreshWorkflow } from './shared';
+import { WIDGETS } from './widgets';
 
 /**
  * The selected step: its name and config (the form of its type), where it leads (transitions,
