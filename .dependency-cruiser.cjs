@@ -46,7 +46,7 @@ const ALLOWED = {
   segments: ['conditions', 'contacts', 'event-log', 'references'],
   'ses-feedback': ['deliverability'],
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],
-  'smtp-submission': ['emails', 'projects'],
+  'smtp-submission': ['composition', 'emails', 'projects'],
   sso: ['accounts', 'auth', 'projects'],
   system: ['change-feed', 'email-states', 'emails', 'workflows'],
   templates: ['composition', 'domains', 'references', 'rendering'],

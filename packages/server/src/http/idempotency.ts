@@ -91,11 +91,11 @@ const performedNothing = (status: number, res: Response) =>
   (status >= 400 && status < 500) || (status >= 500 && res.locals.workRolledBack === true);
 
 /** A claim whose request performed nothing (refused, or rolled back): the key is free again. */
-export const releaseKey = (db: Queryable, projectId: string, key: string) =>
+const releaseKey = (db: Queryable, projectId: string, key: string) =>
   prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [projectId, key]);
 
 /** A claim's outcome: its status, and for a 2xx the body a retry is answered with. */
-export const settleKey = (db: Queryable, projectId: string, key: string, status: number, body: unknown) =>
+const settleKey = (db: Queryable, projectId: string, key: string, status: number, body: unknown) =>
   prepared(
     db,
     'idem.settle',
@@ -103,11 +103,8 @@ export const settleKey = (db: Queryable, projectId: string, key: string, status:
     [projectId, key, status, status < 300 ? JSON.stringify(body) : null],
   );
 
-/**
- * Inserts the claim, or takes over an expired one; returns the live claim of someone else. `request`
- * names what claimed it (`POST /v1/send`, `SMTP submission`), `requestHash` its body.
- */
-export async function claimKey(
+/** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */
+async function claimKey(
   deps: AppDeps,
   projectId: string,
   key: string,
@@ -137,7 +134,7 @@ export async function claimKey(
  * The live claim of a key. A track's claim keeps the id of the event it recorded (it was claimed in
  * the track statement, see `events/track-statement.ts`), and its response is rebuilt from that event.
  */
-async function findClaim(db: Queryable, projectId: string, key: string): Promise<Claim | undefined> {
+export async function findClaim(db: Queryable, projectId: string, key: string): Promise<Claim | undefined> {
   const [claim] = await prepared<Claim>(
     db,
     'idem.get',
@@ -153,6 +150,41 @@ async function findClaim(db: Queryable, projectId: string, key: string): Promise
     [projectId, key],
   );
   return claim;
+}
+
+/** A key claimed and settled at once, with the work it stands for (`recordKey`). */
+export interface KeyRecord {
+  key: string;
+  /** What the key stands for (`SMTP submission`), as `request` of a claim. */
+  request: string;
+  requestHash: string;
+  /** The answer a retry gets (`Claim.response`). */
+  response: unknown;
+  ttlHours: number;
+}
+
+/**
+ * Records a key claimed and settled in one statement, in the caller's transaction, so the key and
+ * the work it stands for commit together or not at all: no claim is ever in flight or of unknown
+ * outcome (as the track statement's keys). An expired claim is taken over. False when a live claim
+ * holds the key: the caller rolls back its work and answers from `findClaim`. A concurrent record of
+ * the same key waits for this transaction and then finds it.
+ */
+export async function recordKey(tx: Queryable, projectId: string, record: KeyRecord): Promise<boolean> {
+  const rows = await preparedRows<{ recorded: boolean }>(
+    tx,
+    'idem.record',
+    sql`INSERT INTO idempotency_keys AS k (project_id, key, request, request_hash, status_code, response, expires_at)
+        SELECT p.id, ${record.key}::text, ${record.request}::text, ${record.requestHash}::text, 200,
+               ${JSON.stringify(record.response)}::jsonb, now() + make_interval(hours => ${record.ttlHours}::int)
+        FROM projects p WHERE p.id = ${projectId}::uuid FOR KEY SHARE
+        ON CONFLICT (project_id, key) DO UPDATE
+          SET request = EXCLUDED.request, request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,
+              response = EXCLUDED.response, event_id = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+          WHERE k.expires_at <= now()
+        RETURNING true AS recorded`,
+  );
+  return rows[0]?.recorded === true;
 }
 
 /**

@@ -13,7 +13,7 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, type AppErrorExtra, validationFailed } from '../../http/errors.js';
 import { requireAllowance } from '../billing/allowance.js';
-import { composeBuiltMessage } from '../composition/built.js';
+import { type BuiltLayout, composeBuiltMessage } from '../composition/built.js';
 import { type ComposedMessage, composeMessage } from '../composition/compose.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { upsertContact } from '../contacts/rows.js';
@@ -34,10 +34,22 @@ type SendInput = z.output<typeof SendBody>;
  * and each recipient gets these bytes, tracked when the project tracks (no template variables).
  */
 export interface BuiltMessage {
-  /** The MIME message as it goes out: no Bcc, Message-ID and Date present. */
-  mime: Buffer;
+  /** The MIME message as it goes out (no Bcc, Message-ID and Date present), taken apart once. */
+  layout: BuiltLayout;
   /** Its `Message-ID` (`<…>`), kept on every email it makes. */
   messageId: string;
+}
+
+/** What a send queued (the `data` of `/v1/send`'s answer but its timestamp). */
+export type QueuedSend = Awaited<ReturnType<typeof queueSend>>;
+
+export interface SendOptions {
+  built?: BuiltMessage;
+  /**
+   * Runs in the send's transaction once every email is queued: what it writes commits with them,
+   * and an error it throws keeps none of them (SMTP submission records its Message-ID there).
+   */
+  beforeCommit?: (tx: Queryable, queued: QueuedSend) => Promise<void>;
 }
 type FieldErrors = NonNullable<AppErrorExtra['errors']>;
 
@@ -268,7 +280,7 @@ async function queueSend(deps: AppDeps, client: Queryable, projectId: string, se
     if (!contact) continue;
     const emailId = uuidv7();
     const { message, built } = send.built
-      ? await builtFor(deps, send.built, content, emailId, tracked)
+      ? builtFor(deps, send.built, content, emailId, tracked)
       : {
           message: composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
             publicUrl: deps.config.http.publicUrl,
@@ -311,14 +323,14 @@ async function queueSend(deps: AppDeps, client: Queryable, projectId: string, se
 }
 
 /** One recipient's copy of a built message: tracked as the project tracks, never rendered. */
-async function builtFor(
+function builtFor(
   deps: AppDeps,
   built: BuiltMessage,
   content: Resolved,
   emailId: string,
   tracked: boolean,
-): Promise<{ message: ComposedMessage; built: QueuedEmail['built'] }> {
-  const composed = await composeBuiltMessage(built.mime, content.html, emailId, {
+): { message: ComposedMessage; built: QueuedEmail['built'] } {
+  const composed = composeBuiltMessage(built.layout, emailId, {
     publicUrl: deps.config.http.publicUrl,
     linkSecret: deps.config.secrets.linkSigning,
     tracked,
@@ -356,11 +368,12 @@ export async function sendEmail(
   projectId: string,
   body: SendInput,
   raw: unknown = body,
-  built?: BuiltMessage,
+  options: SendOptions = {},
 ) {
-  const send = await prepareSend(deps, projectId, body, raw, built);
+  const send = await prepareSend(deps, projectId, body, raw, options.built);
   const result = await inTransaction(deps.db.pool, async (client) => {
     const queued = await queueSend(deps, client, projectId, send);
+    await options.beforeCommit?.(client, queued);
     // Last, so the month's counter is locked only until the commit; over the cap, nothing is kept.
     await requireAllowance(client, projectId, 'transactional', queued.emails.length);
     return queued;

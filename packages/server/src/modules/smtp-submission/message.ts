@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { SendBody } from '@pigeon/contract';
 import { Headers } from '@zone-eu/mailsplit';
-import type { AddressObject, ParsedMail } from 'mailparser';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { unsafeFields } from '../../http/validation.js';
+import { takeApart } from '../composition/built.js';
 import type { BuiltMessage } from '../emails/send.js';
 import { SmtpReply } from './replies.js';
 
@@ -22,34 +23,31 @@ export interface Submission {
   hash: string;
 }
 
+/** mailsplit's headers carry libmime, whose word decoder (RFC 2047) names and subjects need. */
+type DecodingHeaders = Headers & { libmime: { decodeWords(text: string): string } };
+
 /**
  * Reads a message submitted over SMTP (DATA, after dot-unstuffing) for its envelope recipients.
  * The message itself goes out as written (headers, MIME structure, attachments) but for what a
  * submission server owes it (RFC 6409 §8): `Bcc` removed, a `Message-ID` and a `Date` added when
  * missing. Refused with a 5xx when it has no single From address or carries text no mail may.
  */
-export async function readSubmission(raw: Buffer, recipients: string[]): Promise<Submission> {
+export function readSubmission(raw: Buffer, recipients: string[]): Submission {
   const { headEnd, bodyStart } = headerSection(raw);
   if (headEnd > MAX_HEADER_BYTES) {
     throw new SmtpReply(552, `5.3.4 Header section over ${MAX_HEADER_BYTES / 1024} KB`);
   }
-  const { simpleParser } = await import('mailparser');
-  const parsed = await simpleParser(raw, {
-    skipHtmlToText: true,
-    skipTextToHtml: true,
-    skipTextLinks: true,
-    skipImageLinks: true,
-  });
-  const from = singleFrom(parsed);
-  const body = requestOf(parsed, from, recipients);
-  const headers = new Headers(raw.subarray(0, headEnd));
+  const headers = new Headers(raw.subarray(0, headEnd)) as DecodingHeaders;
+  const from = singleFrom(headers);
   headers.remove('bcc');
-  const ownMessageId = headers.hasHeader('message-id') && Boolean(parsed.messageId);
-  const messageId = ownMessageId ? (parsed.messageId as string) : `<${uuidv7()}@${from.address.split('@')[1]}>`;
-  if (!ownMessageId) headers.update('Message-ID', messageId);
+  const given = /<[^<>\s]+>/.exec(headers.getFirst('message-id'))?.[0];
+  const messageId = given ?? `<${uuidv7()}@${from.address.split('@')[1]}>`;
+  if (!given) headers.update('Message-ID', messageId);
   if (!headers.hasHeader('date')) headers.update('Date', new Date().toUTCString().replace('GMT', '+0000'));
   const mime = headers.changed ? Buffer.concat([headers.build(), raw.subarray(bodyStart)]) : raw;
-  return { body, built: { mime, messageId }, ownMessageId, hash: digest(recipients, raw) };
+  const layout = takeApart(mime);
+  const body = requestOf(headers, from, recipients, layout);
+  return { body, built: { layout, messageId }, ownMessageId: given !== undefined, hash: digest(recipients, raw) };
 }
 
 /** Where the header section ends (before its blank line) and the body starts; a message of headers only ends at its end. */
@@ -61,25 +59,39 @@ function headerSection(raw: Buffer): { headEnd: number; bodyStart: number } {
   return { headEnd: raw.length, bodyStart: raw.length };
 }
 
-function singleFrom(parsed: ParsedMail): { address: string; name: string } {
-  const mailboxes = parsed.from?.value ?? [];
+function singleFrom(headers: DecodingHeaders): { address: string; name: string } {
+  const lines = headers.get('from');
+  const mailboxes = lines.length === 1 ? addressparser(fieldValue(lines[0] ?? ''), { flatten: true }) : [];
   const [first] = mailboxes;
   if (mailboxes.length !== 1 || !first?.address) {
     throw new SmtpReply(550, '5.6.0 The message needs a From header with exactly one address');
   }
-  return { address: first.address, name: first.name };
+  return { address: first.address, name: headers.libmime.decodeWords(first.name) };
 }
 
+/** A header line's value, unfolded. */
+const fieldValue = (line: string) =>
+  line
+    .slice(line.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]*/g, ' ')
+    .trim();
+
 /** The send request the message stands for, checked by the contract's own schema of `/v1/send`. */
-function requestOf(parsed: ParsedMail, from: { address: string; name: string }, recipients: string[]) {
-  const names = displayNames(parsed.to, parsed.cc);
+function requestOf(
+  headers: DecodingHeaders,
+  from: { address: string; name: string },
+  recipients: string[],
+  content: { html: string; text: string },
+) {
+  const names = displayNames(headers);
+  const subject = headers.libmime.decodeWords(headers.getFirst('subject'));
+  const text = content.text.trimEnd(); // display copies: the bytes that go out are the message's own
   const candidate = {
     to: recipients.map((email) => ({ email, ...nameOf(names.get(email)) })),
     from: { email: from.address, ...nameOf(from.name) },
-    ...(parsed.subject ? { subject: parsed.subject } : {}),
-    ...(typeof parsed.html === 'string' && parsed.html ? { body: parsed.html } : {}),
-    // Display copies: the bytes that go out are the message's own.
-    ...(parsed.text?.trimEnd() ? { text: parsed.text.trimEnd() } : {}),
+    ...(subject ? { subject } : {}),
+    ...(content.html ? { body: content.html } : {}),
+    ...(text ? { text } : {}),
   };
   const [unsafe] = unsafeFields(candidate);
   if (unsafe) throw new SmtpReply(550, `5.6.0 ${headerName(unsafe.field)}: ${unsafe.message}`);
@@ -99,11 +111,13 @@ const headerName = (field: string) =>
 /** Display names (at most the contract's 200 characters) are cosmetic: cut, never a refusal. */
 const nameOf = (name: string | undefined) => (name ? { name: name.slice(0, 200) } : {});
 
-function displayNames(...fields: Array<AddressObject | AddressObject[] | undefined>): Map<string, string> {
+/** The names To and Cc give the envelope's addresses. */
+function displayNames(headers: DecodingHeaders): Map<string, string> {
   const names = new Map<string, string>();
-  for (const field of fields.flatMap((f) => (f === undefined ? [] : Array.isArray(f) ? f : [f]))) {
-    for (const mailbox of field.value) {
-      if (mailbox.address && mailbox.name) names.set(mailbox.address.toLowerCase(), mailbox.name);
+  for (const line of [...headers.get('to'), ...headers.get('cc')]) {
+    for (const mailbox of addressparser(fieldValue(line), { flatten: true })) {
+      if (mailbox.address && mailbox.name)
+        names.set(mailbox.address.toLowerCase(), headers.libmime.decodeWords(mailbox.name));
     }
   }
   return names;

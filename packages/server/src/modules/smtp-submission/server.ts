@@ -151,8 +151,8 @@ function serverOptions(deps: AppDeps, logger: Logger, tls: { key: Buffer; cert: 
         }
         const user = session.user as SubmissionUser;
         const recipients = [...new Set(session.envelope.rcptTo.map((r) => r.address.toLowerCase()))];
-        readSubmission(Buffer.concat(chunks), recipients)
-          .then((submission) => submitOnce(deps, user.projectId, submission))
+        Promise.resolve()
+          .then(() => submitOnce(deps, user.projectId, readSubmission(Buffer.concat(chunks), recipients)))
           .then(
             (accepted) => {
               smtpSubmissions.inc({ outcome: accepted.repeated ? 'repeated' : 'accepted' });
