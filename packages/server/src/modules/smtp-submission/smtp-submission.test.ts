@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { receivedMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { authPlain, openDialogue, type SmtpDialogue } from '../../../test/smtp-dialogue.js';
 import { until } from '../../../test/until.js';
 import { queryRows, sql } from '../../db/query.js';
+import { isLoopback } from './auth.js';
 
 const MAX_BYTES = 200 * 1024;
 const RATE_LIMIT = 25;
@@ -211,6 +213,21 @@ describe('SMTP submission', () => {
     other.close();
   });
 
+  it('stops a logged-in session from sending once its key is rotated', async () => {
+    const { project, owner, from } = await verifiedSender(pigeon, dns);
+    const smtp = await loggedIn(project.secretKey);
+    const rotated = await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
+      headers: { cookie: owner.cookie },
+    });
+    expect(rotated.status).toBe(200);
+    const answer = await smtp.say(`MAIL FROM:<${from}>`);
+    expect(answer).toEqual({
+      code: 535,
+      text: '5.7.8 Authentication credentials no longer valid (the key was rotated)',
+    });
+    smtp.close();
+  });
+
   it('refuses a From on a domain the project has not verified, naming the domain (550 5.7.1); nothing is queued', async () => {
     const { project } = await newProject(pigeon);
     const smtp = await loggedIn(project.secretKey);
@@ -362,5 +379,44 @@ describe('SMTP submission', () => {
     expect(answer.text).toMatch(/^2\.0\.0 Ok: queued as [0-9a-f-]{36}; not sent to gone@example\.com \(suppressed\)$/);
     smtp.close();
     expect((await emailsWithMessageId(id)).map((r) => r.to_email)).toEqual(['ada@example.com']);
+  });
+});
+
+describe('SMTP_SUBMISSION_ALLOW_PLAIN_AUTH', () => {
+  let local: TestPigeon;
+  beforeAll(async () => {
+    // The local outbox: a domain is verified as soon as it is added.
+    local = await startTestPigeon({ env: { SMTP_SUBMISSION_PORT: '0', SMTP_SUBMISSION_ALLOW_PLAIN_AUTH: 'true' } });
+  });
+  afterAll(() => local?.stop());
+
+  it('takes AUTH without TLS from a loopback address (a relay on the same machine), and mail goes through', async () => {
+    const { project, auth } = await newProject(local);
+    expect((await local.request('POST', '/domains', { headers: auth, body: { domain: 'plain.example' } })).status).toBe(
+      201,
+    );
+    const smtp = await openDialogue(local.submissionPorts?.port ?? 0, { localAddress: '127.0.0.2' });
+    expect((await smtp.say('EHLO relay.local')).text).toContain('AUTH PLAIN LOGIN');
+    expect((await smtp.say(authPlain(project.secretKey))).code).toBe(235);
+    const id = messageId();
+    const answer = await transaction(smtp, 'app@plain.example', ['ada@example.com'], mime('app@plain.example', id));
+    expect(answer.code).toBe(250);
+    smtp.close();
+    const [row] = await queryRows<{ status: string }>(
+      local.deps.db.pool,
+      sql`SELECT status FROM emails WHERE message_id = ${id}`,
+    );
+    expect(row).toBeDefined();
+  });
+
+  it('counts loopback as 127.0.0.0/8 and ::1 (IPv4-mapped too), nothing else', () => {
+    expect(['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'].map(isLoopback)).toEqual([true, true, true, true]);
+    expect(['10.0.0.1', '::ffff:10.0.0.1', '::2', '128.0.0.1', 'fe80::1'].map(isLoopback)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
