@@ -69,20 +69,38 @@ describe.skipIf(!hasChromium)('the console: campaigns and analytics', () => {
       (n) => n === 1,
     );
 
-    // A few seconds ahead, in the browser's own zone (as a person types it in the datetime-local field).
-    await page.getByLabel('At a time').check();
+    // Scheduled in the browser's own zone: first at the time offered (an hour ahead)…
     const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
-    const at = await page.evaluate(() => {
-      const d = new Date(Date.now() + 12_000);
-      const p = (n: number) => String(n).padStart(2, '0');
-      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-    });
-    await page.getByLabel(`Send at (${zone})`).fill(at);
+    await page.getByLabel('At a time').check();
+    await page.getByLabel(`Send at (${zone})`).waitFor();
     await page.getByRole('button', { name: 'Schedule…' }).click();
     await page.getByRole('dialog', { name: 'Schedule this campaign?' }).waitFor();
     await page.getByRole('button', { name: 'Schedule', exact: true }).click();
     await page.locator('.page-header .chip', { hasText: 'SCHEDULED' }).waitFor();
+    await page.getByText('Waiting until').waitFor();
     await page.getByText(`(${zone})`).first().waitFor();
+    const later = await c.sdk.campaigns.get(campaignId);
+    expect(new Date(later.scheduledFor ?? '').getTime() - Date.now()).toBeGreaterThan(50 * 60_000);
+    await checkPage(page, 'campaign-scheduled');
+
+    // …then moved to a few seconds ahead, typed as a person types it in the datetime-local field.
+    const again = page.getByRole('region', { name: 'Another time, or now' });
+    await again.getByLabel('At a time').check();
+    const at = await page.evaluate(() => {
+      const d = new Date(Date.now() + 8_000);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    });
+    await again.getByLabel(`Send at (${zone})`).fill(at);
+    await again.getByRole('button', { name: 'Schedule…' }).click();
+    await page
+      .getByRole('dialog', { name: 'Schedule this campaign?' })
+      .getByRole('button', { name: 'Schedule' })
+      .click();
+    await until(
+      () => c.sdk.campaigns.get(campaignId),
+      (got) => got.status !== 'SCHEDULED' || new Date(got.scheduledFor ?? '').getTime() - Date.now() < 60_000,
+    );
     const scheduled = await c.sdk.campaigns.get(campaignId);
     expect(new Date(scheduled.scheduledFor ?? '').getTime()).toBe(
       await page.evaluate((local) => new Date(local).getTime(), at),

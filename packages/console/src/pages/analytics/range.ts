@@ -35,7 +35,7 @@ export interface AnalyticsRange {
  */
 export function useAnalyticsRange() {
   const [range, setRange] = useFilter('range');
-  const [interval, setInterval] = useFilter('interval');
+  const [interval, setIntervalParam] = useFilter('interval');
   const [fromDay, setFromDay] = useFilter('from');
   const [untilDay, setUntilDay] = useFilter('until');
   const value = useMemo((): AnalyticsRange => {
@@ -60,7 +60,7 @@ export function useAnalyticsRange() {
     value,
     range: range || '30d',
     setRange,
-    setInterval,
+    setInterval: setIntervalParam,
     fromDay,
     setFromDay,
     untilDay,

@@ -40,7 +40,13 @@ export function AudienceFields({
             name="audienceType"
             value={type}
             checked={values.audienceType === type}
-            onChange={() => onChange({ audienceType: type })}
+            onChange={() =>
+              onChange(
+                type === 'FILTERED' && !values.audienceCondition
+                  ? { audienceType: type, audienceCondition: emptyCondition() }
+                  : { audienceType: type },
+              )
+            }
           />
           <span>
             {label} <small className="muted">{hint}</small>

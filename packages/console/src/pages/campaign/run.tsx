@@ -10,6 +10,7 @@ import { MessageFrame } from '../../ui/message-frame';
 import { senderOf } from './compose';
 import { isLive, LIVE_MS, viewerZone } from './format';
 import { LiveProgress, StatsPanel } from './progress';
+import { SendOrSchedule } from './send';
 
 const AUDIENCE_TEXT: Record<Campaign['audienceType'], string> = {
   ALL: 'Every contact',
@@ -28,6 +29,17 @@ export function RunView({ campaign }: { campaign: Campaign }) {
     queryKey: ['campaign-stats', campaign.id],
     queryFn: () => api.campaigns.stats(campaign.id),
     refetchInterval: live ? LIVE_MS : false,
+  });
+  const audience = useQuery({
+    queryKey: ['audience-count', project.id, campaign.id],
+    queryFn: () =>
+      api.campaigns.audienceCount({
+        type: campaign.type,
+        audienceType: campaign.audienceType,
+        segmentId: campaign.segmentId,
+        audienceCondition: campaign.audienceCondition,
+      }),
+    enabled: campaign.status === 'SCHEDULED',
   });
   const security = useQuery({
     queryKey: ['security', project.id],
@@ -66,7 +78,7 @@ export function RunView({ campaign }: { campaign: Campaign }) {
         </button>
         {live ? (
           <button type="button" className="danger" onClick={() => setConfirm('cancel')}>
-            Cancel sending
+            Cancel campaign
           </button>
         ) : null}
         {campaign.status !== 'SENDING' ? (
@@ -90,8 +102,10 @@ export function RunView({ campaign }: { campaign: Campaign }) {
         <dd>{senderOf(campaign)}</dd>
         <dt>Audience</dt>
         <dd>
-          {AUDIENCE_TEXT[campaign.audienceType]}, {campaign.totalRecipients.toLocaleString()} recipients
-          {campaign.status === 'SCHEDULED' ? ' (counted when sending starts)' : ''}
+          {AUDIENCE_TEXT[campaign.audienceType]},{' '}
+          {campaign.status === 'SCHEDULED'
+            ? `${audience.data ? audience.data.count.toLocaleString() : '…'} recipients if it were now (fixed when sending starts)`
+            : `${campaign.totalRecipients.toLocaleString()} recipients`}
         </dd>
         {campaign.scheduledFor ? (
           <>
@@ -119,9 +133,12 @@ export function RunView({ campaign }: { campaign: Campaign }) {
         ) : null}
       </dl>
       {campaign.status === 'SCHEDULED' ? (
-        <Notice>
-          Waiting until <Time iso={campaign.scheduledFor} />: this page follows it when sending starts.
-        </Notice>
+        <>
+          <Notice>
+            Waiting until <Time iso={campaign.scheduledFor} />: this page follows it when sending starts.
+          </Notice>
+          <SendOrSchedule campaign={campaign} save={async () => campaign} title="Another time, or now" />
+        </>
       ) : (
         <LiveProgress campaign={campaign} stats={stats.data} />
       )}

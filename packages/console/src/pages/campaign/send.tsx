@@ -60,7 +60,16 @@ function TestSend({ campaign, save }: { campaign: Campaign; save: () => Promise<
   );
 }
 
-function SendOrSchedule({ campaign, save }: { campaign: Campaign; save: () => Promise<Campaign> }) {
+/** Send now or at a time; for a SCHEDULED campaign, another time or now instead (`title` says which). */
+export function SendOrSchedule({
+  campaign,
+  save,
+  title = 'Send',
+}: {
+  campaign: Campaign;
+  save: () => Promise<Campaign>;
+  title?: string;
+}) {
   const { api } = useProject();
   const queryClient = useQueryClient();
   const [when, setWhen] = useState('now');
@@ -76,13 +85,14 @@ function SendOrSchedule({ campaign, save }: { campaign: Campaign; save: () => Pr
     onSuccess: () => {
       setConfirming(false);
       queryClient.invalidateQueries({ queryKey: ['campaign', campaign.id] });
+      queryClient.invalidateQueries({ queryKey: ['campaign-stats', campaign.id] });
       queryClient.invalidateQueries({ queryKey: ['campaigns'] });
     },
     onError: () => setConfirming(false),
   });
   return (
     <section className="card" aria-labelledby="send-title">
-      <h2 id="send-title">Send</h2>
+      <h2 id="send-title">{title}</h2>
       <Form onSubmit={() => setConfirming(true)}>
         <fieldset>
           <legend>When</legend>
