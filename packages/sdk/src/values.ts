@@ -7,6 +7,7 @@ import {
   EmailSource,
   EmailStatus,
   Role,
+  SegmentType,
   TrackingMode,
   WebhookDeliveryStatus,
   WebhookEventTypeName,
@@ -26,3 +27,4 @@ export const CONDITION_OPERATORS = CONTRACT_CONDITION_OPERATORS;
 export const CONDITION_UNITS = ConditionUnit.options;
 export const CONDITION_LOGICS = ConditionLogic.options;
 export const CONTENT_TYPES = ContentType.options;
+export const SEGMENT_TYPES = SegmentType.options;

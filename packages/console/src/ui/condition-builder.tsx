@@ -13,6 +13,7 @@ import {
   ACTIVITIES,
   CONTACT_FIELDS,
   fieldOf,
+  kindOf,
   newFilter,
   newGroup,
   OPERATOR_LABELS,
@@ -233,7 +234,12 @@ function FilterRow({
   error?: string;
 }) {
   const { source, name } = sourceOf(filter.field);
-  const setField = (next: Source, nextName: string) => onChange(refit({ ...filter, field: fieldOf(next, nextName) }));
+  // Another kind of field starts from its first operator; the same kind keeps the chosen one.
+  const setField = (next: Source, nextName: string) => {
+    const field = fieldOf(next, nextName);
+    const operator = kindOf(field) === kindOf(filter.field) ? filter.operator : operatorsFor(field)[0];
+    onChange(refit({ ...filter, field, operator: operator ?? filter.operator }));
+  };
   const firstName = (s: Source) =>
     s === 'segment' ? (choices.segments[0]?.id ?? '') : s === 'event' ? (choices.eventNames[0] ?? '') : '';
   return (

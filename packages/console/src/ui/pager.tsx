@@ -64,6 +64,7 @@ export function useFilter(name: string): [string, (value: string) => void] {
       if (value) next.set(name, value);
       else next.delete(name);
       next.delete('cursor');
+      next.delete('page'); // offset-paged lists start again too
       setParams(next, { replace: true });
     },
   ];
