@@ -144,6 +144,9 @@ describe.skipIf(!hasChromium)('the console: campaigns and analytics', () => {
     await c.open('campaigns', 'Campaigns');
     await page.getByRole('link', { name: 'Winter news (copy)' }).waitFor();
     await page.getByRole('link', { name: 'Winter news', exact: true }).waitFor();
+    expect(
+      await page.getByRole('link', { name: '6 sent by Winter news: show these emails' }).getAttribute('href'),
+    ).toMatch(/\/emails\?campaign=[0-9a-f-]{36}$/);
     await checkPage(page, 'campaigns');
     await page.getByLabel('Status').selectOption('SENT');
     await page.waitForURL(/status=SENT/);
@@ -231,5 +234,9 @@ describe.skipIf(!hasChromium)('the console: campaigns and analytics', () => {
       .getByRole('button', { name: 'Resume campaigns' })
       .click();
     await health.getByText('Campaigns sending').waitFor();
+    // Charts, frames and live pages ran under the console's policy without a refusal of its own.
+    expect(c.pageErrors.filter((e) => /Content Security Policy/.test(e) && !/sandboxed|about:srcdoc/.test(e))).toEqual(
+      [],
+    );
   });
 });

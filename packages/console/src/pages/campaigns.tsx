@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { EmptyState, ErrorNote, Loading, PageHeader, SelectField, StatusChip, Table, Time } from '../ui/kit';
-import { isLive, LIVE_MS } from './campaign/format';
+import { isLive, LIVE_MS, mailLogPath } from './campaign/format';
 
 const PAGE_SIZE = 25;
 
@@ -130,7 +130,18 @@ function Row({ campaign: c }: { campaign: Campaign }) {
         <StatusChip status={c.status} />
       </td>
       <td>{c.status === 'DRAFT' || c.status === 'SCHEDULED' ? '—' : c.totalRecipients.toLocaleString()}</td>
-      <td>{c.sentCount.toLocaleString()}</td>
+      <td>
+        {c.sentCount > 0 ? (
+          <Link
+            to={projectPath(project.id, mailLogPath(c.id))}
+            aria-label={`${c.sentCount.toLocaleString()} sent by ${c.name}: show these emails`}
+          >
+            {c.sentCount.toLocaleString()}
+          </Link>
+        ) : (
+          '0'
+        )}
+      </td>
       <td>{c.openedCount.toLocaleString()}</td>
       <td>
         <When campaign={c} />
