@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConditionTree } from '../../sdk/dist/index.js';
 import { checkPage, hasChromium } from './chromium.js';
 import { type ConsoleFixture, startConsole } from './console-session.js';
 import { until } from './until.js';
@@ -140,7 +141,7 @@ describe.skipIf(!hasChromium)('the console: templates and segments', () => {
     await page.getByRole('button', { name: 'Create segment' }).click();
     await page.getByRole('heading', { level: 1, name: 'Engaged pro accounts' }).waitFor();
     const id = new URL(page.url()).pathname.split('/').pop() ?? '';
-    const tree = {
+    const tree: ConditionTree = {
       logic: 'AND',
       groups: [
         {
@@ -154,7 +155,7 @@ describe.skipIf(!hasChromium)('the console: templates and segments', () => {
           },
         },
       ],
-    } as const;
+    };
     expect((await sdk.segments.get(id)).condition).toEqual(tree);
     const byApi = await sdk.segments.create({ name: 'Same tree through the API', condition: tree });
     expect(byApi.memberCount).toBe(3);
