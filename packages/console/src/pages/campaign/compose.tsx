@@ -2,10 +2,9 @@ import type { Campaign } from '@pigeon/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { fieldErrors } from '../../api';
 import { projectPath, useProject } from '../../session';
+import { ContentEditor } from '../../ui/content-editor';
 import { ErrorNote, Field, SelectField } from '../../ui/kit';
-import { MessageFrame } from '../../ui/message-frame';
 import { AudienceFields } from './audience';
 import { type ComposeValues, type ContentType, fromTemplate } from './values';
 
@@ -49,41 +48,19 @@ export function ComposeFields({
           <Field label="Reply-to" type="email" {...text('replyTo')} />
           <Field label="Subject" required {...text('subject')} hint='{{name ?? "there"}} fills in per contact' />
         </div>
-        <BodyEditor value={values.body} onChange={(body) => onChange({ body })} error={error} />
+        <ContentEditor
+          subject={values.subject}
+          body={values.body}
+          type={values.type}
+          onBodyChange={(body) => onChange({ body })}
+          error={error}
+        />
       </section>
       <section className="card" aria-labelledby="audience-title">
         <h2 id="audience-title">Who gets it</h2>
         <AudienceFields values={values} onChange={onChange} error={error} />
       </section>
     </>
-  );
-}
-
-function BodyEditor({ value, onChange, error }: { value: string; onChange: (v: string) => void; error: unknown }) {
-  const message = fieldErrors(error).body;
-  return (
-    <div className="compose-body">
-      <div className="field">
-        <label htmlFor="campaign-body">Body (HTML)</label>
-        <textarea
-          id="campaign-body"
-          className="code"
-          rows={18}
-          required
-          value={value}
-          aria-invalid={message ? true : undefined}
-          aria-describedby="campaign-body-note"
-          onChange={(e) => onChange(e.target.value)}
-        />
-        <small id="campaign-body-note" className={message ? 'field-error' : 'muted'}>
-          {message ?? '{{variables}} are filled per contact when it is delivered.'}
-        </small>
-      </div>
-      <div className="field">
-        <span className="label">Preview</span>
-        <MessageFrame html={value} title="Preview of the message body" />
-      </div>
-    </div>
   );
 }
 
