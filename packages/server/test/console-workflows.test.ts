@@ -153,7 +153,10 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await panel.getByRole('button', { name: 'Save step' }).click();
     await graph.getByText('1 filter').waitFor();
     expect((await c.sdk.workflows.get(workflow.id)).steps[0]?.config).toEqual({
-      condition: { logic: 'AND', groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'premium' }] }] },
+      condition: {
+        logic: 'AND',
+        groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'premium' }] }],
+      },
     });
 
     // An Exit on the "no" branch mends it.
@@ -173,5 +176,94 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await c.open('workflows', 'Workflows');
     await page.getByRole('link', { name: 'Upgrade' }).waitFor();
     await checkPage(page, 'workflows');
+  });
+
+  it('adds steps of the other types through their generated forms, with the API’s and the form’s errors on their fields, and deletes one keeping the chain', async () => {
+    const { page } = c;
+    const workflow = await c.sdk.workflows.create({ name: 'Every step', triggerConfig: { eventName: 'paid' } });
+    await c.open(`workflows/${workflow.id}`, 'Every step');
+    const add = page.getByRole('form', { name: 'Add a step' });
+    const addStep = async (type: string) => {
+      await page.getByRole('button', { name: 'Add a step' }).click();
+      await add.getByLabel('Step type').selectOption(type);
+    };
+
+    await addStep('WAIT_FOR_EVENT');
+    await add.getByLabel('Event name').fill('paid-again');
+    await add.getByLabel('Timeout (optional)').fill('3600');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Wait for event: Wait for event' }).waitFor();
+
+    await addStep('WEBHOOK');
+    await add.getByLabel('URL').fill('ftp://hooks.example/pigeon');
+    await add.getByLabel('Method (optional)').selectOption('PUT');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    // The API's 422, under the field it names.
+    await add
+      .locator('.field', { has: page.getByLabel('URL') })
+      .getByText('must be an http(s) URL')
+      .waitFor();
+    await add.getByLabel('URL').fill('https://hooks.example/pigeon');
+    await add.getByLabel('Headers (optional)').fill('{"X-Token": ');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    // JSON the form cannot read, under its field, before anything is sent.
+    await add
+      .locator('.field', { has: page.getByLabel('Headers (optional)') })
+      .getByText(/^Not valid JSON/)
+      .waitFor();
+    await add.getByLabel('Headers (optional)').fill('{"X-Token": "abc"}');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Webhook: Webhook' }).waitFor();
+
+    await addStep('UPDATE_CONTACT');
+    await add.getByLabel('Updates (optional)').fill('{"stage": "onboarded"}');
+    await add.getByLabel('Subscription action (optional)').selectOption('unsubscribe');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Update contact: Update contact' }).waitFor();
+
+    await addStep('CONDITION');
+    const builder = add.getByRole('group', { name: 'Condition', exact: true });
+    await builder.getByLabel('Source').selectOption('data');
+    await builder.getByLabel('Data key').fill('plan');
+    await builder.getByLabel('Operator').selectOption('equals');
+    await builder.getByLabel('Value', { exact: true }).fill('pro');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Condition: Condition' }).waitFor();
+
+    const built = await c.sdk.workflows.get(workflow.id);
+    const [wait, webhook, update, condition] = built.steps;
+    expect(built.steps.map((s) => [s.type, s.config])).toEqual([
+      ['WAIT_FOR_EVENT', { eventName: 'paid-again', timeout: 3600 }],
+      ['WEBHOOK', { url: 'https://hooks.example/pigeon', method: 'PUT', headers: { 'X-Token': 'abc' } }],
+      ['UPDATE_CONTACT', { updates: { stage: 'onboarded' }, subscriptionAction: 'unsubscribe' }],
+      [
+        'CONDITION',
+        {
+          condition: {
+            logic: 'AND',
+            groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }],
+          },
+        },
+      ],
+    ]);
+    const chain = (w: typeof built) => w.transitions.map((t) => [t.fromStepId, t.toStepId, t.branch]);
+    expect(chain(built)).toEqual([
+      [wait?.id, webhook?.id, null],
+      [webhook?.id, update?.id, null],
+      [update?.id, condition?.id, null],
+    ]);
+
+    // Deleting the Webhook joins what led to it to what followed it.
+    await page.getByRole('button', { name: /^Webhook\s*Webhook/ }).click();
+    await page.getByRole('button', { name: 'Delete step' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete “Webhook”?' });
+    expect(await dialog.getByLabel('Connect the steps before it to the step after it').isChecked()).toBe(true);
+    await dialog.getByRole('button', { name: 'Delete the step' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Workflow' }).waitFor();
+    expect(chain(await c.sdk.workflows.get(workflow.id))).toEqual([
+      [wait?.id, update?.id, null],
+      [update?.id, condition?.id, null],
+    ]);
+    await checkPage(page, 'workflow-steps');
   });
 });

@@ -36,7 +36,7 @@ function Editor({ workflow }: { workflow: WorkflowDetail }) {
   const selectedId = params.get('step');
   const adding = params.get('add') === '1';
   const selected = workflow.steps.find((s) => s.id === selectedId) ?? null;
-  /** The panel beside the graph: a step (`?step=`), the new-step form (`?add=1`), or neither. */
+  /** The panel beside the graph: a step (`?step=`), the new-step form (`?add=1`, after the step), or neither. */
   const show = (panel: { step?: string; add?: boolean }) => {
     const next = new URLSearchParams(params);
     next.delete('step');
@@ -111,7 +111,7 @@ function Editor({ workflow }: { workflow: WorkflowDetail }) {
           <div className="card-header">
             <h2 id="graph-title">Steps</h2>
             <div className="actions">
-              <button type="button" onClick={() => show({ add: true })} aria-expanded={adding}>
+              <button type="button" onClick={() => show({ add: true, step: selected?.id })} aria-expanded={adding}>
                 Add a step
               </button>
             </div>

@@ -49,7 +49,8 @@ const label = (key: string) => {
   const words = key
     .replace(/Id$/, '')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .toLowerCase();
+    .toLowerCase()
+    .replace(/\burl\b/, 'URL');
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 const hint = (text: string | undefined) => text?.replace(/`/g, '');

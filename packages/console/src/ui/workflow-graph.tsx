@@ -8,11 +8,12 @@ import {
   type NodeProps,
   Position,
   ReactFlow,
+  useNodesInitialized,
   useReactFlow,
   useStore,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { BRANCHES, branchLabel, layout, type Problems, typeLabel } from './workflow-model';
 
 /**
@@ -110,14 +111,15 @@ function TriggerNode({ data }: NodeProps<TriggerNodeType>) {
 const nodeTypes = { step: StepNode, trigger: TriggerNode };
 const FIT = { padding: 0.15, maxZoom: 1 };
 
-/** Fits the graph to the frame again when the frame's size changes (a phone turned, a window resized). */
-function FitOnResize() {
+/** Fits the graph to its frame again once its nodes are measured, when steps or transitions come or go, and when the frame's size changes (a phone turned). */
+function Fit({ shape }: { shape: string }) {
   const { fitView } = useReactFlow();
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
+  const measured = useNodesInitialized();
   useEffect(() => {
-    if (width > 0 && height > 0) fitView(FIT);
-  }, [width, height, fitView]);
+    if (measured && width > 0 && height > 0 && shape) fitView(FIT);
+  }, [measured, width, height, shape, fitView]);
   return null;
 }
 const TRIGGER = 'trigger';
@@ -146,6 +148,7 @@ export function WorkflowGraph({
   marks?: ExecutionMarks;
   label: string;
 }) {
+  const measured = useRef(new Map<string, { width: number; height: number }>());
   const at = layout(steps, transitions, { width: 240, height: ROW });
   const targets = new Set(transitions.map((t) => t.toStepId));
   const roots = steps.filter((s) => !targets.has(s.id));
@@ -233,12 +236,14 @@ export function WorkflowGraph({
     });
   }
   return (
-    <div className="wf-canvas">
+    // Tall enough for the rows at a readable zoom (the stylesheet bounds it).
+    <div
+      className="wf-canvas"
+      style={{ height: (Math.max(0, ...[...at.values()].map((p) => p.y)) / ROW + 1) * 150 + 80 }}
+    >
       <ReactFlow
-        // Drawn afresh (and fitted to the frame) whenever steps or transitions come or go.
-        key={`${steps.length}:${transitions.map((t) => t.id).join()}`}
         aria-label={label}
-        nodes={nodes}
+        nodes={nodes.map((n) => ({ ...n, measured: measured.current.get(n.id) }))}
         edges={edges}
         nodeTypes={nodeTypes}
         fitView
@@ -254,6 +259,12 @@ export function WorkflowGraph({
         preventScrolling={false}
         zoomOnDoubleClick={false}
         colorMode="system"
+        // The nodes are built afresh on each render: their measured sizes are kept here and handed
+        // back, so that React Flow need not measure them again (edges wait for measured handles).
+        onNodesChange={(changes) => {
+          for (const c of changes)
+            if (c.type === 'dimensions' && c.dimensions) measured.current.set(c.id, c.dimensions);
+        }}
         onConnect={(c) => {
           if (!onConnect || !c.target || c.source === TRIGGER) return;
           const branch = c.sourceHandle && c.sourceHandle !== 'next' ? (c.sourceHandle as TransitionBranch) : null;
@@ -261,7 +272,7 @@ export function WorkflowGraph({
         }}
       >
         <Controls showInteractive={false} />
-        <FitOnResize />
+        <Fit shape={`${steps.map((st) => st.id).join()}|${transitions.map((t) => t.id).join()}`} />
       </ReactFlow>
     </div>
   );

@@ -39,7 +39,11 @@ export function AddStep({
   const fields = stepFields(type);
   const [name, setName] = useState('');
   const [draft, setDraft] = useState<Draft>(() => draftOf(fields));
-  const [from, setFrom] = useState(() => (ends.find((e) => e.stepId === after) ?? ends[ends.length - 1])?.value ?? '');
+  // After the selected step, else the newest step with a way out left; on its first free branch.
+  const [from, setFrom] = useState(() => {
+    const stepId = ends.some((e) => e.stepId === after) ? after : ends[ends.length - 1]?.stepId;
+    return ends.find((e) => e.stepId === stepId)?.value ?? '';
+  });
   const add = useMutation({
     mutationFn: async () => {
       // The config is built from the type's own schema (and checked by the API against it).
