@@ -1,12 +1,12 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { authenticate } from 'mailauth';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -42,6 +42,7 @@ const ports = { starttls: pigeon.submissionPorts?.port ?? 0, implicit: pigeon.su
 const certFile = join(pigeon.dataDir, 'smtp-submission', 'cert.pem');
 const sender = await verifiedSender(pigeon, dns);
 const work = mkdtempSync(join(tmpdir(), 'pigeon-smtp-clients-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 const resolver = new Resolver();
 resolver.setServers([dns.address]);
 
