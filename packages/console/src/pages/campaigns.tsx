@@ -1,9 +1,10 @@
 import { CAMPAIGN_STATUSES, type Campaign, type CampaignStatus } from '@pigeon/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { EmptyState, ErrorNote, Loading, PageHeader, SelectField, StatusChip, Table, Time } from '../ui/kit';
+import { OffsetPager, useFilter, usePageParam } from '../ui/pager';
 import { isLive, LIVE_MS, mailLogPath } from './campaign/format';
 
 const PAGE_SIZE = 25;
@@ -11,16 +12,16 @@ const PAGE_SIZE = 25;
 /** Campaigns: newest first, filtered by status and searched by name, subject or sender; a page at a time. */
 export default function CampaignsPage() {
   const { project, api } = useProject();
-  const [status, setStatus] = useListParam('status');
-  const [search, setSearch] = useListParam('search');
-  const [page, setPage] = useListParam('page');
+  const [status, setStatus] = useFilter('status');
+  const [search, setSearch] = useFilter('search');
+  const [page, setPage] = usePageParam();
   const [typed, setTyped] = useState(search);
   useEffect(() => {
     const timer = setTimeout(() => typed !== search && setSearch(typed.trim()), 300);
     return () => clearTimeout(timer);
   }, [typed, search, setSearch]);
   const query = {
-    page: Number(page) || 1,
+    page,
     pageSize: PAGE_SIZE,
     status: (status || undefined) as CampaignStatus | undefined,
     search: search || undefined,
@@ -82,40 +83,16 @@ export default function CampaignsPage() {
               <Row key={c.id} campaign={c} />
             ))}
           </Table>
-          <nav className="pager" aria-label="Campaigns pages">
-            <button type="button" onClick={() => setPage(String(query.page - 1))} disabled={query.page <= 1}>
-              Previous
-            </button>
-            <span className="muted">
-              Page {campaigns.data.page} of {Math.max(campaigns.data.totalPages, 1)}
-            </span>
-            <button
-              type="button"
-              onClick={() => setPage(String(query.page + 1))}
-              disabled={query.page >= campaigns.data.totalPages}
-            >
-              Next
-            </button>
-          </nav>
+          <OffsetPager
+            page={campaigns.data.page}
+            totalPages={campaigns.data.totalPages}
+            onPage={setPage}
+            label="Campaigns pages"
+          />
         </>
       ) : null}
     </>
   );
-}
-
-/** A URL search parameter as state; changing a filter goes back to the first page (`page` dropped). */
-function useListParam(name: string): [string, (value: string) => void] {
-  const [params, setParams] = useSearchParams();
-  return [
-    params.get(name) ?? '',
-    (value) => {
-      const next = new URLSearchParams(params);
-      if (value && !(name === 'page' && value === '1')) next.set(name, value);
-      else next.delete(name);
-      if (name !== 'page') next.delete('page');
-      setParams(next, { replace: name !== 'page' });
-    },
-  ];
 }
 
 function Row({ campaign: c }: { campaign: Campaign }) {

@@ -1,12 +1,13 @@
 import { type ConditionTree, SEGMENT_TYPES, type Segment, type SegmentComputeResult } from '@pigeon/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { fieldErrors, isStatus } from '../api';
 import { projectPath, useProject } from '../session';
 import { ConditionBuilder, emptyCondition } from '../ui/condition-builder';
 import { ConfirmDialog } from '../ui/dialog';
 import { ErrorNote, Field, Form, Loading, Notice, PageHeader, StatusChip, Time } from '../ui/kit';
+import { UsedBy } from '../ui/used-by';
 import { LiveCount } from './segment/live-count';
 import { Members } from './segment/members';
 
@@ -33,7 +34,7 @@ export default function SegmentPage() {
     <>
       <SegmentForm key={segment.data.id} segment={segment.data} />
       <Members segment={segment.data} />
-      <UsedBy segment={segment.data} />
+      <SegmentUsage segment={segment.data} />
     </>
   );
 }
@@ -217,32 +218,17 @@ function SegmentForm({ segment }: { segment?: Segment }) {
   );
 }
 
-/** Campaigns, workflows and segments that reference this one, each a link. */
-function UsedBy({ segment }: { segment: Segment }) {
+/** Campaigns, workflows and segments that reference this one. */
+function SegmentUsage({ segment }: { segment: Segment }) {
   const { project, api } = useProject();
   const usage = useQuery({
     queryKey: ['segment-usage', project.id, segment.id],
     queryFn: () => api.segments.usage(segment.id),
   });
-  const links = usage.data
-    ? [
-        ...usage.data.campaigns.map((c) => ({ ...c, kind: 'Campaign', path: `campaigns/${c.id}` })),
-        ...usage.data.workflows.map((w) => ({ ...w, kind: 'Workflow', path: `workflows/${w.id}` })),
-        ...usage.data.segments.map((s) => ({ ...s, kind: 'Segment', path: `segments/${s.id}` })),
-      ]
-    : [];
-  return (
-    <section className="card" aria-labelledby="segment-usage">
-      <h2 id="segment-usage">Used by</h2>
-      <ErrorNote error={usage.error} />
-      {usage.data && links.length === 0 ? <p className="muted">No campaign, workflow or segment uses it.</p> : null}
-      <ul>
-        {links.map((l) => (
-          <li key={l.id}>
-            {l.kind} <Link to={projectPath(project.id, l.path)}>{l.name}</Link>
-          </li>
-        ))}
-      </ul>
-    </section>
-  );
+  const links = usage.data && [
+    ...usage.data.campaigns.map((c) => ({ ...c, kind: 'Campaign', path: `campaigns/${c.id}` })),
+    ...usage.data.workflows.map((w) => ({ ...w, kind: 'Workflow', path: `workflows/${w.id}` })),
+    ...usage.data.segments.map((s) => ({ ...s, kind: 'Segment', path: `segments/${s.id}` })),
+  ];
+  return <UsedBy links={links} error={usage.error} none="No campaign, workflow or segment uses it." />;
 }

@@ -1,12 +1,13 @@
 import { CONTENT_TYPES, type Template, type TemplateCreateBody } from '@pigeon/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useState } from 'react';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { isStatus } from '../api';
 import { projectPath, useProject } from '../session';
 import { ContentEditor } from '../ui/content-editor';
 import { ConfirmDialog } from '../ui/dialog';
 import { ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField } from '../ui/kit';
+import { UsedBy } from '../ui/used-by';
 
 type Values = Required<Omit<TemplateCreateBody, 'description' | 'fromName' | 'replyTo'>> & {
   description: string;
@@ -152,7 +153,7 @@ function Editor({ initial, template }: { initial: Values; template?: Template })
           </button>
         </div>
       </Form>
-      {template ? <UsedBy template={template} /> : null}
+      {template ? <TemplateUsage template={template} /> : null}
       {template ? (
         <ConfirmDialog
           open={deleting}
@@ -178,32 +179,16 @@ function Editor({ initial, template }: { initial: Values; template?: Template })
   );
 }
 
-/** Campaigns made from the template and workflow steps that send it, each a link. */
-function UsedBy({ template }: { template: Template }) {
+/** Campaigns made from the template and workflow steps that send it. */
+function TemplateUsage({ template }: { template: Template }) {
   const { project, api } = useProject();
   const usage = useQuery({
     queryKey: ['template-usage', project.id, template.id],
     queryFn: () => api.templates.usage(template.id),
   });
-  return (
-    <section className="card" aria-labelledby="template-usage">
-      <h2 id="template-usage">Used by</h2>
-      <ErrorNote error={usage.error} />
-      {usage.data && usage.data.campaigns.length + usage.data.workflowSteps.length === 0 ? (
-        <p className="muted">No campaign or workflow uses this template yet.</p>
-      ) : null}
-      <ul>
-        {usage.data?.campaigns.map((c) => (
-          <li key={c.id}>
-            Campaign <Link to={projectPath(project.id, `campaigns/${c.id}`)}>{c.name}</Link>
-          </li>
-        ))}
-        {usage.data?.workflowSteps.map((s) => (
-          <li key={s.id}>
-            Workflow step <Link to={projectPath(project.id, `workflows/${s.workflowId}`)}>{s.name}</Link>
-          </li>
-        ))}
-      </ul>
-    </section>
-  );
+  const links = usage.data && [
+    ...usage.data.campaigns.map((c) => ({ ...c, kind: 'Campaign', path: `campaigns/${c.id}` })),
+    ...usage.data.workflowSteps.map((s) => ({ ...s, kind: 'Workflow step', path: `workflows/${s.workflowId}` })),
+  ];
+  return <UsedBy links={links} error={usage.error} none="No campaign or workflow uses this template yet." />;
 }

@@ -1,10 +1,10 @@
 import { CONTENT_TYPES, type Template } from '@pigeon/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { EmptyState, ErrorNote, Form, Loading, PageHeader, SelectField, StatusChip, Table, Time } from '../ui/kit';
-import { useFilter } from '../ui/pager';
+import { OffsetPager, useFilter, usePageParam } from '../ui/pager';
 
 const PAGE_SIZE = 20;
 
@@ -13,8 +13,7 @@ export default function TemplatesPage() {
   const { project, api } = useProject();
   const [search, setSearch] = useFilter('search');
   const [type, setType] = useFilter('type');
-  const [params, setParams] = useSearchParams();
-  const page = Number(params.get('page') ?? '1') || 1;
+  const [page, setPage] = usePageParam();
   const [typed, setTyped] = useState(search);
   const query = {
     page,
@@ -28,11 +27,6 @@ export default function TemplatesPage() {
     queryFn: () => api.templates.list(query),
     placeholderData: keepPreviousData,
   });
-  const goTo = (n: number) => {
-    const next = new URLSearchParams(params);
-    next.set('page', String(n));
-    setParams(next);
-  };
   return (
     <>
       <PageHeader title="Templates">
@@ -86,22 +80,9 @@ export default function TemplatesPage() {
               </tr>
             ))}
           </Table>
-          <nav className="pager" aria-label="Template pages">
-            <button type="button" className="secondary" disabled={page <= 1} onClick={() => goTo(page - 1)}>
-              Previous
-            </button>
-            <span>
-              Page {list.data.page} of {Math.max(1, list.data.totalPages)} ({list.data.total} templates)
-            </span>
-            <button
-              type="button"
-              className="secondary"
-              disabled={page >= list.data.totalPages}
-              onClick={() => goTo(page + 1)}
-            >
-              Next
-            </button>
-          </nav>
+          <OffsetPager page={list.data.page} totalPages={list.data.totalPages} onPage={setPage} label="Template pages">
+            ({list.data.total} templates)
+          </OffsetPager>
         </>
       ) : null}
     </>

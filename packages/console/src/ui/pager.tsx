@@ -69,3 +69,47 @@ export function useFilter(name: string): [string, (value: string) => void] {
     },
   ];
 }
+
+/** The `page` of an offset-paged list kept in the URL (from 1): a deep link; changing a filter drops it. */
+export function usePageParam(): [number, (page: number) => void] {
+  const [params, setParams] = useSearchParams();
+  return [
+    Number(params.get('page')) || 1,
+    (page) => {
+      const next = new URLSearchParams(params);
+      if (page > 1) next.set('page', String(page));
+      else next.delete('page');
+      setParams(next);
+    },
+  ];
+}
+
+/** Previous / next over numbered pages (the offset-paged lists: templates, campaigns, a segment's members). */
+export function OffsetPager({
+  page,
+  totalPages,
+  onPage,
+  label,
+  children,
+}: {
+  page: number;
+  totalPages: number;
+  onPage: (page: number) => void;
+  label: string;
+  /** What the pages hold, after "Page n of m" (e.g. "(12 templates)"). */
+  children?: React.ReactNode;
+}) {
+  return (
+    <nav className="pager" aria-label={label}>
+      <button type="button" className="secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+        Previous
+      </button>
+      <span>
+        Page {page} of {Math.max(1, totalPages)} {children}
+      </span>
+      <button type="button" className="secondary" disabled={page >= totalPages} onClick={() => onPage(page + 1)}>
+        Next
+      </button>
+    </nav>
+  );
+}

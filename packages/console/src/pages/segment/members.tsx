@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { projectPath, useProject } from '../../session';
 import { ErrorNote, Form, Loading, Notice, Table, Time } from '../../ui/kit';
+import { OffsetPager } from '../../ui/pager';
 
 const PAGE_SIZE = 50;
 
@@ -41,17 +42,9 @@ export function Members({ segment }: { segment: Segment }) {
               </tr>
             ))}
           </Table>
-          <nav className="pager" aria-label="Member pages">
-            <button type="button" className="secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous
-            </button>
-            <span>
-              Page {page} of {pages} ({members.data.total.toLocaleString()} members)
-            </span>
-            <button type="button" className="secondary" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-              Next
-            </button>
-          </nav>
+          <OffsetPager page={page} totalPages={pages} onPage={setPage} label="Member pages">
+            ({members.data.total.toLocaleString()} members)
+          </OffsetPager>
         </>
       ) : null}
     </section>
