@@ -27,7 +27,7 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await checkPage(c.page, 'workflows-empty');
   });
 
-  it('builds trigger → delay → send in the console, enables it, and follows an execution to COMPLETED', async () => {
+  it('builds trigger → delay → send in the console, enables it, follows an execution to COMPLETED and cancels another', async () => {
     const { page } = c;
     const template = await c.sdk.templates.create({
       name: 'Welcome',
@@ -108,6 +108,28 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     );
     expect(mail?.raw).toContain('Subject: Welcome aboard');
     await checkPage(page, 'workflow-execution');
+
+    // Another contact's execution, cancelled from its page while it waits at the Delay.
+    await c.sdk.events.track({ email: 'quitter@workflows.example', event: 'signup' });
+    const [waiting] = (
+      await until(
+        () => c.sdk.workflows.executions.list(workflowId, { status: 'WAITING' }),
+        (p) => p.data.length === 1,
+      )
+    ).data;
+    await c.open(`workflows/${workflowId}/executions/${waiting?.id}`, 'Execution of Onboarding');
+    await page.getByRole('button', { name: 'Cancel execution' }).click();
+    await page
+      .getByRole('dialog', { name: 'Cancel this execution?' })
+      .getByText('It stops at “Wait a moment”')
+      .waitFor();
+    await page.getByRole('button', { name: 'Cancel the execution' }).click();
+    await page.locator('.facts .chip', { hasText: 'CANCELLED' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Cancel execution' }).count()).toBe(0);
+    expect(await c.sdk.workflows.executions.get(workflowId, waiting?.id ?? '')).toMatchObject({
+      status: 'CANCELLED',
+      nextRunAt: null,
+    });
     expect(c.pageErrors).toEqual([]);
   });
 
@@ -254,7 +276,10 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     ]);
 
     // Deleting the Webhook joins what led to it to what followed it.
-    await page.getByRole('button', { name: /^Webhook\s*Webhook/ }).click();
+    // By keyboard: a step of the graph is a button.
+    await page.getByRole('button', { name: /^Webhook\s*Webhook/ }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 2, name: 'Webhook: Webhook' }).waitFor();
     await page.getByRole('button', { name: 'Delete step' }).click();
     const dialog = page.getByRole('dialog', { name: 'Delete “Webhook”?' });
     expect(await dialog.getByLabel('Connect the steps before it to the step after it').isChecked()).toBe(true);
