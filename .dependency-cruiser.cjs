@@ -16,6 +16,7 @@ const ALLOWED = {
   billing: ['projects'],
   campaigns: ['billing', 'composition', 'conditions', 'domains', 'email-states', 'emails', 'engagement', 'references'],
   'change-feed': [],
+  'compat-plunk': ['contacts'],
   composition: ['contacts', 'engagement', 'rendering'],
   conditions: [],
   contacts: ['background-jobs', 'event-log', 'references'],

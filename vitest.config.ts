@@ -14,6 +14,7 @@ export default defineConfig({
   resolve: {
     alias: {
       '@pigeon/contract/openapi': src('./packages/contract/src/openapi.ts'),
+      '@pigeon/contract/compat': src('./packages/contract/src/compat.ts'),
       '@pigeon/contract': src('./packages/contract/src/index.ts'),
     },
   },

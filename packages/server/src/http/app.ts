@@ -31,6 +31,7 @@ import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
 import { authenticate } from './auth.js';
 import { readRouteBody } from './body.js';
+import { mountCompatEndpoints, mountCompatErrorHandlers } from './compat.js';
 import { consoleRouter, defaultConsoleDir } from './console.js';
 import { refuseCrossSiteCookieWrites } from './csrf.js';
 import { docsRouter } from './docs.js';
@@ -106,6 +107,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     responseValidation: deps.validateResponses ?? false,
     logInitialization: false,
   });
+  mountCompatEndpoints(app, deps, contractMiddleware(deps));
 
   // After the API: a request for an API route does not walk the pages' and docs' routes first (the
   // open pixel, the click redirect and keyed tracks never reach express: fast-routes.ts).
@@ -119,6 +121,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   if (deps.mailer.kind === 'outbox') app.use(outboxRouter(deps));
   options.mountExtraRoutes?.(app, deps);
   app.use(notFoundHandler);
+  mountCompatErrorHandlers(app, deps);
   app.use(errorHandler(deps.logger));
   return app;
 }
