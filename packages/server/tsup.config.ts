@@ -22,8 +22,8 @@ export default defineConfig({
     {
       name: 'contract-from-source',
       setup(build) {
-        build.onResolve({ filter: /^@pigeon\/contract(\/openapi)?$/ }, (args) => ({
-          path: contractSource(args.path.endsWith('/openapi') ? 'openapi' : 'index'),
+        build.onResolve({ filter: /^@pigeon\/contract(\/openapi|\/compat)?$/ }, (args) => ({
+          path: contractSource(args.path.split('/')[2] ?? 'index'),
         }));
       },
     },
