@@ -38,7 +38,6 @@ type StepData = {
   summary: string;
   selected: boolean;
   problems: string[];
-  mark?: 'passed' | 'current' | 'failed';
   markText?: string;
   onSelect?: (stepId: string) => void;
   connectable: boolean;
@@ -47,7 +46,6 @@ type TriggerData = { eventName: string };
 type StepNodeType = Node<StepData, 'step'>;
 type TriggerNodeType = Node<TriggerData, 'trigger'>;
 
-const HANDLE_AT: Partial<Record<string, string>> = { yes: '25%', no: '75%', event: '20%', timeout: '80%' };
 const handleId = (branch: TransitionBranch | null) => branch ?? 'next';
 
 function StepNode({ data }: NodeProps<StepNodeType>) {
@@ -87,8 +85,8 @@ function StepNode({ data }: NodeProps<StepNodeType>) {
           type="source"
           position={Position.Bottom}
           isConnectable={data.connectable}
+          // Placed by the stylesheet: yes and event on the left, no and timeout on the right.
           className={branch ? `wf-handle-${branch}` : undefined}
-          style={HANDLE_AT[branch ?? ''] ? { left: HANDLE_AT[branch ?? ''] } : undefined}
           title={branch ? `Drag to connect the “${branch}” branch` : 'Drag to connect the next step'}
         />
       ))}
@@ -110,8 +108,13 @@ function TriggerNode({ data }: NodeProps<TriggerNodeType>) {
 
 const nodeTypes = { step: StepNode, trigger: TriggerNode };
 const FIT = { padding: 0.15, maxZoom: 1 };
+const TRIGGER = 'trigger';
+const ROW = 170;
 
-/** Fits the graph to its frame again once its nodes are measured, when steps or transitions come or go, and when the frame's size changes (a phone turned). */
+/**
+ * Fits the graph to its frame again once its nodes are measured, when steps or transitions come
+ * or go, and when the frame's size changes (a phone turned).
+ */
 function Fit({ shape }: { shape: string }) {
   const { fitView } = useReactFlow();
   const width = useStore((s) => s.width);
@@ -122,8 +125,6 @@ function Fit({ shape }: { shape: string }) {
   }, [measured, width, height, shape, fitView]);
   return null;
 }
-const TRIGGER = 'trigger';
-const ROW = 170;
 
 export function WorkflowGraph({
   steps,
@@ -190,7 +191,6 @@ export function WorkflowGraph({
           summary: summary(step),
           selected: selected === step.id,
           problems: stepProblems,
-          mark,
           markText:
             mark === 'current'
               ? `Here now${status ? ` (${status})` : ''}`
