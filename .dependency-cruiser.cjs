@@ -39,6 +39,7 @@ const ALLOWED = {
   'event-log': [],
   'event-webhooks': ['background-jobs', 'domains', 'webhooks'],
   'inbound-webhooks': ['billing', 'ses-feedback'],
+  mcp: ['projects'],
   outbox: [],
   projects: ['accounts', 'auth', 'deliverability', 'domains', 'webhooks'],
   references: [],

@@ -52,6 +52,9 @@ Commands:
   rotate-data-key [--new-key HEX]
                                  re-encrypt DKIM private keys under a new data encryption key
                                  (then restart Pigeon)
+  mcp                            the MCP server over stdio, for a local MCP client: its tools call
+                                 the API of PIGEON_URL (default PUBLIC_URL, else
+                                 http://localhost:PORT) with PIGEON_API_KEY (a secret key)
   record-secrets                 make this environment's SESSION_SECRET, LINK_SIGNING_SECRET and
                                  DATA_ENCRYPTION_KEY the ones every process must share (after
                                  changing one on every machine; others then refuse to start)
@@ -90,6 +93,15 @@ async function main(): Promise<void> {
     'rotate-data-key': (c, l) => rotateDataKeyCommand(c, l, { newKey: values['new-key'] }),
     status: (c, l) => statusCommand(c, l, { json: values.json }),
   };
+  if (command === 'mcp') {
+    // A client of a running Pigeon: no database, and stdout carries only the protocol.
+    const [{ loadMcpClientConfigFromEnvironment }, { runStdioMcpServer }] = await Promise.all([
+      import('./config/mcp-client.js'),
+      import('./modules/mcp/stdio.js'),
+    ]);
+    await runStdioMcpServer(loadMcpClientConfigFromEnvironment());
+    return;
+  }
   if (!(command in SERVER_ROLES) && !(command in admin)) {
     console.error(`Unknown command "${command}".\n\n${USAGE}`);
     process.exitCode = 2;

@@ -177,10 +177,21 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await checkPage(page, 'contacts-import');
     await open(`${projectUrl}/contacts`, 'Contacts');
     await page.getByText(/12\d contacts/).waitFor(); // 120 buyers and the two recipients of the mail log
+    const firstRow = page.locator('tbody tr').first();
+    const newest = (await firstRow.textContent()) ?? '';
     await page.getByRole('button', { name: 'Next' }).click();
     await page.waitForURL(/cursor=/);
+    await until(
+      () => firstRow.textContent(),
+      (text) => text !== newest,
+    );
     await page.getByRole('button', { name: 'Previous' }).click();
     await page.waitForURL((url) => !url.search.includes('cursor='));
+    // The previous page's rows stay on screen until the first page's arrive: select only those.
+    await until(
+      () => firstRow.textContent(),
+      (text) => text === newest,
+    );
     // A bulk change of the whole page (50 subscribed buyers, newest first), followed to its end.
     const sdk = new Pigeon({ apiKey: secretKey, baseUrl: pigeon.url });
     await page.getByLabel('Select every contact of this page').check();

@@ -7,7 +7,6 @@ import {
   EmailField,
   EmptyState,
   ErrorNote,
-  Field,
   Form,
   Loading,
   PageHeader,
@@ -90,6 +89,8 @@ export default function ContactsPage() {
                 key="select-all"
                 type="checkbox"
                 aria-label="Select every contact of this page"
+                // The previous page stays on screen while this one loads: nothing is selected from it.
+                disabled={contacts.isPlaceholderData}
                 checked={contacts.data.data.every((c) => selected.has(c.id))}
                 onChange={(e) => setSelected(new Set(e.target.checked ? contacts.data.data.map((c) => c.id) : []))}
               />,
@@ -104,6 +105,7 @@ export default function ContactsPage() {
                   <input
                     type="checkbox"
                     aria-label={`Select ${c.email}`}
+                    disabled={contacts.isPlaceholderData}
                     checked={selected.has(c.id)}
                     onChange={(e) =>
                       setSelected((all) => {

@@ -17,6 +17,7 @@ import { createWebhookEndpointsRouter } from '../modules/event-webhooks/router.j
 import { createEventsRouter } from '../modules/events/router.js';
 import { createTracker, type TrackEvent } from '../modules/events/track.js';
 import { createInboundWebhooksRouter } from '../modules/inbound-webhooks/router.js';
+import { mcpRouter } from '../modules/mcp/router.js';
 import { outboxRouter } from '../modules/outbox/router.js';
 import { createProjectsRouter, createUsersRouter } from '../modules/projects/router.js';
 import { createSegmentsRouter } from '../modules/segments/router.js';
@@ -112,6 +113,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   // After the API: a request for an API route does not walk the pages' and docs' routes first (the
   // open pixel, the click redirect and keyed tracks never reach express: fast-routes.ts).
   app.use(engagementRouter(deps));
+  // POST /mcp: the contract's key operations as MCP tools, each calling the API above over HTTP.
+  app.use(mcpRouter(deps));
   // Uploaded images, fetched by mail clients from inside emails.
   app.use(imagesRouter(deps, images));
   app.use(docsRouter(deps.config.http.publicUrl));
