@@ -21,10 +21,17 @@ export type Args = Record<string, unknown>;
  * Performs one contract operation through the HTTP API with the caller's key, so validation,
  * authentication, scoping, limits and errors are the API's own.
  */
-export async function callOperation(target: ApiTarget, op: Operation, args: Args): Promise<ApiAnswer> {
-  const parts = splitArgs(op, args);
-  return callRoute(target, op.route, parts);
+export async function callOperation(
+  target: ApiTarget,
+  op: Operation,
+  args: Args,
+  signal?: AbortSignal,
+): Promise<ApiAnswer> {
+  return callRoute(target, op.route, splitArgs(op, args), signal);
 }
+
+/** The API could not be reached (wrong PIGEON_URL, Pigeon stopped): said in one line, with the URL. */
+export class ApiUnreachable extends Error {}
 
 interface RequestParts {
   params: Record<string, unknown>;
@@ -55,6 +62,7 @@ export async function callRoute(
   target: ApiTarget,
   route: AppRoute,
   parts: Partial<RequestParts> = {},
+  signal?: AbortSignal,
 ): Promise<ApiAnswer> {
   const url = new URL(target.baseUrl.replace(/\/+$/, '') + fillPath(route.path, parts.params ?? {}));
   for (const [key, value] of Object.entries(parts.query ?? {})) {
@@ -70,10 +78,11 @@ export async function callRoute(
   };
   const hasBody = parts.body !== undefined;
   if (hasBody) headers['content-type'] = 'application/json';
-  const res = await fetch(url, {
-    method: route.method,
-    headers,
-    body: hasBody ? JSON.stringify(parts.body) : undefined,
+  const init = { method: route.method, headers, body: hasBody ? JSON.stringify(parts.body) : undefined, signal };
+  const res = await fetch(url, init).catch((err: unknown) => {
+    if (signal?.aborted) throw err;
+    const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
+    throw new ApiUnreachable(`Pigeon's API at ${target.baseUrl} did not answer: ${cause}`);
   });
   return { status: res.status, body: await readBody(res) };
 }

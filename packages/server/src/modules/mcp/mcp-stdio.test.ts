@@ -54,6 +54,26 @@ describe('pigeon mcp (stdio)', () => {
     }
   });
 
+  it('answers a tool error naming the URL when no Pigeon answers there', async () => {
+    const client = new Client({ name: 'pigeon-test', version: '1.0.0' });
+    const key = `sk_${'2'.repeat(64)}`;
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp'],
+        env: { PATH: process.env.PATH ?? '', PIGEON_API_KEY: key, PIGEON_URL: 'http://127.0.0.1:1' },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const res = await client.callTool({ name: 'contacts_list', arguments: {} });
+      expect(res.isError).toBe(true);
+      expect(textOf(res)).toContain("Pigeon's API at http://127.0.0.1:1 did not answer");
+    } finally {
+      await client.close();
+    }
+  });
+
   it('refuses to start without a secret key, saying which variable', async () => {
     const run = await runCli(['mcp'], { PIGEON_URL: pigeon.url, PIGEON_API_KEY: 'pk_nope' }, 30_000);
     expect(run.code).toBe(1);

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { bearerKey, findProjectByKey } from '../../http/auth.js';
-import { SEND_BODY_LIMIT } from '../../http/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../http/body.js';
 import { AppError, unauthorized } from '../../http/errors.js';
 import { keyTypeOf } from '../projects/keys.js';
 
@@ -11,11 +11,12 @@ export const MCP_PATH = '/mcp';
 /**
  * `POST /mcp`: the MCP server over Streamable HTTP, stateless (a server and a transport per request),
  * with a project's secret key as the bearer. Its tools call the API on the address the request came
- * in on, with the same key. The MCP SDK is loaded on the first request.
+ * in on, with the same key. The MCP SDK is loaded on the first request. Bodies are read up to 1 MB, as
+ * most API routes (a larger message with attachments goes to /v1/send itself, behind its body gate).
  */
 export function mcpRouter(deps: AppDeps): Router {
   const router = Router();
-  router.post(MCP_PATH, requireSecretKey(deps), express.json({ limit: SEND_BODY_LIMIT }), (req, res, next) => {
+  router.post(MCP_PATH, requireSecretKey(deps), express.json({ limit: DEFAULT_BODY_LIMIT }), (req, res, next) => {
     serve(req, res).catch(next);
   });
   router.all(MCP_PATH, (req, _res, next) => {

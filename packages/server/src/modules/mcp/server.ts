@@ -13,7 +13,7 @@ import {
 import { contract } from '@pigeon/contract';
 import type { ZodError } from 'zod';
 import { VERSION } from '../../version.js';
-import { type ApiAnswer, type ApiTarget, callOperation, callRoute } from './api-client.js';
+import { type ApiAnswer, type ApiTarget, ApiUnreachable, callOperation, callRoute } from './api-client.js';
 import { keyOperations, type Operation } from './operations.js';
 
 let cached: { byName: Map<string, Operation>; tools: Tool[] } | undefined;
@@ -55,22 +55,33 @@ export function createMcpServer(target: ApiTarget): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalogue().tools }));
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
-    callTool(target, request.params.name, request.params.arguments ?? {}),
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(target, request.params.name, request.params.arguments ?? {}, extra.signal),
   );
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: RESOURCES }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(target, request.params.uri));
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    readResource(target, request.params.uri, extra.signal),
+  );
   return server;
 }
 
-async function callTool(target: ApiTarget, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+async function callTool(
+  target: ApiTarget,
+  name: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<CallToolResult> {
   const op = catalogue().byName.get(name);
   if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}": tools/list names every tool`);
   const checked = op.input.safeParse(args);
   // Refused before any request: the model reads what to correct, and nothing was done.
   if (!checked.success) return errorResult(`Invalid arguments for ${name}: ${issues(checked.error)}`);
-  const answer = await callOperation(target, op, args);
+  const answer = await callOperation(target, op, args, signal).catch((err: unknown) => {
+    if (err instanceof ApiUnreachable) return err;
+    throw err;
+  });
+  if (answer instanceof ApiUnreachable) return errorResult(answer.message);
   return {
     content: [{ type: 'text', text: answerText(answer) }],
     ...(answer.status >= 400 ? { isError: true } : {}),
@@ -117,8 +128,10 @@ const RESOURCE_TEMPLATES = [
   },
 ];
 
-async function readResource(target: ApiTarget, uri: string) {
-  const answer = await fetchResource(target, uri);
+async function readResource(target: ApiTarget, uri: string, signal: AbortSignal) {
+  const answer = await fetchResource(target, uri, signal).catch((err: unknown) => {
+    throw err instanceof ApiUnreachable ? new McpError(ErrorCode.InternalError, err.message) : err;
+  });
   if (answer.status >= 400) {
     const code = answer.status === 404 ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams;
     throw new McpError(code, `Reading ${uri} failed: ${answerText(answer)}`);
@@ -129,14 +142,14 @@ async function readResource(target: ApiTarget, uri: string) {
 /** The MCP specification's code for a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002;
 
-function fetchResource(target: ApiTarget, uri: string): Promise<ApiAnswer> {
-  if (uri === 'pigeon://templates') return callRoute(target, contract.templates.list);
+function fetchResource(target: ApiTarget, uri: string, signal: AbortSignal): Promise<ApiAnswer> {
+  if (uri === 'pigeon://templates') return callRoute(target, contract.templates.list, {}, signal);
   if (uri === 'pigeon://emails/recent') {
-    return callRoute(target, contract.sentEmails.list, { query: { limit: RECENT_EMAILS } });
+    return callRoute(target, contract.sentEmails.list, { query: { limit: RECENT_EMAILS } }, signal);
   }
   const template = /^pigeon:\/\/templates\/([^/?#]+)$/.exec(uri);
   if (template?.[1]) {
-    return callRoute(target, contract.templates.get, { params: { id: decodeURIComponent(template[1]) } });
+    return callRoute(target, contract.templates.get, { params: { id: decodeURIComponent(template[1]) } }, signal);
   }
   throw new McpError(
     RESOURCE_NOT_FOUND,
