@@ -17,6 +17,7 @@ const ALLOWED = {
   campaigns: ['billing', 'composition', 'conditions', 'domains', 'email-states', 'emails', 'engagement', 'references'],
   'change-feed': [],
   'compat-plunk': ['contacts'],
+  'compat-resend': ['contacts', 'domains', 'emails'],
   composition: ['contacts', 'engagement', 'rendering'],
   conditions: [],
   contacts: ['background-jobs', 'event-log', 'references'],

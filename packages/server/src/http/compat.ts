@@ -1,9 +1,11 @@
-import { plunkContract } from '@pigeon/contract/compat';
+import { plunkContract, resendContract } from '@pigeon/contract/compat';
 import { createExpressEndpoints } from '@ts-rest/express';
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.js';
 import { toPlunkFailure } from '../modules/compat-plunk/errors.js';
 import { createPlunkRouter } from '../modules/compat-plunk/router.js';
+import { toResendFailure } from '../modules/compat-resend/errors.js';
+import { createResendRouter } from '../modules/compat-resend/router.js';
 import type { contractMiddleware } from './app.js';
 import { layerErrorHandler } from './layer-errors.js';
 import { requestValidationErrorHandler } from './validation.js';
@@ -22,9 +24,11 @@ export function mountCompatEndpoints(app: Express, deps: AppDeps, middleware: Mi
     logInitialization: false,
   };
   createExpressEndpoints(plunkContract, createPlunkRouter(deps), app, options);
+  createExpressEndpoints(resendContract, createResendRouter(deps), app, options);
 }
 
 /** Each layer's errors in its own shape; mounted after the 404 handler, before the native error handler. */
 export function mountCompatErrorHandlers(app: Express, deps: AppDeps): void {
   app.use('/v1/contacts', layerErrorHandler(deps.logger, toPlunkFailure));
+  app.use('/resend', layerErrorHandler(deps.logger, toResendFailure));
 }

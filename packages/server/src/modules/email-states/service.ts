@@ -242,6 +242,17 @@ export async function cancelQueued(db: Queryable, projectId: string, id: string)
   return rows.length > 0;
 }
 
+/** Moves a scheduled email (QUEUED, its time still ahead) to another time. False when it is not scheduled. */
+export async function rescheduleQueued(db: Queryable, projectId: string, id: string, at: Date): Promise<boolean> {
+  const rows = await queryRows(
+    db,
+    sql`UPDATE emails SET send_at = ${at}, next_attempt_at = ${at}, updated_at = now()
+        WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid AND status = ${status('QUEUED')}
+          AND send_at > now() RETURNING id`,
+  );
+  return rows.length > 0;
+}
+
 /** Cancels a campaign's queued emails (its cancel); answers how many. */
 export async function cancelCampaignEmails(db: Queryable, campaignId: string): Promise<number> {
   const rows = await queryRows(

@@ -1,13 +1,19 @@
-import type { EmailDetail, EmailListQuery, EmailStatus, EmailSummary } from '@pigeon/contract';
+import {
+  type EmailDetail,
+  type EmailListQuery,
+  type EmailStatus,
+  type EmailSummary,
+  SEND_AT_MAX_DAYS,
+} from '@pigeon/contract';
 import type { z } from 'zod';
 import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
-import { conflict, notFound } from '../../http/errors.js';
+import { conflict, notFound, validationFailed } from '../../http/errors.js';
 import { contentClearedSql } from '../email-states/expiry.js';
 import { requeueFailedEmails } from '../email-states/requeue.js';
-import { cancelQueued } from '../email-states/service.js';
+import { cancelQueued, rescheduleQueued } from '../email-states/service.js';
 
 type Summary = z.infer<typeof EmailSummary>;
 
@@ -228,6 +234,27 @@ export async function cancelEmail(db: Queryable, projectId: string, id: string):
   const row = await findEmail(db, projectId, id);
   if (!cancelled) {
     throw conflict(`The email is ${row.shown_status}: only a queued or scheduled email can be cancelled`, {
+      details: { status: row.shown_status },
+    });
+  }
+  return toSummary(row);
+}
+
+/**
+ * A scheduled email moved to another time ahead (at most SEND_AT_MAX_DAYS days), while it still
+ * waits; 409 once it is due or gone further, as cancel answers.
+ */
+export async function rescheduleEmail(db: Queryable, projectId: string, id: string, at: Date): Promise<Summary> {
+  const ahead = at.getTime() - Date.now();
+  if (!(ahead > 0 && ahead <= SEND_AT_MAX_DAYS * 86_400_000)) {
+    throw validationFailed([
+      { field: 'sendAt', message: `must be a time ahead, at most ${SEND_AT_MAX_DAYS} days`, code: 'invalid_date' },
+    ]);
+  }
+  const moved = await rescheduleQueued(db, projectId, id, at);
+  const row = await findEmail(db, projectId, id);
+  if (!moved) {
+    throw conflict(`The email is ${row.shown_status}: only a scheduled email can be moved to another time`, {
       details: { status: row.shown_status },
     });
   }
