@@ -155,11 +155,19 @@ describe('MCP over Streamable HTTP (POST /mcp)', () => {
       arguments: { to: uniqueEmail(), from, subject: 'S', body: 'B', priority: 'high' },
     });
     expect(textOf(extra)).toContain("Unrecognized key(s) in object: 'priority'");
+    const dots = await mcp.callTool({ name: 'contacts_deleteField', arguments: { field: '..' } });
+    expect(textOf(dots)).toBe('Invalid arguments for contacts_deleteField: field: "." and ".." are not accepted');
     const noId = await mcp.callTool({ name: 'templates_get', arguments: {} });
     expect(textOf(noId)).toContain('id: Required');
 
+    const track = await mcp.callTool({ name: 'events_track', arguments: { email: 'nobody', event: 'x', extra: 1 } });
+    expect(textOf(track)).toMatch(
+      /^Invalid arguments for events_track: .*email: .*Unrecognized key\(s\) in object: 'extra'/,
+    );
+
     const emails = bodyOf(await api(pigeon, auth).sentEmails.list({ query: {} }), 200);
     expect(emails.data).toEqual([]);
+    expect(bodyOf(await api(pigeon, auth).contacts.list({ query: {} }), 200).data).toEqual([]);
 
     // Not JSON-RPC at all: the transport's own refusal.
     const garbage = await pigeon.request('POST', '/mcp', {

@@ -77,6 +77,9 @@ async function callTool(
   const checked = op.input.safeParse(args);
   // Refused before any request: the model reads what to correct, and nothing was done.
   if (!checked.success) return errorResult(`Invalid arguments for ${name}: ${issues(checked.error)}`);
+  // A path segment `.` or `..` would be resolved away by the URL and reach another route.
+  const dotted = [...op.partOf].find(([key, part]) => part === 'params' && (args[key] === '.' || args[key] === '..'));
+  if (dotted) return errorResult(`Invalid arguments for ${name}: ${dotted[0]}: "." and ".." are not accepted`);
   const answer = await callOperation(target, op, args, signal).catch((err: unknown) => {
     if (err instanceof ApiUnreachable) return err;
     throw err;
