@@ -82,17 +82,23 @@ async function ownScriptKb(browser, cookies, url, paths) {
   return out;
 }
 
-/** The builder's count round trips: each edit of a value, from the count request leaving to its number on screen. */
+/**
+ * The builder's count round trips: `data.age greaterThan N` (the fixture's ages are 0–79) with a new
+ * N at each edit, so no answer comes from the page's cache; from the count request leaving the
+ * browser to its number on screen.
+ */
 async function countRoundTrips(page, url) {
   await page.goto(`${url}/segments/new`);
   const row = page.getByRole('group', { name: 'Condition 1 in group 1', exact: true });
   await row.getByLabel('Source').selectOption('data');
-  await row.getByLabel('Data key').fill('plan');
-  await row.getByLabel('Operator').selectOption('equals');
+  await row.getByLabel('Data key').fill('age');
+  await row.getByLabel('Operator').selectOption('greaterThan');
   const times = [];
   for (let i = 0; i < COUNT_EDITS; i++) {
-    const value = ['pro', 'free', 'team', 'basic'][i % 4];
-    const sent = page.waitForRequest((r) => r.url().endsWith('/segments/count') && r.postData()?.includes(value));
+    const value = String(10 + i * 3);
+    const sent = page.waitForRequest(
+      (r) => r.url().endsWith('/segments/count') && r.postData()?.includes(`"value":${value}`),
+    );
     await row.getByLabel('Value', { exact: true }).fill(value);
     await sent;
     const started = performance.now();

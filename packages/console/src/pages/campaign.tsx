@@ -5,6 +5,7 @@ import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { projectPath, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
 import { ErrorNote, Form, Loading, PageHeader } from '../ui/kit';
+import { useCampaignActions } from './campaign/actions';
 import { ComposeFields } from './campaign/compose';
 import { isLive, LIVE_MS } from './campaign/format';
 import { RunView } from './campaign/run';
@@ -101,8 +102,7 @@ function ExistingCampaign({ id }: { id: string }) {
 
 /** A DRAFT: its form, saved on demand, and the test and send steps (which save first). */
 function DraftEditor({ campaign }: { campaign: Campaign }) {
-  const { project, api } = useProject();
-  const navigate = useNavigate();
+  const { api } = useProject();
   const queryClient = useQueryClient();
   const [saved, setSaved] = useState(() => valuesOf(campaign));
   const [values, setValues] = useState<ComposeValues>(saved);
@@ -117,17 +117,7 @@ function DraftEditor({ campaign }: { campaign: Campaign }) {
     },
   });
   const save = async () => (dirty ? replace.mutateAsync(values) : campaign);
-  const duplicate = useMutation({
-    mutationFn: () => api.campaigns.duplicate(campaign.id),
-    onSuccess: (copy) => navigate(projectPath(project.id, `campaigns/${copy.id}`)),
-  });
-  const remove = useMutation({
-    mutationFn: () => api.campaigns.delete(campaign.id),
-    onSuccess: () => {
-      queryClient.invalidateQueries({ queryKey: ['campaigns'] });
-      navigate(projectPath(project.id, 'campaigns'));
-    },
-  });
+  const { duplicate, remove } = useCampaignActions(campaign);
   return (
     <>
       <PageHeader title={saved.name || 'Untitled campaign'}>

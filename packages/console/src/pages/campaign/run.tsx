@@ -1,12 +1,13 @@
 import type { Campaign } from '@pigeon/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link } from 'react-router';
 import { account } from '../../api';
 import { projectPath, useProject } from '../../session';
 import { ConfirmDialog } from '../../ui/dialog';
 import { ErrorNote, Notice, PageHeader, StatusChip, Time } from '../../ui/kit';
 import { MessageFrame } from '../../ui/message-frame';
+import { useCampaignActions } from './actions';
 import { senderOf } from './compose';
 import { isLive, LIVE_MS, viewerZone } from './format';
 import { LiveProgress, StatsPanel } from './progress';
@@ -21,7 +22,6 @@ const AUDIENCE_TEXT: Record<Campaign['audienceType'], string> = {
 /** A campaign past its draft: scheduled, sending (live), sent or cancelled; its stats; cancel, duplicate, delete. */
 export function RunView({ campaign }: { campaign: Campaign }) {
   const { project, api } = useProject();
-  const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [confirm, setConfirm] = useState<'cancel' | 'delete' | null>(null);
   const live = isLive(campaign);
@@ -56,18 +56,7 @@ export function RunView({ campaign }: { campaign: Campaign }) {
     onSuccess: refresh,
     onSettled: () => setConfirm(null),
   });
-  const duplicate = useMutation({
-    mutationFn: () => api.campaigns.duplicate(campaign.id),
-    onSuccess: (copy) => navigate(projectPath(project.id, `campaigns/${copy.id}`)),
-  });
-  const remove = useMutation({
-    mutationFn: () => api.campaigns.delete(campaign.id),
-    onSuccess: () => {
-      queryClient.invalidateQueries({ queryKey: ['campaigns'] });
-      navigate(projectPath(project.id, 'campaigns'));
-    },
-    onSettled: () => setConfirm(null),
-  });
+  const { duplicate, remove } = useCampaignActions(campaign, () => setConfirm(null));
   const pending = stats.data?.pending ?? 0;
   return (
     <>
