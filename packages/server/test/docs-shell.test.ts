@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { contract } from '@pigeon/contract';
+import { plunkContract, resendContract } from '@pigeon/contract/compat';
 import { flattenRoutes } from '@pigeon/contract/openapi';
 import { describe, expect, it } from 'vitest';
 import { markdownFiles, ROOT } from '../../sdk/test/markdown-docs.js';
@@ -38,11 +39,14 @@ function shellLines(file: string): { file: string; line: number; text: string }[
 /** Paths the server answers outside the contract (pages, probes, documents). */
 const OUTSIDE_CONTRACT = [/^\/outbox/, /^\/health(\/ready)?$/, /^\/metrics$/, /^\/openapi(-3\.0)?\.json$/, /^\/docs\//];
 
-const routes = flattenRoutes(contract).map(({ route }) => ({
-  method: route.method,
-  pattern: new RegExp(`^${route.path.replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`),
-  path: route.path,
-}));
+// The compatibility layers' routes (Plunk's v1 contacts, Resend under /resend) are served too.
+const routes = [contract, plunkContract, resendContract]
+  .flatMap((c) => flattenRoutes(c))
+  .map(({ route }) => ({
+    method: route.method,
+    pattern: new RegExp(`^${route.path.replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`),
+    path: route.path,
+  }));
 
 const cliCommands = (() => {
   const cli = readFileSync(join(ROOT, 'packages/server/src/cli.ts'), 'utf8');

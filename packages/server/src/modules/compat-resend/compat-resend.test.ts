@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Resend } from 'resend';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
@@ -289,5 +294,35 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(res.body.error.code).toBe('NOT_FOUND');
     const unknownRoute = await pigeon.request('GET', '/resend/nothing-here', { headers: sender.auth });
     expect(unknownRoute.body).toEqual({ statusCode: 404, name: 'not_found', message: expect.any(String) });
+  });
+});
+
+describe("docs/coming-from-resend.md's snippet", () => {
+  it('runs as written, with RESEND_BASE_URL and RESEND_API_KEY pointing at Pigeon', async () => {
+    const page = readFileSync(
+      fileURLToPath(new URL('../../../../../docs/coming-from-resend.md', import.meta.url)),
+      'utf8',
+    );
+    const snippet = /```js\n([\s\S]*?)```/.exec(page)?.[1] ?? '';
+    expect(snippet).toContain("from 'resend'");
+    // Next to this package's node_modules, where resend is installed; the sender is the test's verified domain.
+    const file = join(fileURLToPath(new URL('../../../', import.meta.url)), `.docs-resend-${process.pid}.mjs`);
+    writeFileSync(
+      file,
+      `${snippet.replace('hello@yourdomain.com', sender.from)}\nif (error) throw new Error(error.message);\nconsole.log(data.id);\n`,
+    );
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, [file], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          RESEND_BASE_URL: `${pigeon.url}/resend`,
+          RESEND_API_KEY: sender.project.secretKey,
+        },
+      });
+      const id = stdout.trim();
+      expect((await mailOf(sink, id)).to).toEqual(['ada@example.com']);
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 });
