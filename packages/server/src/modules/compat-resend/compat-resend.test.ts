@@ -123,6 +123,13 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(cancelled.data).toEqual({ object: 'email', id });
     expect((await resend.emails.get(id)).data?.last_event).toBe('canceled');
 
+    const withTo = await pigeon.request('PATCH', `/resend/emails/${id}`, {
+      headers: sender.auth,
+      body: { scheduled_at: inAnHour(3), to: 'someone@example.com' },
+    });
+    expect(withTo.body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(withTo.body.message).toContain("'to'");
+
     const again = await resend.emails.update({ id, scheduledAt: inAnHour(3) });
     expect(again.error).toEqual({
       statusCode: 409,
@@ -193,6 +200,20 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     const removed = await client.contacts.remove({ audienceId: project.id, email: 'grace@example.com' });
     expect(removed.data).toMatchObject({ object: 'contact', deleted: true });
     expect((await client.contacts.list()).data?.data).toHaveLength(1);
+
+    const withSegments = await pigeon.request('POST', '/resend/contacts', {
+      headers: auth,
+      body: { email: 'segmented@example.com', segments: ['vip'] },
+    });
+    expect(withSegments.body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect(withSegments.body.message).toContain('segments');
+    const badProperties = await pigeon.request('PATCH', `/resend/contacts/${id}`, {
+      headers: auth,
+      body: { unsubscribed: 'no' },
+    });
+    expect(badProperties.body).toMatchObject({ statusCode: 422, name: 'validation_error' });
+    expect((await client.contacts.list()).data?.data).toHaveLength(1);
+    expect((await client.contacts.get(id)).data?.unsubscribed).toBe(true);
 
     const otherAudience = await client.contacts.list({ audienceId: sender.project.id });
     expect(otherAudience.error).toEqual({ statusCode: 404, name: 'not_found', message: 'Audience not found' });
