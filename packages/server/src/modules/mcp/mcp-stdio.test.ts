@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +23,15 @@ const textOf = (result: unknown) => {
 };
 const resourceJson = ({ contents: [first] }: ReadResourceResult) =>
   JSON.parse(first && 'text' in first ? first.text : '');
+
+/** A loopback URL where nothing listens (a port just given back). */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
 
 describe('pigeon mcp (stdio)', () => {
   it('serves the tools with the key from PIGEON_API_KEY against PIGEON_URL: sends and finds an email', async () => {
@@ -55,20 +65,21 @@ describe('pigeon mcp (stdio)', () => {
   });
 
   it('answers a tool error naming the URL when no Pigeon answers there', async () => {
+    const closed = await closedPortUrl();
     const client = new Client({ name: 'pigeon-test', version: '1.0.0' });
     const key = `sk_${'2'.repeat(64)}`;
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
         args: [CLI, 'mcp'],
-        env: { PATH: process.env.PATH ?? '', PIGEON_API_KEY: key, PIGEON_URL: 'http://127.0.0.1:1' },
+        env: { PATH: process.env.PATH ?? '', PIGEON_API_KEY: key, PIGEON_URL: closed },
         stderr: 'pipe',
       }),
     );
     try {
       const res = await client.callTool({ name: 'contacts_list', arguments: {} });
       expect(res.isError).toBe(true);
-      expect(textOf(res)).toContain("Pigeon's API at http://127.0.0.1:1 did not answer");
+      expect(textOf(res)).toContain(`Pigeon's API at ${closed} did not answer`);
     } finally {
       await client.close();
     }
