@@ -9,6 +9,7 @@ import { contactSchemas, contactsContract } from './routes/contacts.js';
 import { domainsContract } from './routes/domains.js';
 import { emailResourceContract, emailResourceSchemas } from './routes/email-resource.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
+import { inboundRouteSchemas, inboundRoutesContract } from './routes/inbound-routes.js';
 import { inboundWebhooksContract } from './routes/inbound-webhooks.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
@@ -34,6 +35,7 @@ export * from './routes/contacts.js';
 export * from './routes/domains.js';
 export * from './routes/email-resource.js';
 export * from './routes/events.js';
+export * from './routes/inbound-routes.js';
 export * from './routes/inbound-webhooks.js';
 export * from './routes/mail-transport.js';
 export * from './routes/projects.js';
@@ -77,6 +79,7 @@ export type Contract = {
   uploads: typeof uploadsContract;
   sentEmails: typeof emailResourceContract;
   webhookEndpoints: typeof webhookEndpointsContract;
+  inboundRoutes: typeof inboundRoutesContract;
 };
 
 export const contract: Contract = {
@@ -101,6 +104,7 @@ export const contract: Contract = {
   uploads: uploadsContract,
   sentEmails: emailResourceContract,
   webhookEndpoints: webhookEndpointsContract,
+  inboundRoutes: inboundRoutesContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -124,4 +128,5 @@ export const namedSchemas = {
   ...emailResourceSchemas,
   ...webhookEndpointSchemas,
   ...webhookEventSchemas,
+  ...inboundRouteSchemas,
 };

@@ -50,6 +50,8 @@ const TAGS: Record<string, string> = {
   sentEmails: 'GET /emails/:id and GET /emails: what became of each email, with its timeline; cancel a scheduled one',
   webhookEndpoints:
     'Outbound event webhooks: endpoints, their deliveries and attempts, replay, test events, secret rotation (Standard Webhooks)',
+  inboundRoutes:
+    'Inbound mail routes: which addresses of a verified domain take mail (email.received), and the messages they took',
 };
 
 /** How each kind of route authenticates, for operation descriptions. */

@@ -4,6 +4,7 @@ import { Campaigns } from './campaigns.js';
 import { contract } from './contract.js';
 import { Suppressions } from './deliverability.js';
 import { type IdempotencyOptions, withIdempotencyKey } from './idempotency.js';
+import { InboundRoutes } from './inbound-routes.js';
 import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
 import { Segments } from './segments.js';
@@ -392,6 +393,8 @@ export class Pigeon {
    * inspect and replay `deliveries` (secret key).
    */
   readonly webhooks: Webhooks;
+  /** Inbound mail routes and the messages they took (README "Receiving mail"). */
+  readonly inboundRoutes: InboundRoutes;
 
   private readonly sentEmails: SentEmails;
 
@@ -409,6 +412,7 @@ export class Pigeon {
     this.workflows = new Workflows(this.transport);
     this.billing = new Billing(this.transport);
     this.webhooks = new Webhooks(this.transport);
+    this.inboundRoutes = new InboundRoutes(this.transport);
     this.sentEmails = new SentEmails(this.transport);
   }
 }

@@ -3,6 +3,7 @@ import type { Billing as BillingResource } from './billing.js';
 import type { Campaigns as CampaignsResource } from './campaigns.js';
 import type { Suppressions as SuppressionsResource } from './deliverability.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
+import type { InboundRoutes as InboundRoutesResource } from './inbound-routes.js';
 import type { Segments as SegmentsResource } from './segments.js';
 import type { Uploads as UploadsResource } from './uploads.js';
 import type { WebhookDeliveries as WebhookDeliveriesResource } from './webhook-deliveries.js';
@@ -103,6 +104,12 @@ export type {
   FieldValuesQuery,
   Health,
   ImageContentType,
+  InboundEmail,
+  InboundEmailListQuery,
+  InboundRoute,
+  InboundRouteAction,
+  InboundRouteCreateBody,
+  InboundRouteUpdateBody,
   Invitation,
   InvitationAccepted,
   InviteResult,
@@ -237,6 +244,8 @@ export type Segments = SegmentsResource;
 
 /** The type of `pigeon.suppressions` (an alias for the same reason as {@link Segments}). */
 export type Suppressions = SuppressionsResource;
+/** The type of `pigeon.inboundRoutes`. */
+export type InboundRoutes = InboundRoutesResource;
 /** The type of `pigeon.billing` (an alias for the same reason as {@link Segments}). */
 export type Billing = BillingResource;
 /** The type of `pigeon.analytics` (an alias for the same reason as {@link Segments}). */

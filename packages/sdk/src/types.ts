@@ -1052,6 +1052,7 @@ export type WebhookEventPayload =
   | EmailClickEventPayload
   | EmailBounceEventPayload
   | EmailComplaintEventPayload
+  | EmailReceivedEventPayload
   | ContactSubscribedEventPayload
   | ContactUnsubscribedEventPayload
   | WebhookTestEventPayload
@@ -1065,6 +1066,7 @@ export type PigeonWebhookEvent =
   | EmailClickEventPayload
   | EmailBounceEventPayload
   | EmailComplaintEventPayload
+  | EmailReceivedEventPayload
   | ContactSubscribedEventPayload
   | ContactUnsubscribedEventPayload
   | WebhookTestEventPayload
@@ -1093,6 +1095,7 @@ export type WebhookEventTypeName =
   | 'email.complaint'
   | 'contact.subscribed'
   | 'contact.unsubscribed'
+  | 'email.received'
   | 'webhook.test';
 export type WebhookEndpoint = {
   id: string;
@@ -1338,6 +1341,51 @@ export type SecurityState = {
     pausedReason: string | null;
   };
 };
+export type InboundRoute = {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  domain: string;
+  enabled: boolean;
+  pattern: string;
+  action: InboundRouteAction;
+};
+export type InboundRouteAction = 'WEBHOOK' | 'WORKFLOW' | 'RECORD';
+export type InboundRouteCreateBody = {
+  domain: string;
+  pattern: string;
+  action: InboundRouteAction;
+  enabled?: boolean | undefined;
+};
+export type InboundRouteUpdateBody = {
+  domain?: string | undefined;
+  enabled?: boolean | undefined;
+  pattern?: string | undefined;
+  action?: InboundRouteAction | undefined;
+};
+/** A message an inbound route took (`inboundRoutes.emails`). */
+export type InboundEmail = {
+  id: string;
+  headers: { value: string; name: string }[];
+  contactId: string | null;
+  from: { email: string; name: string | null };
+  to: string[];
+  subject: string;
+  html: string | null;
+  attachments: { contentType: string; filename: string | null; url: string; size: number }[];
+  cc: string[];
+  text: string | null;
+  routeId: string | null;
+  messageId: string | null;
+  auth: { dkim: string; spf: string; dmarc: string };
+  inReplyTo: { contactId: string | null; emailId: string; by: 'header' | 'address' } | null;
+  receivedAt: string;
+};
+export type InboundEmailListQuery = {
+  limit?: number | undefined;
+  routeId?: string | undefined;
+  before?: string | undefined;
+};
 /** The contract's `EmailSentEventPayload`. */
 export interface EmailSentEventPayload {
   type: 'email.sent';
@@ -1430,6 +1478,27 @@ export interface EmailComplaintEventPayload {
     campaignId: string | null;
     workflowExecutionId: string | null;
     feedbackType: string | null;
+  };
+}
+/** The contract's `EmailReceivedEventPayload`. */
+export interface EmailReceivedEventPayload {
+  type: 'email.received';
+  timestamp: string;
+  data: {
+    headers: { value: string; name: string }[];
+    contact: { id: string; email: string };
+    from: { email: string; name: string | null };
+    to: string[];
+    subject: string;
+    html: string | null;
+    attachments: { contentType: string; filename: string | null; url: string; size: number }[];
+    cc: string[];
+    text: string | null;
+    inboundEmailId: string;
+    routeId: string;
+    messageId: string | null;
+    auth: { dkim: string; spf: string; dmarc: string };
+    inReplyTo: { contactId: string | null; emailId: string; by: 'header' | 'address' } | null;
   };
 }
 /** The contract's `ContactSubscribedEventPayload`. */

@@ -388,3 +388,13 @@ export type InviteResult = z.infer<typeof wire.InviteResult>;
 export type MemberRemoved = z.infer<typeof wire.MemberRemoved>;
 export type SetupState = z.infer<typeof wire.SetupState>;
 export type SecurityState = z.infer<typeof wire.SecurityState>;
+
+// Inbound mail routes
+type InboundRouteRoutes = wire.Contract['inboundRoutes'];
+export type InboundRoute = z.infer<typeof wire.InboundRoute>;
+export type InboundRouteAction = z.infer<typeof wire.InboundRouteAction>;
+export type InboundRouteCreateBody = RouteInput<InboundRouteRoutes['create']>['body'];
+export type InboundRouteUpdateBody = RouteInput<InboundRouteRoutes['update']>['body'];
+/** A message an inbound route took (`inboundRoutes.emails`). */
+export type InboundEmail = z.infer<typeof wire.InboundEmail>;
+export type InboundEmailListQuery = RouteInput<InboundRouteRoutes['listEmails']>['query'];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from '../common.js';
+import { InboundAddress, InboundAttachment, InboundAuth, InboundReplyLink } from './inbound-routes.js';
 
 /**
  * The payloads Pigeon POSTs to webhook endpoints (Standard Webhooks: `{ type, timestamp, data }`),
@@ -14,6 +15,7 @@ export const WebhookEventTypeName = z.enum([
   'email.click',
   'email.bounce',
   'email.complaint',
+  'email.received',
   'contact.subscribed',
   'contact.unsubscribed',
   'webhook.test',
@@ -72,6 +74,29 @@ const emailComplaintEvent = envelope(
   'The recipient marked the email as spam; the address is suppressed',
 );
 
+const emailReceivedEvent = envelope(
+  'email.received',
+  z.object({
+    inboundEmailId: z.string().uuid().describe('`GET /inbound-emails/:id` shows the message again'),
+    routeId: z.string().uuid(),
+    contact: ContactRef.describe('The sender as a contact (created, unsubscribed, when the project had none)'),
+    messageId: z.string().nullable(),
+    from: InboundAddress,
+    to: z.array(z.string()).describe('The envelope recipients the route took'),
+    cc: z.array(z.string()),
+    subject: z.string(),
+    text: z.string().nullable().describe('Null once the content retention removed it'),
+    html: z.string().nullable(),
+    headers: z.array(z.object({ name: z.string(), value: z.string() })),
+    auth: InboundAuth.describe('SPF, DKIM and DMARC of the arriving message, checked by Pigeon'),
+    attachments: z.array(InboundAttachment),
+    inReplyTo: InboundReplyLink.nullable().describe(
+      'The email Pigeon sent that this message answers, and the contact it went to (then also `contact`)',
+    ),
+  }),
+  'A message arrived for an inbound route (action WEBHOOK or WORKFLOW)',
+);
+
 const SubscriptionData = z.object({
   contact: ContactRef.extend({ subscribed: z.boolean() }),
   reason: z.string().nullable().describe('Why, when Pigeon changed it (e.g. `hard_bounce`, `complaint`)'),
@@ -124,6 +149,8 @@ export interface EmailBounceEventPayload extends z.infer<typeof emailBounceEvent
 export const EmailBounceEvent: z.ZodType<EmailBounceEventPayload> = emailBounceEvent;
 export interface EmailComplaintEventPayload extends z.infer<typeof emailComplaintEvent> {}
 export const EmailComplaintEvent: z.ZodType<EmailComplaintEventPayload> = emailComplaintEvent;
+export interface EmailReceivedEventPayload extends z.infer<typeof emailReceivedEvent> {}
+export const EmailReceivedEvent: z.ZodType<EmailReceivedEventPayload> = emailReceivedEvent;
 export interface ContactSubscribedEventPayload extends z.infer<typeof contactSubscribedEvent> {}
 export const ContactSubscribedEvent: z.ZodType<ContactSubscribedEventPayload> = contactSubscribedEvent;
 export interface ContactUnsubscribedEventPayload extends z.infer<typeof contactUnsubscribedEvent> {}
@@ -149,6 +176,7 @@ const webhookEventUnion = z.union([
   EmailClickEvent,
   EmailBounceEvent,
   EmailComplaintEvent,
+  EmailReceivedEvent,
   ContactSubscribedEvent,
   ContactUnsubscribedEvent,
   WebhookTestEvent,
@@ -162,6 +190,7 @@ export type WebhookEventPayload =
   | EmailClickEventPayload
   | EmailBounceEventPayload
   | EmailComplaintEventPayload
+  | EmailReceivedEventPayload
   | ContactSubscribedEventPayload
   | ContactUnsubscribedEventPayload
   | WebhookTestEventPayload
@@ -202,6 +231,33 @@ export const WEBHOOK_EVENT_EXAMPLES: Record<string, unknown> = {
     data: { ...emailExample, bounceType: 'hard', reason: '550 5.1.1 user unknown' },
   },
   EmailComplaintEvent: { type: 'email.complaint', timestamp: at, data: { ...emailExample, feedbackType: 'abuse' } },
+  EmailReceivedEvent: {
+    type: 'email.received',
+    timestamp: at,
+    data: {
+      inboundEmailId: '0193a5f2-7f00-7a44-9e5b-8a4c3f6e0b54',
+      routeId: '0193a5f2-7f10-7b55-8f6c-9b5d4a7f1c65',
+      contact: contactExample,
+      messageId: '<CAF=x1@mail.example.com>',
+      from: { email: 'ada@example.com', name: 'Ada' },
+      to: ['support@yourapp.com'],
+      cc: [],
+      subject: 'Re: Welcome to YourApp',
+      text: 'Thanks! One question…',
+      html: null,
+      headers: [{ name: 'Subject', value: 'Re: Welcome to YourApp' }],
+      auth: { spf: 'pass', dkim: 'pass', dmarc: 'pass' },
+      attachments: [
+        {
+          filename: 'invoice.pdf',
+          contentType: 'application/pdf',
+          size: 48213,
+          url: 'https://pigeon.yourapp.com/inbound/attachments/eyJpIjoi…',
+        },
+      ],
+      inReplyTo: { emailId: emailExample.emailId, contactId: contactExample.id, by: 'header' },
+    },
+  },
   ContactSubscribedEvent: {
     type: 'contact.subscribed',
     timestamp: at,
@@ -235,6 +291,7 @@ export const webhookEventSchemas = {
   EmailClickEvent,
   EmailBounceEvent,
   EmailComplaintEvent,
+  EmailReceivedEvent,
   ContactSubscribedEvent,
   ContactUnsubscribedEvent,
   SegmentMembershipEvent,

@@ -123,4 +123,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20261231000000_email_mime',
     load: () => import('./Migration20261231000000_email_mime.js'),
   },
+  {
+    name: 'Migration20270101000000_inbound_routes',
+    load: () => import('./Migration20270101000000_inbound_routes.js'),
+  },
 ];

@@ -1,7 +1,7 @@
 import type { ContentType } from '@pigeon/contract';
 import { type ContactRow, toContactDto } from '../contacts/rows.js';
 import { addTracking, listUnsubscribeHeaders, trackedLink } from '../engagement/tracking.js';
-import { subscriptionUrls } from '../rendering/links.js';
+import { replyToken, subscriptionUrls } from '../rendering/links.js';
 import { htmlToText, missingVariables, renderSubject, renderTemplate } from '../rendering/render.js';
 import { textPart } from '../rendering/text-part.js';
 
@@ -51,7 +51,15 @@ export function composeMessage(
   settings: CompositionSettings,
 ): ComposedMessage {
   const links = subscriptionUrls(settings.publicUrl, { c: contact.id, e: emailId }, settings.linkSecret);
-  const vars = { ...data, data, email: contact.email, contact: toContactDto(contact), ...settings.variables, ...links };
+  const vars = {
+    ...data,
+    data,
+    email: contact.email,
+    contact: toContactDto(contact),
+    ...settings.variables,
+    ...links,
+    replyToken: replyToken(emailId, settings.linkSecret),
+  };
   const rendered = renderTemplate(content.html, vars, { html: true });
   const tracking = { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId, clicks: new Map() };
   const html = settings.tracked ? addTracking(rendered, tracking) : rendered;

@@ -1,5 +1,8 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { AppDeps } from '../../deps.js';
+import { authResolver } from '../inbound-routes/auth.js';
+import { matchRecipient, type RouteMatch } from '../inbound-routes/match.js';
+import { receiveMessage } from '../inbound-routes/receive.js';
 import { recordDeliveryFeedback } from './feedback.js';
 import { feedbackOfReport } from './reports.js';
 import { emailIdOfReturnPath } from './verp.js';
@@ -27,11 +30,13 @@ function floodGuard(perMinute: number) {
 }
 
 /**
- * The inbound SMTP receiver for the bounce domain (`INBOUND_SMTP_PORT`, off by default). It
- * accepts mail only for signed VERP addresses (anything else is refused at RCPT), reads each
- * message up to `INBOUND_SMTP_MAX_BYTES` (552 beyond), and records the DSN or ARF report it
- * carries through `recordDeliveryFeedback`. A message that is neither gets 550 and records
- * nothing; a failure on Pigeon's side gets 451 so the sender retries. Every refusal is logged.
+ * The inbound SMTP receiver (`INBOUND_SMTP_PORT`, off by default). It accepts mail for signed
+ * VERP addresses of the bounce domain and, after them, for the addresses an enabled inbound route
+ * takes (modules/inbound-routes; anything else is refused at RCPT with 550 5.1.1), reads each
+ * message up to `INBOUND_SMTP_MAX_BYTES` (552 beyond). For VERP recipients it records the DSN or
+ * ARF report the message carries through `recordDeliveryFeedback` (a message that is neither gets
+ * 550 and records nothing); for routed recipients it hands the message to `receiveMessage`. A
+ * failure on Pigeon's side gets 451 so the sender retries. Every refusal is logged.
  */
 export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiver | undefined> {
   const settings = deps.config.deliverability.inbound;
@@ -47,10 +52,38 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
     return smtpError(code, message);
   };
 
+  const resolver = authResolver(deps.config.dns.servers);
+  /** Per session: the route each accepted recipient matched at RCPT. */
+  const routed = new Map<string, Map<string, RouteMatch>>();
+
   async function handle(raw: Buffer, session: SMTPServerSession): Promise<void> {
+    const reportTo = session.envelope.rcptTo.filter((r) => emailIdOf(r.address));
+    const matches = [...(routed.get(session.id)?.values() ?? [])];
+    if (reportTo.length > 0) await recordFeedback(raw, session, reportTo, matches.length === 0);
+    if (matches.length === 0) return;
+    const mailFrom = session.envelope.mailFrom;
+    const arrival = {
+      ip: session.remoteAddress,
+      helo: session.hostNameAppearsAs,
+      sender: mailFrom ? mailFrom.address : '',
+      mta: bounceDomain,
+    };
+    const received = await receiveMessage(deps, raw, matches, arrival, resolver);
+    for (const r of received) logger.info(r, 'inbound mail received');
+  }
+
+  async function recordFeedback(
+    raw: Buffer,
+    session: SMTPServerSession,
+    reportTo: { address: string }[],
+    only: boolean,
+  ): Promise<void> {
     const feedback = await feedbackOfReport(raw).catch(() => undefined);
-    if (!feedback) throw refuse(session, 550, '5.6.0 Not a delivery status notification or feedback report');
-    for (const rcpt of session.envelope.rcptTo) {
+    if (!feedback) {
+      if (!only) return; // also addressed to a route: the routes take it
+      throw refuse(session, 550, '5.6.0 Not a delivery status notification or feedback report');
+    }
+    for (const rcpt of reportTo) {
       const emailId = emailIdOf(rcpt.address);
       if (!emailId) continue;
       const outcome = await recordDeliveryFeedback(deps, emailId, feedback);
@@ -61,7 +94,7 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
 
   const server = new SMTPServer({
     name: bounceDomain,
-    banner: 'Pigeon bounce receiver',
+    banner: 'Pigeon inbound receiver',
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
@@ -70,13 +103,26 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
     socketTimeout: 60_000,
     onMailFrom(_address, session, callback) {
       if (!allow(session.remoteAddress)) return callback(refuse(session, 421, '4.7.0 Too many messages, slow down'));
+      routed.delete(session.id); // a new transaction on the same connection starts with no recipients
       callback();
     },
     onRcptTo(address, session, callback) {
-      if (!emailIdOf(address.address)) {
-        return callback(refuse(session, 550, '5.1.1 No such recipient here', { rcpt: address.address }));
-      }
-      callback();
+      if (emailIdOf(address.address)) return callback();
+      matchRecipient(deps.db.pool, address.address).then(
+        (match) => {
+          if (!match) return callback(refuse(session, 550, '5.1.1 No such recipient here', { rcpt: address.address }));
+          const matches = routed.get(session.id) ?? new Map<string, RouteMatch>();
+          routed.set(session.id, matches.set(match.address, match));
+          callback();
+        },
+        (err: Error) => {
+          logger.error({ err }, 'inbound route lookup failed');
+          callback(smtpError(451, '4.3.0 Temporary failure, try again later'));
+        },
+      );
+    },
+    onClose(session) {
+      routed.delete(session.id);
     },
     onData(stream: SMTPServerDataStream, session, callback) {
       const chunks: Buffer[] = [];

@@ -20,6 +20,10 @@ export const eventPayload: Sql = sql`jsonb_build_object(
   'type', e.name,
   'timestamp', to_char(e.created_at AT TIME ZONE 'UTC', ${ISO}),
   'data', CASE
+    WHEN e.name = 'email.received' THEN e.data || jsonb_build_object('contact', ${contactRef}) || coalesce(
+        (SELECT jsonb_build_object('text', ie.text, 'html', ie.html, 'headers', ie.headers) FROM inbound_emails ie
+         WHERE ie.id = (e.data->>'inboundEmailId')::uuid AND ie.project_id = e.project_id),
+        '{"text": null, "html": null, "headers": []}'::jsonb)
     WHEN e.name LIKE 'email.%' THEN jsonb_build_object(
         'emailId', em.id, 'contact', ${contactRef}, 'to', em.to_email, 'from', em.from_email, 'subject', em.subject,
         'templateId', em.template_id, 'campaignId', em.campaign_id, 'workflowExecutionId', em.workflow_execution_id)

@@ -17,12 +17,12 @@ export interface TrackingClaims {
  * `<payload>.<signature>`: base64url JSON and a truncated HMAC-SHA256 of it. Tamper-proof, never a
  * bare id. `kind` is signed too, so a token made for one purpose is refused by the others.
  */
-function signToken(kind: string, claims: object, secret: string): string {
+export function signToken(kind: string, claims: object, secret: string): string {
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${payload}.${sign(kind, payload, secret)}`;
 }
 
-function verifyToken(kind: string, token: string, secret: string): Record<string, unknown> | undefined {
+export function verifyToken(kind: string, token: string, secret: string): Record<string, unknown> | undefined {
   const [payload, signature, extra] = token.split('.');
   if (!payload || !signature || extra !== undefined) return undefined;
   const expected = Buffer.from(sign(kind, payload, secret));
@@ -64,3 +64,25 @@ export function subscriptionUrls(publicUrl: string, claims: LinkClaims, secret: 
     manageUrl: `${publicUrl}/manage/${token}`,
   };
 }
+
+/**
+ * The token of an email's reply address (`reply+<token>@` a domain with an inbound route): the
+ * email id's 32 hex digits and 20 of its HMAC's (kind `reply`), 52 characters, lower case, so the
+ * address fits a local part (64) and survives servers that fold its case.
+ */
+export function replyToken(emailId: string, secret: string): string {
+  const hex = emailId.replace(/-/g, '').toLowerCase();
+  return `${hex}${replySignature(hex, secret)}`;
+}
+
+/** The email id a reply token names, or undefined when it is not one Pigeon signed. */
+export function emailIdOfReplyToken(token: string, secret: string): string | undefined {
+  const match = /^([0-9a-f]{32})([0-9a-f]{20})$/.exec(token.toLowerCase());
+  if (!match) return undefined;
+  const [, hex = '', signature = ''] = match;
+  if (!timingSafeEqual(Buffer.from(replySignature(hex, secret)), Buffer.from(signature))) return undefined;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const replySignature = (hex: string, secret: string) =>
+  createHmac('sha256', secret).update(`reply:${hex}`).digest('hex').slice(0, 20);

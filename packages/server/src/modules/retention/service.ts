@@ -7,6 +7,7 @@ import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
 import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
 import { deleteExpiredEvents } from '../event-log/service.js';
 import { DELIVERY_RETENTION_DAYS, deleteExpiredDeliveries } from '../event-webhooks/expiry.js';
+import { clearInboundContent, deleteExpiredInbound } from '../inbound-routes/expiry.js';
 import { expireFinishedExecutions } from '../workflows/expiry.js';
 
 /** Rows a single retention statement may touch at most. */
@@ -79,6 +80,11 @@ export async function applyRetention(
     run.eventsDeleted += await inBatches(run, () => deleteExpiredEvents(pool, project.id, events, run.batch));
     run.emailsDeleted += await inBatches(run, () => deleteExpiredEmails(pool, project.id, emails, run.batch));
     run.contentCleared += await clearContent(pool, run, project.id, cutoff(project.content_days));
+    // Received mail: its content with the sent mail's, the rest with the events.
+    run.contentCleared += await inBatches(run, () =>
+      clearInboundContent(pool, project.id, cutoff(project.content_days), run.batch),
+    );
+    await inBatches(run, () => deleteExpiredInbound(pool, project.id, events, run.batch));
     // A finished execution's context and step runs carry its events' data: they go with the events.
     const finishedBefore = new Date(now.getTime() - project.events_days * dayMs);
     run.executionsExpired += await inBatches(run, async () => {
