@@ -13,6 +13,7 @@ import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
 import { startTarget, type Target } from '../../../test/webhook-targets.js';
 import { buildWorkflow, executionsOf } from '../../../test/workflows.js';
+import { applyRetention } from '../retention/service.js';
 
 // swaks, from Debian (scripts/test-deps.sh installs it), plays the outside world's mail server.
 const hasSwaks = spawnSync('swaks', ['--version']).status === 0;
@@ -284,5 +285,36 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
       (c) => c?.data?.wroteIn === 'Order 42',
     );
     expect(contact).toMatchObject({ email: grace, subscribed: false, data: { wroteIn: 'Order 42' } });
+  });
+
+  // Last in the file: retention runs a month ahead for every project of this database.
+  it("follows the content retention: text, HTML, headers and attachments go, the message's facts stay", async () => {
+    const s = await verifiedSender(pigeon, dns);
+    await route(s, { domain: s.domain, pattern: 'keep', action: 'RECORD' });
+    const file = join(work, 'kept.txt');
+    writeFileSync(file, 'kept for a while\n');
+    const from = `ada@${replierDomain()}`;
+    const sent = await swaks([
+      '--from',
+      from,
+      '--to',
+      `keep@${s.domain}`,
+      '--body',
+      'Body text',
+      '--attach',
+      `@${file}`,
+    ]);
+    expect(sent.code, sent.output).toBe(0);
+    const [before] = await inbound(s);
+    expect(before.text).toContain('Body text');
+    const url = before.attachments[0]?.url as string;
+    expect((await fetch(url)).status).toBe(200);
+
+    const run = await applyRetention(pigeon.deps.db.pool, { now: new Date(Date.now() + 31 * 86_400_000) });
+    expect(run.contentCleared).toBeGreaterThan(0);
+    const after = (await pigeon.request('GET', `/inbound-emails/${before.id}`, { headers: s.auth })).body;
+    expect(after).toMatchObject({ text: null, html: null, headers: [], attachments: [], from: { email: from } });
+    expect(after.auth).toEqual(before.auth);
+    expect((await fetch(url)).status).toBe(404);
   });
 });
