@@ -119,9 +119,15 @@ describe('inbound routes API', () => {
       const res = await pigeon.request(method, `/inbound-routes/${created.id}`, { headers: other.auth, body });
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
-    expect((await pigeon.request('GET', `/inbound-routes/${created.id}`, { headers: s.auth })).body.enabled).toBe(
-      false,
-    );
+    const elsewhere = await pigeon.request('PATCH', `/inbound-routes/${created.id}`, {
+      headers: s.auth,
+      body: { domain: other.domain },
+    });
+    expect(expectEnvelope(elsewhere, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'domain' });
+    expect((await pigeon.request('GET', `/inbound-routes/${created.id}`, { headers: s.auth })).body).toMatchObject({
+      enabled: false,
+      domain: `in.${s.domain}`,
+    });
     expect((await pigeon.request('DELETE', `/inbound-routes/${created.id}`, { headers: s.auth })).status).toBe(204);
     expect((await pigeon.request('GET', '/inbound-routes', { headers: s.auth })).body.data).toEqual([]);
   });
@@ -159,6 +165,14 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     );
     expect(events.rowCount).toBe(0);
     expect(disabled.id).toBeTruthy();
+    // Another project reads none of it.
+    const other = await verifiedSender(pigeon, dns);
+    expectEnvelope(
+      await pigeon.request('GET', `/inbound-emails/${kept.id}`, { headers: other.auth }),
+      404,
+      'NOT_FOUND',
+    );
+    expect(await inbound(other)).toEqual([]);
   });
 
   it('refuses oversize mail (552) and a message without From (550 5.6.0), storing nothing', async () => {

@@ -47,6 +47,7 @@ const BUILT_IN_VARIABLES = new Set([
   'unsubscribeUrl',
   'subscribeUrl',
   'manageUrl',
+  'replyToken',
   'pigeon_id',
   'pigeon_email',
 ]);
