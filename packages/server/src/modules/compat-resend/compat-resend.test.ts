@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Resend } from 'resend';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { startTestPigeon } from '../../../test/helpers.js';
 import { mailOf, parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -344,6 +345,34 @@ describe("docs/coming-from-resend.md's snippet", () => {
       expect((await mailOf(sink, id)).to).toEqual(['ada@example.com']);
     } finally {
       rmSync(file, { force: true });
+    }
+  });
+});
+
+describe('the rate limit, in each layer’s shape', () => {
+  it('answers 429 rate_limit_exceeded to Resend’s client and Plunk’s body to /v1/contacts, with Retry-After', async () => {
+    const limited = await startTestPigeon({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    try {
+      const { project, auth } = await newProject(limited);
+      const client = new Resend(project.secretKey, { baseUrl: `${limited.url}/resend` });
+      // Two a minute: the third is refused (the fifth if a minute turned between them).
+      let refused = await client.domains.list();
+      for (let i = 0; i < 4 && !refused.error; i++) refused = await client.domains.list();
+      expect(refused.error).toEqual({ statusCode: 429, name: 'rate_limit_exceeded', message: expect.any(String) });
+      expect(Number(refused.headers?.['retry-after'])).toBeGreaterThan(0);
+      let plunk = await limited.request('GET', '/v1/contacts/count', { headers: auth });
+      for (let i = 0; i < 4 && plunk.status === 200; i++) {
+        plunk = await limited.request('GET', '/v1/contacts/count', { headers: auth });
+      }
+      expect(plunk.status).toBe(429);
+      expect(plunk.body).toEqual({
+        code: 429,
+        error: 'Too Many Requests',
+        message: expect.any(String),
+        time: expect.any(Number),
+      });
+    } finally {
+      await limited.stop();
     }
   });
 });
