@@ -249,6 +249,13 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
     await builder.getByLabel('Data key').fill('plan');
     await builder.getByLabel('Operator').selectOption('equals');
     await builder.getByLabel('Value', { exact: true }).fill('pro');
+    // A step's condition may also read the trigger event's data (`event.<key>` compared with a value).
+    await builder.getByRole('button', { name: 'Add condition to group 1' }).click();
+    const total = builder.getByRole('group', { name: 'Condition 2 in group 1', exact: true });
+    await total.getByLabel('Source').selectOption('trigger');
+    await total.getByLabel('Trigger event key').fill('total');
+    await total.getByLabel('Operator').selectOption('greaterThan');
+    await total.getByLabel('Value', { exact: true }).fill('10');
     await add.getByRole('button', { name: 'Add step' }).click();
     await page.getByRole('heading', { level: 2, name: 'Condition: Condition' }).waitFor();
 
@@ -263,7 +270,14 @@ describe.skipIf(!hasChromium)('the console: workflows', () => {
         {
           condition: {
             logic: 'AND',
-            groups: [{ filters: [{ field: 'data.plan', operator: 'equals', value: 'pro' }] }],
+            groups: [
+              {
+                filters: [
+                  { field: 'data.plan', operator: 'equals', value: 'pro' },
+                  { field: 'event.total', operator: 'greaterThan', value: 10 },
+                ],
+              },
+            ],
           },
         },
       ],

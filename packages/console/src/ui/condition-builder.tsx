@@ -17,13 +17,14 @@ import {
   newFilter,
   newGroup,
   OPERATOR_LABELS,
-  operatorsFor,
+  operatorsOf,
   parseValue,
   refit,
   ruleOf,
-  SOURCES,
+  type Scope,
   type Source,
   sourceOf,
+  sourcesOf,
 } from './condition-model';
 
 export { emptyCondition, isComplete } from './condition-model';
@@ -34,6 +35,7 @@ interface Choices {
   eventNames: string[];
   segments: Segment[];
   listIds: { data: string; event: string };
+  scope: Scope;
 }
 
 interface Props {
@@ -45,10 +47,19 @@ interface Props {
   errors?: Record<string, string>;
   /** The body field the tree is sent as (`condition`, `audienceCondition`): error paths start with it. */
   prefix?: string;
+  /** `workflow`: a CONDITION step's tree, which may also read the trigger event's and the workflow's data. */
+  scope?: Scope;
 }
 
 /** The API's condition trees, built with pickers: AND/OR groups, nested groups, every field kind and operator. */
-export function ConditionBuilder({ value, onChange, label, errors = {}, prefix = 'condition' }: Props) {
+export function ConditionBuilder({
+  value,
+  onChange,
+  label,
+  errors = {},
+  prefix = 'condition',
+  scope = 'contacts',
+}: Props) {
   const { project, api } = useProject();
   const id = useId();
   const fields = useQuery({ queryKey: ['contact-fields', project.id], queryFn: () => api.contacts.fields() });
@@ -59,6 +70,7 @@ export function ConditionBuilder({ value, onChange, label, errors = {}, prefix =
     eventNames: (events.data ?? []).map((e) => e.name),
     segments: segments.data ?? [],
     listIds: { data: `${id}-data`, event: `${id}-events` },
+    scope,
   };
   return (
     <fieldset className="condition">
@@ -233,12 +245,13 @@ function FilterRow({
   choices: Choices;
   error?: string;
 }) {
-  const { source, name } = sourceOf(filter.field);
+  const { scope } = choices;
+  const { source, name } = sourceOf(filter, scope);
   // Another kind of field starts from its first operator; the same kind keeps the chosen one.
   const setField = (next: Source, nextName: string) => {
-    const field = fieldOf(next, nextName);
-    const operator = kindOf(field) === kindOf(filter.field) ? filter.operator : operatorsFor(field)[0];
-    onChange(refit({ ...filter, field, operator: operator ?? filter.operator }));
+    const kind = kindOf(next, nextName);
+    const operator = kind === kindOf(source, name) ? filter.operator : operatorsOf(kind)[0];
+    onChange(refit({ ...filter, field: fieldOf(next, nextName), operator: operator ?? filter.operator }, scope));
   };
   const firstName = (s: Source) =>
     s === 'segment' ? (choices.segments[0]?.id ?? '') : s === 'event' ? (choices.eventNames[0] ?? '') : '';
@@ -250,7 +263,7 @@ function FilterRow({
         value={source}
         onChange={(e) => setField(e.target.value as Source, firstName(e.target.value as Source))}
       >
-        {SOURCES.map(([value, text]) => (
+        {sourcesOf(scope).map(([value, text]) => (
           <option key={value} value={value}>
             {text}
           </option>
@@ -260,15 +273,15 @@ function FilterRow({
       <select
         aria-label="Operator"
         value={filter.operator}
-        onChange={(e) => onChange(refit({ ...filter, operator: e.target.value as ConditionFilter['operator'] }))}
+        onChange={(e) => onChange(refit({ ...filter, operator: e.target.value as ConditionFilter['operator'] }, scope))}
       >
-        {operatorsFor(filter.field).map((op) => (
+        {operatorsOf(kindOf(source, name)).map((op) => (
           <option key={op} value={op}>
             {OPERATOR_LABELS[op]}
           </option>
         ))}
       </select>
-      <ValueInput filter={filter} onChange={onChange} />
+      <ValueInput filter={filter} scope={scope} onChange={onChange} />
       {onRemove ? (
         <button type="button" className="danger" aria-label={`Remove ${label.toLowerCase()}`} onClick={onRemove}>
           Remove
@@ -309,19 +322,33 @@ function FieldName({
       </select>
     );
   }
+  const [label, list, placeholder] = {
+    data: ['Data key', choices.listIds.data, 'plan'],
+    event: ['Event name', choices.listIds.event, 'signup'],
+    trigger: ['Trigger event key', undefined, 'total'],
+    workflow: ['Workflow data key', undefined, 'plan'],
+  }[source];
   return (
     <input
-      aria-label={source === 'data' ? 'Data key' : 'Event name'}
-      list={source === 'data' ? choices.listIds.data : choices.listIds.event}
-      placeholder={source === 'data' ? 'plan' : 'signup'}
+      aria-label={label}
+      list={list}
+      placeholder={placeholder}
       value={name}
       onChange={(e) => onChange(e.target.value.trim())}
     />
   );
 }
 
-function ValueInput({ filter, onChange }: { filter: ConditionFilter; onChange: (f: ConditionFilter) => void }) {
-  const rule = ruleOf(filter);
+function ValueInput({
+  filter,
+  scope,
+  onChange,
+}: {
+  filter: ConditionFilter;
+  scope: Scope;
+  onChange: (f: ConditionFilter) => void;
+}) {
+  const rule = ruleOf(filter, scope);
   const text = filter.value === undefined || filter.value === null ? '' : String(filter.value);
   const set = (value: unknown) => onChange({ ...filter, value });
   if (rule === 'none') return null;

@@ -14,11 +14,31 @@ export type ValueRule = NonNullable<(typeof CONDITION_OPERATORS)[FieldKind][Cond
 export const SOURCES = [
   ['contact', 'Contact'],
   ['data', 'Custom data'],
-  ['event', 'Event'],
+  ['event', 'Event history'],
   ['activity', 'Email activity'],
   ['segment', 'Segment'],
+  ['trigger', 'Trigger event data'],
+  ['workflow', 'Workflow data'],
 ] as const;
 export type Source = (typeof SOURCES)[number][0];
+
+/**
+ * Where a tree is evaluated: over contacts (segments, audiences), or in a workflow's CONDITION step,
+ * where `event.<key>` compared with a value reads the trigger event's data and `workflow.<key>` the
+ * workflow's (the engine's context fields).
+ */
+export type Scope = 'contacts' | 'workflow';
+const CONTEXT_SOURCES: Source[] = ['trigger', 'workflow'];
+export const sourcesOf = (scope: Scope) =>
+  SOURCES.filter(([source]) => scope === 'workflow' || !CONTEXT_SOURCES.includes(source));
+
+const HISTORY_OPERATORS: ConditionOperator[] = [
+  'triggered',
+  'triggeredWithin',
+  'triggeredOlderThan',
+  'notTriggered',
+  'notTriggeredWithin',
+];
 
 export const CONTACT_FIELDS: Array<[string, string]> = [
   ['email', 'Email address'],
@@ -57,13 +77,18 @@ export const OPERATOR_LABELS: Record<ConditionOperator, string> = {
   notMemberOfSegment: 'is not a member',
 };
 
-/** Where a filter's field string comes from, and the name within it (`data.plan` → data, `plan`). */
-export function sourceOf(field: string): { source: Source; name: string } {
+/** Where a filter's field comes from, and the name within it (`data.plan` → data, `plan`). */
+export function sourceOf(filter: ConditionFilter, scope: Scope = 'contacts'): { source: Source; name: string } {
+  const field = scope === 'workflow' && filter.field.startsWith('contact.') ? filter.field.slice(8) : filter.field;
   const dot = field.indexOf('.');
   const head = dot < 0 ? field : field.slice(0, dot);
   const rest = dot < 0 ? '' : field.slice(dot + 1);
   if (head === 'data') return { source: 'data', name: rest };
-  if (head === 'event') return { source: 'event', name: rest };
+  if (head === 'event') {
+    const history = scope === 'contacts' || HISTORY_OPERATORS.includes(filter.operator);
+    return { source: history ? 'event' : 'trigger', name: rest };
+  }
+  if (head === 'workflow' && scope === 'workflow') return { source: 'workflow', name: rest };
   if (head === 'segment') return { source: 'segment', name: rest };
   if (head === 'email' && rest) return { source: 'activity', name: rest };
   return { source: 'contact', name: field };
@@ -72,30 +97,34 @@ export function sourceOf(field: string): { source: Source; name: string } {
 export function fieldOf(source: Source, name: string): string {
   if (source === 'contact') return name || 'email';
   if (source === 'activity') return `email.${name || 'open'}`;
+  if (source === 'trigger') return `event.${name}`;
   return `${source}.${name}`;
 }
 
-/** The engine's kind of a field string (as the server parses it). */
-export function kindOf(field: string): FieldKind {
-  const { source, name } = sourceOf(field);
-  if (source === 'contact') {
-    if (name === 'email' || name === 'subscribed') return name;
-    return 'timestamp';
-  }
-  return source === 'activity' ? 'event' : source;
+/** The engine's kind of field a source names. */
+export function kindOf(source: Source, name: string): FieldKind {
+  if (source === 'contact') return name === 'email' || name === 'subscribed' ? name : 'timestamp';
+  if (source === 'activity') return 'event';
+  if (source === 'trigger' || source === 'workflow') return 'data';
+  return source;
 }
 
-export const operatorsFor = (field: string) => Object.keys(CONDITION_OPERATORS[kindOf(field)]) as ConditionOperator[];
+const kindOfFilter = (filter: ConditionFilter, scope: Scope) => {
+  const { source, name } = sourceOf(filter, scope);
+  return kindOf(source, name);
+};
 
-export const ruleOf = (filter: ConditionFilter): ValueRule =>
-  CONDITION_OPERATORS[kindOf(filter.field)][filter.operator] ?? 'none';
+export const operatorsOf = (kind: FieldKind) => Object.keys(CONDITION_OPERATORS[kind]) as ConditionOperator[];
+
+export const ruleOf = (filter: ConditionFilter, scope: Scope = 'contacts'): ValueRule =>
+  CONDITION_OPERATORS[kindOfFilter(filter, scope)][filter.operator] ?? 'none';
 
 /** A filter whose operator still fits its (new) field, with a value of the right shape. */
-export function refit(filter: ConditionFilter): ConditionFilter {
-  const operators = operatorsFor(filter.field);
+export function refit(filter: ConditionFilter, scope: Scope = 'contacts'): ConditionFilter {
+  const operators = operatorsOf(kindOfFilter(filter, scope));
   const operator = operators.includes(filter.operator) ? filter.operator : (operators[0] as ConditionOperator);
   const next: ConditionFilter = { field: filter.field, operator };
-  const rule = ruleOf(next);
+  const rule = ruleOf(next, scope);
   if (rule === 'amount')
     return { ...next, value: typeof filter.value === 'number' ? filter.value : 7, unit: filter.unit ?? 'days' };
   if (rule === 'boolean') return { ...next, value: typeof filter.value === 'boolean' ? filter.value : true };
@@ -108,16 +137,17 @@ export const newGroup = (): ConditionGroup => ({ filters: [newFilter()] });
 export const emptyCondition = (): ConditionTree => ({ logic: 'AND', groups: [newGroup()] });
 
 /** Whether every filter has what its operator needs, so the tree is worth sending for a count. */
-export function isComplete(tree: ConditionTree): boolean {
+export function isComplete(tree: ConditionTree, scope: Scope = 'contacts'): boolean {
   return tree.groups.every(
     (group) =>
       (group.filters.length > 0 || group.conditions) &&
       group.filters.every((f) => {
-        if (sourceOf(f.field).source !== 'contact' && !sourceOf(f.field).name) return false;
-        const rule = ruleOf(f);
+        const { source, name } = sourceOf(f, scope);
+        if (source !== 'contact' && !name) return false;
+        const rule = ruleOf(f, scope);
         return rule === 'none' || rule === 'boolean' || (f.value !== '' && f.value !== undefined);
       }) &&
-      (!group.conditions || isComplete(group.conditions)),
+      (!group.conditions || isComplete(group.conditions, scope)),
   );
 }
 

@@ -52,9 +52,8 @@ const parseTree = (text: string): ConditionTree | undefined => {
 };
 
 /**
- * CONDITION's tree with the console's condition builder, or as JSON for what the builder does not
- * pick (a `workflow.*` field of the start context, say). The API's errors inside the tree show on
- * the filter they name.
+ * CONDITION's tree with the console's condition builder (contact facts, and the trigger event's and
+ * the workflow's data), or as JSON. The API's errors inside the tree show on the filter they name.
  */
 export const ConditionField: Widget = ({ id, label, value, onChange, describedBy, invalid, error }) => {
   const tree = parseTree(value);
@@ -95,6 +94,7 @@ export const ConditionField: Widget = ({ id, label, value, onChange, describedBy
         onChange={(next) => onChange(JSON.stringify(next, null, 2))}
         errors={fieldErrors(error)}
         prefix="config.condition"
+        scope="workflow"
       />
       <div>
         <button type="button" className="small" onClick={() => setAsJson(true)}>
