@@ -4,6 +4,7 @@ import { pollUntil } from './jobs.js';
 import { paginateOffset } from './pagination.js';
 import type { RequestOptions, Transport } from './transport.js';
 import type {
+  AudienceCount,
   AudienceCountBody,
   Campaign,
   CampaignCancelResult,
@@ -13,7 +14,6 @@ import type {
   CampaignSendResult,
   CampaignStats,
   CampaignTestResult,
-  ConditionCount,
   RequeueResult,
 } from './types.js';
 
@@ -108,7 +108,7 @@ export class Campaigns {
 
   /** Send the campaign once to `email` (with that contact's data when it exists); no counters move. */
   /** How many contacts an audience would reach if sent now (subscribed only unless TRANSACTIONAL, suppressed left out). */
-  readonly audienceCount = (body: AudienceCountBody, options?: RequestOptions): Promise<ConditionCount> =>
+  readonly audienceCount = (body: AudienceCountBody, options?: RequestOptions): Promise<AudienceCount> =>
     this.transport.call(contract.campaigns.audienceCount, { body }, options);
 
   readonly test = async (id: string, email: string, options?: RequestOptions): Promise<CampaignTestResult> =>

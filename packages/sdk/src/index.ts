@@ -34,6 +34,7 @@ export type {
   ActivityTypeCount,
   AnalyticsMetric,
   AnalyticsRangeQuery,
+  AudienceCount,
   AudienceCountBody,
   AudienceType,
   BillingCategory,

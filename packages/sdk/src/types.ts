@@ -533,8 +533,8 @@ export type SegmentUsage = {
   campaigns: { id: string; name: string }[];
   workflows: { id: string; name: string }[];
 };
-/** How many contacts a condition (or an audience) matches now. */
-export type ConditionCount = { count: number };
+/** How many contacts a condition matches now (counted on a sample in large projects: `sampled`). */
+export type ConditionCount = { count: number; sampled: boolean; sampleSize: number };
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */
 export type SegmentContactsQuery = { page?: number | undefined; pageSize?: number | undefined };
 /** One page of a segment's members: `{ data, page, pageSize, total }`. */
@@ -638,6 +638,8 @@ export type CampaignStats = {
 };
 /** The answer of `campaigns.test`: the queued email's id and the address it goes to. */
 export type CampaignTestResult = { email: string; emailId: string };
+/** How many contacts a campaign's audience reaches if sent now. */
+export type AudienceCount = { count: number };
 /** What `campaigns.audienceCount` takes: a campaign's type and audience fields. */
 export type AudienceCountBody = Omit<
   {

@@ -124,7 +124,7 @@ export type SegmentUpdateBody = Omit<RouteInput<SegmentRoutes['update']>['body']
 };
 /** Campaigns, workflows and other segments that reference a segment. */
 export type SegmentUsage = SuccessBody<SegmentRoutes['usage']>;
-/** How many contacts a condition (or an audience) matches now. */
+/** How many contacts a condition matches now (counted on a sample in large projects: `sampled`). */
 export type ConditionCount = SuccessBody<SegmentRoutes['count']>;
 /** `page` (from 1) and `pageSize` (default 20, at most 100) of `segments.contacts`. */
 export type SegmentContactsQuery = RouteInput<SegmentRoutes['contacts']>['query'];
@@ -167,6 +167,8 @@ export type CampaignPage = SuccessBody<CampaignRoutes['list']>;
 export type CampaignStats = SuccessBody<CampaignRoutes['stats']>;
 /** The answer of `campaigns.test`: the queued email's id and the address it goes to. */
 export type CampaignTestResult = SuccessBody<CampaignRoutes['test']>['data'];
+/** How many contacts a campaign's audience reaches if sent now. */
+export type AudienceCount = SuccessBody<CampaignRoutes['audienceCount']>;
 /** What `campaigns.audienceCount` takes: a campaign's type and audience fields. */
 export type AudienceCountBody = Omit<RouteInput<CampaignRoutes['audienceCount']>['body'], 'audienceCondition'> & {
   audienceCondition?: ConditionTreeInput | null;

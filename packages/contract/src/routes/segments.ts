@@ -73,7 +73,13 @@ export const SegmentComputeResult = z.object({
   memberCount: z.number().int(),
 });
 
-export const ConditionCount = z.object({ count: z.number().int() });
+export const ConditionCount = z.object({
+  count: z.number().int(),
+  sampled: z
+    .boolean()
+    .describe('True for a project over SEGMENT_LIVE_COUNT_EXACT_UP_TO contacts: counted on a sample and extrapolated'),
+  sampleSize: z.number().int().describe('Contacts looked at (all of them when not sampled)'),
+});
 
 const Named = z.array(z.object({ id: z.string().uuid(), name: z.string() }));
 export const SegmentUsage = z.object({ campaigns: Named, workflows: Named, segments: Named });
@@ -133,7 +139,7 @@ export const segmentsContract = c.router(
       path: '/segments/count',
       summary: 'Count the contacts a condition matches now, without saving a segment',
       description:
-        'For condition builders: the condition `POST /segments` takes (400 `INVALID_CONDITION` naming the filter), evaluated live over the project under the segments statement timeout.',
+        'For condition builders: the condition `POST /segments` takes (400 `INVALID_CONDITION` naming the filter), evaluated live over the project under the segments statement timeout. A project over `SEGMENT_LIVE_COUNT_EXACT_UP_TO` contacts (100,000 by default) is counted on a repeatable page sample of about that many and the count extrapolated (`sampled: true`); saving a segment counts exactly.',
       metadata: dashboard,
       body: z.object({ condition: ConditionTree }),
       responses: { 200: ConditionCount, 400: ErrorEnvelope, ...timeout, ...commonErrors },

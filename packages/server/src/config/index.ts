@@ -92,6 +92,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
       countMaxAgeMs: e.SEGMENT_COUNT_MAX_AGE_MINUTES * 60_000,
       queryTimeoutMs: e.SEGMENT_QUERY_TIMEOUT_SECONDS * 1000,
       workMemMb: e.SEGMENT_QUERY_WORK_MEM_MB,
+      liveCountExactUpTo: e.SEGMENT_LIVE_COUNT_EXACT_UP_TO,
     },
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     delivery: {

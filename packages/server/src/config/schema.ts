@@ -120,6 +120,7 @@ export const EnvSchema = z.object({
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   SEGMENT_QUERY_WORK_MEM_MB: z.coerce.number().int().min(4).max(4096).default(64),
   SEGMENT_COUNT_MAX_AGE_MINUTES: z.coerce.number().int().min(1).max(10_080).default(15),
+  SEGMENT_LIVE_COUNT_EXACT_UP_TO: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
   DISABLE_SIGNUPS: bool.default('false'),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default('false'),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
@@ -321,6 +322,8 @@ export interface Config {
     queryTimeoutMs: number;
     /** work_mem of those statements, so event filters hash instead of probing per contact. */
     workMemMb: number;
+    /** Projects over this many contacts get a builder's live count (`POST /segments/count`) from a sample. */
+    liveCountExactUpTo: number;
   };
   /** Requests per minute per project; 0 disables the limit. */
   rateLimitPerMinute: number;

@@ -26,7 +26,14 @@ export function LiveCount({ condition }: { condition: ConditionTree }) {
         <span className="field-error">{problem}</span>
       ) : count.data ? (
         <>
+          {count.data.sampled ? '≈ ' : ''}
           <strong>{count.data.count.toLocaleString()}</strong> contact{count.data.count === 1 ? '' : 's'} match now
+          {count.data.sampled ? (
+            <span className="muted">
+              {' '}
+              (estimated from {count.data.sampleSize.toLocaleString()} contacts; saving counts them all)
+            </span>
+          ) : null}
           {count.isFetching ? <span className="muted"> (counting…)</span> : null}
         </>
       ) : (

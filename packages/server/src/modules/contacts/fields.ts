@@ -67,7 +67,8 @@ export async function listFields(db: Queryable, projectId: string) {
   return { totalContacts: total, fields: [...standard, ...custom], sampled, sampleSize };
 }
 
-async function contactTotal(db: Queryable, projectId: string): Promise<number> {
+/** The project's contacts, from the maintained counts (no scan). */
+export async function contactTotal(db: Queryable, projectId: string): Promise<number> {
   const [row] = await queryRows<{ n: number }>(
     db,
     sql`SELECT COALESCE(sum(total), 0)::int AS n FROM contact_counts WHERE project_id = ${projectId}::uuid`,

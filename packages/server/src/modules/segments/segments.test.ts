@@ -8,7 +8,8 @@ import { withQueryLimits } from '../../db/sql.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
-  pigeon = await startTestPigeon();
+  // Live counts of projects over 1,000 contacts are sampled (the default is 100,000).
+  pigeon = await startTestPigeon({ env: { SEGMENT_LIVE_COUNT_EXACT_UP_TO: '1000' } });
 });
 afterAll(() => pigeon?.stop());
 
@@ -171,7 +172,11 @@ describe('segments API', () => {
     const saved = bodyOf(await createSegment(auth, { name: 'Nested', condition: nested }), 201);
     expect(counted.count).toBe(saved.memberCount);
     expect(counted.count).toBe(2);
-    expect(bodyOf(await client.count({ body: { condition: plan('pro') } }), 200)).toEqual({ count: 2 });
+    expect(bodyOf(await client.count({ body: { condition: plan('pro') } }), 200)).toEqual({
+      count: 2,
+      sampled: false,
+      sampleSize: 3,
+    });
     expect(bodyOf(await client.list({}), 200)).toHaveLength(1); // counting saved nothing
     const unknownField = { groups: [{ filters: [{ field: 'nope', operator: 'equals' as const, value: 1 }] }] };
     const bad = await client.count({ body: { condition: unknownField } });
@@ -181,7 +186,32 @@ describe('segments API', () => {
     const other = await newProject(pigeon);
     expect(bodyOf(await api(pigeon, other.auth).segments.count({ body: { condition: plan('pro') } }), 200)).toEqual({
       count: 0,
+      sampled: false,
+      sampleSize: 0,
     });
+  });
+
+  it('a live count in a project over SEGMENT_LIVE_COUNT_EXACT_UP_TO contacts is taken on a repeatable sample and extrapolated', async () => {
+    const { project, auth } = await newProject(pigeon);
+    await pigeon.deps.db.pool.query(
+      `INSERT INTO contacts (id, project_id, email, subscribed, data)
+       SELECT uuidv7_compat(), $1, 'many' || i || '@x.example', true, jsonb_build_object('age', i % 80)
+       FROM generate_series(1, 20000) AS i`,
+      [project.id],
+    );
+    await pigeon.deps.db.pool.query('ANALYZE contacts');
+    const over = { groups: [{ filters: [{ field: 'data.age', operator: 'greaterThan' as const, value: 39 }] }] };
+    const client = api(pigeon, auth).segments;
+    const live = bodyOf(await client.count({ body: { condition: over } }), 200);
+    expect(live.sampled).toBe(true);
+    expect(live.sampleSize).toBeGreaterThan(300);
+    expect(live.sampleSize).toBeLessThan(5_000);
+    // Saving counts exactly: half of the ages 0–79 are over 39.
+    const saved = bodyOf(await createSegment(auth, { name: 'Over 39', condition: over }), 201);
+    expect(saved.memberCount).toBe(10_000);
+    expect(Math.abs(live.count - saved.memberCount)).toBeLessThan(saved.memberCount * 0.15);
+    // Repeatable: the same tree, the same answer.
+    expect(bodyOf(await client.count({ body: { condition: over } }), 200)).toEqual(live);
   });
 
   it('PATCH updates name, description and condition; keeps the slug; refuses a condition on STATIC', async () => {
