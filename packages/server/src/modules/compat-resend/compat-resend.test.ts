@@ -291,6 +291,20 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
       name: 'validation_error',
       message: expect.stringContaining('attachments'),
     });
+    const unverified = await raw({ ...base, from: 'hello@not-verified.example.com' });
+    expect(unverified.status).toBe(403);
+    expect(unverified.body).toMatchObject({ statusCode: 403, name: 'validation_error' });
+    expect(unverified.body.message).toContain('not-verified.example.com');
+    await pigeon.deps.db.pool.query(
+      `INSERT INTO suppressions (id, project_id, email, reason) VALUES (gen_random_uuid(), $1, 'gone@example.com', 'hard_bounce')`,
+      [sender.project.id],
+    );
+    const suppressed = await raw({ ...base, to: 'gone@example.com' });
+    expect(suppressed.body).toEqual({
+      statusCode: 422,
+      name: 'validation_error',
+      message: expect.stringContaining('gone@example.com suppressed'),
+    });
     expect(await emailCount(sender.project.id)).toBe(before);
 
     const stranger = await newProject(pigeon);
