@@ -286,6 +286,14 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
       headers: { authorization: `Bearer ${sender.project.secretKey}` },
       body: [base, { ...base, attachments: [] }],
     });
+    const badAddressInBatch = await pigeon.request('POST', '/resend/emails/batch', {
+      headers: { authorization: `Bearer ${sender.project.secretKey}` },
+      body: [base, { ...base, cc: 'nope' }],
+    });
+    expect(badAddressInBatch.body).toMatchObject({
+      name: 'validation_error',
+      message: expect.stringContaining('`1.cc`'),
+    });
     expect(badBatch.body).toMatchObject({
       statusCode: 422,
       name: 'validation_error',

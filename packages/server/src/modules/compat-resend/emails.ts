@@ -36,7 +36,9 @@ export function toNativeSend(message: ResendMessage, prefix = ''): z.output<type
     })),
   };
   const parsed = SendBody.safeParse(native);
-  if (!parsed.success) throw validationFailed(zodIssuesToFieldErrors(parsed.error, prefix || undefined));
+  if (!parsed.success) {
+    throw validationFailed(zodIssuesToFieldErrors(parsed.error).map((e) => ({ ...e, field: `${prefix}${e.field}` })));
+  }
   return parsed.data;
 }
 
