@@ -14,9 +14,9 @@ export const MAX_INBOUND_ROUTES = 100;
 /**
  * What a route does with a message it takes. Every taken message is stored (its content for the
  * project's content retention) and listed under `GET /inbound-emails`. `WEBHOOK` and `WORKFLOW`
- * also record the `email.received` event on the sender's contact, which, like every event, is
- * POSTed to the webhook endpoints subscribed to it and starts the enabled workflows whose trigger
- * is `email.received`; `RECORD` records no event.
+ * also record the `email.received` event on a contact: a `WEBHOOK` route's is POSTed to the webhook
+ * endpoints subscribed to `email.received`, a `WORKFLOW` route's starts the enabled workflows whose
+ * trigger is `email.received` (each only that). `RECORD` records no event.
  */
 export const InboundRouteAction = z.enum(['WEBHOOK', 'WORKFLOW', 'RECORD']);
 export type InboundRouteAction = z.infer<typeof InboundRouteAction>;

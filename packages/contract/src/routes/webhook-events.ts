@@ -94,7 +94,7 @@ const emailReceivedEvent = envelope(
       'The email Pigeon sent that this message answers, and the contact it went to (then also `contact`)',
     ),
   }),
-  'A message arrived for an inbound route (action WEBHOOK or WORKFLOW)',
+  'A message arrived for an inbound route whose action is WEBHOOK',
 );
 
 const SubscriptionData = z.object({

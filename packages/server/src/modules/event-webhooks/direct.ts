@@ -34,10 +34,13 @@ function candidates(db: Queryable, ids: string[]) {
         JOIN contacts c ON c.id = e.contact_id
         JOIN webhook_endpoints w ON w.project_id = e.project_id AND w.enabled AND ${endpointWants(raw('e.name'))}
         LEFT JOIN emails em ON ${emailOfEvent}
-        WHERE e.id = ANY(${ids}::uuid[])
+        WHERE e.id = ANY(${ids}::uuid[]) AND ${notForWorkflowsOnly}
         ORDER BY e.created_at, e.id`,
   );
 }
+
+/** Mail a WORKFLOW inbound route took is for workflows, not webhook endpoints (modules/inbound-routes). */
+const notForWorkflowsOnly = raw(`NOT (e.name = 'email.received' AND e.data->>'action' = 'WORKFLOW')`);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -20,7 +20,7 @@ export const eventPayload: Sql = sql`jsonb_build_object(
   'type', e.name,
   'timestamp', to_char(e.created_at AT TIME ZONE 'UTC', ${ISO}),
   'data', CASE
-    WHEN e.name = 'email.received' THEN e.data || jsonb_build_object('contact', ${contactRef}) || coalesce(
+    WHEN e.name = 'email.received' THEN (e.data - 'action') || jsonb_build_object('contact', ${contactRef}) || coalesce(
         (SELECT jsonb_build_object('text', ie.text, 'html', ie.html, 'headers', ie.headers) FROM inbound_emails ie
          WHERE ie.id = (e.data->>'inboundEmailId')::uuid AND ie.project_id = e.project_id),
         '{"text": null, "html": null, "headers": []}'::jsonb)

@@ -278,27 +278,48 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     });
   });
 
-  it('a WORKFLOW route starts the workflows triggered by email.received for the sender', async () => {
+  it('a WORKFLOW route starts the workflows triggered by email.received, a WEBHOOK route reaches the endpoints: each only its own', async () => {
     const s = await verifiedSender(pigeon, dns);
     await route(s, { domain: s.domain, pattern: 'orders', action: 'WORKFLOW' });
+    await route(s, { domain: s.domain, pattern: 'hello', action: 'WEBHOOK' });
+    const { target } = await endpoint(s);
     const wf = await buildWorkflow(pigeon, s.auth, {
       trigger: 'email.received',
       steps: [{ key: 'tag', type: 'UPDATE_CONTACT', config: { updates: { wroteIn: '{{event.subject}}' } } }],
       transitions: [],
+      allowReentry: true,
     });
     const grace = `grace@${replierDomain()}`;
-    const sent = await swaks(['--from', grace, '--to', `orders@${s.domain}`, '--header', 'Subject: Order 42']);
-    expect(sent.code, sent.output).toBe(0);
+    // One sender, so the change feed hands the three events to each consumer in this order.
+    for (const [to, subject] of [
+      ['hello', 'Hello'],
+      ['orders', 'Order 42'],
+      ['hello', 'Hello again'],
+    ]) {
+      const sent = await swaks(['--from', grace, '--to', `${to}@${s.domain}`, '--header', `Subject: ${subject}`]);
+      expect(sent.code, sent.output).toBe(0);
+    }
     const executions = await until(
       () => executionsOf(pigeon, s.auth, wf.id),
       (list) => list.length > 0,
     );
-    expect(executions).toHaveLength(1);
     const contact = await until(
       async () => (await pigeon.request('GET', `/contacts/${executions[0]?.contactId}`, { headers: s.auth })).body,
       (c) => c?.data?.wroteIn === 'Order 42',
     );
     expect(contact).toMatchObject({ email: grace, subscribed: false, data: { wroteIn: 'Order 42' } });
+    // The workflow consumer had the first message before the second: it started nothing for it.
+    expect(await executionsOf(pigeon, s.auth, wf.id)).toHaveLength(1);
+
+    // The endpoint's deliveries, once the third message's is written, are the two WEBHOOK ones.
+    const endpointId = (await pigeon.request('GET', '/webhook-endpoints', { headers: s.auth })).body.data[0].id;
+    const deliveries = async () =>
+      (await pigeon.request('GET', `/webhook-endpoints/${endpointId}/deliveries`, { headers: s.auth })).body.data as {
+        payload: { data: { subject: string } };
+      }[];
+    const written = await until(deliveries, (list) => list.some((d) => d.payload.data.subject === 'Hello again'));
+    expect(written.map((d) => d.payload.data.subject).sort()).toEqual(['Hello', 'Hello again']);
+    expect(target.received.every((r) => !r.body.includes('Order 42'))).toBe(true);
   });
 
   // Last in the file: retention runs a month ahead for every project of this database.

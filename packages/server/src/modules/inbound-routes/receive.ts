@@ -122,6 +122,8 @@ export async function receiveMessage(
         const data = {
           inboundEmailId: id,
           routeId: route.routeId,
+          // Which consumer takes it: webhook endpoints (WEBHOOK) or workflows (WORKFLOW). Not in the payload.
+          action: route.action,
           ...message,
           attachments: attachments.map((a, n) => ({ ...a, url: attachmentUrl(deps, id, n, expires) })),
           inReplyTo: link ? { emailId: link.emailId, contactId: link.contactId, by: link.by } : null,

@@ -90,6 +90,8 @@ export async function startFromEvents(db: Queryable, projectId: string, eventIds
           FROM batch e
           JOIN workflows w ON w.project_id = ${projectId}::uuid AND w.enabled AND w.trigger_event = e.name
           JOIN contacts ct ON ct.id = e.contact_id
+          -- Mail a WEBHOOK inbound route took goes to webhook endpoints, not workflows (modules/inbound-routes).
+          WHERE NOT (e.name = 'email.received' AND e.data->>'action' = 'WEBHOOK')
           ORDER BY w.id, e.contact_id, e.created_at, e.id
         )
         INSERT INTO workflow_executions (id, project_id, workflow_id, contact_id, status, current_step_id, wake_at, context, trigger_event_id)
