@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { simpleParser } from 'mailparser';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../../../sdk/dist/index.js';
+import { Pigeon, verifyWebhook } from '../../../../sdk/dist/index.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -165,6 +165,11 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     );
     expect(events.rowCount).toBe(0);
     expect(disabled.id).toBeTruthy();
+    // The SDK reads the same.
+    const sdk = new Pigeon({ apiKey: s.project.secretKey, baseUrl: pigeon.url, maxRetries: 0 });
+    expect((await sdk.inboundRoutes.list()).map((r) => r.pattern).sort()).toEqual(['archive', 'closed']);
+    expect((await sdk.inboundRoutes.emails({ routeId: archive.id })).map((e) => e.id)).toEqual([kept.id]);
+    expect(await sdk.inboundRoutes.email(kept.id)).toMatchObject({ subject: 'Keep this', auth: kept.auth });
     // Another project reads none of it.
     const other = await verifiedSender(pigeon, dns);
     expectEnvelope(
