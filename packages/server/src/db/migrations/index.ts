@@ -127,4 +127,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20270101000000_inbound_routes',
     load: () => import('./Migration20270101000000_inbound_routes.js'),
   },
+  {
+    name: 'Migration20270101000100_inbound_email_retries',
+    load: () => import('./Migration20270101000100_inbound_email_retries.js'),
+  },
 ];

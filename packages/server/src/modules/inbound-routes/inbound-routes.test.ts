@@ -147,8 +147,13 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     expect(refused.output).toContain('550 5.1.1');
     expect(await inbound(s)).toEqual([]);
 
-    const taken = await swaks(['--from', from, '--to', `Archive@${s.domain}`, '--header', 'Subject: Keep this']);
-    expect(taken.code, taken.output).toBe(0);
+    // Sent twice under one Message-ID (a sender that lost the 250 retries): taken twice, kept once.
+    const once = ['--header', 'Subject: Keep this', '--header', `Message-Id: <keep-${process.pid}@people.example>`];
+    for (let i = 0; i < 2; i++) {
+      const taken = await swaks(['--from', from, '--to', `Archive@${s.domain}`, ...once]);
+      expect(taken.code, taken.output).toBe(0);
+    }
+    expect(await inbound(s)).toHaveLength(1);
     const [kept] = await inbound(s);
     expect(kept).toMatchObject({
       routeId: archive.id,
