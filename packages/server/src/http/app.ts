@@ -16,6 +16,7 @@ import { engagementRouter } from '../modules/engagement/router.js';
 import { createWebhookEndpointsRouter } from '../modules/event-webhooks/router.js';
 import { createEventsRouter } from '../modules/events/router.js';
 import { createTracker, type TrackEvent } from '../modules/events/track.js';
+import { createInboundRoutesRouter, inboundAttachmentsRouter } from '../modules/inbound-routes/router.js';
 import { createInboundWebhooksRouter } from '../modules/inbound-webhooks/router.js';
 import { mcpRouter } from '../modules/mcp/router.js';
 import { outboxRouter } from '../modules/outbox/router.js';
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     uploads: createUploadsRouter(deps, images),
     sentEmails: createEmailResourceRouter(deps),
     webhookEndpoints: createWebhookEndpointsRouter(deps),
+    inboundRoutes: createInboundRoutesRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,
@@ -117,6 +119,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
   app.use(mcpRouter(deps));
   // Uploaded images, fetched by mail clients from inside emails.
   app.use(imagesRouter(deps, images));
+  // Attachments of received mail, behind signed links.
+  app.use(inboundAttachmentsRouter(deps));
   app.use(docsRouter(deps.config.http.publicUrl));
   app.use(consoleRouter(deps.config.http.consoleDir ?? defaultConsoleDir()));
   app.use(loginPageRouter(deps));
