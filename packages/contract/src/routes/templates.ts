@@ -142,7 +142,15 @@ export const templatesContract = c.router(
       summary: "Render content with a contact's data through the delivery renderer (nothing is stored or sent)",
       description:
         'The subject, HTML and text a contact would receive, and the same missing-variable warnings as `/v1/send`. The unsubscribe and manage links are real signed links for the contact.',
-      metadata: dashboard,
+      metadata: meta({
+        auth: 'dashboard',
+        example: {
+          subject: 'Welcome, {{firstName ?? "friend"}}',
+          body: '# Hello {{firstName}}\n\nYour plan: {{plan}}.',
+          format: 'markdown',
+          data: { plan: 'pro' },
+        },
+      }),
       body: TemplatePreviewInput,
       responses: { 200: TemplatePreview, 404: ErrorEnvelope, ...commonErrors },
     },
