@@ -1,5 +1,6 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { AppDeps } from '../../deps.js';
+import { readMessage } from '../../mail/smtp-data.js';
 import { authResolver } from '../inbound-routes/auth.js';
 import { matchRecipient, type RouteMatch } from '../inbound-routes/match.js';
 import { receiveMessage } from '../inbound-routes/receive.js';
@@ -125,17 +126,9 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
       routed.delete(session.id);
     },
     onData(stream: SMTPServerDataStream, session, callback) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= settings.maxBytes) chunks.push(chunk);
-      });
-      stream.on('end', () => {
-        if (stream.sizeExceeded || size > settings.maxBytes) {
-          return callback(refuse(session, 552, '5.3.4 Message too big'));
-        }
-        handle(Buffer.concat(chunks), session).then(
+      readMessage(stream, settings.maxBytes).then((message) => {
+        if (!message) return callback(refuse(session, 552, '5.3.4 Message too big'));
+        handle(message, session).then(
           () => callback(),
           (err: Error & { responseCode?: number }) => {
             if (err.responseCode) return callback(err);

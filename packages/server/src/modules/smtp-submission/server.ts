@@ -2,6 +2,7 @@ import { MAX_RECIPIENTS, Mailbox } from '@pigeon/contract';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import type { AppDeps } from '../../deps.js';
 import type { Logger } from '../../logger.js';
+import { readMessage } from '../../mail/smtp-data.js';
 import { smtpSubmissionAuthFailures, smtpSubmissions } from '../../metrics/registry.js';
 import {
   admitTransaction,
@@ -136,14 +137,8 @@ function serverOptions(deps: AppDeps, logger: Logger, tls: { key: Buffer; cert: 
     },
 
     onData(stream, session: Session, callback) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= settings.maxBytes) chunks.push(chunk);
-      });
-      stream.on('end', () => {
-        if (stream.sizeExceeded || size > settings.maxBytes) {
+      readMessage(stream, settings.maxBytes).then((message) => {
+        if (!message) {
           smtpSubmissions.inc({ outcome: 'refused' });
           return callback(
             refuse(session, new SmtpReply(552, `5.3.4 Message too big: at most ${settings.maxBytes} bytes`)),
@@ -152,7 +147,7 @@ function serverOptions(deps: AppDeps, logger: Logger, tls: { key: Buffer; cert: 
         const user = session.user as SubmissionUser;
         const recipients = [...new Set(session.envelope.rcptTo.map((r) => r.address.toLowerCase()))];
         Promise.resolve()
-          .then(() => submitOnce(deps, user.projectId, readSubmission(Buffer.concat(chunks), recipients)))
+          .then(() => submitOnce(deps, user.projectId, readSubmission(message, recipients)))
           .then(
             (accepted) => {
               smtpSubmissions.inc({ outcome: accepted.repeated ? 'repeated' : 'accepted' });
