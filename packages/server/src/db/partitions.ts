@@ -92,6 +92,8 @@ export async function moveUnpartitionedHistory(pool: pg.Pool, opts: MoveOptions 
     if (!exists?.ok) continue;
     const [total] = await queryRows<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM ${raw(legacy)}`);
     opts.logger?.info({ table, rows: total?.n }, 'moving history into monthly partitions');
+    // By name: migrations after the conversion add columns to the new table only (they take their defaults).
+    const columns = raw((await columnsOf(pool, legacy)).map((c) => `"${c.replaceAll('"', '""')}"`).join(', '));
     let after = FIRST_ID;
     let tableMoved = 0;
     for (;;) {
@@ -109,7 +111,7 @@ export async function moveUnpartitionedHistory(pool: pg.Pool, opts: MoveOptions 
         return queryRows<{ n: number; last: string | null }>(
           client,
           sql`WITH batch AS (DELETE FROM ${raw(legacy)} WHERE ${range} RETURNING *),
-              ins AS (INSERT INTO ${raw(table)} SELECT * FROM batch RETURNING id)
+              ins AS (INSERT INTO ${raw(table)} (${columns}) SELECT ${columns} FROM batch RETURNING id)
               SELECT count(*)::int AS n, max(id::text) AS last FROM ins`,
         );
       });
@@ -149,3 +151,13 @@ export async function moveUnpartitionedHistory(pool: pg.Pool, opts: MoveOptions 
  */
 export const idsSince = (column: Sql, from: string | Date): Sql =>
   sql`${column} >= uuidv7_floor(${from}::timestamptz - interval '1 day')`;
+
+/** A table's columns in their order. */
+export async function columnsOf(db: pg.Pool, table: string): Promise<string[]> {
+  const rows = await queryRows<{ name: string }>(
+    db,
+    sql`SELECT attname AS name FROM pg_attribute
+        WHERE attrelid = ${table}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+  );
+  return rows.map((r) => r.name);
+}

@@ -194,6 +194,13 @@ const RACES: Race[] = [
       }),
   },
   {
+    route: 'inboundRoutes.create',
+    label: 'one domain and pattern',
+    expected: [[201, 409]],
+    prepare: async () =>
+      twice({ path: '/inbound-routes', body: { domain, pattern: `support${++round}`, action: 'RECORD' } }),
+  },
+  {
     route: 'templates.create',
     label: 'one name',
     expected: [[201, 201]],
