@@ -92,15 +92,15 @@ const performedNothing = (status: number, res: Response) =>
 
 /** A claim whose request performed nothing (refused, or rolled back): the key is free again. */
 const releaseKey = (db: Queryable, projectId: string, key: string) =>
-  prepared(db, 'idem.release', 'DELETE FROM idempotency_keys WHERE project_id = $1 AND key = $2', [projectId, key]);
+  preparedRows(db, 'idem.release', sql`DELETE FROM idempotency_keys WHERE project_id = ${projectId} AND key = ${key}`);
 
 /** A claim's outcome: its status, and for a 2xx the body a retry is answered with. */
 const settleKey = (db: Queryable, projectId: string, key: string, status: number, body: unknown) =>
-  prepared(
+  preparedRows(
     db,
     'idem.settle',
-    'UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE project_id = $1 AND key = $2',
-    [projectId, key, status, status < 300 ? JSON.stringify(body) : null],
+    sql`UPDATE idempotency_keys SET status_code = ${status}, response = ${status < 300 ? JSON.stringify(body) : null}
+        WHERE project_id = ${projectId} AND key = ${key}`,
   );
 
 /** Inserts the claim, or takes over an expired one; returns the live claim of someone else. */

@@ -11,6 +11,7 @@ import { mailOf, parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
+import { queryRows, sql } from '../../db/query.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon();
 
@@ -27,9 +28,12 @@ beforeAll(async () => {
 });
 
 const emailCount = async (projectId: string) =>
-  Number(
-    (await pigeon.deps.db.pool.query('SELECT count(*) AS n FROM emails WHERE project_id = $1', [projectId])).rows[0].n,
-  );
+  (
+    await queryRows<{ n: number }>(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM emails WHERE project_id = ${projectId}`,
+    )
+  )[0]?.n;
 
 const inAnHour = (hours = 1) => new Date(Date.now() + hours * 3_600_000).toISOString();
 
@@ -228,10 +232,11 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(first.error).toBeNull();
     expect(retry.data).toEqual(first.data);
     await mailOf(sink, first.data?.id as string);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*) AS n FROM emails WHERE to_email = $1', [
-      'once@example.com',
-    ]);
-    expect(Number(rows[0].n)).toBe(1);
+    const rows = await queryRows<{ n: number }>(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM emails WHERE to_email = ${'once@example.com'}`,
+    );
+    expect(rows[0]?.n).toBe(1);
 
     const other = await resend.emails.send({ ...body, subject: 'Twice' }, { idempotencyKey: key });
     expect(other.error).toMatchObject({ statusCode: 409, name: 'invalid_idempotent_request' });
@@ -303,9 +308,10 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(unverified.status).toBe(403);
     expect(unverified.body).toMatchObject({ statusCode: 403, name: 'validation_error' });
     expect(unverified.body.message).toContain('not-verified.example.com');
-    await pigeon.deps.db.pool.query(
-      `INSERT INTO suppressions (id, project_id, email, reason) VALUES (gen_random_uuid(), $1, 'gone@example.com', 'hard_bounce')`,
-      [sender.project.id],
+    await queryRows(
+      pigeon.deps.db.pool,
+      sql`INSERT INTO suppressions (id, project_id, email, reason)
+          VALUES (gen_random_uuid(), ${sender.project.id}, 'gone@example.com', 'hard_bounce')`,
     );
     const suppressed = await raw({ ...base, to: 'gone@example.com' });
     expect(suppressed.body).toEqual({

@@ -13,6 +13,7 @@ import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
 import { startTarget, type Target } from '../../../test/webhook-targets.js';
 import { buildWorkflow, executionsOf } from '../../../test/workflows.js';
+import { queryRows, sql } from '../../db/query.js';
 import { applyRetention } from '../retention/service.js';
 
 // swaks, from Debian (scripts/test-deps.sh installs it), plays the outside world's mail server.
@@ -164,11 +165,11 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
       auth: { spf: 'pass', dmarc: 'pass' },
       inReplyTo: null,
     });
-    const events = await pigeon.deps.db.pool.query(
-      `SELECT 1 FROM events WHERE project_id = $1 AND name = 'email.received'`,
-      [s.project.id],
+    const events = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT 1 FROM events WHERE project_id = ${s.project.id} AND name = 'email.received'`,
     );
-    expect(events.rowCount).toBe(0);
+    expect(events).toHaveLength(0);
     expect(disabled.id).toBeTruthy();
     // The SDK reads the same.
     const sdk = new Pigeon({ apiKey: s.project.secretKey, baseUrl: pigeon.url, maxRetries: 0 });

@@ -4,6 +4,7 @@ import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 import { withQueryLimits } from '../../db/sql.js';
 
 let pigeon: TestPigeon;
@@ -193,11 +194,11 @@ describe('segments API', () => {
 
   it('a live count in a project over SEGMENT_LIVE_COUNT_EXACT_UP_TO contacts is taken on a repeatable sample and extrapolated', async () => {
     const { project, auth } = await newProject(pigeon);
-    await pigeon.deps.db.pool.query(
-      `INSERT INTO contacts (id, project_id, email, subscribed, data)
-       SELECT uuidv7_compat(), $1, 'many' || i || '@x.example', true, jsonb_build_object('age', i % 80)
-       FROM generate_series(1, 20000) AS i`,
-      [project.id],
+    await queryRows(
+      pigeon.deps.db.pool,
+      sql`INSERT INTO contacts (id, project_id, email, subscribed, data)
+          SELECT uuidv7_compat(), ${project.id}, 'many' || i || '@x.example', true, jsonb_build_object('age', i % 80)
+          FROM generate_series(1, 20000) AS i`,
     );
     await pigeon.deps.db.pool.query('ANALYZE contacts');
     const over = { groups: [{ filters: [{ field: 'data.age', operator: 'greaterThan' as const, value: 39 }] }] };

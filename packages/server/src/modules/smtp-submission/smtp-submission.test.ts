@@ -369,9 +369,10 @@ describe('SMTP submission', () => {
   it('skips a suppressed recipient and names it in the 250', async () => {
     const { project, from } = await verifiedSender(pigeon, dns);
     // As a hard bounce records it (deliverability/feedback.ts).
-    await pigeon.deps.db.pool.query(
-      `INSERT INTO suppressions (id, project_id, email, reason) VALUES (gen_random_uuid(), $1, 'gone@example.com', 'hard_bounce')`,
-      [project.id],
+    await queryRows(
+      pigeon.deps.db.pool,
+      sql`INSERT INTO suppressions (id, project_id, email, reason)
+          VALUES (gen_random_uuid(), ${project.id}, 'gone@example.com', 'hard_bounce')`,
     );
     const smtp = await loggedIn(project.secretKey);
     const id = messageId();
