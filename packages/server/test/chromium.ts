@@ -54,6 +54,7 @@ export const PHONE = { width: 390, height: 844 };
  */
 export async function checkPage(page: Page, name: string): Promise<void> {
   // Settled: nothing on the page still says it is loading (some pages poll, so the network never idles).
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what a person sees (hidden nodes must not count)
   await page.waitForFunction(() => !/Loading…/.test(document.body.innerText));
   expect(await seriousViolations(page), `axe on ${name}`).toEqual([]);
   await page.setViewportSize(DESKTOP);

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { account } from '../api';
 import { meQuery, useProject } from '../session';
 import { ConfirmDialog } from '../ui/dialog';
-import { EmailField, ErrorNote, Field, Form, Loading, Notice, PageHeader, SelectField, Table, Time } from '../ui/kit';
+import { EmailField, ErrorNote, Form, Loading, Notice, PageHeader, SelectField, Table, Time } from '../ui/kit';
 
 /** Who has access: members and pending invitations; OWNER and ADMIN invite, change roles and remove. */
 export default function MembersPage() {

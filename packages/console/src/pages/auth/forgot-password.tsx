@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { account } from '../../api';
-import { EmailField, ErrorNote, Field, Form, Notice } from '../../ui/kit';
+import { EmailField, ErrorNote, Form, Notice } from '../../ui/kit';
 import { AuthFrame } from './frame';
 
 export default function ForgotPasswordPage() {
