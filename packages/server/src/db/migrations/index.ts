@@ -131,4 +131,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20270101000100_inbound_email_retries',
     load: () => import('./Migration20270101000100_inbound_email_retries.js'),
   },
+  {
+    name: 'Migration20270104000000_relays',
+    load: () => import('./Migration20270104000000_relays.js'),
+  },
 ];
