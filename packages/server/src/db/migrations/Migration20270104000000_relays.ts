@@ -7,7 +7,9 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20270104000000_relays extends Migration {
   override async up(): Promise<void> {
     this.addSql('ALTER TABLE emails ADD COLUMN relay text;');
-    this.addSql('ALTER TABLE projects ADD COLUMN relay_route_transactional text[], ADD COLUMN relay_route_campaign text[];');
+    this.addSql(
+      'ALTER TABLE projects ADD COLUMN relay_route_transactional text[], ADD COLUMN relay_route_campaign text[];',
+    );
   }
 
   override async down(): Promise<void> {
