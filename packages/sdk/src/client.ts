@@ -27,6 +27,8 @@ import type {
   ContactWithMeta,
   DeploymentConfig,
   Domain,
+  DomainDetail,
+  DomainWarmupSettings,
   EmailListQuery,
   Event,
   EventListQuery,
@@ -344,6 +346,15 @@ export class Pigeon {
     /** The project's domains, verified and pending. */
     list: (projectId: string, options?: RequestOptions): Promise<Domain[]> =>
       this.transport.call(contract.domains.list, { params: { projectId } }, options),
+    /** One domain, with its warm-up state (`warmup`: cap today, sent today, next reset). */
+    get: (id: string, options?: RequestOptions): Promise<DomainDetail> =>
+      this.transport.call(contract.domains.get, { params: { id } }, options),
+    /**
+     * Warm a domain up: campaign and workflow mail over the day's cap (from `startCap` on the first
+     * day to `targetCap` on day `days`) waits for the next day (UTC); transactional mail is counted, never held.
+     */
+    setWarmup: (id: string, settings: DomainWarmupSettings, options?: RequestOptions): Promise<DomainDetail> =>
+      this.transport.call(contract.domains.setWarmup, { params: { id }, body: settings }, options),
     /** Check the domain's DNS records now; resolves with the domain and each record's `status`. */
     verify: (id: string, options?: RequestOptions): Promise<Domain> =>
       this.transport.call(contract.domains.verify, { params: { id } }, options),

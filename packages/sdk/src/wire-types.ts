@@ -93,6 +93,12 @@ export type ActivityStats = SuccessBody<ActivityRoutes['stats']>;
 
 // Sender domains
 export type Domain = z.infer<typeof wire.Domain>;
+/** A domain as `GET /domains/:id` answers it: with its warm-up state. */
+export type DomainDetail = z.infer<typeof wire.DomainDetail>;
+/** A sender domain's warm-up today: cap, count, the day of the ramp and when the day resets. */
+export type DomainWarmup = z.infer<typeof wire.DomainWarmup>;
+/** What `domains.setWarmup` takes: on or off, the first and last day's caps and the days of the ramp. */
+export type DomainWarmupSettings = z.infer<typeof wire.DomainWarmupSettings>;
 /** A DNS record to publish for a domain, with its last checked status. */
 export type DnsRecord = z.infer<typeof wire.DnsRecord>;
 

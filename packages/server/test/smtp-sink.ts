@@ -17,6 +17,13 @@ export interface SmtpSink {
   failFor(address: string, code: number | null): void;
   /** Refuses `address` with `code` at RCPT TO (the message may still go to the other recipients) until set to null. */
   refuseRcpt(address: string, code: number | null): void;
+  /**
+   * Defers every recipient of `domain` at RCPT TO with `code` and an enhanced status of 4.7.x (as a
+   * mailbox provider slowing a sender down) until set to null.
+   */
+  deferDomain(domain: string, code: number | null): void;
+  /** RCPT TO commands given for recipients of `domain`, accepted or not. */
+  rcptCount(domain: string): number;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMessage[]>;
   /** A relay outage: stops listening and drops open connections at once (connecting is then refused). */
   stop(): Promise<void>;
@@ -35,6 +42,8 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
   const failures: number[] = [];
   const failing = new Map<string, number>();
   const refusing = new Map<string, number>();
+  const deferring = new Map<string, number>();
+  const rcpts = new Map<string, number>();
   const closed = new Set<string>();
   const makeServer = () =>
     new SMTPServer({
@@ -46,6 +55,13 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
       logger: false,
       size: 60 * 1024 * 1024,
       onRcptTo(address, _session, callback) {
+        const domain = (address.address.split('@')[1] ?? '').toLowerCase();
+        rcpts.set(domain, (rcpts.get(domain) ?? 0) + 1);
+        const deferral = deferring.get(domain);
+        if (deferral) {
+          const message = '4.7.28 Our system has detected an unusual rate of mail from you, try again later';
+          return callback(Object.assign(new Error(message), { responseCode: deferral }));
+        }
         const code = refusing.get(address.address);
         if (!code) return callback();
         callback(
@@ -89,6 +105,9 @@ export async function startSmtpSink(opts: { delayMs?: number } = {}): Promise<Sm
     failNext: (...codes) => failures.push(...codes),
     failFor: (address, code) => (code ? failing.set(address, code) : failing.delete(address)),
     refuseRcpt: (address, code) => (code ? refusing.set(address, code) : refusing.delete(address)),
+    deferDomain: (domain, code) =>
+      code ? deferring.set(domain.toLowerCase(), code) : deferring.delete(domain.toLowerCase()),
+    rcptCount: (domain) => rcpts.get(domain.toLowerCase()) ?? 0,
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (messages.length < count) {

@@ -39,6 +39,52 @@ type DomainObject = typeof domainObject;
 export interface DomainSchema extends DomainObject {}
 export const Domain: DomainSchema = domainObject;
 
+/** A sender domain's warm-up (issue 64): a daily cap on campaign and workflow mail, ramping over `days`. */
+export const DomainWarmupSettings = z
+  .object({
+    enabled: z.boolean().describe("Hold campaign and workflow mail over the day's cap until the next day (UTC)"),
+    startCap: z.number().int().min(1).max(10_000_000).describe('The cap of the first day (messages)'),
+    targetCap: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .describe('The cap of the last day; the caps between grow by the same factor each day'),
+    days: z
+      .number()
+      .int()
+      .min(1)
+      .max(365)
+      .describe('Days the ramp lasts; after the last one the warm-up is complete and nothing is held'),
+  })
+  .refine((w) => w.targetCap >= w.startCap, { message: 'targetCap must be at least startCap', path: ['targetCap'] });
+export type DomainWarmupSettings = z.infer<typeof DomainWarmupSettings>;
+
+export const DomainWarmup = z.object({
+  enabled: z.boolean(),
+  startCap: z.number().int().nullable().describe('null: never set'),
+  targetCap: z.number().int().nullable(),
+  days: z.number().int().nullable(),
+  startedOn: z.string().nullable().describe('The first day of the ramp (UTC date, YYYY-MM-DD); null when not enabled'),
+  day: z.number().int().nullable().describe('Which day of the ramp today is (1 = the first); null when not enabled'),
+  capToday: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Campaign and workflow messages allowed today; null when not enabled or the ramp is complete'),
+  sentToday: z
+    .number()
+    .int()
+    .describe('Messages sent from the domain today (UTC), transactional mail included (counted, never held)'),
+  nextResetAt: Timestamp.nullable().describe('When the day ends (midnight UTC) and held mail is due again'),
+});
+export type DomainWarmup = z.infer<typeof DomainWarmup>;
+
+const domainDetailObject = domainObject.extend({ warmup: DomainWarmup });
+type DomainDetailObject = typeof domainDetailObject;
+export interface DomainDetailSchema extends DomainDetailObject {}
+export const DomainDetail: DomainDetailSchema = domainDetailObject;
+
 export const DomainName = z
   .string()
   .trim()
@@ -67,6 +113,23 @@ export const domainsContract = c.router(
       pathParams: z.object({ projectId: z.string().uuid() }),
       responses: { 200: z.array(Domain), 404: ErrorEnvelope, ...commonErrors },
     },
+    get: {
+      method: 'GET',
+      path: '/domains/:id',
+      summary: 'A domain with its warm-up state (cap today, sent today, next reset)',
+      metadata: dashboard,
+      pathParams: Id,
+      responses: { 200: DomainDetail, 404: ErrorEnvelope, ...commonErrors },
+    },
+    setWarmup: {
+      method: 'PUT',
+      path: '/domains/:id/warmup',
+      summary: "Set the domain's warm-up: a daily cap on campaign and workflow mail, ramping over days",
+      metadata: meta({ auth: 'dashboard', example: { enabled: true, startCap: 50, targetCap: 20000, days: 30 } }),
+      pathParams: Id,
+      body: DomainWarmupSettings,
+      responses: { 200: DomainDetail, 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors },
+    },
     verify: {
       method: 'GET',
       path: '/domains/:id/verify',
@@ -88,4 +151,4 @@ export const domainsContract = c.router(
   { strictStatusCodes: true },
 );
 
-export const domainSchemas = { Domain, DnsRecord };
+export const domainSchemas = { Domain, DomainDetail, DnsRecord };

@@ -1,0 +1,26 @@
+import type { DomainWarmupSettings } from '@pigeon/contract';
+import { findInProject } from '../../db/scoped.js';
+import type { AppDeps } from '../../deps.js';
+import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
+import { domainWarmup, setDomainWarmup } from '../sending-governor/service.js';
+import { type DomainRow, toDomainDto } from './service.js';
+
+type Deps = Pick<AppDeps, 'db' | 'config'>;
+
+const findDomain = (deps: Deps, projectId: string, id: string) =>
+  findInProject<DomainRow>(deps.db.pool, 'domains', projectId, id, 'Domain');
+
+/** `GET /domains/:id`: the domain with its warm-up state. */
+export async function getDomain(deps: Deps, projectId: string, id: string) {
+  const domain = await findDomain(deps, projectId, id);
+  const warmup = await domainWarmup(deps.db.pool, projectId, domain.domain);
+  return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup };
+}
+
+/** `PUT /domains/:id/warmup`: sets the warm-up, answers the domain as `GET /domains/:id` does. */
+export async function setWarmup(deps: Deps, projectId: string, input: { id: string; settings: DomainWarmupSettings }) {
+  const domain = await findDomain(deps, projectId, input.id);
+  const settings = input.settings;
+  const warmup = await setDomainWarmup(deps.db.pool, projectId, { domain: domain.domain, settings });
+  return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup };
+}
