@@ -137,6 +137,13 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     },
     sso: ssoConfig(e),
     verify: { dnsTimeoutMs: e.VERIFY_DNS_TIMEOUT_MS, dnsCacheSize: e.VERIFY_DNS_CACHE_SIZE },
+    governor: {
+      enabled: e.GOVERNOR_ENABLED,
+      maxRate: e.GOVERNOR_MAX_RATE,
+      minRate: Math.min(e.GOVERNOR_MIN_RATE, e.GOVERNOR_MAX_RATE),
+      decreaseFactor: e.GOVERNOR_DECREASE_FACTOR,
+      recoveryPerSecond: e.GOVERNOR_RECOVERY_PER_SECOND,
+    },
     deliverability: {
       bounceDomain: e.BOUNCE_DOMAIN ?? new URL(e.PUBLIC_URL ?? 'http://localhost').hostname,
       inbound: {

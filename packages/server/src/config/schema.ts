@@ -141,6 +141,11 @@ export const EnvSchema = z.object({
   DELIVERY_PROBE_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5000),
   DELIVERY_PROBE_MAX_MS: z.coerce.number().int().min(10).max(3_600_000).default(300_000),
   DELIVERY_OUTAGE_NOTIFY_MINUTES: z.coerce.number().min(0).max(10_080).default(30),
+  GOVERNOR_ENABLED: bool.default('true'),
+  GOVERNOR_MAX_RATE: z.coerce.number().positive().max(1_000_000).default(2000),
+  GOVERNOR_MIN_RATE: z.coerce.number().positive().max(1_000_000).default(0.2),
+  GOVERNOR_DECREASE_FACTOR: z.coerce.number().gt(0).lt(1).default(0.5),
+  GOVERNOR_RECOVERY_PER_SECOND: z.coerce.number().positive().max(1_000_000).default(5),
   ATTACHMENT_LIMIT_MB: z.coerce.number().min(1).max(40).default(10),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
   IDEMPOTENCY_TTL_HOURS: z.coerce
@@ -403,6 +408,18 @@ export interface Config {
   auth: { signupsDisabled: boolean; sessionTtlHours: number; systemMailFrom: string };
   sso: SsoConfig;
   verify: { dnsTimeoutMs: number; dnsCacheSize: number };
+  /**
+   * The governor per mailbox provider (modules/sending-governor): each worker process's own rate per
+   * destination group (messages per second), halved by deferrals, growing back by `recoveryPerSecond`
+   * each second up to `maxRate`.
+   */
+  governor: {
+    enabled: boolean;
+    maxRate: number;
+    minRate: number;
+    decreaseFactor: number;
+    recoveryPerSecond: number;
+  };
   deliverability: {
     /** The domain of the VERP return path `bounces+<token>@<bounceDomain>` (default: PUBLIC_URL's host). */
     bounceDomain: string;

@@ -91,6 +91,31 @@ export const deliveryReclaimed = new Counter({
   registers: inProcess,
 });
 
+/** Destination groups of the governor per mailbox provider (by the recipient domain's MX hosts). */
+export const MAILBOX_GROUPS = ['gmail', 'microsoft', 'yahoo', 'apple', 'other'] as const;
+export type MailboxGroup = (typeof MAILBOX_GROUPS)[number];
+
+export const governorRate = new Gauge({
+  name: 'pigeon_governor_rate',
+  help: "The governor's sending rate per destination group (messages per second this process allows; deferrals lower it)",
+  labelNames: ['group'] as const,
+  registers: inProcess,
+});
+
+export const governorDeferrals = new Counter({
+  name: 'pigeon_governor_deferrals_total',
+  help: 'Deferrals (4xx replies about a message) per destination group, each lowering its rate',
+  labelNames: ['group'] as const,
+  registers: inProcess,
+});
+
+export const governorHeld = new Counter({
+  name: 'pigeon_governor_held_total',
+  help: 'Messages put back in the queue untried (no attempt used) by reason: rate (its destination group is slowed), warmup (the sender domain reached its cap today); by destination group',
+  labelNames: ['reason', 'group'] as const,
+  registers: inProcess,
+});
+
 export const webhookDeliveries = new Counter({
   name: 'pigeon_webhook_deliveries_total',
   help: 'Workflow WEBHOOK calls by outcome: success, retryable, failed',

@@ -3,6 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { type Caller, callerProject } from '../../http/auth.js';
 import { forbidden } from '../../http/errors.js';
+import { getDomain, setWarmup } from './detail.js';
 import { createDomain, deleteDomain, listDomains, verifyDomain } from './service.js';
 
 const s = initServer();
@@ -24,6 +25,17 @@ export const createDomainsRouter = (deps: AppDeps) =>
       status: 200,
       body: await listDomains(deps.db.pool, callerProject(req).id, params.projectId),
     }),
+    get: async ({ req, params }) => ({
+      status: 200,
+      body: await getDomain(deps, callerProject(req).id, params.id),
+    }),
+    setWarmup: async ({ req, params, body }) => {
+      requireManager(req);
+      return {
+        status: 200,
+        body: await setWarmup(deps, callerProject(req).id, { id: params.id, settings: body }),
+      };
+    },
     verify: async ({ req, params }) => ({
       status: 200,
       body: await verifyDomain(deps, callerProject(req).id, params.id),
