@@ -135,4 +135,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20270104000000_relays',
     load: () => import('./Migration20270104000000_relays.js'),
   },
+  {
+    name: 'Migration20270105000000_sender_warmups',
+    load: () => import('./Migration20270105000000_sender_warmups.js'),
+  },
 ];
