@@ -6,6 +6,7 @@ import { billingContract, billingSchemas } from './routes/billing.js';
 import { campaignSchemas, campaignsContract } from './routes/campaigns.js';
 import { conditionSchemas } from './routes/conditions.js';
 import { contactSchemas, contactsContract } from './routes/contacts.js';
+import { dmarcReportSchemas, dmarcReportsContract } from './routes/dmarc-reports.js';
 import { domainsContract } from './routes/domains.js';
 import { emailResourceContract, emailResourceSchemas } from './routes/email-resource.js';
 import { eventSchemas, eventsContract } from './routes/events.js';
@@ -32,6 +33,7 @@ export * from './routes/billing.js';
 export * from './routes/campaigns.js';
 export * from './routes/conditions.js';
 export * from './routes/contacts.js';
+export * from './routes/dmarc-reports.js';
 export * from './routes/domains.js';
 export * from './routes/email-resource.js';
 export * from './routes/events.js';
@@ -64,6 +66,7 @@ export type Contract = {
   projects: typeof projectsContract;
   contacts: typeof contactsContract;
   events: typeof eventsContract;
+  dmarcReports: typeof dmarcReportsContract;
   domains: typeof domainsContract;
   templates: typeof templatesContract;
   emails: typeof emailsContract;
@@ -89,6 +92,7 @@ export const contract: Contract = {
   projects: projectsContract,
   contacts: contactsContract,
   events: eventsContract,
+  dmarcReports: dmarcReportsContract,
   domains: domainsContract,
   templates: templatesContract,
   emails: emailsContract,
@@ -128,5 +132,6 @@ export const namedSchemas = {
   ...emailResourceSchemas,
   ...webhookEndpointSchemas,
   ...webhookEventSchemas,
+  ...dmarcReportSchemas,
   ...inboundRouteSchemas,
 };

@@ -34,6 +34,8 @@ const TAGS: Record<string, string> = {
   projects: 'Onboarding and security state of a project, and its members and invitations',
   contacts: 'Contacts with custom data: cursor pages, upsert, fields, CSV import and bulk jobs',
   events: 'Tracked events: POST /v1/track (public or secret key), lists, stats, names and usage',
+  dmarcReports:
+    'DMARC aggregate reports receivers mail to the inbound receiver: pass and fail by source IP and by day, per sender domain',
   domains: 'Sender domains: DKIM keys and the DNS records to publish, verification',
   templates: 'Email templates (HTML with {{placeholders}}), offset pages, usage',
   emails: 'POST /v1/send: transactional email now, to one or more recipients',

@@ -153,6 +153,11 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
         maxClients: e.INBOUND_SMTP_MAX_CLIENTS,
         messagesPerMinute: e.INBOUND_SMTP_MESSAGES_PER_MINUTE,
       },
+      dmarcReports: {
+        address:
+          e.DMARC_REPORT_ADDRESS ?? `dmarc@${e.BOUNCE_DOMAIN ?? new URL(e.PUBLIC_URL ?? 'http://localhost').hostname}`,
+        maxBytes: e.DMARC_REPORT_MAX_BYTES,
+      },
       health: {
         window: e.HEALTH_WINDOW,
         minSample: e.HEALTH_MIN_SAMPLE,

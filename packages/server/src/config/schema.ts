@@ -191,6 +191,15 @@ export const EnvSchema = z.object({
     .default(2 * 1024 * 1024),
   INBOUND_SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(50),
   INBOUND_SMTP_MESSAGES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** The `rua` mailbox of DMARC aggregate reports (default `dmarc@<BOUNCE_DOMAIN>`); see `modules/dmarc-reports`. */
+  DMARC_REPORT_ADDRESS: z.string().trim().toLowerCase().email().optional(),
+  /** A report larger than this once decompressed is refused (zip bombs). */
+  DMARC_REPORT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(200 * 1024 * 1024)
+    .default(10 * 1024 * 1024),
   /** Unset: no SMTP submission listener (STARTTLS); see `modules/smtp-submission`. */
   SMTP_SUBMISSION_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Unset: no implicit-TLS submission listener (port 465's way). */
@@ -430,6 +439,8 @@ export interface Config {
       maxClients: number;
       messagesPerMinute: number;
     };
+    /** DMARC aggregate reports (RFC 7489) mailed to `address` on the inbound receiver. */
+    dmarcReports: { address: string; maxBytes: number };
     health: { window: number; minSample: number; bounceThreshold: number; complaintThreshold: number };
   };
   /** SMTP submission: another way into `POST /v1/send`'s path, for clients that speak SMTP. */

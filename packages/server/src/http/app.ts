@@ -9,6 +9,7 @@ import { createBillingRouter } from '../modules/billing/router.js';
 import { createCampaignsRouter } from '../modules/campaigns/router.js';
 import { createContactsRouter } from '../modules/contacts/router.js';
 import { createSuppressionsRouter } from '../modules/deliverability/router.js';
+import { createDmarcReportsRouter } from '../modules/dmarc-reports/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
 import { createEmailResourceRouter } from '../modules/emails/resource-router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     users: createUsersRouter(deps),
     projects: createProjectsRouter(deps),
     contacts: createContactsRouter(deps),
+    dmarcReports: createDmarcReportsRouter(deps),
     domains: createDomainsRouter(deps),
     templates: createTemplatesRouter(deps),
     activity: createActivityRouter(deps),

@@ -77,6 +77,16 @@ export const deliveryFeedback = new Counter({
   registers: inProcess,
 });
 
+/** What became of a DMARC aggregate report mailed to the inbound receiver. */
+export const DMARC_REPORT_OUTCOMES = ['stored', 'duplicate', 'unknown_domain', 'refused'] as const;
+
+export const dmarcReports = new Counter({
+  name: 'pigeon_dmarc_reports_total',
+  help: 'DMARC aggregate reports received: stored, duplicate (a resend, counted once), unknown_domain (about no verified domain: dropped), refused (malformed or over DMARC_REPORT_MAX_BYTES)',
+  labelNames: ['outcome'] as const,
+  registers: inProcess,
+});
+
 export const transportDuration = new Histogram({
   name: 'pigeon_delivery_transport_duration_seconds',
   help: 'Time the mail transport (SMTP relay, SES, outbox) took to answer one message, by transport',
@@ -292,6 +302,7 @@ export const allRegistries = [processMetrics, databaseMetrics, scrapeMetrics, re
 for (const result of DELIVERY_RESULTS) deliveryOutcomes.inc({ result }, 0);
 for (const outcome of ['success', 'retryable', 'failed'] as const) webhookDeliveries.inc({ outcome }, 0);
 for (const kind of ['bounce', 'soft_bounce', 'complaint'] as const) deliveryFeedback.inc({ kind }, 0);
+for (const outcome of DMARC_REPORT_OUTCOMES) dmarcReports.inc({ outcome }, 0);
 
 /** The same for the jobs this process defines. */
 export function zeroJobFailures(names: string[]): void {

@@ -139,4 +139,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20270105000000_sender_warmups',
     load: () => import('./Migration20270105000000_sender_warmups.js'),
   },
+  {
+    name: 'Migration20270106000000_dmarc_reports',
+    load: () => import('./Migration20270106000000_dmarc_reports.js'),
+  },
 ];

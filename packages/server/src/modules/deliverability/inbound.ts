@@ -1,6 +1,7 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { AppDeps } from '../../deps.js';
 import { readMessage } from '../../mail/smtp-data.js';
+import { receiveDmarcReports } from '../dmarc-reports/receive.js';
 import { authResolver } from '../inbound-routes/auth.js';
 import { matchRecipient, type RouteMatch } from '../inbound-routes/match.js';
 import { receiveMessage } from '../inbound-routes/receive.js';
@@ -36,7 +37,9 @@ function floodGuard(perMinute: number) {
  * takes (modules/inbound-routes; anything else is refused at RCPT with 550 5.1.1), reads each
  * message up to `INBOUND_SMTP_MAX_BYTES` (552 beyond). For VERP recipients it records the DSN or
  * ARF report the message carries through `recordDeliveryFeedback` (a message that is neither gets
- * 550 and records nothing); for routed recipients it hands the message to `receiveMessage`. A
+ * 550 and records nothing); for the DMARC report address (`DMARC_REPORT_ADDRESS`) it stores the
+ * aggregate reports attached (modules/dmarc-reports); for routed recipients it hands the message
+ * to `receiveMessage`. A
  * failure on Pigeon's side gets 451 so the sender retries. Every refusal is logged.
  */
 export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiver | undefined> {
@@ -47,6 +50,8 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
   const { linkSigning } = deps.config.secrets;
   const { bounceDomain } = deps.config.deliverability;
   const emailIdOf = (address: string) => emailIdOfReturnPath(address, linkSigning, bounceDomain);
+  const dmarcAddress = deps.config.deliverability.dmarcReports.address;
+  const isDmarcAddress = (address: string) => address.toLowerCase() === dmarcAddress;
 
   const refuse = (session: SMTPServerSession, code: number, message: string, extra: Record<string, unknown> = {}) => {
     logger.warn({ remoteAddress: session.remoteAddress, code, ...extra }, `inbound mail refused: ${message}`);
@@ -61,6 +66,14 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
     const reportTo = session.envelope.rcptTo.filter((r) => emailIdOf(r.address));
     const matches = [...(routed.get(session.id)?.values() ?? [])];
     if (reportTo.length > 0) await recordFeedback(raw, session, reportTo, matches.length === 0);
+    if (session.envelope.rcptTo.some((r) => isDmarcAddress(r.address))) {
+      const reports = await receiveDmarcReports(deps, raw).catch((err: Error & { responseCode?: number }) => {
+        // Also addressed to a route: the routes take it.
+        if (err.responseCode && matches.length > 0) return [];
+        throw err.responseCode ? refuse(session, err.responseCode, err.message) : err;
+      });
+      for (const r of reports) logger.info(r, 'DMARC report received');
+    }
     if (matches.length === 0) return;
     const mailFrom = session.envelope.mailFrom;
     const arrival = {
@@ -108,7 +121,7 @@ export async function startInboundReceiver(deps: AppDeps): Promise<InboundReceiv
       callback();
     },
     onRcptTo(address, session, callback) {
-      if (emailIdOf(address.address)) return callback();
+      if (emailIdOf(address.address) || isDmarcAddress(address.address)) return callback();
       matchRecipient(deps.db.pool, address.address).then(
         (match) => {
           if (!match) return callback(refuse(session, 550, '5.1.1 No such recipient here', { rcpt: address.address }));

@@ -8,8 +8,11 @@ export interface DomainRecords {
   dkim_public_key: string;
 }
 
-/** The records a domain should publish, in the order they are shown. */
-export function expectedRecords(d: DomainRecords) {
+/**
+ * The records a domain should publish, in the order they are shown. The DMARC suggestion's `rua`
+ * is Pigeon's report address when the inbound receiver takes reports (`reportAddress`).
+ */
+export function expectedRecords(d: DomainRecords, reportAddress: string | null = null) {
   return [
     {
       type: 'TXT' as const,
@@ -22,7 +25,7 @@ export function expectedRecords(d: DomainRecords) {
     {
       type: 'TXT' as const,
       name: `_dmarc.${d.domain}`,
-      value: `v=DMARC1; p=none; rua=mailto:dmarc@${d.domain}`,
+      value: `v=DMARC1; p=none; rua=mailto:${reportAddress ?? `dmarc@${d.domain}`}`,
       purpose: 'dmarc' as const,
       required: false,
     },

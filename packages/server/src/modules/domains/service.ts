@@ -7,6 +7,7 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, notFound } from '../../http/errors.js';
+import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
 import { generateDkimKeys } from './dkim.js';
 import { checkRecords, createResolver, expectedRecords } from './dns-check.js';
 import { sealDkimKey } from './key-storage.js';
@@ -25,14 +26,18 @@ export interface DomainRow {
   created_at: Date;
 }
 
-export const toDomainDto = (d: DomainRow) => ({
+/** `reportAddress`: the rua of the DMARC suggestion (`dmarcReportAddress`), null for the domain's own mailbox. */
+export const toDomainDto = (d: DomainRow, reportAddress: string | null = null) => ({
   id: d.id,
   domain: d.domain,
   status: d.verified_at ? ('verified' as const) : ('pending' as const),
   verifiedAt: d.verified_at?.toISOString() ?? null,
   lastCheckedAt: d.last_checked_at?.toISOString() ?? null,
   dkimSelector: d.dkim_selector,
-  records: expectedRecords(d).map((r) => ({ ...r, status: d.record_status[r.purpose] ?? ('unchecked' as const) })),
+  records: expectedRecords(d, reportAddress).map((r) => ({
+    ...r,
+    status: d.record_status[r.purpose] ?? ('unchecked' as const),
+  })),
   note: d.note,
   createdAt: d.created_at.toISOString(),
 });
@@ -71,21 +76,27 @@ export async function createDomain(deps: AppDeps, projectId: string, domain: str
   };
   const verifyNow = outbox && !(await verifiedElsewhere(db, projectId, domain));
   try {
-    return toDomainDto(await insert(verifyNow));
+    return toDomainDto(await insert(verifyNow), dmarcReportAddress(deps.config));
   } catch (err) {
     // Another project verified it in the meantime: add it unverified, as above.
     if ((err as DatabaseError).constraint !== 'domains_verified_once') throw err;
-    return toDomainDto(await insert(false));
+    return toDomainDto(await insert(false), dmarcReportAddress(deps.config));
   }
 }
 
-export async function listDomains(db: Queryable, callerProjectId: string, projectId: string) {
+/** `reportAddress`: as for `toDomainDto`. */
+export async function listDomains(
+  db: Queryable,
+  callerProjectId: string,
+  projectId: string,
+  reportAddress: string | null = null,
+) {
   if (projectId !== callerProjectId) throw notFound('Project');
   const rows = await queryRows<DomainRow>(
     db,
     sql`SELECT * FROM domains WHERE project_id = ${projectId} ORDER BY created_at`,
   );
-  return rows.map(toDomainDto);
+  return rows.map((row) => toDomainDto(row, reportAddress));
 }
 
 const findDomain = (db: Queryable, projectId: string, id: string) =>
@@ -95,7 +106,7 @@ const findDomain = (db: Queryable, projectId: string, id: string) =>
 export async function verifyDomain(deps: AppDeps, projectId: string, id: string) {
   const db = deps.db.pool;
   const domain = await findDomain(db, projectId, id);
-  return toDomainDto(await recheck(deps, domain));
+  return toDomainDto(await recheck(deps, domain), dmarcReportAddress(deps.config));
 }
 
 export async function recheck(deps: AppDeps, domain: DomainRow): Promise<DomainRow> {

@@ -4,6 +4,7 @@ import { type HistoryTable, historyPartitions, type PartitionInfo } from '../../
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
+import { deleteExpiredDmarcReports } from '../dmarc-reports/expiry.js';
 import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
 import { deleteExpiredEvents } from '../event-log/service.js';
 import { DELIVERY_RETENTION_DAYS, deleteExpiredDeliveries } from '../event-webhooks/expiry.js';
@@ -85,6 +86,9 @@ export async function applyRetention(
       clearInboundContent(pool, project.id, cutoff(project.content_days), run.batch),
     );
     await inBatches(run, () => deleteExpiredInbound(pool, project.id, events, run.batch));
+    // DMARC reports are counts per source, kept as long as the events they sit beside.
+    const reportsBefore = new Date(now.getTime() - project.events_days * dayMs);
+    await inBatches(run, () => deleteExpiredDmarcReports(pool, project.id, reportsBefore, run.batch));
     // A finished execution's context and step runs carry its events' data: they go with the events.
     const finishedBefore = new Date(now.getTime() - project.events_days * dayMs);
     run.executionsExpired += await inBatches(run, async () => {
