@@ -18,6 +18,7 @@ import { emailsContract, sendingSchemas } from './routes/sending.js';
 import { deliverabilitySchemas, suppressionsContract } from './routes/suppressions.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 import { templatesContract } from './routes/templates.js';
+import { trackingDomainSchemas, trackingDomainsContract } from './routes/tracking-domains.js';
 import { uploadSchemas, uploadsContract } from './routes/uploads.js';
 import { verifyContract } from './routes/verify.js';
 import { webhookEndpointSchemas, webhookEndpointsContract } from './routes/webhook-endpoints.js';
@@ -47,6 +48,7 @@ export * from './routes/sending.js';
 export * from './routes/suppressions.js';
 export * from './routes/system.js';
 export * from './routes/templates.js';
+export * from './routes/tracking-domains.js';
 export * from './routes/uploads.js';
 export * from './routes/verify.js';
 export * from './routes/webhook-endpoints.js';
@@ -68,6 +70,7 @@ export type Contract = {
   events: typeof eventsContract;
   dmarcReports: typeof dmarcReportsContract;
   domains: typeof domainsContract;
+  trackingDomains: typeof trackingDomainsContract;
   templates: typeof templatesContract;
   emails: typeof emailsContract;
   activity: typeof activityContract;
@@ -94,6 +97,7 @@ export const contract: Contract = {
   events: eventsContract,
   dmarcReports: dmarcReportsContract,
   domains: domainsContract,
+  trackingDomains: trackingDomainsContract,
   templates: templatesContract,
   emails: emailsContract,
   activity: activityContract,
@@ -134,4 +138,5 @@ export const namedSchemas = {
   ...webhookEventSchemas,
   ...dmarcReportSchemas,
   ...inboundRouteSchemas,
+  ...trackingDomainSchemas,
 };

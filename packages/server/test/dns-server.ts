@@ -14,6 +14,8 @@ export interface TestDnsServer {
   setMx(name: string, ...records: string[]): void;
   /** Publishes (or with no values, removes) NS records. */
   setNs(name: string, ...hosts: string[]): void;
+  /** Publishes (or with no target, removes) a CNAME record, answered to CNAME questions for the name. */
+  setCname(name: string, target?: string): void;
   /** Answers NXDOMAIN (with an SOA whose minimum is `negativeTtl`) for this name and every name under it. */
   setNxDomain(name: string, nx?: boolean): void;
   /** Never answers questions about this name (a resolver that times out). */
@@ -21,7 +23,7 @@ export interface TestDnsServer {
   /** TTL of every record answered from now on (default 1 second). */
   setTtl(seconds: number): void;
   /** How many questions of each `TYPE name` the server was asked. */
-  questions(name: string, type: 'A' | 'AAAA' | 'MX' | 'NS' | 'TXT'): number;
+  questions(name: string, type: 'A' | 'AAAA' | 'MX' | 'NS' | 'TXT' | 'CNAME'): number;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   const addresses = new Map<string, string[]>();
   const mx = new Map<string, string[]>();
   const ns = new Map<string, string[]>();
+  const cnames = new Map<string, string>();
   const nxDomains = new Set<string>();
   const silent = new Set<string>();
   const asked = new Map<string, number>();
@@ -77,6 +80,11 @@ export async function startDnsServer(): Promise<TestDnsServer> {
           };
           response.answers.push(answer as unknown as (typeof response.answers)[number]);
         }
+      }
+      const cname = question?.type === Packet.TYPE.CNAME ? cnames.get(name) : undefined;
+      if (cname) {
+        const answer = { name: question?.name, type: Packet.TYPE.CNAME, class: Packet.CLASS.IN, ttl, domain: cname };
+        response.answers.push(answer as unknown as (typeof response.answers)[number]);
       }
       if (question?.type === Packet.TYPE.NS) {
         for (const host of ns.get(name) ?? []) {
@@ -127,6 +135,10 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     setNs(name, ...hosts) {
       if (hosts.length) ns.set(name.toLowerCase(), hosts);
       else ns.delete(name.toLowerCase());
+    },
+    setCname(name, target) {
+      if (target) cnames.set(name.toLowerCase(), target);
+      else cnames.delete(name.toLowerCase());
     },
     setNxDomain(name, nx = true) {
       if (nx) nxDomains.add(name.toLowerCase());

@@ -11,6 +11,7 @@ import { createContactsRouter } from '../modules/contacts/router.js';
 import { createSuppressionsRouter } from '../modules/deliverability/router.js';
 import { createDmarcReportsRouter } from '../modules/dmarc-reports/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
+import { createTrackingDomainsRouter } from '../modules/domains/tracking-router.js';
 import { createEmailResourceRouter } from '../modules/emails/resource-router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
 import { engagementRouter } from '../modules/engagement/router.js';
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     contacts: createContactsRouter(deps),
     dmarcReports: createDmarcReportsRouter(deps),
     domains: createDomainsRouter(deps),
+    trackingDomains: createTrackingDomainsRouter(deps),
     templates: createTemplatesRouter(deps),
     activity: createActivityRouter(deps),
     analytics: createAnalyticsRouter(deps),

@@ -143,4 +143,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20270106000000_dmarc_reports',
     load: () => import('./Migration20270106000000_dmarc_reports.js'),
   },
+  {
+    name: 'Migration20270103000000_tracking_domains',
+    load: () => import('./Migration20270103000000_tracking_domains.js'),
+  },
 ];

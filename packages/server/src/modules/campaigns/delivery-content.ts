@@ -11,6 +11,8 @@ export const CAMPAIGN_CANCELLED_CHANNEL = 'pigeon_campaign_cancelled';
 
 interface CampaignContent extends MessageContent {
   unsubscribeMailbox: string | null;
+  /** The verified tracking domain of the campaign's sender domain, if any. */
+  trackingHost: string | null;
 }
 
 /** The contact of one campaign email as it is now (its columns null when it is gone) and its campaign's status. */
@@ -71,6 +73,7 @@ export class CampaignComposer implements DeliveryComposer {
     if (content.type !== 'TRANSACTIONAL' && !contact.subscribed) return undefined;
     return composeMessage(content, contact, contact.data, email.id, {
       publicUrl: this.config.http.publicUrl,
+      trackingHost: content.trackingHost,
       linkSecret: this.config.secrets.linkSigning,
       tracked: email.tracked,
       unsubscribeMailbox: content.unsubscribeMailbox,
@@ -81,14 +84,30 @@ export class CampaignComposer implements DeliveryComposer {
   private async content(campaignId: string): Promise<CampaignContent> {
     const cached = this.contents.get(campaignId);
     if (cached) return cached;
-    const rows = await queryRows<{ subject: string; body: string; type: ContentType; mailbox: string | null }>(
+    const rows = await queryRows<{
+      subject: string;
+      body: string;
+      type: ContentType;
+      mailbox: string | null;
+      tracking_host: string | null;
+    }>(
       this.pool,
-      sql`SELECT k.subject, k.body, k.type, p.unsubscribe_mailbox AS mailbox
-          FROM campaigns k JOIN projects p ON p.id = k.project_id WHERE k.id = ${campaignId}::uuid`,
+      sql`SELECT k.subject, k.body, k.type, p.unsubscribe_mailbox AS mailbox, t.domain AS tracking_host
+          FROM campaigns k JOIN projects p ON p.id = k.project_id
+          LEFT JOIN domains d ON d.project_id = k.project_id AND d.verified_at IS NOT NULL
+            AND d.domain = lower(split_part(k.from_email, '@', 2))
+          LEFT JOIN tracking_domains t ON t.domain_id = d.id AND t.verified_at IS NOT NULL
+          WHERE k.id = ${campaignId}::uuid`,
     );
     const row = rows[0];
     if (!row) throw new Error(`campaign ${campaignId} not found`);
-    const content = { subject: row.subject, html: row.body, type: row.type, unsubscribeMailbox: row.mailbox };
+    const content = {
+      subject: row.subject,
+      html: row.body,
+      type: row.type,
+      unsubscribeMailbox: row.mailbox,
+      trackingHost: row.tracking_host,
+    };
     if (this.contents.size >= 100) this.contents.clear();
     this.contents.set(campaignId, content);
     return content;

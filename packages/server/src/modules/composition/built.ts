@@ -1,5 +1,6 @@
 import { Headers } from '@zone-eu/mailsplit';
 import iconv from 'iconv-lite';
+import { trackingBaseUrl } from '../../http/public-url.js';
 import { addTracking } from '../engagement/tracking.js';
 
 /** One HTML body part of a built message: as sent, and decoded for tracking. */
@@ -74,6 +75,7 @@ export function takeApart(mime: Buffer): BuiltLayout {
 
 export interface BuiltMessageSettings {
   publicUrl: string;
+  trackingHost?: string | null;
   linkSecret: string;
   tracked: boolean;
 }
@@ -90,7 +92,13 @@ export function composeBuiltMessage(
   settings: BuiltMessageSettings,
 ): { mime: Buffer; html: string } {
   if (!settings.tracked) return { mime: layout.mime, html: layout.html };
-  const tracking = { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId, clicks: new Map() };
+  const tracking = {
+    publicUrl: settings.publicUrl,
+    trackingUrl: trackingBaseUrl(settings.publicUrl, settings.trackingHost),
+    secret: settings.linkSecret,
+    emailId,
+    clicks: new Map(),
+  };
   const track = (html: string) => addTracking(html, tracking);
   const mime = Buffer.concat(
     layout.pieces.flatMap((p) => (Buffer.isBuffer(p) ? [p] : [p.headers, base64Lines(track(p.html))])),

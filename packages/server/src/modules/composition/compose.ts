@@ -1,4 +1,5 @@
 import type { ContentType } from '@pigeon/contract';
+import { trackingBaseUrl } from '../../http/public-url.js';
 import { type ContactRow, toContactDto } from '../contacts/rows.js';
 import { addTracking, listUnsubscribeHeaders, trackedLink } from '../engagement/tracking.js';
 import { replyToken, subscriptionUrls } from '../rendering/links.js';
@@ -16,6 +17,8 @@ export interface MessageContent {
 
 export interface CompositionSettings {
   publicUrl: string;
+  /** The sender domain's verified tracking domain: the open pixel and click links go there instead of `publicUrl`. */
+  trackingHost?: string | null;
   linkSecret: string;
   tracked: boolean;
   unsubscribeMailbox: string | null;
@@ -61,7 +64,13 @@ export function composeMessage(
     replyToken: replyToken(emailId, settings.linkSecret),
   };
   const rendered = renderTemplate(content.html, vars, { html: true });
-  const tracking = { publicUrl: settings.publicUrl, secret: settings.linkSecret, emailId, clicks: new Map() };
+  const tracking = {
+    publicUrl: settings.publicUrl,
+    trackingUrl: trackingBaseUrl(settings.publicUrl, settings.trackingHost),
+    secret: settings.linkSecret,
+    emailId,
+    clicks: new Map(),
+  };
   const html = settings.tracked ? addTracking(rendered, tracking) : rendered;
   const headers = {
     ...settings.headers,

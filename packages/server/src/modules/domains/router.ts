@@ -10,7 +10,7 @@ import { createDomain, deleteDomain, listDomains, verifyDomain } from './service
 const s = initServer();
 
 /** Domains are project settings: a session needs OWNER or ADMIN to change them; a secret key may. */
-function requireManager(req: { caller: Caller }) {
+export function requireManager(req: { caller: Caller }) {
   if (req.caller.kind === 'session' && req.caller.role === 'MEMBER') {
     throw forbidden('Managing domains needs the OWNER or ADMIN role', 'INSUFFICIENT_ROLE');
   }

@@ -149,6 +149,8 @@ export interface VerifiedSender {
   domain: string;
   trackingMode: TrackingMode;
   unsubscribeMailbox: string | null;
+  /** The verified tracking domain of the sender domain: its mail's open and click links use it. */
+  trackingHost: string | null;
 }
 
 /** The verified domain a sender address belongs to, with the project's settings; otherwise the spec's 403. */
@@ -157,8 +159,10 @@ export async function requireVerifiedSender(db: Queryable, projectId: string, fr
   const rows = await preparedRows<VerifiedSender>(
     db,
     'domains.verified-sender',
-    sql`SELECT d.domain, p.tracking_mode AS "trackingMode", p.unsubscribe_mailbox AS "unsubscribeMailbox"
+    sql`SELECT d.domain, p.tracking_mode AS "trackingMode", p.unsubscribe_mailbox AS "unsubscribeMailbox",
+               t.domain AS "trackingHost"
         FROM domains d JOIN projects p ON p.id = d.project_id
+        LEFT JOIN tracking_domains t ON t.domain_id = d.id AND t.verified_at IS NOT NULL
         WHERE d.project_id = ${projectId} AND d.domain = ${domain} AND d.verified_at IS NOT NULL`,
   );
   if (!rows[0]) {

@@ -284,6 +284,7 @@ async function queueSend(deps: AppDeps, client: Queryable, projectId: string, se
       : {
           message: composeMessage(content, contact, { ...contact.data, ...changes.transient }, emailId, {
             publicUrl: deps.config.http.publicUrl,
+            trackingHost: content.sender.trackingHost,
             linkSecret: deps.config.secrets.linkSigning,
             tracked,
             unsubscribeMailbox: content.sender.unsubscribeMailbox,
@@ -332,6 +333,7 @@ function builtFor(
 ): { message: ComposedMessage; built: QueuedEmail['built'] } {
   const composed = composeBuiltMessage(built.layout, emailId, {
     publicUrl: deps.config.http.publicUrl,
+    trackingHost: content.sender.trackingHost,
     linkSecret: deps.config.secrets.linkSigning,
     tracked,
   });

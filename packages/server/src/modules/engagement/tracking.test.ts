@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { verifyTrackingToken } from '../rendering/links.js';
 import { addTracking } from './tracking.js';
 
-const ctx = { publicUrl: 'https://pigeon.example', secret: 's'.repeat(32), emailId: 'e1' };
+const ctx = {
+  publicUrl: 'https://pigeon.example',
+  trackingUrl: 'https://pigeon.example',
+  secret: 's'.repeat(32),
+  emailId: 'e1',
+};
 const target = (html: string) => {
   const token = /href="https:\/\/pigeon\.example\/t\/c\/([^"]+)"/.exec(html)?.[1] ?? '';
   return verifyTrackingToken(token, ctx.secret)?.u;

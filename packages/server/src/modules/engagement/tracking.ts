@@ -13,6 +13,8 @@ const SUBSCRIPTION_PATHS = ['/subscribe/', '/unsubscribe/', '/manage/'];
 
 interface TrackingContext {
   publicUrl: string;
+  /** The base of the pixel and click URLs: `publicUrl`, or the sender's tracking domain (`trackingBaseUrl`). */
+  trackingUrl: string;
   secret: string;
   emailId: string;
   /** Click URLs already signed for this message, by link: the text part reuses the HTML's. */
@@ -29,7 +31,7 @@ export function addTracking(html: string, ctx: TrackingContext): string {
     const link = decodeAttribute((dq ?? sq ?? '').trim());
     return isTrackable(link, ctx.publicUrl) ? `${prefix}"${clickUrl(ctx, link)}"` : match;
   });
-  const pixel = `<img src="${ctx.publicUrl}/t/o/${signTrackingToken({ e: ctx.emailId }, ctx.secret)}.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
+  const pixel = `<img src="${ctx.trackingUrl}/t/o/${signTrackingToken({ e: ctx.emailId }, ctx.secret)}.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
   const bodyEnd = rewritten.search(/<\/body\s*>/i);
   return bodyEnd === -1 ? rewritten + pixel : rewritten.slice(0, bodyEnd) + pixel + rewritten.slice(bodyEnd);
 }
@@ -44,7 +46,7 @@ const isTrackable = (link: string, publicUrl: string) =>
 function clickUrl(ctx: TrackingContext, link: string): string {
   const known = ctx.clicks?.get(link);
   if (known) return known;
-  const url = `${ctx.publicUrl}/t/c/${signTrackingToken({ e: ctx.emailId, u: link }, ctx.secret)}`;
+  const url = `${ctx.trackingUrl}/t/c/${signTrackingToken({ e: ctx.emailId, u: link }, ctx.secret)}`;
   ctx.clicks?.set(link, url);
   return url;
 }

@@ -106,6 +106,7 @@ async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> 
     emailId,
     {
       publicUrl: ctx.deps.config.http.publicUrl,
+      trackingHost: sender.trackingHost,
       linkSecret: ctx.deps.config.secrets.linkSigning,
       tracked,
       unsubscribeMailbox: sender.unsubscribeMailbox,
