@@ -12,12 +12,14 @@ const KEEP_MS = 10 * 60_000;
 /** A domain whose MX lookup failed (timeout, server error) counts as `other` for this long before it is asked again. */
 const RETRY_FAILED_MS = 60_000;
 const MAX_DOMAINS = 50_000;
+/** How long a message waits for its domain's first lookup; past it, it goes as `other` (the answer still lands in the map). */
+const WAIT_MS = 250;
 
 /**
  * The destination group of a recipient domain, by its MX hosts, asked once per domain and kept in
  * a map per process: the hot path asks the map, a domain not in it costs one MX lookup (shared by
- * the concurrent messages to it). A lookup that fails answers `other` and is retried a minute later,
- * so a resolver that times out slows one message per domain and minute, not every message.
+ * the concurrent messages to it), waited for at most 250 ms: a resolver that does not answer in time
+ * never holds a message longer, and a lookup that fails answers `other` and is retried a minute later.
  */
 export function mxGroups(resolver: MxResolver) {
   const known = new Map<string, { group: MailboxGroup; until: number }>();
@@ -39,6 +41,15 @@ export function mxGroups(resolver: MxResolver) {
       query = ask(domain).finally(() => pending.delete(domain));
       pending.set(domain, query);
     }
-    return query;
+    return meanwhile(query);
   };
+}
+
+/** The lookup's answer, or `other` once it has taken WAIT_MS. */
+function meanwhile(query: Promise<MailboxGroup>): Promise<MailboxGroup> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<MailboxGroup>((resolve) => {
+    timer = setTimeout(() => resolve('other'), WAIT_MS);
+  });
+  return Promise.race([query, late]).finally(() => clearTimeout(timer));
 }
