@@ -26,8 +26,10 @@ import type {
   ContactUpdateBody,
   ContactWithMeta,
   DeploymentConfig,
+  DmarcRange,
   Domain,
   DomainDetail,
+  DomainDmarc,
   DomainWarmupSettings,
   EmailListQuery,
   Event,
@@ -355,6 +357,12 @@ export class Pigeon {
      */
     setWarmup: (id: string, settings: DomainWarmupSettings, options?: RequestOptions): Promise<DomainDetail> =>
       this.transport.call(contract.domains.setWarmup, { params: { id }, body: settings }, options),
+    /**
+     * The domain's DMARC aggregate reports (mailed by receivers to Pigeon's `reportAddress`) over a
+     * range, default the last 30 days: totals, each source IP, each UTC day.
+     */
+    dmarc: (id: string, range: DmarcRange = {}, options?: RequestOptions): Promise<DomainDmarc> =>
+      this.transport.call(contract.dmarcReports.get, { params: { id }, query: range }, options),
     /** Check the domain's DNS records now; resolves with the domain and each record's `status`. */
     verify: (id: string, options?: RequestOptions): Promise<Domain> =>
       this.transport.call(contract.domains.verify, { params: { id } }, options),

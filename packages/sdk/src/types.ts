@@ -382,6 +382,34 @@ export type Domain = {
   records: DnsRecord[];
   note: string | null;
 };
+/** A domain as `GET /domains/:id` answers it: with its warm-up state. */
+export type DomainDetail = {
+  status: 'pending' | 'verified';
+  id: string;
+  createdAt: string;
+  domain: string;
+  verifiedAt: string | null;
+  lastCheckedAt: string | null;
+  dkimSelector: string;
+  records: DnsRecord[];
+  dmarc: DmarcAlignment;
+  note: string | null;
+  warmup: DomainWarmup;
+};
+/** A sender domain's warm-up today: cap, count, the day of the ramp and when the day resets. */
+export type DomainWarmup = {
+  day: number | null;
+  enabled: boolean;
+  startCap: number | null;
+  targetCap: number | null;
+  days: number | null;
+  startedOn: string | null;
+  capToday: number | null;
+  sentToday: number;
+  nextResetAt: string | null;
+};
+/** What `domains.setWarmup` takes: on or off, the first and last day's caps and the days of the ramp. */
+export type DomainWarmupSettings = { enabled: boolean; startCap: number; targetCap: number; days: number };
 /** A DNS record to publish for a domain, with its last checked status. */
 export type DnsRecord = {
   status: 'missing' | 'verified' | 'mismatch' | 'unchecked';
@@ -391,6 +419,47 @@ export type DnsRecord = {
   purpose: 'dkim' | 'spf' | 'dmarc';
   required: boolean;
 };
+/** `GET /domains/:id/dmarc`: a domain's DMARC aggregate reports over a range, by source IP and by day. */
+export type DomainDmarc = {
+  from: string;
+  to: string;
+  domain: string;
+  domainId: string;
+  reportAddress: string | null;
+  reports: number;
+  reporters: string[];
+  totals: { messages: number; dmarcFail: number; dmarcPass: number; dkimAligned: number; spfAligned: number };
+  sources: DmarcSource[];
+  daily: { date: string; messages: number; dmarcFail: number; dmarcPass: number }[];
+};
+/** One source IP of `DomainDmarc.sources`: its messages, aligned passes and failures, dispositions and reporters. */
+export type DmarcSource = {
+  messages: number;
+  dmarcFail: number;
+  sourceIp: string;
+  reporters: string[];
+  dmarcPass: number;
+  dkimAligned: number;
+  spfAligned: number;
+  dispositions: { none: number; quarantine: number; reject: number };
+  headerFrom: string[];
+};
+/** The last 7 days of a domain's DMARC reports on `GET /domains/:id` (`warning` when sources fail alignment). */
+export type DmarcAlignment = {
+  messages: number;
+  since: string;
+  dmarcFail: number;
+  failingSources: { messages: number; dmarcFail: number; sourceIp: string }[];
+  warning: string | null;
+  lastReportAt: string | null;
+};
+/** The range of `domains.dmarc`. */
+export interface DmarcRange {
+  /** ISO 8601, widened to its UTC day; default `to` minus 30 days. */
+  from?: string;
+  /** ISO 8601, exclusive; default now. */
+  to?: string;
+}
 export type SegmentType = 'DYNAMIC' | 'STATIC';
 /** A segment: DYNAMIC (members match `condition`) or STATIC (members added by email). */
 export type Segment = {
@@ -428,7 +497,7 @@ export type ConditionOperator =
   | 'memberOfSegment'
   | 'notMemberOfSegment';
 /** Unit of the amount in a time operator (`within`, `olderThan`, `triggeredWithin`, …). */
-export type ConditionUnit = 'minutes' | 'seconds' | 'hours' | 'days';
+export type ConditionUnit = 'minutes' | 'days' | 'seconds' | 'hours';
 /** One test on a contact: `{ field, operator, value?, unit? }`. */
 export type ConditionFilter = {
   field: string;
@@ -461,7 +530,7 @@ export interface ConditionGroup {
       | 'memberOfSegment'
       | 'notMemberOfSegment';
     value?: unknown;
-    unit?: 'minutes' | 'seconds' | 'hours' | 'days' | undefined;
+    unit?: 'minutes' | 'days' | 'seconds' | 'hours' | undefined;
   }[];
   conditions?: ConditionTree | undefined;
 }
@@ -496,7 +565,7 @@ export interface ConditionGroupInput {
           | 'memberOfSegment'
           | 'notMemberOfSegment';
         value?: unknown;
-        unit?: 'minutes' | 'seconds' | 'hours' | 'days' | undefined;
+        unit?: 'minutes' | 'days' | 'seconds' | 'hours' | undefined;
       }[]
     | undefined;
   conditions?: ConditionTreeInput | undefined;
@@ -696,9 +765,9 @@ export type Workflow = {
   description: string | null;
   name: string;
   projectId: string;
+  enabled: boolean;
   triggerType: 'EVENT';
   triggerConfig: { eventName: string };
-  enabled: boolean;
   allowReentry: boolean;
   executions: { total: number; active: number };
 };
@@ -710,9 +779,9 @@ export type WorkflowDetail = {
   description: string | null;
   name: string;
   projectId: string;
+  enabled: boolean;
   triggerType: 'EVENT';
   triggerConfig: { eventName: string };
-  enabled: boolean;
   allowReentry: boolean;
   executions: { total: number; active: number };
   steps: WorkflowStep[];
@@ -840,9 +909,9 @@ export type WorkflowCreateBody = {
 export type WorkflowUpdateBody = {
   description?: string | null | undefined;
   name?: string | undefined;
+  enabled?: boolean | undefined;
   triggerType?: 'EVENT' | undefined;
   triggerConfig?: { eventName: string } | undefined;
-  enabled?: boolean | undefined;
   allowReentry?: boolean | undefined;
 };
 /**
@@ -967,9 +1036,6 @@ export type TimeseriesQuery = Omit<
 export type Timeseries = {
   from: string;
   to: string;
-  templateId: string | null;
-  interval: 'day' | 'hour';
-  campaignId: string | null;
   totals: {
     unsubscribed: number;
     sent: number;
@@ -979,6 +1045,9 @@ export type Timeseries = {
     bounced: number;
     complained: number;
   };
+  templateId: string | null;
+  interval: 'day' | 'hour';
+  campaignId: string | null;
   points: {
     timestamp: string;
     unsubscribed: number;

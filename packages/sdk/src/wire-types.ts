@@ -101,6 +101,19 @@ export type DomainWarmup = z.infer<typeof wire.DomainWarmup>;
 export type DomainWarmupSettings = z.infer<typeof wire.DomainWarmupSettings>;
 /** A DNS record to publish for a domain, with its last checked status. */
 export type DnsRecord = z.infer<typeof wire.DnsRecord>;
+/** `GET /domains/:id/dmarc`: a domain's DMARC aggregate reports over a range, by source IP and by day. */
+export type DomainDmarc = z.infer<typeof wire.DomainDmarc>;
+/** One source IP of `DomainDmarc.sources`: its messages, aligned passes and failures, dispositions and reporters. */
+export type DmarcSource = z.infer<typeof wire.DmarcSource>;
+/** The last 7 days of a domain's DMARC reports on `GET /domains/:id` (`warning` when sources fail alignment). */
+export type DmarcAlignment = z.infer<typeof wire.DmarcAlignment>;
+/** The range of `domains.dmarc`. */
+export interface DmarcRange {
+  /** ISO 8601, widened to its UTC day; default `to` minus 30 days. */
+  from?: string;
+  /** ISO 8601, exclusive; default now. */
+  to?: string;
+}
 
 // Segments and their condition trees
 type SegmentRoutes = Contract['segments'];

@@ -2,6 +2,7 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
+import { DmarcAlignment } from './dmarc-reports.js';
 
 const c = initContract();
 const dashboard = meta({ auth: 'dashboard' });
@@ -80,7 +81,7 @@ export const DomainWarmup = z.object({
 });
 export type DomainWarmup = z.infer<typeof DomainWarmup>;
 
-const domainDetailObject = domainObject.extend({ warmup: DomainWarmup });
+const domainDetailObject = domainObject.extend({ warmup: DomainWarmup, dmarc: DmarcAlignment });
 type DomainDetailObject = typeof domainDetailObject;
 export interface DomainDetailSchema extends DomainDetailObject {}
 export const DomainDetail: DomainDetailSchema = domainDetailObject;
@@ -116,7 +117,8 @@ export const domainsContract = c.router(
     get: {
       method: 'GET',
       path: '/domains/:id',
-      summary: 'A domain with its warm-up state (cap today, sent today, next reset)',
+      summary:
+        'A domain with its warm-up state (cap today, sent today, next reset) and the DMARC alignment of its last 7 days of reports (`dmarc.warning` when sources fail)',
       metadata: dashboard,
       pathParams: Id,
       responses: { 200: DomainDetail, 404: ErrorEnvelope, ...commonErrors },

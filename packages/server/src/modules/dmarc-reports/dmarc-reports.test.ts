@@ -154,6 +154,20 @@ describe('DMARC aggregate reports', () => {
     });
     const quiet = report.daily.filter((d: { messages: number }) => d.messages === 0);
     expect(quiet).toHaveLength(29);
+
+    // The domain warns: two sources failed alignment in the last 7 days.
+    const domain = await pigeon.request('GET', `/domains/${id}`, { headers: s.auth });
+    expect(domain.status, domain.text).toBe(200);
+    expect(domain.body.dmarc).toMatchObject({
+      messages: 166,
+      dmarcFail: 6,
+      failingSources: [
+        { sourceIp: '203.0.113.9', messages: 4, dmarcFail: 4 },
+        { sourceIp: '2001:db8::25', messages: 2, dmarcFail: 2 },
+      ],
+      lastReportAt: new Date(yesterday.end * 1000).toISOString(),
+    });
+    expect(domain.body.dmarc.warning).toMatch(/^6 messages from 2 sources failed DMARC alignment in the last 7 days/);
   });
 
   it('answers a range: older reports only when asked for, and a range that ends before it starts is refused', async () => {
@@ -164,6 +178,9 @@ describe('DMARC aggregate reports', () => {
     expect(await send(googleReport({ domain: s.domain, reportId: reportId(), ...old, rows }))).toBe(250);
 
     expect((await dmarcOf(s, id)).totals.messages).toBe(0);
+    // Older than the warning's window too; and its one source passed.
+    const { dmarc } = (await pigeon.request('GET', `/domains/${id}`, { headers: s.auth })).body;
+    expect(dmarc).toMatchObject({ messages: 0, dmarcFail: 0, failingSources: [], warning: null });
     const from = new Date((old.begin - 86_400) * 1000).toISOString();
     const to = new Date((old.end + 86_400) * 1000).toISOString();
     const ranged = await dmarcOf(s, id, `?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);

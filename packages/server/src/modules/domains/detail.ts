@@ -1,7 +1,7 @@
 import type { DomainWarmupSettings } from '@pigeon/contract';
 import { findInProject } from '../../db/scoped.js';
 import type { AppDeps } from '../../deps.js';
-import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
+import { dmarcAlignment, dmarcReportAddress } from '../dmarc-reports/alignment.js';
 import { domainWarmup, setDomainWarmup } from '../sending-governor/service.js';
 import { type DomainRow, toDomainDto } from './service.js';
 
@@ -14,7 +14,8 @@ const findDomain = (deps: Deps, projectId: string, id: string) =>
 export async function getDomain(deps: Deps, projectId: string, id: string) {
   const domain = await findDomain(deps, projectId, id);
   const warmup = await domainWarmup(deps.db.pool, projectId, domain.domain);
-  return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup };
+  const dmarc = await dmarcAlignment(deps.db.pool, projectId, { domainId: domain.id });
+  return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup, dmarc };
 }
 
 /** `PUT /domains/:id/warmup`: sets the warm-up, answers the domain as `GET /domains/:id` does. */
@@ -22,5 +23,6 @@ export async function setWarmup(deps: Deps, projectId: string, input: { id: stri
   const domain = await findDomain(deps, projectId, input.id);
   const settings = input.settings;
   const warmup = await setDomainWarmup(deps.db.pool, projectId, { domain: domain.domain, settings });
-  return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup };
+  const dmarc = await dmarcAlignment(deps.db.pool, projectId, { domainId: domain.id });
+  return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup, dmarc };
 }
