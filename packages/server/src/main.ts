@@ -13,7 +13,7 @@ import { buildJobRegistry } from './jobs/index.js';
 import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
-import { createMailTransport } from './mail/transport.js';
+import { createRelays } from './mail/relays.js';
 import { answerMetricsRequests } from './metrics/ipc.js';
 import { labelThisProcess } from './metrics/registry.js';
 import { analyticsCountsConsumer } from './modules/analytics/rollup.js';
@@ -121,14 +121,16 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       deps: () => deps as AppDeps,
     });
     cleanups.unshift(() => scheduler.stop(config.shutdownTimeoutMs));
-    const mailer = createMailTransport(config.mail);
-    cleanups.unshift(async () => mailer.close());
+    const relays = createRelays(config.mail);
+    cleanups.unshift(async () => relays.close());
+    const mailer = relays.system.transport;
     deps = {
       config,
       db,
       logger,
       scheduler,
       mailer,
+      relays,
       startedAt: new Date(),
       validateResponses: options.validateResponses,
       clock: options.clock,

@@ -26,3 +26,27 @@ export async function startMailingPigeon(env: Record<string, string> = {}): Prom
   pigeon = await startTestPigeon({ env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...env } });
   return { pigeon, sink, dns };
 }
+
+export interface RelayedPigeon {
+  pigeon: TestPigeon;
+  /** One SMTP sink per relay name, each its own relay (`RELAYS=a=smtp://…,b=smtp://…`). */
+  sinks: Record<string, SmtpSink>;
+  dns: TestDnsServer;
+}
+
+/**
+ * A Pigeon with several relays, each a real SMTP sink that can be stopped (an outage) and restarted:
+ * `const { pigeon, sinks, dns } = await startRelayedPigeon(['a', 'b'], { RELAY_ROUTE_CAMPAIGN: 'b,a' });`
+ */
+export async function startRelayedPigeon(names: string[], env: Record<string, string> = {}): Promise<RelayedPigeon> {
+  const [dns, ...started] = await Promise.all([startDnsServer(), ...names.map(() => startSmtpSink())]);
+  const sinks = Object.fromEntries(names.map((name, i) => [name, started[i] as SmtpSink]));
+  let pigeon: TestPigeon | undefined;
+  afterAll(async () => {
+    await pigeon?.stop();
+    await Promise.all([...started.map((s) => s.close()), dns.close()]);
+  });
+  const relays = names.map((name) => `${name}=${sinks[name]?.url}`).join(',');
+  pigeon = await startTestPigeon({ env: { RELAYS: relays, DNS_SERVERS: dns.address, ...env } });
+  return { pigeon, sinks, dns };
+}

@@ -83,6 +83,10 @@ const emailDetailObject = emailObject.extend({
   replyTo: z.string().nullable(),
   tags: z.record(z.string()).describe('The tags the send named (empty when none)'),
   attempts: z.number().int().describe('Times delivery took the message up (the first try included)'),
+  relay: z
+    .string()
+    .nullable()
+    .describe('The relay that accepted the message (a name of GET /config `relays`); null until one did'),
   content: z
     .object({
       html: z.string().nullable(),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { Email, User } from './auth.js';
-import { MailTransportStatus } from './mail-transport.js';
+import { MailTransportStatus, RelayRoutes } from './mail-transport.js';
 
 const c = initContract();
 
@@ -73,6 +73,9 @@ const projectObject = z.object({
       'Sender address `/v1/send` uses when neither the request nor its template names one (on a verified domain); null: `from` is required',
     ),
   retention: Retention.describe('How long history is kept; older rows are removed by the retention job'),
+  relayRoutes: RelayRoutes.describe(
+    "The project's own relay route per stream (names from GET /config `relays`); null: the installation's",
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -224,6 +227,7 @@ export const usersContract = c.router(
           campaignSendRate: z.number().positive().max(100_000).nullable(),
           defaultFrom: z.string().trim().toLowerCase().email().max(254).nullable(),
           retention: Retention.partial(),
+          relayRoutes: RelayRoutes.partial(),
         })
         .partial()
         .refine((b) => Object.keys(b).length > 0, 'give at least one field to change'),

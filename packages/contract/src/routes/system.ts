@@ -1,7 +1,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { publicErrors } from '../common.js';
-import { MailTransportStatus } from './mail-transport.js';
+import { MailTransportStatus, RelayName } from './mail-transport.js';
 import { TrackingMode } from './projects.js';
 
 const c = initContract();
@@ -21,8 +21,14 @@ const healthObject = z.object({
   version: z.string(),
   uptimeSeconds: z.number(),
   mailTransport: MailTransportStatus.optional().describe(
-    'Absent when the database does not answer. `lastError` is always null here (it names the relay; this route is public): members read it in the project security endpoint',
+    'Absent when the database does not answer. `lastError` is always null here (it names the relay; this route is public): members read it in the project security endpoint. With several relays: the first of the transactional route',
   ),
+  relays: z
+    .array(MailTransportStatus)
+    .optional()
+    .describe(
+      'Every configured relay, in `RELAYS` order (one with a single transport); absent when the database does not answer',
+    ),
 });
 type HealthObject = typeof healthObject;
 /** Named (declarations refer to it from the 200 and the 503). */
@@ -54,7 +60,13 @@ export const DeploymentConfig = z.object({
   oauthProviders: z.array(z.string()),
   billingEnabled: z.boolean(),
   storage: StorageKind,
-  mailTransport: MailTransportKind,
+  mailTransport: MailTransportKind.describe('The kind of the first relay of the transactional route'),
+  relays: z
+    .array(z.object({ name: RelayName, kind: MailTransportKind }))
+    .describe("The installation's relays: the names a project's `relayRoutes` may use"),
+  relayRoutes: z
+    .object({ transactional: z.array(RelayName), campaign: z.array(RelayName) })
+    .describe("The installation's route per stream (RELAY_ROUTE_TRANSACTIONAL, RELAY_ROUTE_CAMPAIGN)"),
   trackingModes: z.array(TrackingMode),
 });
 

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { relayList } from './relays.js';
 import {
   type Config,
   type Env,
@@ -17,6 +18,8 @@ import { loadOrCreateSecrets } from './secrets.js';
 export type {
   Config,
   ProcessRole,
+  RelayConfig,
+  RelayRoutes,
   S3Settings,
   SecretName,
   SesConfig,
@@ -42,6 +45,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
   }
   const e = parsed.data;
   const problems = integrationProblems(e);
+  const relays = relayList(e, problems);
   if (problems.length) throw new ConfigError(problems);
   const dataDir = resolve(e.PIGEON_DATA_DIR);
   const persisted = loadOrCreateSecrets(dataDir);
@@ -69,7 +73,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
         ? { url: e.DATABASE_REPLICA_URL, maxLagSeconds: e.DATABASE_REPLICA_MAX_LAG_SECONDS }
         : undefined,
     },
-    mail: { smtpUrl: e.SMTP_URL, outboxDir: resolve(dataDir, 'outbox'), ses: sesConfig(e) },
+    mail: { smtpUrl: e.SMTP_URL, outboxDir: resolve(dataDir, 'outbox'), ses: sesConfig(e), ...relays },
     dns: { servers: e.DNS_SERVERS?.split(',') },
     secrets: {
       session: e.SESSION_SECRET ?? persisted.session,

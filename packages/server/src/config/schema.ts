@@ -1,4 +1,4 @@
-import type { OAuthProviderId } from '@pigeon/contract';
+import type { MailTransportKind, OAuthProviderId, RelayStream } from '@pigeon/contract';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
@@ -7,6 +7,11 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const url = z.string().url();
+/** A relay's name: what routes, metrics, `transport_status` and `emails.relay` call it. */
+export const RELAY_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+const relayRoute = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}(\s*,\s*[a-z][a-z0-9_-]{0,31})*$/, 'must be a comma-separated list of relay names');
 
 const TRUST_PRESETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -82,6 +87,10 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
+  /** Named relays, `name=smtp://…` or `name=ses`, comma-separated (see `relayList` in config/index.ts). */
+  RELAYS: z.string().optional(),
+  RELAY_ROUTE_TRANSACTIONAL: relayRoute.optional(),
+  RELAY_ROUTE_CAMPAIGN: relayRoute.optional(),
   DNS_SERVERS: z
     .string()
     .regex(/^[0-9a-fA-F.:[\]]+(,[0-9a-fA-F.:[\]]+)*$/, 'must be a comma-separated list of IP[:port]')
@@ -305,7 +314,14 @@ export interface Config {
     /** Set with DATABASE_REPLICA_URL: reads that may trail the primary go there while it keeps up. */
     replica: { url: string; maxLagSeconds: number } | undefined;
   };
-  mail: { smtpUrl: string | undefined; outboxDir: string; ses: SesConfig | undefined };
+  mail: {
+    smtpUrl: string | undefined;
+    outboxDir: string;
+    ses: SesConfig | undefined;
+    /** Every relay, in `RELAYS` order (one without it: `smtp`, `ses` or `outbox`). */
+    relays: RelayConfig[];
+    routes: RelayRoutes;
+  };
   dns: { servers: string[] | undefined };
   secrets: {
     session: string;
@@ -483,6 +499,17 @@ export interface StripeConfig {
   /** The price a checkout subscribes the project to. */
   priceId: string;
 }
+
+/** One relay of the installation: an SMTP relay (`url`), Amazon SES (`SES_*`) or the local outbox. */
+export interface RelayConfig {
+  name: string;
+  kind: MailTransportKind;
+  /** `smtp://…` for an SMTP relay. */
+  url?: string;
+}
+
+/** Relays in order, per stream: a message goes to the first whose breaker is closed. */
+export type RelayRoutes = Record<RelayStream, string[]>;
 
 /** Amazon SES (v2 API, raw MIME). Credentials: the AWS_* variables, else the AWS SDK's default chain. */
 export interface SesConfig {

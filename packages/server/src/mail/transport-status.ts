@@ -25,6 +25,28 @@ export async function readTransportStatus(db: Queryable, transport: string): Pro
     'transport_status.read',
     sql`SELECT down_since, last_error, next_probe_at FROM transport_status WHERE transport = ${transport}`,
   );
+  return statusOf(transport, row);
+}
+
+/**
+ * Every relay's status, in the order given (`/health`, `pigeon status`): with one relay the same
+ * primary-key read as before, with several one statement for all.
+ */
+export async function readRelayStatuses(db: Queryable, names: string[]): Promise<TransportStatus[]> {
+  if (names.length === 1) return [await readTransportStatus(db, names[0] as string)];
+  const rows = await queryRows<StatusRow & { transport: string }>(
+    db,
+    sql`SELECT transport, down_since, last_error, next_probe_at FROM transport_status WHERE transport = ANY(${names}::text[])`,
+  );
+  return names.map((transport) =>
+    statusOf(
+      transport,
+      rows.find((r) => r.transport === transport),
+    ),
+  );
+}
+
+function statusOf(transport: string, row: StatusRow | undefined): TransportStatus {
   const down = row?.down_since ? row : undefined;
   return {
     transport,

@@ -89,8 +89,8 @@ export const dmarcReports = new Counter({
 
 export const transportDuration = new Histogram({
   name: 'pigeon_delivery_transport_duration_seconds',
-  help: 'Time the mail transport (SMTP relay, SES, outbox) took to answer one message, by transport',
-  labelNames: ['transport'] as const,
+  help: 'Time the mail transport (SMTP relay, SES, outbox) took to answer one message it accepted, by transport kind and relay (its name in RELAYS; with one relay, its kind)',
+  labelNames: ['transport', 'relay'] as const,
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   registers: inProcess,
 });

@@ -92,6 +92,8 @@ export interface SentEmail {
   providerId: string | null;
   /** Copies (cc/bcc) the relay refused at RCPT, named for `last_error` (ARCHITECTURE.md, "Refused copies"). */
   refused: string | null;
+  /** The relay that took it (its name in `RELAYS`, or `smtp`/`ses`/`outbox` with one relay). */
+  relay: string;
 }
 
 /**
@@ -114,10 +116,12 @@ export async function markSent(db: Queryable, delivered: boolean, sent: SentEmai
     db,
     delivered ? 'emails.sent-delivered' : 'emails.sent',
     sql`WITH e AS (
-      UPDATE emails e SET status = ${status('SENT')}, ${set}, claimed_at = NULL, last_error = v.refused, updated_at = now()
+      UPDATE emails e SET status = ${status('SENT')}, ${set}, claimed_at = NULL, last_error = v.refused, relay = v.relay,
+        updated_at = now()
       FROM unnest((SELECT ${sent.map((s) => s.id)}::uuid[]), (SELECT ${sent.map((s) => s.file)}::text[]),
-        (SELECT ${sent.map((s) => s.providerId)}::text[]), (SELECT ${sent.map((s) => s.refused)}::text[]))
-        AS v(id, file, provider_id, refused)
+        (SELECT ${sent.map((s) => s.providerId)}::text[]), (SELECT ${sent.map((s) => s.refused)}::text[]),
+        (SELECT ${sent.map((s) => s.relay)}::text[]))
+        AS v(id, file, provider_id, refused, relay)
       WHERE e.id = v.id AND e.status = ${status('SENDING')} RETURNING e.*
     )
     ${insertEmailEvents({ from: sql`e CROSS JOIN (VALUES ${names}) AS n(name)`, name: raw('n.name') })}`,
@@ -177,12 +181,21 @@ export async function retryLater(
   return row?.status;
 }
 
-/** Claimed mail given back untried or failed by the transport: as it was before the claim. */
-export async function requeueUncharged(db: Queryable, ids: string[], reason: string | null): Promise<void> {
+/**
+ * Claimed mail given back untried or failed by the transport: as it was before the claim; with
+ * `notBefore` (every relay of its route is down while others work), not due before then.
+ */
+export async function requeueUncharged(
+  db: Queryable,
+  ids: string[],
+  reason: string | null,
+  notBefore: Date | null = null,
+): Promise<void> {
   await queryRows(
     db,
     sql`UPDATE emails SET status = ${status('QUEUED')}, claimed_at = NULL, attempts = attempts - 1,
-          last_error = COALESCE(${reason}, last_error), updated_at = now()
+          last_error = COALESCE(${reason}, last_error), updated_at = now(),
+          next_attempt_at = GREATEST(next_attempt_at, ${notBefore}::timestamptz)
         WHERE id = ANY(${ids}::uuid[]) AND status = ${status('SENDING')}`,
   );
 }

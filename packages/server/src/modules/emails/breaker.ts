@@ -37,6 +37,11 @@ export class TransportBreaker {
     return 'probe';
   }
 
+  /** Open, its probe time has come and no probe is out. */
+  probeDue(now = Date.now()): boolean {
+    return this.open && !this.probing && now >= this.probeAt;
+  }
+
   /** How long an idle loop should sleep before asking again. */
   msUntilProbe(now = Date.now()): number {
     return this.open ? Math.max(0, this.probeAt - now) : 0;

@@ -3,6 +3,7 @@ import { keyringOf } from '../../db/at-rest.js';
 import type { AppDeps } from '../../deps.js';
 import { createSleepers } from '../../jobs/sleepers.js';
 import { classifyDeliveryError, type DeliveryError } from '../../mail/delivery-failure.js';
+import { routeNames, streamOf } from '../../mail/relays.js';
 import { refusedRecipients } from '../../mail/transport.js';
 import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
 import { recordDeliveryOutcome } from '../../metrics/delivery.js';
@@ -21,10 +22,11 @@ import {
   requeueUncharged,
   retryLater,
 } from '../email-states/service.js';
-import { TransportBreaker } from './breaker.js';
 import { dropClaimed } from './cancelled.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
+import { projectRoutesCache } from './project-routes.js';
+import { RelayRouter } from './relay-router.js';
 import { sentRecorder } from './sent-recorder.js';
 import { sharedClaim } from './shared-claim.js';
 
@@ -103,8 +105,8 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
   const idle = (ms = IDLE_POLL_MS) => sleepers.sleep(ms);
 
   const { lifetimeMs, outageNotifyMs } = deps.config.delivery;
-  const transport = deps.mailer.kind;
-  const breaker = new TransportBreaker(deps.config.delivery, {
+  // One breaker per relay; with a single relay its name is its kind (`smtp`, `ses`, `outbox`), as before.
+  const router = new RelayRouter(deps.relays, deps.config.delivery, ({ name: transport }) => ({
     opened(error, nextProbeAt) {
       logger.warn({ transport, err: error, nextProbeAt }, 'mail transport down: delivery paused, no attempt charged');
       void markTransportDown(pool, transport, error, nextProbeAt).catch((err) =>
@@ -124,20 +126,34 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         .then((outage) => tellOwnersOfRecovery(deps, transport, outage, outageNotifyMs))
         .catch((err) => logger.error({ err }, 'transport status not recorded'));
     },
-  });
+  }));
   const expired = (email: ClaimedEmail) =>
     Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
-  const recordSent = sentRecorder(pool, deps.mailer.kind === 'smtp');
+  // An SMTP relay's final 250 is also the delivery; SES and the outbox only took the message.
+  const recordSmtpSent = sentRecorder(pool, true);
+  const recordOtherSent = sentRecorder(pool, false);
+  const projectRoutes = projectRoutesCache(pool, deps.relays.list.length > 1);
+  const relayNames = deps.relays.list.map((r) => r.name);
+  /** The relays a message tries, in order: its project's route for its stream, else the installation's. */
+  const routeOf = (email: ClaimedEmail) => {
+    const stream = streamOf(email.source);
+    return routeNames(deps.relays.routes, relayNames, stream, projectRoutes.get(email.project_id)?.[stream] ?? null);
+  };
   const claimBatch = sharedClaim(pool, deps.config.delivery.claimBatch, queueWindow);
   const returnPath = (emailId: string) =>
     returnPathFor(emailId, deps.config.secrets.linkSigning, deps.config.deliverability.bounceDomain);
 
   /** What the composition of a claimed batch needs, read once for the batch (one query per source). */
   type Batch = { campaigns: DeferredBatch };
-  const prepare = async (rows: ClaimedEmail[]): Promise<Batch> => ({
-    campaigns: await composer.load(rows.flatMap((r) => (r.campaign_id ? [{ ...r, campaign_id: r.campaign_id }] : []))),
-  });
+  const prepare = async (rows: ClaimedEmail[]): Promise<Batch> => {
+    await projectRoutes.load(rows.map((r) => r.project_id));
+    return {
+      campaigns: await composer.load(
+        rows.flatMap((r) => (r.campaign_id ? [{ ...r, campaign_id: r.campaign_id }] : [])),
+      ),
+    };
+  };
 
   /** Campaign mail is composed here, per contact; other mail was composed when it was accepted. */
   async function messageOf(email: ClaimedEmail, batch: Batch) {
@@ -146,7 +162,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
   }
 
   /** One message; `handedOver` is called once the transport has answered (or it never got there). */
-  async function deliver(email: ClaimedEmail, batch: Batch, handedOver: () => void, probe = false): Promise<void> {
+  async function deliver(email: ClaimedEmail, batch: Batch, handedOver: () => void): Promise<void> {
     inFlight.add(email.id);
     try {
       // Suppressed after it was queued (a hard bounce or complaint since): not sent, and said why.
@@ -178,8 +194,16 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
       // VERP: asynchronous bounces come back to an address that names this email. Bcc: envelope only.
       const envelope = { from: returnPath(email.id), to: envelopeRecipients(email) };
       const feedbackId = feedbackIdFor(email);
+      // The first relay of its route whose breaker admits it; none: it waits, uncharged (while other
+      // relays take other routes' mail, until its route's next probe, or it would be claimed at once).
+      const route = routeOf(email);
+      const choice = router.choose(route);
+      if (!choice) {
+        await requeueUncharged(pool, [email.id], null, router.allOpen ? null : router.nextTryAt(route));
+        return;
+      }
       const handedAt = performance.now();
-      const sent = await deps.mailer
+      const sent = await choice.relay.transport
         .send(
           email.mime
             ? // Built by its sender (SMTP submission): its own bytes, with Feedback-ID on top.
@@ -206,13 +230,14 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         )
         .then(
           (info) => {
-            breaker.transportAnswered();
+            router.answered(choice);
             return info;
           },
           (err: DeliveryError) => {
-            // Before the loop goes on to the next message, so that one is not tried on a dead transport.
-            if (classifyDeliveryError(err) === 'transport') breaker.transportFailed(err.message, probe);
-            else if (err.responseCode) breaker.transportAnswered();
+            // Before the loop goes on to the next message, so that one is not tried on a dead relay.
+            if (classifyDeliveryError(err) === 'transport') router.failed(choice, err.message);
+            else if (err.responseCode) router.answered(choice);
+            else router.notSent(choice);
             throw err;
           },
         )
@@ -221,14 +246,16 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
       // own recipient refused for good is its bounce (ARCHITECTURE.md, "Refused copies").
       const ownRefusal = sent.refused?.find((e) => e.recipient?.toLowerCase() === email.to_email.toLowerCase());
       if (ownRefusal && classifyDeliveryError(ownRefusal) === 'bounce') throw ownRefusal;
-      await recordSent({
+      await (choice.relay.kind === 'smtp' ? recordSmtpSent : recordOtherSent)({
         id: email.id,
         file: sent.file ?? null,
         providerId: sent.providerMessageId ?? null,
         refused: refusedRecipients(sent),
+        relay: choice.relay.name,
       });
       recordDeliveryOutcome('sent', {
-        transport: deps.mailer.kind,
+        transport: choice.relay.kind,
+        relay: choice.relay.name,
         transportSeconds: (performance.now() - handedAt) / 1000,
       });
     } catch (err) {
@@ -293,12 +320,12 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
           );
           if (reclaimed) deliveryReclaimed.inc(reclaimed);
         }
-        const admission = breaker.admit();
-        if (admission === 'wait') {
-          await idle(Math.max(10, Math.min(IDLE_POLL_MS, breaker.msUntilProbe())));
+        const admission = router.admit();
+        if (admission.kind === 'wait') {
+          await idle(Math.max(10, Math.min(IDLE_POLL_MS, admission.ms)));
           continue;
         }
-        probe = admission === 'probe';
+        probe = admission.kind === 'probe';
         if (probe) await failExpiredQueued(pool, lifetimeMs / 1000);
         const rows = probe ? await claimEmails(pool, 1, await queueWindow.current()) : await claimBatch();
         if (rows.length === 0) {
@@ -319,14 +346,12 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         const outcomes: Array<Promise<void>> = [];
         const started = new Set<string>();
         for (const email of rows) {
-          // Stopping, or the transport went down meanwhile: the rest goes back untried.
-          if (!running || (breaker.isOpen && !probe)) break;
+          // Stopping, or every relay went down meanwhile: the rest goes back untried.
+          if (!running || (router.allOpen && !probe)) break;
           started.add(email.id);
           await new Promise<void>((handedOver) =>
             outcomes.push(
-              deliver(email, batch, handedOver, probe).catch((err) =>
-                logger.error({ err }, 'delivery outcome not recorded'),
-              ),
+              deliver(email, batch, handedOver).catch((err) => logger.error({ err }, 'delivery outcome not recorded')),
             ),
           );
         }
@@ -338,8 +363,8 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         await new Promise((r) => setTimeout(r, 1000));
       } finally {
         for (const id of claimed) held.delete(id);
-        // A probe that found nothing or was not sent (suppressed, cancelled, expired) tested nothing.
-        if (probe) breaker.probeSkipped();
+        // The probe claim is over: its message went (the relay's breaker has the outcome) or tested nothing.
+        if (probe) router.probeClaimDone();
       }
     }
   }

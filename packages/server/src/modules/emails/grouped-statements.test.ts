@@ -81,10 +81,10 @@ describe('recording sent mail, one statement in flight', () => {
 
     // The first email's row is locked elsewhere, so its statement waits while the others arrive.
     const release = await holdLock(sql`SELECT 1 FROM emails WHERE id = ${first}::uuid FOR UPDATE`);
-    const recorded = [record({ id: first, file: null, providerId: null, refused: null })];
+    const recorded = [record({ id: first, file: null, providerId: null, refused: null, relay: 'smtp' })];
     await nextTurn();
     for (const id of rest) {
-      recorded.push(record({ id, file: null, providerId: null, refused: null }));
+      recorded.push(record({ id, file: null, providerId: null, refused: null, relay: 'smtp' }));
       await nextTurn();
     }
     await nextTurn();
@@ -107,8 +107,10 @@ describe('recording sent mail, one statement in flight', () => {
     const [id] = await claimedEmails(1);
     if (!id) throw new Error('nothing claimed');
     const record = sentRecorder(pigeon.deps.db.pool, true);
-    await expect(record({ id: 'not-a-uuid', file: null, providerId: null, refused: null })).rejects.toThrow();
-    await record({ id, file: null, providerId: null, refused: null });
+    await expect(
+      record({ id: 'not-a-uuid', file: null, providerId: null, refused: null, relay: 'smtp' }),
+    ).rejects.toThrow();
+    await record({ id, file: null, providerId: null, refused: null, relay: 'smtp' });
     const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT status FROM emails WHERE id = ${id}::uuid`);
     expect(rows).toEqual([{ status: 'SENT' }]);
   });

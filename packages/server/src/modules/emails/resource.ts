@@ -117,6 +117,7 @@ interface ContentRow {
   reply_to: string | null;
   tags: Record<string, string> | null;
   attempts: number;
+  relay: string | null;
   html: string | null;
   text: string | null;
   headers: Record<string, string> | null;
@@ -127,7 +128,7 @@ interface ContentRow {
 async function emailContent(db: Queryable, id: string): Promise<ContentRow> {
   const [row] = await queryRows<ContentRow>(
     db,
-    sql`SELECT cc, bcc, reply_to, tags, attempts, html, text, headers,
+    sql`SELECT cc, bcc, reply_to, tags, attempts, relay, html, text, headers,
           COALESCE((SELECT jsonb_agg(jsonb_build_object('filename', a->>'filename', 'contentType', a->>'contentType',
                       'size', length(decode(a->>'content', 'base64'))))
                     FROM jsonb_array_elements(CASE WHEN jsonb_typeof(attachments) = 'array' THEN attachments ELSE '[]' END) a),
@@ -173,6 +174,7 @@ export async function getEmail(db: Queryable, projectId: string, id: string): Pr
     replyTo: content.reply_to,
     tags: content.tags ?? {},
     attempts: content.attempts,
+    relay: content.relay,
     content:
       row.content_cleared || composedAtDelivery
         ? null

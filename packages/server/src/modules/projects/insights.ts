@@ -31,7 +31,7 @@ async function securityState(deps: AppDeps, project: Project) {
     disabled: project.disabled,
     disabledReason: project.disabledReason ?? null,
     recentSuspensions: suspensions.map((s) => ({ at: new Date(s.created_at).toISOString(), reason: s.reason })),
-    mailTransport: await readTransportStatus(deps.db.pool, deps.mailer.kind),
+    mailTransport: await readTransportStatus(deps.db.pool, deps.relays.system.name),
     health: await projectHealth(deps.db.pool, project.id, deps.config.deliverability.health),
   };
 }

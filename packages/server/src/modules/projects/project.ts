@@ -21,6 +21,8 @@ export interface Project {
   retentionEventsDays: number;
   retentionContentDays: number;
   retentionEmailsDays: number;
+  relayRouteTransactional: string[] | null;
+  relayRouteCampaign: string[] | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -32,6 +34,7 @@ export const PROJECT_COLUMNS = raw(`p.id, p.name, p.public_key AS "publicKey", p
   p.unsubscribe_mailbox AS "unsubscribeMailbox", p.campaign_send_rate AS "campaignSendRate",
   p.default_from AS "defaultFrom", p.retention_events_days AS "retentionEventsDays",
   p.retention_content_days AS "retentionContentDays", p.retention_emails_days AS "retentionEmailsDays",
+  p.relay_route_transactional AS "relayRouteTransactional", p.relay_route_campaign AS "relayRouteCampaign",
   p.created_at AS "createdAt", p.updated_at AS "updatedAt"`);
 
 /** A `memberships` row. */

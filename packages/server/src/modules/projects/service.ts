@@ -1,10 +1,10 @@
-import { RETENTION_DEFAULTS, type Retention, Role, type TrackingMode } from '@pigeon/contract';
+import { RETENTION_DEFAULTS, type RelayRoutes, type Retention, Role, type TrackingMode } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { join, or, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { forbidden, notFound } from '../../http/errors.js';
+import { forbidden, notFound, validationFailed } from '../../http/errors.js';
 import { deleteProjectKeys } from '../../http/idempotency.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { generateKeyPair } from './keys.js';
@@ -22,6 +22,7 @@ export interface ProjectSettings {
   campaignSendRate?: number | null;
   defaultFrom?: string | null;
   retention?: Partial<Retention>;
+  relayRoutes?: Partial<RelayRoutes>;
 }
 
 export const toProjectDto = (project: Project, role: Role) => ({
@@ -43,6 +44,7 @@ export const toProjectDto = (project: Project, role: Role) => ({
     contentDays: project.retentionContentDays,
     emailsDays: project.retentionEmailsDays,
   },
+  relayRoutes: { transactional: project.relayRouteTransactional, campaign: project.relayRouteCampaign },
   createdAt: project.createdAt.toISOString(),
   updatedAt: project.updatedAt.toISOString(),
 });
@@ -114,7 +116,12 @@ const SETTING_COLUMNS = {
   unsubscribeMailbox: 'unsubscribe_mailbox',
   campaignSendRate: 'campaign_send_rate',
   defaultFrom: 'default_from',
-} as const satisfies Record<Exclude<keyof ProjectSettings, 'retention'>, string>;
+} as const satisfies Record<Exclude<keyof ProjectSettings, 'retention' | 'relayRoutes'>, string>;
+
+const RELAY_ROUTE_COLUMNS = {
+  transactional: 'relay_route_transactional',
+  campaign: 'relay_route_campaign',
+} as const satisfies Record<keyof RelayRoutes, string>;
 
 const RETENTION_COLUMNS = {
   eventsDays: 'retention_events_days',
@@ -124,7 +131,7 @@ const RETENTION_COLUMNS = {
 
 /** Each setting given, as its column and its new value (undefined: unchanged; null: cleared). */
 function settingValues(changes: ProjectSettings): Array<{ column: Sql; value: Sql }> {
-  const { retention, ...settings } = changes;
+  const { retention, relayRoutes, ...settings } = changes;
   const out: Array<{ column: Sql; value: Sql }> = [];
   const add = (column: string, value: unknown, type: string) =>
     out.push({ column: raw(column), value: sql`${value}::${raw(type)}` });
@@ -135,6 +142,10 @@ function settingValues(changes: ProjectSettings): Array<{ column: Sql; value: Sq
   for (const [key, column] of Object.entries(RETENTION_COLUMNS)) {
     const value = retention?.[key as keyof Retention];
     if (value !== undefined) add(column, value, 'int');
+  }
+  for (const [key, column] of Object.entries(RELAY_ROUTE_COLUMNS)) {
+    const value = relayRoutes?.[key as keyof RelayRoutes];
+    if (value !== undefined) add(column, value && [...new Set(value)], 'text[]');
   }
   return out;
 }
@@ -150,7 +161,7 @@ function assignments(values: Array<{ column: Sql; value: Sql }>): Sql {
 }
 
 export async function updateProject(
-  deps: Pick<AppDeps, 'db'>,
+  deps: Pick<AppDeps, 'db' | 'config'>,
   userId: string,
   projectId: string,
   changes: ProjectSettings,
@@ -159,6 +170,7 @@ export async function updateProject(
   refuseIfDisabled(project);
   // The same 403 as a template's sender: a default sender must be on a domain verified for the project.
   if (changes.defaultFrom) await requireVerifiedSender(deps.db.pool, projectId, changes.defaultFrom);
+  if (changes.relayRoutes) refuseUnknownRelays(deps.config, changes.relayRoutes);
   const [updated] = await queryRows<Project>(
     deps.db.pool,
     sql`UPDATE projects p SET ${assignments(settingValues(changes))}
@@ -166,6 +178,23 @@ export async function updateProject(
   );
   if (!updated) throw notFound('Project');
   return toProjectDto(updated, membership.role);
+}
+
+/** A route names only relays of this installation (GET /config `relays`). */
+function refuseUnknownRelays(config: AppDeps['config'], routes: Partial<RelayRoutes>): void {
+  const known = config.mail.relays.map((r) => r.name);
+  for (const [stream, route] of Object.entries(routes)) {
+    const unknown = route?.filter((name) => !known.includes(name)) ?? [];
+    if (unknown.length) {
+      throw validationFailed([
+        {
+          field: `relayRoutes.${stream}`,
+          message: `no relay named ${unknown.join(', ')} (the relays are ${known.join(', ')})`,
+          code: 'unknown_relay',
+        },
+      ]);
+    }
+  }
 }
 
 export async function deleteProject(pool: pg.Pool, userId: string, projectId: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { Config } from '../../config/index.js';
 import { pendingMigrations } from '../../db/migrate.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { readTransportStatus } from '../../mail/transport-status.js';
+import { readRelayStatuses } from '../../mail/transport-status.js';
 import { VERSION } from '../../version.js';
 import { feedLag } from '../change-feed/feed.js';
 import { workerHeartbeats } from './heartbeat.js';
@@ -17,19 +17,19 @@ import { workerHeartbeats } from './heartbeat.js';
  * address and what it said). Members see the text in the project's setup state, operators in
  * `pigeon status` and on the metrics listener's `GET /health` (`withError`).
  */
-export async function checkHealth(
-  deps: Pick<AppDeps, 'db' | 'startedAt'> & { mailer: { kind: string } },
-  withError = false,
-) {
-  const status = await readTransportStatus(deps.db.pool, deps.mailer.kind).catch(() => undefined);
-  const mailTransport = status && (withError ? status : { ...status, lastError: null });
+export async function checkHealth(deps: Pick<AppDeps, 'db' | 'startedAt' | 'relays'>, withError = false) {
+  const names = deps.relays.list.map((r) => r.name);
+  const statuses = await readRelayStatuses(deps.db.pool, names).catch(() => undefined);
+  const relays = statuses?.map((s) => (withError ? s : { ...s, lastError: null }));
+  // The first relay of the transactional route, as `mailTransport` was the one transport before.
+  const mailTransport = relays?.find((s) => s.transport === deps.relays.system.name);
   const database = mailTransport ? ('up' as const) : ('down' as const);
   return {
     status: database === 'up' ? ('ok' as const) : ('degraded' as const),
     database,
     version: VERSION,
     uptimeSeconds: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
-    ...(mailTransport && { mailTransport }),
+    ...(mailTransport && { mailTransport, relays }),
   };
 }
 
@@ -42,7 +42,9 @@ export function deploymentConfig(deps: AppDeps) {
     oauthProviders: deps.config.sso.providers.map((p) => p.id),
     billingEnabled: deps.config.billing.stripe !== undefined,
     storage: 'local' as const,
-    mailTransport: deps.mailer.kind,
+    mailTransport: deps.relays.system.kind,
+    relays: deps.relays.list.map((r) => ({ name: r.name, kind: r.kind })),
+    relayRoutes: deps.relays.routes,
     trackingModes: ['ENABLED' as const, 'DISABLED' as const, 'MARKETING_ONLY' as const],
   };
 }
