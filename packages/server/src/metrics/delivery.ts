@@ -8,11 +8,14 @@ let lastError: { message: string; at: Date } | undefined;
  */
 export function recordDeliveryOutcome(
   result: DeliveryResult,
-  details: { transport?: string; transportSeconds?: number; error?: string } = {},
+  details: { transport?: string; relay?: string; transportSeconds?: number; error?: string } = {},
 ): void {
   deliveryOutcomes.inc({ result });
   if (details.transport && details.transportSeconds !== undefined) {
-    transportDuration.observe({ transport: details.transport }, details.transportSeconds);
+    transportDuration.observe(
+      { transport: details.transport, relay: details.relay ?? details.transport },
+      details.transportSeconds,
+    );
   }
   if (details.error) lastError = { message: details.error.slice(0, 500), at: new Date() };
 }
