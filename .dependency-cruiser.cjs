@@ -58,6 +58,7 @@ const ALLOWED = {
     'workflows',
   ],
   segments: ['conditions', 'contacts', 'event-log', 'references'],
+  'sender-check': ['composition', 'contacts', 'deliverability', 'dmarc-reports', 'domains'],
   'sending-governor': [],
   'ses-feedback': ['deliverability'],
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],

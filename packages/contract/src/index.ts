@@ -14,6 +14,7 @@ import { inboundRouteSchemas, inboundRoutesContract } from './routes/inbound-rou
 import { inboundWebhooksContract } from './routes/inbound-webhooks.js';
 import { projectSchemas, projectsContract, usersContract } from './routes/projects.js';
 import { segmentSchemas, segmentsContract } from './routes/segments.js';
+import { senderCheckContract, senderCheckSchemas } from './routes/sender-check.js';
 import { emailsContract, sendingSchemas } from './routes/sending.js';
 import { deliverabilitySchemas, suppressionsContract } from './routes/suppressions.js';
 import { systemContract, systemSchemas } from './routes/system.js';
@@ -43,6 +44,7 @@ export * from './routes/inbound-webhooks.js';
 export * from './routes/mail-transport.js';
 export * from './routes/projects.js';
 export * from './routes/segments.js';
+export * from './routes/sender-check.js';
 export * from './routes/send-options.js';
 export * from './routes/sending.js';
 export * from './routes/suppressions.js';
@@ -71,6 +73,7 @@ export type Contract = {
   dmarcReports: typeof dmarcReportsContract;
   domains: typeof domainsContract;
   trackingDomains: typeof trackingDomainsContract;
+  senderCheck: typeof senderCheckContract;
   templates: typeof templatesContract;
   emails: typeof emailsContract;
   activity: typeof activityContract;
@@ -98,6 +101,7 @@ export const contract: Contract = {
   dmarcReports: dmarcReportsContract,
   domains: domainsContract,
   trackingDomains: trackingDomainsContract,
+  senderCheck: senderCheckContract,
   templates: templatesContract,
   emails: emailsContract,
   activity: activityContract,
@@ -139,4 +143,5 @@ export const namedSchemas = {
   ...dmarcReportSchemas,
   ...inboundRouteSchemas,
   ...trackingDomainSchemas,
+  ...senderCheckSchemas,
 };

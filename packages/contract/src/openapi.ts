@@ -37,7 +37,9 @@ const TAGS: Record<string, string> = {
   dmarcReports:
     'DMARC aggregate reports receivers mail to the inbound receiver: pass and fail by source IP and by day, per sender domain',
   domains: 'Sender domains: DKIM keys and the DNS records to publish, verification',
-  trackingDomains: 'Tracking domains: the host of open and click links in mail from a sender domain (a CNAME to Pigeon)',
+  trackingDomains:
+    'Tracking domains: the host of open and click links in mail from a sender domain (a CNAME to Pigeon)',
+  senderCheck: 'The sender check of a domain: SPF, DKIM, DMARC, return path, one-click unsubscribe, rates, relay TLS',
   templates: 'Email templates (HTML with {{placeholders}}), offset pages, usage',
   emails: 'POST /v1/send: transactional email now, to one or more recipients',
   activity: 'The activity feed of email and contact events, its stats, and upcoming sends',

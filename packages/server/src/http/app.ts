@@ -12,6 +12,7 @@ import { createSuppressionsRouter } from '../modules/deliverability/router.js';
 import { createDmarcReportsRouter } from '../modules/dmarc-reports/router.js';
 import { createDomainsRouter } from '../modules/domains/router.js';
 import { createTrackingDomainsRouter } from '../modules/domains/tracking-router.js';
+import { createSenderCheckRouter } from '../modules/sender-check/router.js';
 import { createEmailResourceRouter } from '../modules/emails/resource-router.js';
 import { createEmailsRouter } from '../modules/emails/router.js';
 import { engagementRouter } from '../modules/engagement/router.js';
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     dmarcReports: createDmarcReportsRouter(deps),
     domains: createDomainsRouter(deps),
     trackingDomains: createTrackingDomainsRouter(deps),
+    senderCheck: createSenderCheckRouter(deps),
     templates: createTemplatesRouter(deps),
     activity: createActivityRouter(deps),
     analytics: createAnalyticsRouter(deps),

@@ -1,0 +1,60 @@
+import type { SenderCheck, SenderCheckStatus } from '@pigeon/contract';
+import type { z } from 'zod';
+import { findInProject } from '../../db/scoped.js';
+import { type AppDeps, nowOf } from '../../deps.js';
+import { projectHealth } from '../deliverability/health.js';
+import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
+import { createResolver } from '../domains/dns-check.js';
+import type { DomainRow } from '../domains/service.js';
+import {
+  dkimRule,
+  dmarcAlignmentRule,
+  dmarcPolicyRule,
+  dmarcRecord,
+  type RelayTarget,
+  returnPathMxRule,
+  spfRule,
+} from './dns-rules.js';
+import { oneClickUnsubscribeRule, rateRules, relayTlsRule } from './mail-rules.js';
+
+/**
+ * The relays the project's mail can leave through: Amazon SES, else the SMTP relay (SMTP_URL),
+ * else the local outbox, as `createMailTransport` chooses.
+ */
+export function relayTargets(mail: AppDeps['config']['mail']): RelayTarget[] {
+  if (mail.ses) return [{ name: 'ses', kind: 'ses' }];
+  if (mail.smtpUrl) return [{ name: 'smtp', kind: 'smtp', url: mail.smtpUrl }];
+  return [{ name: 'outbox', kind: 'outbox' }];
+}
+
+const SEVERITY: Record<SenderCheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
+
+/**
+ * GET /domains/:id/check: every rule of the sender check for one of the project's domains, DNS
+ * looked up now through the domain checks' resolver (DNS_SERVERS), rates from the project health.
+ */
+export async function checkSender(deps: AppDeps, projectId: string, id: string): Promise<z.infer<typeof SenderCheck>> {
+  const domain = await findInProject<DomainRow>(deps.db.pool, 'domains', projectId, id, 'Domain');
+  const resolver = createResolver(deps.config.dns.servers);
+  const relays = relayTargets(deps.config.mail);
+  const bounceDomain = deps.config.deliverability.bounceDomain;
+  const [spf, dkim, dmarc, returnPath, health] = await Promise.all([
+    spfRule(resolver, domain.domain, relays),
+    dkimRule(resolver, domain),
+    dmarcRecord(resolver, domain.domain),
+    returnPathMxRule(resolver, bounceDomain),
+    projectHealth(deps.db.pool, projectId, deps.config.deliverability.health),
+  ]);
+  const rules = [
+    spf,
+    dkim,
+    dmarcPolicyRule(domain.domain, dmarc, dmarcReportAddress(deps.config)),
+    dmarcAlignmentRule({ domain: domain.domain, dkimPasses: dkim.status === 'pass', bounceDomain, dmarc }),
+    returnPath,
+    oneClickUnsubscribeRule({ publicUrl: deps.config.http.publicUrl, linkSecret: deps.config.secrets.linkSigning }),
+    ...rateRules(health),
+    relayTlsRule(relays),
+  ];
+  const worst = rules.reduce<SenderCheckStatus>((w, r) => (SEVERITY[r.status] > SEVERITY[w] ? r.status : w), 'pass');
+  return { domainId: domain.id, domain: domain.domain, status: worst, checkedAt: nowOf(deps).toISOString(), rules };
+}
