@@ -16,7 +16,12 @@ export function startGovernor(deps: Pick<AppDeps, 'config' | 'db' | 'mailer'>): 
     maxEntries: MX_CACHE_ENTRIES,
   });
   return createGovernor(
-    { pool: deps.db.pool, config: deps.config.governor, classifyRecipients: deps.mailer.kind !== 'outbox' },
+    {
+      pool: deps.db.pool,
+      config: deps.config.governor,
+      classifyRecipients: deps.mailer.kind !== 'outbox',
+      lifetimeMs: deps.config.delivery.lifetimeMs,
+    },
     resolver,
   );
 }

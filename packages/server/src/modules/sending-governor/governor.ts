@@ -26,12 +26,25 @@ export interface GovernedEmail {
   from_email: string;
   to_email: string;
   source: string;
+  created_at: Date;
+  requeued_at: Date | null;
 }
 
 /** Mail held under a warm-up cap; everything else (transactional, SMTP submission) is only counted. */
 const HELD_SOURCES = new Set(['CAMPAIGN', 'WORKFLOW']);
+/** A message whose slot would come later than this before its lifetime ends is sent at once instead. */
+const LAST_CHANCE_MS = 1000;
 /** Replies about the session, not the message: the relay's breaker handles those. */
 const SESSION_COMMANDS = /^(CONN|EHLO|HELO|LHLO|STARTTLS|AUTH)/;
+/** A provider slowing a sender down: `421`, or a 4xx whose enhanced status is 4.7.x (policy, RFC 3463). */
+const THROTTLING = /^4\d\d[ -]4\.7\.\d{1,3}\b/;
+
+/** Whether a relay's reply about a message is a provider's deferral (a plain 4xx, e.g. a full disk, is not). */
+export function isDeferral(err: DeliveryError): boolean {
+  const reply = err.responseCode ?? 0;
+  if (reply < 400 || reply >= 500 || SESSION_COMMANDS.test(err.command ?? '')) return false;
+  return reply === 421 || THROTTLING.test((err.response ?? err.message).trim());
+}
 
 export interface Governor {
   /** `undefined`: hand it to the transport now; a time (ms): put it back untried, due then. */
@@ -48,7 +61,7 @@ export interface Governor {
  * database, so a cap holds over every process.
  */
 export function createGovernor(
-  deps: { pool: pg.Pool; config: GovernorConfig; classifyRecipients: boolean },
+  deps: { pool: pg.Pool; config: GovernorConfig; classifyRecipients: boolean; lifetimeMs: number },
   resolver: MxResolver,
 ): Governor {
   const { config } = deps;
@@ -67,7 +80,9 @@ export function createGovernor(
       const group = governed ? await groupOf(email.to_email) : 'other';
       if (governed) {
         const later = rateOf(group).admit(Date.now());
-        if (later !== undefined) {
+        // A slot at the end of its lifetime would fail it untried: it goes now, its last chance.
+        const lifetimeEnd = (email.requeued_at ?? email.created_at).getTime() + deps.lifetimeMs;
+        if (later !== undefined && later < lifetimeEnd - LAST_CHANCE_MS) {
           governorHeld.inc({ reason: 'rate', group });
           return later;
         }
@@ -89,8 +104,7 @@ export function createGovernor(
         if (rateOf(group).accepted(now)) show(group);
         return;
       }
-      const reply = err.responseCode ?? 0;
-      if (reply < 400 || reply >= 500 || SESSION_COMMANDS.test(err.command ?? '')) return;
+      if (!isDeferral(err)) return;
       governorDeferrals.inc({ group });
       if (rateOf(group).deferred(now)) show(group);
     },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isDeferral } from './governor.js';
 import { GroupRate } from './group-rate.js';
 import { groupOfMxHost, groupOfMxRecords } from './groups.js';
 
@@ -69,5 +70,23 @@ describe('a group rate (AIMD)', () => {
       rate.accepted(now);
     }
     expect(rate.rate).toBe(config.maxRate);
+  });
+});
+
+describe('a deferral', () => {
+  const reply = (responseCode: number, response: string, command = 'RCPT TO') =>
+    Object.assign(new Error(response), { responseCode, response, command });
+
+  it.each([
+    [reply(451, '451 4.7.28 Our system has detected an unusual rate of mail'), true],
+    [reply(421, '421-4.7.0 [TSS04] Messages temporarily deferred', 'DATA'), true],
+    [reply(450, '450 4.7.1 Too many connections'), true],
+    [reply(421, '421 Service not available', 'DATA'), true],
+    [reply(451, '451 Try again later', 'DATA'), false],
+    [reply(452, '452 4.2.2 Mailbox full'), false],
+    [reply(550, '550 5.7.1 Rejected'), false],
+    [reply(421, '421 4.7.0 Try again later', 'CONN'), false],
+  ])('%s: %s', (err, deferral) => {
+    expect(isDeferral(err)).toBe(deferral);
   });
 });
