@@ -35,6 +35,7 @@ const ACCEPTED_WARNINGS = [
   'no-ambiguous-paths: /events/contact/{contactId} ~ /events/{eventName}/usage',
   'no-ambiguous-paths: /domains/{id}/dmarc ~ /domains/project/{projectId}',
   'no-ambiguous-paths: /domains/project/{projectId} ~ /domains/{id}/verify',
+  'no-ambiguous-paths: /domains/project/{projectId} ~ /domains/{id}/check',
   'no-server-example.com: #/servers/0/url',
 ];
 
