@@ -24,6 +24,7 @@ import {
 } from '../email-states/service.js';
 import { dropClaimed } from './cancelled.js';
 import type { DeferredBatch, DeliveryComposers } from './composers.js';
+import { startGovernor } from './governor.js';
 import { tellOwnersOfOutage, tellOwnersOfRecovery } from './outage-notice.js';
 import { projectRoutesCache } from './project-routes.js';
 import { RelayRouter } from './relay-router.js';
@@ -127,6 +128,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         .catch((err) => logger.error({ err }, 'transport status not recorded'));
     },
   }));
+  const governor = startGovernor(deps);
   const expired = (email: ClaimedEmail) =>
     Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + lifetimeMs;
 
@@ -194,6 +196,9 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
       // VERP: asynchronous bounces come back to an address that names this email. Bcc: envelope only.
       const envelope = { from: returnPath(email.id), to: envelopeRecipients(email) };
       const feedbackId = feedbackIdFor(email);
+      // The governor per mailbox provider and the sender domain's warm-up: held back untried, due later.
+      const heldUntil = await governor.admit(email);
+      if (heldUntil !== undefined) return await requeueUncharged(pool, [email.id], null, new Date(heldUntil));
       // The first relay of its route whose breaker admits it; none: it waits, uncharged (while other
       // relays take other routes' mail, until its route's next probe, or it would be claimed at once).
       const route = routeOf(email);
@@ -242,6 +247,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
           },
         )
         .finally(handedOver);
+      governor.answered(email.id);
       // Copies refused at RCPT leave the message SENT to its recipient, naming them in last_error; its
       // own recipient refused for good is its bounce (ARCHITECTURE.md, "Refused copies").
       const ownRefusal = sent.refused?.find((e) => e.recipient?.toLowerCase() === email.to_email.toLowerCase());
@@ -259,6 +265,7 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
         transportSeconds: (performance.now() - handedAt) / 1000,
       });
     } catch (err) {
+      governor.answered(email.id, err as DeliveryError);
       await recordFailure(email, err as DeliveryError);
     } finally {
       handedOver();
