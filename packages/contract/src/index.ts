@@ -19,6 +19,7 @@ import { emailsContract, sendingSchemas } from './routes/sending.js';
 import { deliverabilitySchemas, suppressionsContract } from './routes/suppressions.js';
 import { systemContract, systemSchemas } from './routes/system.js';
 import { templatesContract } from './routes/templates.js';
+import { topicSchemas, topicsContract } from './routes/topics.js';
 import { trackingDomainSchemas, trackingDomainsContract } from './routes/tracking-domains.js';
 import { uploadSchemas, uploadsContract } from './routes/uploads.js';
 import { verifyContract } from './routes/verify.js';
@@ -50,6 +51,7 @@ export * from './routes/sending.js';
 export * from './routes/suppressions.js';
 export * from './routes/system.js';
 export * from './routes/templates.js';
+export * from './routes/topics.js';
 export * from './routes/tracking-domains.js';
 export * from './routes/uploads.js';
 export * from './routes/verify.js';
@@ -89,6 +91,7 @@ export type Contract = {
   sentEmails: typeof emailResourceContract;
   webhookEndpoints: typeof webhookEndpointsContract;
   inboundRoutes: typeof inboundRoutesContract;
+  topics: typeof topicsContract;
 };
 
 export const contract: Contract = {
@@ -117,6 +120,7 @@ export const contract: Contract = {
   sentEmails: emailResourceContract,
   webhookEndpoints: webhookEndpointsContract,
   inboundRoutes: inboundRoutesContract,
+  topics: topicsContract,
 };
 
 /** Schemas that get a name under `components.schemas` in the OpenAPI document. */
@@ -142,6 +146,7 @@ export const namedSchemas = {
   ...webhookEventSchemas,
   ...dmarcReportSchemas,
   ...inboundRouteSchemas,
+  ...topicSchemas,
   ...trackingDomainSchemas,
   ...senderCheckSchemas,
 };

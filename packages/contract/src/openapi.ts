@@ -39,6 +39,7 @@ const TAGS: Record<string, string> = {
   domains: 'Sender domains: DKIM keys and the DNS records to publish, verification',
   trackingDomains:
     'Tracking domains: the host of open and click links in mail from a sender domain (a CNAME to Pigeon)',
+  topics: "Topics a contact subscribes to or leaves (the preference page), and each contact's choices",
   senderCheck: 'The sender check of a domain: SPF, DKIM, DMARC, return path, one-click unsubscribe, rates, relay TLS',
   templates: 'Email templates (HTML with {{placeholders}}), offset pages, usage',
   emails: 'POST /v1/send: transactional email now, to one or more recipients',

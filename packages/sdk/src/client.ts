@@ -9,6 +9,7 @@ import { type WaitForJobOptions, waitForJob } from './jobs.js';
 import { paginate, paginateOffset } from './pagination.js';
 import { Segments } from './segments.js';
 import { SentEmails } from './sent-emails.js';
+import { Topics } from './topics.js';
 import { type RequestOptions, Transport, type TransportAuth } from './transport.js';
 import type {
   ActivityItem,
@@ -414,6 +415,8 @@ export class Pigeon {
   readonly webhooks: Webhooks;
   /** Inbound mail routes and the messages they took (README "Receiving mail"). */
   readonly inboundRoutes: InboundRoutes;
+  /** Topics a contact subscribes to or leaves on the preference page, and each contact's choices (secret key). */
+  readonly topics: Topics;
 
   private readonly sentEmails: SentEmails;
 
@@ -432,6 +435,7 @@ export class Pigeon {
     this.billing = new Billing(this.transport);
     this.webhooks = new Webhooks(this.transport);
     this.inboundRoutes = new InboundRoutes(this.transport);
+    this.topics = new Topics(this.transport);
     this.sentEmails = new SentEmails(this.transport);
   }
 }

@@ -5,6 +5,7 @@ import type { Suppressions as SuppressionsResource } from './deliverability.js';
 import type { WorkflowExecutions as WorkflowExecutionsResource } from './executions.js';
 import type { InboundRoutes as InboundRoutesResource } from './inbound-routes.js';
 import type { Segments as SegmentsResource } from './segments.js';
+import type { Topics as TopicsResource } from './topics.js';
 import type { Uploads as UploadsResource } from './uploads.js';
 import type { WebhookDeliveries as WebhookDeliveriesResource } from './webhook-deliveries.js';
 import type { WebhookEndpoints as WebhookEndpointsResource } from './webhook-endpoints.js';
@@ -68,6 +69,8 @@ export type {
   ContactFields,
   ContactListQuery,
   ContactPage,
+  ContactTopic,
+  ContactTopicChoice,
   ContactUpdateBody,
   ContactWithMeta,
   Credentials,
@@ -182,6 +185,11 @@ export type {
   TopCampaignsQuery,
   TopEvents,
   TopEventsQuery,
+  Topic,
+  TopicCreateBody,
+  TopicDefaultSubscription,
+  TopicUpdateBody,
+  TopicVisibility,
   TrackBody,
   TrackedEventData,
   TrackedEventPayload,
@@ -254,6 +262,8 @@ export type Segments = SegmentsResource;
 export type Suppressions = SuppressionsResource;
 /** The type of `pigeon.inboundRoutes`. */
 export type InboundRoutes = InboundRoutesResource;
+/** The type of `pigeon.topics`. */
+export type Topics = TopicsResource;
 /** The type of `pigeon.billing` (an alias for the same reason as {@link Segments}). */
 export type Billing = BillingResource;
 /** The type of `pigeon.analytics` (an alias for the same reason as {@link Segments}). */

@@ -327,7 +327,9 @@ export type ActivityType =
   | 'email.bounce'
   | 'email.complaint'
   | 'contact.subscribed'
-  | 'contact.unsubscribed';
+  | 'contact.unsubscribed'
+  | 'contact.topic.subscribed'
+  | 'contact.topic.unsubscribed';
 export type ActivityItem = {
   type: ActivityType;
   id: string;
@@ -682,6 +684,7 @@ export type CampaignListQuery = Omit<
     dir?: string | undefined;
     page?: number | undefined;
     pageSize?: number | undefined;
+  topicId: string | null;
   },
   'status' | 'sort' | 'dir'
 > & {
@@ -711,6 +714,7 @@ export type CampaignTestResult = { email: string; emailId: string };
 export type AudienceCount = { count: number };
 /** What `campaigns.audienceCount` takes: a campaign's type and audience fields. */
 export type AudienceCountBody = Omit<
+    topicId?: string | null | undefined;
   {
     audienceType: AudienceType;
     type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
@@ -760,6 +764,7 @@ export type DurationUnit = ConditionUnit;
 /** A workflow with its counts of `active` (RUNNING + WAITING) and `total` executions. */
 export type Workflow = {
   id: string;
+    topicId?: string | null | undefined;
   createdAt: string;
   updatedAt: string;
   description: string | null;
@@ -907,6 +912,7 @@ export type WorkflowCreateBody = {
 };
 /** What `workflows.update` takes; enabling checks the graph (422 `VALIDATION_ERROR` naming each problem). */
 export type WorkflowUpdateBody = {
+  topicId?: string | null | undefined;
   description?: string | null | undefined;
   name?: string | undefined;
   enabled?: boolean | undefined;
@@ -1170,6 +1176,8 @@ export type WebhookEventTypeName =
   | 'webhook.test';
 export type WebhookEndpoint = {
   id: string;
+  | ContactTopicSubscribedEventPayload
+  | ContactTopicUnsubscribedEventPayload
   createdAt: string;
   updatedAt: string;
   description: string | null;
@@ -1184,6 +1192,8 @@ export type WebhookEndpoint = {
 export type WebhookEndpointCreateBody = {
   url: string;
   eventTypes: string[];
+  | ContactTopicSubscribedEventPayload
+  | ContactTopicUnsubscribedEventPayload
   description?: string | null | undefined;
   enabled?: boolean | undefined;
 };
@@ -1210,6 +1220,8 @@ export type WebhookDelivery = {
   attemptCount: number;
   nextAttemptAt: string | null;
   payload: WebhookEventPayload;
+  | 'contact.topic.subscribed'
+  | 'contact.topic.unsubscribed'
 };
 export type WebhookDeliveryStatus = 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
 export type WebhookDeliveryPage = {
@@ -1459,6 +1471,38 @@ export type InboundEmailListQuery = {
 };
 /** The contract's `EmailSentEventPayload`. */
 export interface EmailSentEventPayload {
+export type Topic = {
+  name: string;
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  description: string | null;
+  defaultSubscription: 'OPT_IN' | 'OPT_OUT';
+  visibility: 'PUBLIC' | 'HIDDEN';
+};
+export type TopicDefaultSubscription = 'OPT_IN' | 'OPT_OUT';
+export type TopicVisibility = 'PUBLIC' | 'HIDDEN';
+export type TopicCreateBody = {
+  name: string;
+  defaultSubscription: 'OPT_IN' | 'OPT_OUT';
+  description?: string | null | undefined;
+  visibility?: 'PUBLIC' | 'HIDDEN' | undefined;
+};
+export type TopicUpdateBody = {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  visibility?: 'PUBLIC' | 'HIDDEN' | undefined;
+};
+/** One topic as one contact has it (`topics.ofContact`). */
+export type ContactTopic = {
+  name: string;
+  subscribed: boolean;
+  topicId: string;
+  visibility: 'PUBLIC' | 'HIDDEN';
+  chosen: boolean;
+};
+/** One change of `topics.setForContact`. */
+export type ContactTopicChoice = { subscribed: boolean; topicId: string };
   type: 'email.sent';
   timestamp: string;
   data: {
@@ -1595,6 +1639,28 @@ export interface CustomEventPayload {
   type: string;
   timestamp: string;
   data: { data: Record<string, unknown>; contact: { id: string; email: string } };
+}
+/** The contract's `ContactTopicSubscribedEventPayload`. */
+export interface ContactTopicSubscribedEventPayload {
+  type: 'contact.topic.subscribed';
+  timestamp: string;
+  data: {
+    subscribed: boolean;
+    contact: { id: string; email: string };
+    source: string | null;
+    topic: { name: string; id: string };
+  };
+}
+/** The contract's `ContactTopicUnsubscribedEventPayload`. */
+export interface ContactTopicUnsubscribedEventPayload {
+  type: 'contact.topic.unsubscribed';
+  timestamp: string;
+  data: {
+    subscribed: boolean;
+    contact: { id: string; email: string };
+    source: string | null;
+    topic: { name: string; id: string };
+  };
 }
 /** The contract's `WebhookTestEventPayload`. */
 export interface WebhookTestEventPayload {

@@ -410,6 +410,18 @@ export type MemberRemoved = z.infer<typeof wire.MemberRemoved>;
 export type SetupState = z.infer<typeof wire.SetupState>;
 export type SecurityState = z.infer<typeof wire.SecurityState>;
 
+// Topics and contacts' choices
+type TopicRoutes = wire.Contract['topics'];
+export type Topic = z.infer<typeof wire.Topic>;
+export type TopicDefaultSubscription = z.infer<typeof wire.TopicDefaultSubscription>;
+export type TopicVisibility = z.infer<typeof wire.TopicVisibility>;
+export type TopicCreateBody = RouteInput<TopicRoutes['create']>['body'];
+export type TopicUpdateBody = RouteInput<TopicRoutes['update']>['body'];
+/** One topic as one contact has it (`topics.ofContact`). */
+export type ContactTopic = z.infer<typeof wire.ContactTopic>;
+/** One change of `topics.setForContact`. */
+export type ContactTopicChoice = RouteInput<TopicRoutes['setContactTopics']>['body']['topics'][number];
+
 // Inbound mail routes
 type InboundRouteRoutes = wire.Contract['inboundRoutes'];
 export type InboundRoute = z.infer<typeof wire.InboundRoute>;

@@ -44,6 +44,7 @@ const campaign = (overrides: Partial<Campaign> = {}): Campaign => ({
   audienceType: 'SEGMENT',
   segmentId,
   audienceCondition: null,
+  topicId: null,
   scheduledFor: null,
   totalRecipients: 0,
   sentCount: 0,

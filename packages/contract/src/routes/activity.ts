@@ -18,6 +18,8 @@ export const ActivityType = z
     'email.complaint',
     'contact.subscribed',
     'contact.unsubscribed',
+    'contact.topic.subscribed',
+    'contact.topic.unsubscribed',
     'event',
   ])
   .describe('An emitted event name, or `event` for the custom events your code tracked');

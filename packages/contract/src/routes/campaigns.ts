@@ -20,6 +20,7 @@ const campaignObject = Template.extend({
   audienceType: AudienceType,
   segmentId: z.string().uuid().nullable(),
   audienceCondition: ConditionTreeShape.nullable(),
+  topicId: z.string().uuid().nullable().describe('The topic the campaign is about (null: none)'),
   scheduledFor: Timestamp.nullable(),
   totalRecipients: z.number().int().describe('Frozen when sending starts'),
   sentCount: z.number().int(),
@@ -52,6 +53,14 @@ export const CampaignInput = z.object({
   audienceType: AudienceType,
   segmentId: z.string().uuid().nullable().optional().describe('Required when audienceType is SEGMENT'),
   audienceCondition: ConditionTree.nullable().optional().describe('Required when audienceType is FILTERED'),
+  topicId: z
+    .string()
+    .uuid()
+    .nullable()
+    .optional()
+    .describe(
+      'A topic of the project: the campaign reaches only contacts subscribed to it (and subscribed), whatever its type; its List-Unsubscribe leaves only this topic',
+    ),
 });
 
 export const CampaignListQuery = OffsetQuery.extend({
@@ -91,6 +100,7 @@ export const AudienceCountInput = CampaignInput.pick({
   audienceType: true,
   segmentId: true,
   audienceCondition: true,
+  topicId: true,
 });
 
 const CampaignId = z.object({ id: z.string().uuid() });
@@ -176,7 +186,7 @@ export const campaignsContract = c.router(
       path: '/campaigns/audience-count',
       summary: 'How many contacts an audience would reach if sent now',
       description:
-        'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS, suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment, 400 `INVALID_CONDITION` naming the filter).',
+        'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS (and with a `topicId`, whatever the type, only those subscribed to the topic too), suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment, 400 `INVALID_CONDITION` naming the filter).',
       metadata: dashboard,
       body: AudienceCountInput,
       responses: { 200: z.object({ count: z.number().int() }), 400: ErrorEnvelope, ...timeout, ...commonErrors },

@@ -25,7 +25,7 @@ export const EventName = z
   // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters refused
   .regex(/^[^\u0000-\u001F\u007F-\u009F]+$/, 'must not contain control characters')
   .describe(
-    'Custom event name, e.g. `signed-up`. Reserved: contact.subscribed, contact.unsubscribed, email.*, segment.<slug>.entry|exit',
+    'Custom event name, e.g. `signed-up`. Reserved: contact.subscribed, contact.unsubscribed, contact.topic.*, email.*, segment.<slug>.entry|exit',
   );
 
 export const IdempotencyHeaders = z.object({

@@ -18,6 +18,8 @@ export const WebhookEventTypeName = z.enum([
   'email.received',
   'contact.subscribed',
   'contact.unsubscribed',
+  'contact.topic.subscribed',
+  'contact.topic.unsubscribed',
   'webhook.test',
 ]);
 export type WebhookEventTypeName = z.infer<typeof WebhookEventTypeName>;
@@ -104,6 +106,26 @@ const SubscriptionData = z.object({
 const contactSubscribedEvent = envelope('contact.subscribed', SubscriptionData, 'A contact became subscribed');
 const contactUnsubscribedEvent = envelope('contact.unsubscribed', SubscriptionData, 'A contact became unsubscribed');
 
+const TopicSubscriptionData = z.object({
+  contact: ContactRef,
+  topic: z.object({ id: z.string().uuid(), name: z.string() }),
+  subscribed: z.boolean().describe("The contact's new state for the topic"),
+  source: z
+    .string()
+    .nullable()
+    .describe('Where the change came from: `api`, `link` (the preference page), `one_click` (List-Unsubscribe)'),
+});
+const contactTopicSubscribedEvent = envelope(
+  'contact.topic.subscribed',
+  TopicSubscriptionData,
+  "A contact became subscribed to a topic (their choice, or the API's)",
+);
+const contactTopicUnsubscribedEvent = envelope(
+  'contact.topic.unsubscribed',
+  TopicSubscriptionData,
+  "A contact left a topic (their choice, a topic mail's one-click unsubscribe, or the API's)",
+);
+
 const segmentMembershipEvent = z
   .object({
     type: z
@@ -155,6 +177,11 @@ export interface ContactSubscribedEventPayload extends z.infer<typeof contactSub
 export const ContactSubscribedEvent: z.ZodType<ContactSubscribedEventPayload> = contactSubscribedEvent;
 export interface ContactUnsubscribedEventPayload extends z.infer<typeof contactUnsubscribedEvent> {}
 export const ContactUnsubscribedEvent: z.ZodType<ContactUnsubscribedEventPayload> = contactUnsubscribedEvent;
+export interface ContactTopicSubscribedEventPayload extends z.infer<typeof contactTopicSubscribedEvent> {}
+export const ContactTopicSubscribedEvent: z.ZodType<ContactTopicSubscribedEventPayload> = contactTopicSubscribedEvent;
+export interface ContactTopicUnsubscribedEventPayload extends z.infer<typeof contactTopicUnsubscribedEvent> {}
+export const ContactTopicUnsubscribedEvent: z.ZodType<ContactTopicUnsubscribedEventPayload> =
+  contactTopicUnsubscribedEvent;
 /** Its `type` as a template (the schema's pattern), so a union narrowed on `type` tells it from the fixed names. */
 export interface SegmentMembershipEventPayload extends Omit<z.infer<typeof segmentMembershipEvent>, 'type'> {
   type: `segment.${string}.entry` | `segment.${string}.exit`;
@@ -179,6 +206,8 @@ const webhookEventUnion = z.union([
   EmailReceivedEvent,
   ContactSubscribedEvent,
   ContactUnsubscribedEvent,
+  ContactTopicSubscribedEvent,
+  ContactTopicUnsubscribedEvent,
   WebhookTestEvent,
   SegmentMembershipEvent,
   CustomEvent,
@@ -193,6 +222,8 @@ export type WebhookEventPayload =
   | EmailReceivedEventPayload
   | ContactSubscribedEventPayload
   | ContactUnsubscribedEventPayload
+  | ContactTopicSubscribedEventPayload
+  | ContactTopicUnsubscribedEventPayload
   | WebhookTestEventPayload
   | SegmentMembershipEventPayload
   | CustomEventPayload;
@@ -268,6 +299,26 @@ export const WEBHOOK_EVENT_EXAMPLES: Record<string, unknown> = {
     timestamp: at,
     data: { contact: { ...contactExample, subscribed: false }, reason: 'hard_bounce' },
   },
+  ContactTopicSubscribedEvent: {
+    type: 'contact.topic.subscribed',
+    timestamp: at,
+    data: {
+      contact: contactExample,
+      topic: { id: '0193a5f2-7e80-7a11-8b2c-3d4e5f6a7b8c', name: 'Product news' },
+      subscribed: true,
+      source: 'link',
+    },
+  },
+  ContactTopicUnsubscribedEvent: {
+    type: 'contact.topic.unsubscribed',
+    timestamp: at,
+    data: {
+      contact: contactExample,
+      topic: { id: '0193a5f2-7e80-7a11-8b2c-3d4e5f6a7b8c', name: 'Product news' },
+      subscribed: false,
+      source: 'one_click',
+    },
+  },
   SegmentMembershipEvent: {
     type: 'segment.trial-users.entry',
     timestamp: at,
@@ -294,6 +345,8 @@ export const webhookEventSchemas = {
   EmailReceivedEvent,
   ContactSubscribedEvent,
   ContactUnsubscribedEvent,
+  ContactTopicSubscribedEvent,
+  ContactTopicUnsubscribedEvent,
   SegmentMembershipEvent,
   CustomEvent,
   WebhookTestEvent,
@@ -306,7 +359,7 @@ const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 
 /**
  * Why an endpoint's event-type filter is refused, or null. Accepted: `*` (everything), a fixed
- * type, `email.*` / `contact.*` / `segment.*`, `segment.<slug>.entry|exit|*`, a custom event name,
+ * type, `email.*` / `contact.*` / `contact.topic.*` / `segment.*`, `segment.<slug>.entry|exit|*`, a custom event name,
  * or a custom prefix such as `order.*` (`order.created`, `order.paid.late`…).
  */
 export function eventTypeFilterProblem(filter: string): string | null {
@@ -318,6 +371,8 @@ export function eventTypeFilterProblem(filter: string): string | null {
   const prefix = lower.endsWith('.*') ? lower.slice(0, -2) : null;
   if ((prefix ?? lower).includes('*')) return 'only a trailing .* is a pattern (e.g. order.*)';
   if (prefix !== null && [...RESERVED_PREFIXES, 'segment'].includes(prefix)) return null;
+  // A narrower prefix of fixed types, such as contact.topic.*
+  if (prefix !== null && WebhookEventTypeName.options.some((t) => t.startsWith(`${prefix}.`))) return null;
   const head = (prefix ?? lower).split('.')[0] as string;
   if (RESERVED_PREFIXES.includes(head)) {
     if (prefix === null && (WebhookEventTypeName.options as string[]).includes(lower) && lower !== 'webhook.test') {

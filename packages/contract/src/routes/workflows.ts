@@ -60,6 +60,14 @@ export const SendEmailConfig = z
       })
       .optional()
       .describe('Default: the contact; CUSTOM sends to a fixed address with the contact’s data'),
+    topicId: z
+      .string()
+      .uuid()
+      .nullable()
+      .optional()
+      .describe(
+        'A topic of the project: the step sends only to a recipient subscribed to it (and subscribed), else it is skipped',
+      ),
   })
   .strict();
 

@@ -30,6 +30,7 @@ import { createAuthRouter } from '../modules/sign-in/router.js';
 import { ssoRouter } from '../modules/sso/router.js';
 import { createSystemRouter } from '../modules/system/router.js';
 import { createTemplatesRouter } from '../modules/templates/router.js';
+import { createTopicsRouter } from '../modules/topics/router.js';
 import { createUploadsRouter, imagesRouter } from '../modules/uploads/router.js';
 import { createImageStorage } from '../modules/uploads/storage.js';
 import { createVerifyRouter } from '../modules/verify/router.js';
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): Express {
     sentEmails: createEmailResourceRouter(deps),
     webhookEndpoints: createWebhookEndpointsRouter(deps),
     inboundRoutes: createInboundRoutesRouter(deps),
+    topics: createTopicsRouter(deps),
   });
   createExpressEndpoints(contract, router, app, {
     requestValidationErrorHandler,

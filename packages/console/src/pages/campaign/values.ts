@@ -17,6 +17,8 @@ export interface ComposeValues {
   audienceType: AudienceType;
   segmentId: string;
   audienceCondition: ConditionTree | null;
+  /** Kept as the campaign has it (set through the API; the form has no topic picker yet). */
+  topicId: string | null;
 }
 
 export function blankValues(defaultFrom: string | null): ComposeValues {
@@ -33,6 +35,7 @@ export function blankValues(defaultFrom: string | null): ComposeValues {
     audienceType: 'ALL',
     segmentId: '',
     audienceCondition: null,
+    topicId: null,
   };
 }
 
@@ -50,6 +53,7 @@ export function valuesOf(c: Campaign): ComposeValues {
     audienceType: c.audienceType,
     segmentId: c.segmentId ?? '',
     audienceCondition: c.audienceCondition,
+    topicId: c.topicId,
   };
 }
 
@@ -77,6 +81,7 @@ export function audienceOf(v: ComposeValues) {
     audienceType: v.audienceType,
     segmentId: v.audienceType === 'SEGMENT' ? v.segmentId || null : null,
     audienceCondition: v.audienceType === 'FILTERED' ? v.audienceCondition : null,
+    topicId: v.topicId,
   };
 }
 

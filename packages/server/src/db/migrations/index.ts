@@ -147,4 +147,8 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     name: 'Migration20270103000000_tracking_domains',
     load: () => import('./Migration20270103000000_tracking_domains.js'),
   },
+  {
+    name: 'Migration20270102000000_topics',
+    load: () => import('./Migration20270102000000_topics.js'),
+  },
 ];

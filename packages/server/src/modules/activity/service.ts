@@ -15,6 +15,8 @@ export const ACTIVITY_TYPES: Array<{ type: ActivityType; description: string }> 
   { type: 'email.complaint', description: 'The recipient marked the email as spam' },
   { type: 'contact.subscribed', description: 'A contact became subscribed' },
   { type: 'contact.unsubscribed', description: 'A contact became unsubscribed' },
+  { type: 'contact.topic.subscribed', description: 'A contact became subscribed to a topic' },
+  { type: 'contact.topic.unsubscribed', description: 'A contact left a topic' },
   { type: 'event', description: 'A custom event your code tracked' },
 ];
 const EMITTED = new Set<string>(ACTIVITY_TYPES.map((t) => t.type).filter((t) => t !== 'event'));

@@ -6,6 +6,7 @@ import { type Queryable, withQueryLimits } from '../../db/sql.js';
 import { validationFailed } from '../../http/errors.js';
 import { checkCondition, conditionSql, refsOf } from '../conditions/engine.js';
 import type { Ref } from '../references/service.js';
+import { topicMemberCondition } from '../topics/reach.js';
 
 type Input = z.output<typeof CampaignInput>;
 
@@ -74,17 +75,22 @@ export async function audienceSql(db: Queryable, projectId: string, audience: Au
 
 /**
  * The contacts `c` a campaign of `type` reaches if it is sent now: the audience, subscribed ones
- * only unless TRANSACTIONAL, suppressed addresses left out. Sending freezes exactly these.
+ * only unless TRANSACTIONAL, suppressed addresses left out. With a topic, whatever the type, only
+ * contacts subscribed both to Pigeon's mail and to the topic. Sending freezes exactly these.
  */
 export async function recipientsSql(
   db: Queryable,
   projectId: string,
   audience: Audience,
-  type: ContentType,
+  send: { type: ContentType; topicId: string | null },
 ): Promise<Sql> {
   const inAudience = await audienceSql(db, projectId, audience);
-  const subscribedOnly = type === 'TRANSACTIONAL' ? sql`true` : sql`c.subscribed`;
-  return sql`c.project_id = ${projectId}::uuid AND ${subscribedOnly} AND ${inAudience}
+  const inTopic = send.topicId ? await topicMemberCondition(db, projectId, send.topicId) : sql`true`;
+  if (!inTopic) {
+    throw validationFailed([{ field: 'topicId', message: 'No such topic in this project', code: 'not_found' }]);
+  }
+  const subscribedOnly = send.type === 'TRANSACTIONAL' && !send.topicId ? sql`true` : sql`c.subscribed`;
+  return sql`c.project_id = ${projectId}::uuid AND ${subscribedOnly} AND ${inAudience} AND ${inTopic}
     AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.project_id = c.project_id AND s.email = c.email)`;
 }
 
@@ -97,7 +103,10 @@ export async function countAudience(
 ) {
   const { audience } = await checkAudience(pool, projectId, input);
   return withQueryLimits(pool, limits, async (client) => {
-    const recipients = await recipientsSql(client, projectId, audience, input.type);
+    const recipients = await recipientsSql(client, projectId, audience, {
+      type: input.type,
+      topicId: input.topicId ?? null,
+    });
     const [row] = await queryRows<{ n: number }>(
       client,
       sql`SELECT count(*)::int AS n FROM contacts c WHERE ${recipients}`,

@@ -1,10 +1,11 @@
 import type { ContentType } from '@pigeon/contract';
 import type pg from 'pg';
 import type { Config } from '../../config/index.js';
-import { preparedRows, queryRows, sql } from '../../db/query.js';
+import { preparedRows, queryRows, raw, sql } from '../../db/query.js';
 import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/rows.js';
 import type { DeferredBatch, DeferredEmail, DeliveryComposer } from '../emails/composers.js';
+import { subscribedToTopicSql } from '../topics/reach.js';
 
 /** `NOTIFY`ed (payload: the campaign id) when a campaign is cancelled; delivery listens for it. */
 export const CAMPAIGN_CANCELLED_CHANNEL = 'pigeon_campaign_cancelled';
@@ -19,6 +20,9 @@ interface CampaignContent extends MessageContent {
 interface RecipientRow extends ContactRow {
   email_id: string;
   campaign_status: string;
+  topic_id: string | null;
+  /** Still subscribed to the campaign's topic (true without one). */
+  in_topic: boolean;
 }
 
 type CampaignEmail = DeferredEmail;
@@ -29,7 +33,7 @@ type CampaignEmail = DeferredEmail;
  * of a claimed batch and their campaigns' status in one query, at claim time; `compose` then
  * answers undefined when the message must not go out: the campaign was cancelled (at claim time,
  * or since, as told by `heard()`), the contact is gone, or a MARKETING or HEADLESS recipient
- * unsubscribed since the audience was frozen.
+ * (any recipient of a campaign with a topic) unsubscribed, or left the topic, since the audience was frozen.
  */
 export class CampaignComposer implements DeliveryComposer {
   readonly channel = CAMPAIGN_CANCELLED_CHANNEL;
@@ -55,7 +59,8 @@ export class CampaignComposer implements DeliveryComposer {
       const rows = await preparedRows<RecipientRow>(
         this.pool,
         'campaigns.recipients',
-        sql`SELECT v.email_id, k.status AS campaign_status, c.*
+        sql`SELECT v.email_id, k.status AS campaign_status, k.topic_id,
+                   k.topic_id IS NULL OR ${subscribedToTopicSql(raw('c.id'), raw('k.topic_id'))} AS in_topic, c.*
             FROM unnest(${emails.map((e) => e.id)}::uuid[], ${emails.map((e) => e.campaign_id)}::uuid[],
                         ${emails.map((e) => e.contact_id)}::uuid[]) AS v(email_id, campaign_id, contact_id)
             JOIN campaigns k ON k.id = v.campaign_id LEFT JOIN contacts c ON c.id = v.contact_id`,
@@ -68,9 +73,10 @@ export class CampaignComposer implements DeliveryComposer {
   private async compose(email: CampaignEmail, row: RecipientRow | undefined): Promise<ComposedMessage | undefined> {
     if (!row || row.campaign_status === 'CANCELLED' || this.cancelledIds.has(email.campaign_id)) return undefined;
     if (!row.id) return undefined;
-    const { email_id: _email, campaign_status: _status, ...contact } = row;
+    const { email_id: _email, campaign_status: _status, topic_id: topicId, in_topic: inTopic, ...contact } = row;
     const content = await this.content(email.campaign_id);
-    if (content.type !== 'TRANSACTIONAL' && !contact.subscribed) return undefined;
+    if ((content.type !== 'TRANSACTIONAL' || topicId) && !contact.subscribed) return undefined;
+    if (!inTopic) return undefined;
     return composeMessage(content, contact, contact.data, email.id, {
       publicUrl: this.config.http.publicUrl,
       trackingHost: content.trackingHost,
@@ -78,6 +84,7 @@ export class CampaignComposer implements DeliveryComposer {
       tracked: email.tracked,
       unsubscribeMailbox: content.unsubscribeMailbox,
       headers: email.headers,
+      topicId,
     });
   }
 

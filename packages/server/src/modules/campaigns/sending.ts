@@ -122,7 +122,10 @@ function freezeAudience(deps: AppDeps, id: string): Promise<CampaignRow | undefi
         segmentId: campaign.segment_id,
         condition: campaign.audience_condition,
       };
-      const recipients = await recipientsSql(client, campaign.project_id, audience, campaign.type);
+      const recipients = await recipientsSql(client, campaign.project_id, audience, {
+        type: campaign.type,
+        topicId: campaign.topic_id,
+      });
       const spread = campaign.send_rate
         ? sql`now() + make_interval(secs => (row_number() OVER (ORDER BY c.id) - 1) / ${campaign.send_rate}::float8)`
         : sql`now()`;
@@ -276,6 +279,7 @@ export async function testCampaign(deps: AppDeps, projectId: string, id: string,
       linkSecret: deps.config.secrets.linkSigning,
       tracked: false,
       unsubscribeMailbox: sender.unsubscribeMailbox,
+      topicId: campaign.topic_id,
     });
     await queueEmail(client, {
       id: emailId,

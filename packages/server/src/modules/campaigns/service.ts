@@ -17,6 +17,7 @@ import { escapeLike } from '../../http/cursor.js';
 import { badRequest, conflict } from '../../http/errors.js';
 import { requireVerifiedSender } from '../domains/service.js';
 import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/service.js';
+import { requireTopic } from '../topics/service.js';
 import { type Audience, checkAudience } from './audience.js';
 import { type Counters, campaignCounters, campaignStats, NO_COUNTS } from './stats.js';
 
@@ -36,6 +37,7 @@ export interface CampaignRow {
   audience_type: Audience['type'];
   segment_id: string | null;
   audience_condition: ConditionTree | null;
+  topic_id: string | null;
   scheduled_for: Date | null;
   total_recipients: number;
   started_at: Date | null;
@@ -62,6 +64,7 @@ export const toCampaignDto = (row: CampaignRow, counts: Counters = NO_COUNTS): C
   audienceType: row.audience_type,
   segmentId: row.segment_id,
   audienceCondition: row.audience_condition,
+  topicId: row.topic_id,
   scheduledFor: row.scheduled_for?.toISOString() ?? null,
   totalRecipients: row.total_recipients,
   sentCount: counts.sent,
@@ -106,8 +109,10 @@ async function checkInput(db: Queryable, projectId: string, input: Input) {
       throw badRequest(`templateId: no template ${input.templateId} in this project`);
     });
   }
+  if (input.topicId) await requireTopic(db, projectId, input.topicId, 'topicId');
   const { audience, refs } = await checkAudience(db, projectId, input);
   const allRefs: Ref[] = input.templateId ? [...refs, { type: 'template', key: input.templateId }] : refs;
+  if (input.topicId) allRefs.push({ type: 'topic', key: input.topicId });
   return { audience, refs: allRefs };
 }
 
@@ -125,6 +130,7 @@ const fields = (input: Input, audience: Audience): Array<[string, Sql]> => [
   ['audience_type', sql`${audience.type}`],
   ['segment_id', sql`${audience.segmentId}::uuid`],
   ['audience_condition', sql`${audience.condition ? JSON.stringify(audience.condition) : null}::jsonb`],
+  ['topic_id', sql`${input.topicId ?? null}::uuid`],
 ];
 
 export async function createCampaign(pool: pg.Pool, projectId: string, input: Input) {
@@ -187,9 +193,9 @@ export async function duplicateCampaign(pool: pg.Pool, projectId: string, id: st
     const [created] = await queryRows<CampaignRow>(
       client,
       sql`INSERT INTO campaigns (id, project_id, name, description, subject, body, from_email, from_name, reply_to,
-            type, template_id, audience_type, segment_id, audience_condition)
+            type, template_id, audience_type, segment_id, audience_condition, topic_id)
           SELECT ${copy}::uuid, project_id, left(name || ' (copy)', 200), description, subject, body, from_email, from_name,
-            reply_to, type, template_id, audience_type, segment_id, audience_condition
+            reply_to, type, template_id, audience_type, segment_id, audience_condition, topic_id
           FROM campaigns WHERE id = ${source.id}::uuid RETURNING *`,
     );
     await copyRefs(client, { type: 'campaign', id: source.id }, { type: 'campaign', id: copy });

@@ -28,6 +28,8 @@ export interface CompositionSettings {
   variables?: Record<string, unknown>;
   /** Also list the variables the content uses that had no value (`missing`). */
   reportMissing?: boolean;
+  /** The topic the mail is about: its subscription links carry it, so unsubscribing leaves only that topic. */
+  topicId?: string | null;
 }
 
 export interface ComposedMessage {
@@ -53,7 +55,8 @@ export function composeMessage(
   emailId: string,
   settings: CompositionSettings,
 ): ComposedMessage {
-  const links = subscriptionUrls(settings.publicUrl, { c: contact.id, e: emailId }, settings.linkSecret);
+  const claims = settings.topicId ? { c: contact.id, e: emailId, t: settings.topicId } : { c: contact.id, e: emailId };
+  const links = subscriptionUrls(settings.publicUrl, claims, settings.linkSecret);
   const vars = {
     ...data,
     data,
@@ -77,6 +80,7 @@ export function composeMessage(
     ...listUnsubscribeHeaders({
       type: content.type,
       bodySource: content.html,
+      topic: Boolean(settings.topicId),
       unsubscribeUrl: links.unsubscribeUrl,
       mailbox: settings.unsubscribeMailbox,
     }),

@@ -13,15 +13,40 @@ definePage(
 </form>`,
 );
 
+/** A topic mail's link offers that topic first, and everything as the second choice. */
 definePage(
   'unsubscribe',
   `<% layout('@layout') %>
+<% if (it.topicName) { %>
+<h1>Unsubscribe from <%= it.topicName %>?</h1>
+<p><%= it.email %> will stop getting <strong><%= it.topicName %></strong> from <strong><%= it.projectName %></strong>.</p>
+<form method="post" action="<%= it.action %>">
+  <input type="hidden" name="action" value="unsubscribe">
+  <button type="submit">Unsubscribe from <%= it.topicName %></button>
+</form>
+<% if (it.subscribed) { %>
+<form method="post" action="<%= it.action %>">
+  <input type="hidden" name="action" value="unsubscribe_all">
+  <p class="muted">Or stop all marketing email from <%= it.projectName %>:</p>
+  <button type="submit" class="secondary">Unsubscribe from all</button>
+</form>
+<% } %>
+<% } else { %>
 <h1>Unsubscribe from <%= it.projectName %>?</h1>
 <p><%= it.email %> will stop getting marketing email from <strong><%= it.projectName %></strong>.</p>
 <form method="post" action="<%= it.action %>">
   <input type="hidden" name="action" value="unsubscribe">
   <button type="submit">Unsubscribe</button>
-</form>`,
+</form>
+<% } %>`,
+);
+
+definePage(
+  'topic-left',
+  `<% layout('@layout') %>
+<h1>You are unsubscribed from <%= it.topicName %></h1>
+<p><%= it.email %> will no longer get <strong><%= it.topicName %></strong> from <strong><%= it.projectName %></strong>.</p>
+<p><a href="<%= it.manageUrl %>">Choose what else you get</a></p>`,
 );
 
 /** The subscribe link's page: nothing changes until the person presses the button (link scanners only GET). */
@@ -41,14 +66,33 @@ definePage(
 <% } %>`,
 );
 
+/**
+ * The preference page: the public topics as checkboxes (each listed again in `shown`, so a topic
+ * made after the page was opened is left alone), then subscribing or leaving everything.
+ */
 definePage(
   'manage',
   `<% layout('@layout') %>
+<style>.topic { display: flex; gap: .6rem; align-items: flex-start; margin: 0 0 .8rem; font-weight: normal; } .topic input { width: auto; margin: .3rem 0 0; }</style>
 <h1>Email preferences</h1>
+<% if (it.saved) { %><p role="status"><strong>Your choices are saved.</strong></p><% } %>
 <p><%= it.email %> is <strong><%= it.subscribed ? 'subscribed' : 'not subscribed' %></strong> to marketing email from <strong><%= it.projectName %></strong>.</p>
+<% if (it.topics.length) { %>
+<form method="post" action="<%= it.action %>">
+  <input type="hidden" name="action" value="save">
+  <% it.topics.forEach(function (t) { %>
+  <input type="hidden" name="shown" value="<%= t.topic_id %>">
+  <label class="topic"><input type="checkbox" name="topic" value="<%= t.topic_id %>"<%= t.subscribed ? ' checked' : '' %>>
+    <span><%= t.name %><% if (t.description) { %><br><span class="muted"><%= t.description %></span><% } %></span></label>
+  <% }) %>
+  <% if (!it.subscribed) { %><p class="muted">You are unsubscribed from everything: subscribe again below to get the topics you choose.</p><% } %>
+  <button type="submit">Save my choices</button>
+</form>
+<% } %>
 <form method="post" action="<%= it.action %>">
   <input type="hidden" name="action" value="<%= it.subscribed ? 'unsubscribe' : 'subscribe' %>">
-  <button type="submit"><%= it.subscribed ? 'Unsubscribe' : 'Subscribe' %></button>
+  <p></p>
+  <button type="submit" class="<%= it.topics.length ? 'secondary' : '' %>"><%= it.subscribed ? (it.topics.length ? 'Unsubscribe from all' : 'Unsubscribe') : 'Subscribe' %></button>
 </form>`,
 );
 

@@ -4,6 +4,13 @@ import { sendPage } from '../../http/pages.js';
 import { type LinkClaims, verifyLinkToken } from '../rendering/links.js';
 import './pages.js';
 import { findLinkContact, type LinkContact, setSubscribedFromLink } from './service.js';
+import {
+  type ManageView,
+  manageView,
+  saveTopicsFromLink,
+  unsubscribeFromLink,
+  unsubscribeView,
+} from './topic-links.js';
 
 /**
  * Pages reached from inside emails: the subscription pages and the RFC 8058 one-click POST (the
@@ -30,6 +37,11 @@ export function engagementRouter(deps: AppDeps): Router {
   const changeAndShow = async (req: Request, res: Response, claims: LinkClaims, subscribed: boolean) => {
     const contact = await setSubscribedFromLink(db, claims, subscribed);
     if (!contact) return goneLink(res);
+    showSubscription(req, res, contact, subscribed);
+  };
+
+  /** The page after a change of `subscribed` (or the project's redirect for it). */
+  const showSubscription = (req: Request, res: Response, contact: LinkContact, subscribed: boolean) => {
     const redirect = subscribed ? contact.subscribedRedirectUrl : contact.unsubscribedRedirectUrl;
     if (redirect) return void res.set('Referrer-Policy', 'no-referrer').redirect(303, redirect);
     sendPage(res, 200, 'subscription-done', {
@@ -65,32 +77,87 @@ export function engagementRouter(deps: AppDeps): Router {
     }),
   );
 
-  router.get('/unsubscribe/:token', contactPage('unsubscribe', 'Unsubscribe'));
+  /** A topic mail's link (its token names the topic) offers to leave that topic, or everything. */
+  router.get(
+    '/unsubscribe/:token',
+    withContact(async (req, res, claims) => {
+      const view = await unsubscribeView(db, claims);
+      if (!view) return goneLink(res);
+      sendPage(res, 200, 'unsubscribe', {
+        title: 'Unsubscribe',
+        projectName: view.contact.projectName,
+        email: view.contact.email,
+        subscribed: view.contact.subscribed,
+        topicName: view.topic?.name ?? null,
+        action: `/unsubscribe/${req.params.token}`,
+      });
+    }),
+  );
 
-  /** The page's button and RFC 8058 one-click (`List-Unsubscribe=One-Click`) both land here. */
+  /**
+   * The page's buttons and RFC 8058 one-click (`List-Unsubscribe=One-Click`) land here. A topic
+   * mail's link leaves that topic only (`unsubscribeFromLink`); `unsubscribe_all` leaves everything.
+   */
   router.post(
     '/unsubscribe/:token',
     form,
     withContact(async (req, res, claims) => {
       if (req.body?.['List-Unsubscribe'] === 'One-Click') {
-        const contact = await setSubscribedFromLink(db, claims, false);
+        const done = await unsubscribeFromLink(db, claims, 'one_click');
         return void res
-          .status(contact ? 200 : 404)
+          .status(done ? 200 : 404)
           .type('text/plain')
-          .send(contact ? 'Unsubscribed\n' : 'Unknown contact\n');
+          .send(done ? `Unsubscribed${done.topic ? ` from ${done.topic.name}` : ''}\n` : 'Unknown contact\n');
       }
+      if (req.body?.action === 'unsubscribe_all') return changeAndShow(req, res, claims, false);
       if (req.body?.action !== 'unsubscribe') return badForm(res);
-      await changeAndShow(req, res, claims, false);
+      const done = await unsubscribeFromLink(db, claims, 'link');
+      if (!done) return goneLink(res);
+      if (!done.topic) return showSubscription(req, res, done.contact, false);
+      sendPage(res, 200, 'topic-left', {
+        title: 'Unsubscribed',
+        projectName: done.contact.projectName,
+        email: done.contact.email,
+        topicName: done.topic.name,
+        manageUrl: `/manage/${req.params.token}`,
+      });
     }),
   );
 
-  router.get('/manage/:token', contactPage('manage', 'Email preferences'));
+  /** The preference page: the contact's public topics to tick, and subscribing or leaving everything. */
+  const showManage = (req: Request, res: Response, view: ManageView, saved: boolean) =>
+    sendPage(res, 200, 'manage', {
+      title: 'Email preferences',
+      projectName: view.contact.projectName,
+      email: view.contact.email,
+      subscribed: view.contact.subscribed,
+      topics: view.topics,
+      saved,
+      action: `/manage/${req.params.token}`,
+    });
+
+  router.get(
+    '/manage/:token',
+    withContact(async (req, res, claims) => {
+      const view = await manageView(db, claims);
+      if (!view) return goneLink(res);
+      showManage(req, res, view, false);
+    }),
+  );
 
   router.post(
     '/manage/:token',
     form,
     withContact(async (req, res, claims) => {
       const action = req.body?.action;
+      if (action === 'save') {
+        const view = await saveTopicsFromLink(db, claims, {
+          shown: list(req.body.shown),
+          ticked: list(req.body.topic),
+        });
+        if (!view) return goneLink(res);
+        return showManage(req, res, view, true);
+      }
       if (action !== 'subscribe' && action !== 'unsubscribe') return badForm(res);
       await changeAndShow(req, res, claims, action === 'subscribe');
     }),
@@ -118,6 +185,10 @@ function formBody() {
     parseMultipart().then((parse) => parse(req, res, (err?: unknown) => (err ? badForm(res) : next())), next);
   };
 }
+
+/** A form field that may repeat (checkboxes): its values, or none. */
+const list = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter((v): v is string => typeof v === 'string');
 
 function linkError(res: Response, status: number, title: string, message: string): void {
   sendPage(res, status, 'link-error', { title, message });

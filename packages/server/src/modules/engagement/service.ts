@@ -14,6 +14,7 @@ export const BURST_SECONDS = 60;
 
 export interface LinkContact {
   id: string;
+  projectId: string;
   email: string;
   subscribed: boolean;
   projectName: string;
@@ -26,7 +27,7 @@ export async function findLinkContact(db: Queryable, claims: LinkClaims): Promis
   const [row] = await preparedRows<LinkContact>(
     db,
     'engagement.contact',
-    sql`SELECT c.id, c.email, c.subscribed, p.name AS "projectName",
+    sql`SELECT c.id, c.project_id AS "projectId", c.email, c.subscribed, p.name AS "projectName",
                p.subscribed_redirect_url AS "subscribedRedirectUrl", p.unsubscribed_redirect_url AS "unsubscribedRedirectUrl"
         FROM contacts c JOIN projects p ON p.id = c.project_id WHERE c.id = ${claims.c}`,
   );
@@ -43,7 +44,7 @@ export async function setSubscribedFromLink(
     db,
     'engagement.set-subscribed',
     sql`WITH ${subscribeFromLink(claims.c, subscribed, claims.e ?? null)}
-        SELECT c.id, c.email, ${subscribed}::boolean AS subscribed, p.name AS "projectName",
+        SELECT c.id, c.project_id AS "projectId", c.email, ${subscribed}::boolean AS subscribed, p.name AS "projectName",
                p.subscribed_redirect_url AS "subscribedRedirectUrl", p.unsubscribed_redirect_url AS "unsubscribedRedirectUrl"
         FROM contacts c JOIN projects p ON p.id = c.project_id WHERE c.id = ${claims.c}::uuid`,
   );

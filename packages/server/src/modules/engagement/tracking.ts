@@ -56,15 +56,18 @@ const isSubscriptionLink = (link: string, publicUrl: string) =>
 
 /**
  * RFC 2369 + RFC 8058 headers. MARKETING mail always carries them, TRANSACTIONAL mail only when
- * its body offers an unsubscribe link, HEADLESS never. The DKIM signature covers both (see delivery).
+ * its body offers an unsubscribe link or it is about a topic, HEADLESS never. The DKIM signature
+ * covers both (see delivery).
  */
 export function listUnsubscribeHeaders(opts: {
   type: ContentType;
   bodySource: string;
+  /** Mail about a topic: its URL (signed with the topic) leaves only that topic. */
+  topic?: boolean;
   unsubscribeUrl: string;
   mailbox: string | null;
 }): Record<string, string> {
-  const offered = /\{\{\s*unsubscribeUrl\b/.test(opts.bodySource);
+  const offered = opts.topic === true || /\{\{\s*unsubscribeUrl\b/.test(opts.bodySource);
   if (opts.type === 'HEADLESS' || (opts.type === 'TRANSACTIONAL' && !offered)) return {};
   const targets = [`<${opts.unsubscribeUrl}>`];
   if (opts.mailbox) targets.push(`<mailto:${opts.mailbox}?subject=unsubscribe>`);

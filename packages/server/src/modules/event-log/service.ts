@@ -50,6 +50,24 @@ export function insertSubscriptionEvents(
   FROM ${raw(changed)} ch`);
 }
 
+/** Where a contact's topic choice came from (the event's `source`). */
+export type TopicChoiceSource = 'api' | 'link' | 'one_click';
+
+/**
+ * `contact.topic.subscribed` / `contact.topic.unsubscribed` for each row of the CTE `moved`
+ * (project_id, contact_id, topic_id, topic_name, subscribed): embedded in the statement that
+ * records the choices, so a change and its event commit together. `emailId`: the email whose
+ * link made the change, for attribution.
+ */
+export function insertTopicEvents(moved: 'moved', source: TopicChoiceSource, emailId: string | null = null): Sql {
+  return insertEvents(sql`
+  SELECT uuidv7_compat(), m.project_id, m.contact_id,
+         CASE WHEN m.subscribed THEN 'contact.topic.subscribed' ELSE 'contact.topic.unsubscribed' END,
+         jsonb_strip_nulls(jsonb_build_object('topicId', m.topic_id, 'topicName', m.topic_name,
+           'source', ${quoted(source)}::text, 'emailId', ${emailId}::uuid))
+  FROM ${raw(moved)} m`);
+}
+
 /**
  * `segment.<slug>.entry` / `.exit` for each row of the CTE `moves` (segment_id, contact_id, move)
  * of segments that track membership, when `emit`.

@@ -32,6 +32,9 @@ export const eventPayload: Sql = sql`jsonb_build_object(
            WHEN 'email.bounce' THEN jsonb_build_object('bounceType', coalesce(e.data->'bounceType', '"hard"'), 'reason', e.data->'reason')
            WHEN 'email.complaint' THEN jsonb_build_object('feedbackType', e.data->'feedbackType')
            ELSE '{}'::jsonb END
+    WHEN e.name IN ('contact.topic.subscribed', 'contact.topic.unsubscribed') THEN jsonb_build_object(
+        'contact', ${contactRef}, 'topic', jsonb_build_object('id', e.data->'topicId', 'name', e.data->'topicName'),
+        'subscribed', e.name = 'contact.topic.subscribed', 'source', e.data->'source')
     WHEN e.name IN ('contact.subscribed', 'contact.unsubscribed') THEN jsonb_build_object(
         'contact', ${contactRef} || jsonb_build_object('subscribed', e.name = 'contact.subscribed'), 'reason', e.data->'reason')
     WHEN e.name ~ '^segment\\.[^.]+\\.(entry|exit)$' THEN jsonb_build_object(

@@ -1,4 +1,9 @@
-const EXACT = new Set(['contact.subscribed', 'contact.unsubscribed']);
+const EXACT = new Set([
+  'contact.subscribed',
+  'contact.unsubscribed',
+  'contact.topic.subscribed',
+  'contact.topic.unsubscribed',
+]);
 const SEGMENT_EVENT = /^segment\.[^.]+\.(entry|exit)$/;
 
 /** Names Pigeon emits itself (spec §6); compared case-insensitively so look-alikes are refused too. */

@@ -39,7 +39,8 @@ export interface EventFilter {
 }
 
 /** SQL true for names Pigeon emits (see reserved.ts); indexes cannot help here, the other filters do. */
-export const EMITTED_EVENT_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact.subscribed', 'contact.unsubscribed')
+export const EMITTED_EVENT_NAME = `(e.name LIKE 'email.%' OR e.name IN ('contact.subscribed', 'contact.unsubscribed',
+  'contact.topic.subscribed', 'contact.topic.unsubscribed')
   OR e.name ~ '^segment\\.[^.]+\\.(entry|exit)$')`;
 
 /** The WHERE condition of a filter, as one builder fragment. */

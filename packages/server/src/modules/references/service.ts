@@ -7,7 +7,7 @@ import type { Queryable } from '../../db/sql.js';
  * every `/usage` endpoint and every "409: still in use" check reads them here.
  */
 export type OwnerType = 'segment' | 'template' | 'campaign' | 'workflow';
-export type RefType = 'field' | 'event' | 'segment' | 'template';
+export type RefType = 'field' | 'event' | 'segment' | 'template' | 'topic';
 
 export interface Ref {
   type: RefType;

@@ -5,6 +5,8 @@ export interface LinkClaims {
   c: string;
   /** Email id the link came from, for attribution. */
   e?: string;
+  /** The topic of the mail the link came from: its unsubscribe link leaves only that topic. */
+  t?: string;
 }
 
 /** What an open pixel or click redirect names: the email, and for clicks the original link. */
@@ -44,7 +46,8 @@ export const signLinkToken = (claims: LinkClaims, secret: string) => signToken('
 export function verifyLinkToken(token: string, secret: string): LinkClaims | undefined {
   const claims = verifyToken('subscription', token, secret);
   if (typeof claims?.c !== 'string') return undefined;
-  return { c: claims.c, e: typeof claims.e === 'string' ? claims.e : undefined };
+  const topic = typeof claims.t === 'string' ? { t: claims.t } : {};
+  return { c: claims.c, e: typeof claims.e === 'string' ? claims.e : undefined, ...topic };
 }
 
 export const signTrackingToken = (claims: TrackingClaims, secret: string) => signToken('tracking', claims, secret);

@@ -16,6 +16,7 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import { AppError, badRequest, conflict, notFound, validationFailed } from '../../http/errors.js';
 import { checkCondition, refsOf } from '../conditions/engine.js';
 import { dropRefs, type Ref, saveRefs } from '../references/service.js';
+import { requireTopic } from '../topics/service.js';
 import {
   BRANCHES,
   conditionOf,
@@ -188,6 +189,7 @@ async function checkConfig(db: Queryable, projectId: string, type: WorkflowStepT
     await findInProject(db, 'templates', projectId, String(value.templateId), 'Template').catch(() => {
       throw badRequest(`config.templateId: template ${value.templateId} does not exist in this project`);
     });
+    if (value.topicId) await requireTopic(db, projectId, String(value.topicId), 'config.topicId');
   }
   if (type === 'WEBHOOK' && !/^https?:\/\//i.test(String(value.url))) {
     throw validationFailed([{ field: 'config.url', message: 'must be an http(s) URL', code: 'invalid_string' }]);
@@ -359,6 +361,8 @@ async function saveWorkflowRefs(db: Queryable, workflow: WorkflowRow, graph: Gra
   for (const step of graph.steps.values()) {
     if (step.type === 'WAIT_FOR_EVENT') refs.push({ type: 'event', key: String(step.config.eventName) });
     if (step.type === 'SEND_EMAIL') refs.push({ type: 'template', key: String(step.config.templateId) });
+    if (step.type === 'SEND_EMAIL' && step.config.topicId)
+      refs.push({ type: 'topic', key: String(step.config.topicId) });
     if (step.type === 'CONDITION') {
       const checked = await checkCondition(db, workflow.project_id, conditionOf(step.config), { workflow: true });
       refs.push(...refsOf(checked.refs));

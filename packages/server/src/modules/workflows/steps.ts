@@ -16,6 +16,7 @@ import { PRIORITY, queueEmail } from '../email-states/queue.js';
 import { shouldTrack } from '../engagement/tracking.js';
 import { renderTemplate } from '../rendering/render.js';
 import type { TemplateRow } from '../templates/service.js';
+import { isSubscribedToTopic } from '../topics/reach.js';
 import type { ExecutionRow } from './executions.js';
 import { conditionOf, type StepRow } from './graph.js';
 
@@ -75,8 +76,13 @@ async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> 
   if (!template) return { kind: 'fail', error: `Template ${cfg.templateId} no longer exists` };
   const contact = await contactOf(ctx);
   const custom = cfg.recipient?.type === 'CUSTOM' ? cfg.recipient.customEmail : undefined;
-  if (!custom && template.type === 'MARKETING' && !contact.subscribed) {
+  const topicId = cfg.topicId ?? null;
+  if (!custom && (template.type === 'MARKETING' || topicId) && !contact.subscribed) {
     return { kind: 'next', branch: null, skipped: true, output: { reason: 'unsubscribed', templateId: template.id } };
+  }
+  if (!custom && topicId && !(await isSubscribedToTopic(ctx.client, contact.id, topicId))) {
+    const output = { reason: 'not_subscribed_to_topic', templateId: template.id, topicId };
+    return { kind: 'next', branch: null, skipped: true, output };
   }
   const sender = await requireVerifiedSender(ctx.client, ctx.exec.project_id, template.from_email);
   // Over the monthly workflows cap the step fails (the execution says why) before anything is written.
@@ -111,6 +117,7 @@ async function sendEmailStep(ctx: StepContext, step: StepRow): Promise<Outcome> 
       tracked,
       unsubscribeMailbox: sender.unsubscribeMailbox,
       variables: variablesOf(ctx, contact),
+      topicId,
     },
   );
   await queueEmail(ctx.client, {
