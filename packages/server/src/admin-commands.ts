@@ -138,7 +138,8 @@ export async function rotateDataKeyCommand(config: Config, logger: Logger, args:
 export async function statusCommand(config: Config, logger: Logger, args: { json?: boolean }): Promise<string> {
   const db = await openDatabase(config, logger, { shareRunningEmbedded: true });
   try {
-    const ops = await readOperations(db.pool, config.health.heartbeatMs);
+    const relays = config.mail.relays.map((r) => r.name);
+    const ops = await readOperations(db.pool, config.health.heartbeatMs, relays);
     return args.json ? JSON.stringify(ops, null, 2) : formatStatus(ops);
   } finally {
     await db.close();

@@ -11,6 +11,7 @@ import {
   jobsDue,
   jobsRunning,
   lastDeliveryError,
+  relayUp,
   workersAlive,
   workflowExecutions,
   workflowTimersOverdue,
@@ -20,8 +21,8 @@ import {
  * Reads the database's numbers into their gauges (labels that disappeared, e.g. a job name with
  * nothing due, disappear from the output too) and returns them in prom-client's JSON form.
  */
-export async function databaseMetricsNow(db: Queryable, heartbeatMs: number) {
-  const ops = await readOperations(db, heartbeatMs);
+export async function databaseMetricsNow(db: Queryable, heartbeatMs: number, relays: string[] = []) {
+  const ops = await readOperations(db, heartbeatMs, relays);
   databaseMetrics.resetMetrics();
   for (const q of ops.queue.byPriority) {
     emailsQueued.set({ priority: q.priority }, q.queued);
@@ -43,6 +44,7 @@ export async function databaseMetricsNow(db: Queryable, heartbeatMs: number) {
     jobsRunning.set({ job: j.name }, j.running);
   }
   workersAlive.set(ops.workers.filter((w) => w.alive).length);
+  for (const r of ops.relays) relayUp.set({ relay: r.transport }, r.state === 'up' ? 1 : 0);
   if (ops.lastDeliveryError) lastDeliveryError.set(ops.lastDeliveryError.at.getTime() / 1000);
   return databaseMetrics.getMetricsAsJSON();
 }

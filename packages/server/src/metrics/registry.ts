@@ -237,6 +237,13 @@ export const workersAlive = new Gauge({
   registers: fromDatabase,
 });
 
+export const relayUp = new Gauge({
+  name: 'pigeon_relay_up',
+  help: "Each relay's circuit breaker as the workers last recorded it (transport_status): 1 up, 0 down (delivery through it paused and probed; its routes' mail goes to the next relay)",
+  labelNames: ['relay'] as const,
+  registers: fromDatabase,
+});
+
 export const lastDeliveryError = new Gauge({
   name: 'pigeon_delivery_last_error_timestamp_seconds',
   help: 'When a worker last recorded a delivery error (Unix time; 0: none since the workers started)',

@@ -103,7 +103,8 @@ async function scrape(sources: MetricsSources): Promise<string> {
 }
 
 async function fromDatabase({ pool, config, logger }: MetricsSources): Promise<MetricsJson> {
-  const numbers = await databaseMetricsNow(pool, config.health.heartbeatMs).catch((err: unknown) => {
+  const relays = config.mail.relays.map((r) => r.name);
+  const numbers = await databaseMetricsNow(pool, config.health.heartbeatMs, relays).catch((err: unknown) => {
     logger.warn({ err }, 'metrics: the database did not answer');
     return undefined;
   });

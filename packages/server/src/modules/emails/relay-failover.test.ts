@@ -4,8 +4,11 @@ import { startRelayedPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import type { SmtpSink } from '../../../test/smtp-sink.js';
 import { until } from '../../../test/until.js';
+import { statusCommand } from '../../admin-commands.js';
 import { queryRows, sql } from '../../db/query.js';
 import { readTransportStatus } from '../../mail/transport-status.js';
+import { databaseMetricsNow } from '../../metrics/database.js';
+import { transportDuration } from '../../metrics/registry.js';
 
 /**
  * Issue 64, item 3: two relays, each an SMTP sink that can be closed. A is first on both routes; it
@@ -70,6 +73,20 @@ describe('two relays with failover', () => {
     expect(new Set([...viaA, ...viaB]).size).toBe(RECIPIENTS);
     expect((await readTransportStatus(db, 'a')).state).toBe('down');
     expect((await readTransportStatus(db, 'b')).state).toBe('up');
+    // `pigeon status` lists each relay with its state; the metrics say it per relay too.
+    const status = await statusCommand(pigeon.deps.config, pigeon.deps.logger, {});
+    expect(status).toMatch(/^ {2}a +down since .*ago: .*(ECONNREFUSED|421|connect)/im);
+    expect(status).toMatch(/^ {2}b +up$/m);
+    const gauges = await databaseMetricsNow(db, pigeon.deps.config.health.heartbeatMs, ['a', 'b']);
+    const up = gauges.find((m) => m.name === 'pigeon_relay_up')?.values.map((v) => [v.labels.relay, v.value]);
+    expect(up).toEqual([
+      ['a', 0],
+      ['b', 1],
+    ]);
+    const answered = (await transportDuration.get()).values.filter((v) => v.metricName?.endsWith('_count'));
+    for (const relay of ['a', 'b']) {
+      expect(answered.find((v) => v.labels.relay === relay)?.value ?? 0).toBeGreaterThan(0);
+    }
 
     // Each email names the relay that took it, the sink it arrived at; none used more than its one attempt.
     const rows = await queryRows<{ to_email: string; relay: string; status: string; attempts: number }>(

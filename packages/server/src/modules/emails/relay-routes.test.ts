@@ -20,11 +20,13 @@ const a = sinks.a as SmtpSink;
 const b = sinks.b as SmtpSink;
 
 const arrivedAt = async (to: string) => {
-  const where = await until(
-    () => [a.messages.some((m) => m.to.includes(to)), b.messages.some((m) => m.to.includes(to))],
-    ([inA, inB]) => inA || inB,
+  const inA = () => a.messages.some((m) => m.to.includes(to));
+  const inB = () => b.messages.some((m) => m.to.includes(to));
+  await until(
+    () => inA() || inB(),
+    (found) => found,
   );
-  return where[0] ? 'a' : 'b';
+  return inA() ? 'a' : 'b';
 };
 
 async function sendCampaign(s: Awaited<ReturnType<typeof verifiedSender>>, to: string) {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/sql.js';
+import { readRelayStatuses, type TransportStatus } from '../../mail/transport-status.js';
 import { jobStats } from '../../jobs/scheduler.js';
 import { feedLag } from '../change-feed/feed.js';
 import { type QueueStats, queueStats } from '../email-states/queue.js';
@@ -13,18 +14,21 @@ export interface Operations {
   jobs: Array<{ name: string; due: number; running: number }>;
   workers: WorkerHeartbeat[];
   lastDeliveryError: { message: string; at: Date; worker: string } | null;
+  /** Each configured relay's breaker as the workers last recorded it (`transport_status`). */
+  relays: TransportStatus[];
 }
 
 /** One read of each owning module's numbers, in parallel: `pigeon status` and the metrics listener. */
-export async function readOperations(db: Queryable, heartbeatMs: number): Promise<Operations> {
-  const [queue, feed, workflows, jobs, workers] = await Promise.all([
+export async function readOperations(db: Queryable, heartbeatMs: number, relays: string[] = []): Promise<Operations> {
+  const [queue, feed, workflows, jobs, workers, relayStates] = await Promise.all([
     queueStats(db),
     feedLag(db),
     executionStats(db),
     jobStats(db),
     workerHeartbeats(db, heartbeatMs),
+    relays.length ? readRelayStatuses(db, relays) : [],
   ]);
-  return { queue, feed, workflows, jobs, workers, lastDeliveryError: latestError(workers) };
+  return { queue, feed, workflows, jobs, workers, lastDeliveryError: latestError(workers), relays: relayStates };
 }
 
 function latestError(workers: WorkerHeartbeat[]): Operations['lastDeliveryError'] {

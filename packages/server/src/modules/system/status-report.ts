@@ -27,6 +27,11 @@ export function formatStatus(ops: Operations, now = new Date()): string {
   lines.push(
     `Background jobs: ${due.length ? due.map((j) => `${j.name} ${j.due} due/${j.running} running`).join(', ') : 'none due'}`,
   );
+  lines.push('', 'Relays:');
+  for (const r of ops.relays) {
+    const down = r.downSince ? ` since ${ago(new Date(r.downSince), now)}: ${r.lastError ?? ''}` : '';
+    lines.push(`  ${r.transport.padEnd(14)} ${r.state}${down}`);
+  }
   const e = ops.lastDeliveryError;
   lines.push(`Last delivery error: ${e ? `${ago(e.at, now)} on ${e.worker}: ${e.message}` : 'none'}`);
   return lines.join('\n');
