@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/sql.js';
-import { readRelayStatuses, type TransportStatus } from '../../mail/transport-status.js';
 import { jobStats } from '../../jobs/scheduler.js';
+import { readRelayStatuses, type TransportStatus } from '../../mail/transport-status.js';
 import { feedLag } from '../change-feed/feed.js';
 import { type QueueStats, queueStats } from '../email-states/queue.js';
 import { executionStats } from '../workflows/executions.js';
