@@ -10,6 +10,7 @@ import { paginate, paginateOffset } from './pagination.js';
 import { Segments } from './segments.js';
 import { SentEmails } from './sent-emails.js';
 import { Topics } from './topics.js';
+import { TrackingDomains } from './tracking-domains.js';
 import { type RequestOptions, Transport, type TransportAuth } from './transport.js';
 import type {
   ActivityItem,
@@ -50,6 +51,7 @@ import type {
   RequeueResult,
   SendBatchResult,
   SendBody,
+  SenderCheck,
   SendResult,
   Template,
   TemplateCreateBody,
@@ -371,7 +373,16 @@ export class Pigeon {
     delete: async (id: string, options?: RequestOptions): Promise<void> => {
       await this.transport.call(contract.domains.delete, { params: { id } }, options);
     },
+    /**
+     * The sender check: SPF, DKIM, DMARC policy and alignment, the return path's MX, one-click
+     * unsubscribe, complaint and bounce rates, TLS to the relay; each `pass`, `warn` or `fail` with its `fix`.
+     */
+    check: (id: string, options?: RequestOptions): Promise<SenderCheck> =>
+      this.transport.call(contract.senderCheck.check, { params: { id } }, options),
   };
+
+  /** Tracking domains: the host of open and click links in a sender domain's mail (a CNAME to Pigeon). */
+  readonly trackingDomains: TrackingDomains;
 
   /**
    * Check an address before sending to it (secret key): format, MX and A/AAAA records, disposable,
@@ -435,6 +446,7 @@ export class Pigeon {
     this.billing = new Billing(this.transport);
     this.webhooks = new Webhooks(this.transport);
     this.inboundRoutes = new InboundRoutes(this.transport);
+    this.trackingDomains = new TrackingDomains(this.transport);
     this.topics = new Topics(this.transport);
     this.sentEmails = new SentEmails(this.transport);
   }

@@ -6,6 +6,7 @@ import type { WorkflowExecutions as WorkflowExecutionsResource } from './executi
 import type { InboundRoutes as InboundRoutesResource } from './inbound-routes.js';
 import type { Segments as SegmentsResource } from './segments.js';
 import type { Topics as TopicsResource } from './topics.js';
+import type { TrackingDomains as TrackingDomainsResource } from './tracking-domains.js';
 import type { Uploads as UploadsResource } from './uploads.js';
 import type { WebhookDeliveries as WebhookDeliveriesResource } from './webhook-deliveries.js';
 import type { WebhookEndpoints as WebhookEndpointsResource } from './webhook-endpoints.js';
@@ -80,8 +81,8 @@ export type {
   DmarcSource,
   DnsRecord,
   Domain,
-  DomainDmarc,
   DomainDetail,
+  DomainDmarc,
   DomainWarmup,
   DomainWarmupSettings,
   DurationUnit,
@@ -157,6 +158,10 @@ export type {
   SendBatchResult,
   SendBody,
   SendEmailStepConfig,
+  SenderCheck,
+  SenderCheckRule,
+  SenderCheckRuleId,
+  SenderCheckStatus,
   SendResult,
   SendWarning,
   SetupState,
@@ -193,6 +198,7 @@ export type {
   TrackBody,
   TrackedEventData,
   TrackedEventPayload,
+  TrackingDomain,
   TrackingMode,
   TrackResult,
   TransitionBranch,
@@ -262,6 +268,8 @@ export type Segments = SegmentsResource;
 export type Suppressions = SuppressionsResource;
 /** The type of `pigeon.inboundRoutes`. */
 export type InboundRoutes = InboundRoutesResource;
+/** The type of `pigeon.trackingDomains`. */
+export type TrackingDomains = TrackingDomainsResource;
 /** The type of `pigeon.topics`. */
 export type Topics = TopicsResource;
 /** The type of `pigeon.billing` (an alias for the same reason as {@link Segments}). */

@@ -462,6 +462,39 @@ export interface DmarcRange {
   /** ISO 8601, exclusive; default now. */
   to?: string;
 }
+/** A tracking domain: the host of the open pixel and click links in a sender domain's mail. */
+export type TrackingDomain = {
+  status: 'pending' | 'verified';
+  id: string;
+  createdAt: string;
+  url: string;
+  domain: string;
+  verifiedAt: string | null;
+  lastCheckedAt: string | null;
+  note: string | null;
+  senderDomain: { id: string; domain: string };
+  record: { status: 'missing' | 'verified' | 'mismatch' | 'unchecked'; value: string; type: 'CNAME'; name: string };
+};
+/** `domains.check`: each rule of the sender check, pass, warn or fail, with the fix. */
+export type SenderCheck = {
+  status: SenderCheckStatus;
+  domain: string;
+  domainId: string;
+  checkedAt: string;
+  rules: SenderCheckRule[];
+};
+export type SenderCheckRule = { status: SenderCheckStatus; id: SenderCheckRuleId; detail: string; fix: string | null };
+export type SenderCheckStatus = 'pass' | 'warn' | 'fail';
+export type SenderCheckRuleId =
+  | 'dkim'
+  | 'spf'
+  | 'dmarc_policy'
+  | 'dmarc_alignment'
+  | 'return_path_mx'
+  | 'one_click_unsubscribe'
+  | 'complaint_rate'
+  | 'bounce_rate'
+  | 'relay_tls';
 export type SegmentType = 'DYNAMIC' | 'STATIC';
 /** A segment: DYNAMIC (members match `condition`) or STATIC (members added by email). */
 export type Segment = {

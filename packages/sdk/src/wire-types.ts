@@ -115,6 +115,15 @@ export interface DmarcRange {
   to?: string;
 }
 
+// Tracking domains and the sender check
+/** A tracking domain: the host of the open pixel and click links in a sender domain's mail. */
+export type TrackingDomain = z.infer<typeof wire.TrackingDomain>;
+/** `domains.check`: each rule of the sender check, pass, warn or fail, with the fix. */
+export type SenderCheck = z.infer<typeof wire.SenderCheck>;
+export type SenderCheckRule = z.infer<typeof wire.SenderCheckRule>;
+export type SenderCheckStatus = z.infer<typeof wire.SenderCheckStatus>;
+export type SenderCheckRuleId = z.infer<typeof wire.SenderCheckRuleId>;
+
 // Segments and their condition trees
 type SegmentRoutes = Contract['segments'];
 export type SegmentType = z.infer<typeof wire.SegmentType>;

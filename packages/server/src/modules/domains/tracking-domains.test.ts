@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { assert, describe, expect, it } from 'vitest';
+import { Pigeon } from '../../../../sdk/dist/index.js';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope } from '../../../test/helpers.js';
@@ -217,5 +218,22 @@ describe('tracking domains', () => {
     const plain = await sendTracked(another);
     expect(plain.click.startsWith(`${publicUrl}/t/c/`)).toBe(true);
     expect(plain.pixel?.startsWith(`${publicUrl}/t/o/`)).toBe(true);
+  });
+
+  it('the SDK adds, lists, verifies and removes tracking domains, and runs the sender check', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const sdk = new Pigeon({ apiKey: sender.project.secretKey, baseUrl: pigeon.url, maxRetries: 0 });
+    const added = await sdk.trackingDomains.create(`click.${sender.domain}`);
+    expect(added.record).toMatchObject({ type: 'CNAME', value: publicHost });
+    dns.setCname(added.domain, publicHost);
+    expect((await sdk.trackingDomains.verify(added.id)).status).toBe('verified');
+    expect((await sdk.trackingDomains.list()).map((t) => t.domain)).toEqual([added.domain]);
+    expect((await sdk.trackingDomains.get(added.id)).url).toBe(added.url);
+    await sdk.trackingDomains.delete(added.id);
+    expect(await sdk.trackingDomains.list()).toEqual([]);
+
+    const check = await sdk.domains.check(added.senderDomain.id);
+    expect(check.domain).toBe(sender.domain);
+    expect(check.rules.find((r) => r.id === 'dkim')?.status).toBe('pass');
   });
 });
