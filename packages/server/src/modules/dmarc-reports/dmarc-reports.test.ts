@@ -13,6 +13,7 @@ import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { queryRows, sql } from '../../db/query.js';
+import { type DMARC_REPORT_OUTCOMES, dmarcReports } from '../../metrics/registry.js';
 import { applyRetention } from '../retention/service.js';
 
 const MAX_BYTES = 64 * 1024;
@@ -39,6 +40,10 @@ async function dmarcOf(s: Sender, id: string, query = '') {
   expect(res.status, res.text).toBe(200);
   return res.body;
 }
+
+/** pigeon_dmarc_reports_total{outcome} of this process (the receiver runs in it). */
+const counted = async (outcome: (typeof DMARC_REPORT_OUTCOMES)[number]) =>
+  (await dmarcReports.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 
 const storedReports = async () =>
   Number(
@@ -91,7 +96,9 @@ describe('DMARC aggregate reports', () => {
       ),
     ).toBe(250);
     // Google sends the same report again (it lost our 250, or a second copy): taken, not counted again.
+    const duplicates = await counted('duplicate');
     expect(await send(google)).toBe(250);
+    expect(await counted('duplicate')).toBe(duplicates + 1);
 
     const report = await dmarcOf(s, id);
     expect(report).toMatchObject({
@@ -206,10 +213,12 @@ describe('DMARC aggregate reports', () => {
 
   it('takes and drops a report about a domain no project has verified', async () => {
     const before = await storedReports();
+    const dropped = await counted('unknown_domain');
     const rows = [{ ip: '198.51.100.1', count: 3, dkim: 'pass' as const, spf: 'pass' as const }];
     const unknown = googleReport({ domain: 'nobody-here.example', reportId: reportId(), ...reportDay(1), rows });
     expect(await send(unknown)).toBe(250);
     expect(await storedReports()).toBe(before);
+    expect(await counted('unknown_domain')).toBe(dropped + 1);
   });
 
   it('refuses a corrupt, malformed or oversized report and stores nothing of it; the receiver goes on', async () => {
@@ -219,6 +228,7 @@ describe('DMARC aggregate reports', () => {
     const rows = [{ ip: '198.51.100.7', count: 5, dkim: 'pass' as const, spf: 'pass' as const }];
     const good = googleReport({ ...facts, rows });
     const before = await storedReports();
+    const refused = await counted('refused');
 
     const truncatedZip = {
       ...good,
@@ -265,6 +275,7 @@ describe('DMARC aggregate reports', () => {
     expect(zipBomb.length).toBeLessThan(4096);
     expect(await send({ ...good, attachment: { ...good.attachment, content: zipBomb } })).toBe(552);
     expect(await storedReports()).toBe(before);
+    expect(await counted('refused')).toBe(refused + 7);
 
     expect(await send(good)).toBe(250);
     expect((await dmarcOf(s, id)).totals.messages).toBe(5);
