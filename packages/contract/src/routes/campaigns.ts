@@ -186,8 +186,8 @@ export const campaignsContract = c.router(
       path: '/campaigns/audience-count',
       summary: 'How many contacts an audience would reach if sent now',
       description:
-        'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS (and with a `topicId`, whatever the type, only those subscribed to the topic too), suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment, 400 `INVALID_CONDITION` naming the filter).',
-      metadata: dashboard,
+        'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS (and with a `topicId`, whatever the type, only those subscribed to the topic too), suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment or topic, 400 `INVALID_CONDITION` naming the filter).',
+      metadata: meta({ auth: 'dashboard', example: { type: 'MARKETING', audienceType: 'ALL' } }),
       body: AudienceCountInput,
       responses: { 200: z.object({ count: z.number().int() }), 400: ErrorEnvelope, ...timeout, ...commonErrors },
     },
