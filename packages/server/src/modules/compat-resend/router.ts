@@ -92,11 +92,11 @@ export const createResendRouter = (deps: AppDeps) => {
     domains: {
       list: async ({ req }) => ({
         status: 200,
-        body: listOf(await resend.listResendDomains(db, callerProject(req).id)),
+        body: listOf(await resend.listResendDomains(deps, callerProject(req).id)),
       }),
       get: async ({ req, params }) => ({
         status: 200,
-        body: await resend.getResendDomain(db, callerProject(req).id, params.id),
+        body: await resend.getResendDomain(deps, callerProject(req).id, params.id),
       }),
     },
     audiences: {

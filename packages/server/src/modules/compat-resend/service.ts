@@ -79,12 +79,12 @@ const RECORD_STATUS: Record<DnsRecordStatus, string> = {
   mismatch: 'failed',
 };
 
-export async function listResendDomains(db: Queryable, projectId: string) {
-  return (await listDomains(db, projectId, projectId)).map(toResendDomain);
+export async function listResendDomains(deps: Pick<AppDeps, 'db' | 'config'>, projectId: string) {
+  return (await listDomains(deps, projectId, projectId)).map(toResendDomain);
 }
 
-export async function getResendDomain(db: Queryable, projectId: string, id: string) {
-  const domain = (await listDomains(db, projectId, projectId)).find((d) => d.id === id);
+export async function getResendDomain(deps: Pick<AppDeps, 'db' | 'config'>, projectId: string, id: string) {
+  const domain = (await listDomains(deps, projectId, projectId)).find((d) => d.id === id);
   if (!domain) throw notFound('Domain');
   const records = domain.records.map((r) => ({
     record: r.purpose.toUpperCase(),

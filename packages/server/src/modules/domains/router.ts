@@ -3,7 +3,6 @@ import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { type Caller, callerProject } from '../../http/auth.js';
 import { forbidden } from '../../http/errors.js';
-import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
 import { getDomain, setWarmup } from './detail.js';
 import { createDomain, deleteDomain, listDomains, verifyDomain } from './service.js';
 
@@ -24,7 +23,7 @@ export const createDomainsRouter = (deps: AppDeps) =>
     },
     list: async ({ req, params }) => ({
       status: 200,
-      body: await listDomains(deps.db.pool, callerProject(req).id, params.projectId, dmarcReportAddress(deps.config)),
+      body: await listDomains(deps, callerProject(req).id, params.projectId),
     }),
     get: async ({ req, params }) => ({
       status: 200,

@@ -84,19 +84,13 @@ export async function createDomain(deps: AppDeps, projectId: string, domain: str
   }
 }
 
-/** `reportAddress`: as for `toDomainDto`. */
-export async function listDomains(
-  db: Queryable,
-  callerProjectId: string,
-  projectId: string,
-  reportAddress: string | null = null,
-) {
+export async function listDomains(deps: Pick<AppDeps, 'db' | 'config'>, callerProjectId: string, projectId: string) {
   if (projectId !== callerProjectId) throw notFound('Project');
   const rows = await queryRows<DomainRow>(
-    db,
+    deps.db.pool,
     sql`SELECT * FROM domains WHERE project_id = ${projectId} ORDER BY created_at`,
   );
-  return rows.map((row) => toDomainDto(row, reportAddress));
+  return rows.map((row) => toDomainDto(row, dmarcReportAddress(deps.config)));
 }
 
 const findDomain = (db: Queryable, projectId: string, id: string) =>
