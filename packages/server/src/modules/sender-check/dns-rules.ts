@@ -1,16 +1,16 @@
 import type { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import type { SenderCheckRule } from '@pigeon/contract';
+import type { MailTransportKind, SenderCheckRule } from '@pigeon/contract';
 import { spf } from 'mailauth';
 import type { z } from 'zod';
 import { checkRecords, type DomainRecords, expectedRecords } from '../domains/dns-check.js';
 
 export type Rule = z.infer<typeof SenderCheckRule>;
 
-/** A relay the project's mail can leave through: what its SPF authorisation is checked against. */
+/** A relay the project's mail can leave through (`relaysOfProject`): what SPF and TLS are checked against. */
 export interface RelayTarget {
   name: string;
-  kind: 'smtp' | 'ses' | 'outbox';
+  kind: MailTransportKind;
   /** An SMTP relay's URL. */
   url?: string;
 }

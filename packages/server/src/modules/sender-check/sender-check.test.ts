@@ -65,8 +65,11 @@ describe('GET /domains/:id/check', () => {
     // A new project has sent nothing: too few messages to judge.
     expect(ruleOf(result, 'complaint_rate')).toMatchObject({ status: 'pass' });
     expect(ruleOf(result, 'complaint_rate').detail).toContain('too few');
-    // The sink is a plain SMTP relay on this host: STARTTLS not required.
+    // The sink is the one relay (`smtp`, SMTP_URL): plain SMTP on this host, STARTTLS not required.
     expect(ruleOf(result, 'relay_tls')).toMatchObject({ status: 'warn' });
+    expect(ruleOf(result, 'relay_tls').detail).toMatch(
+      /^smtp: STARTTLS only if the relay offers it \(127\.0\.0\.1:\d+, on this host\)$/,
+    );
     expect(result.status).toBe('warn');
   });
 
@@ -171,6 +174,14 @@ describe('relay TLS and one-click unsubscribe rules', () => {
     expect(smtp('smtp://relay.example.com:587?requireTLS=true&ignoreTLS=true')).toBe('fail');
     expect(smtp('smtp://127.0.0.1:2525')).toBe('warn');
     expect(relayTlsRule([{ name: 'ses', kind: 'ses' }]).status).toBe('pass');
+    const both = relayTlsRule([
+      { name: 'main', kind: 'smtp', url: 'smtps://relay.example.com:465' },
+      { name: 'backup', kind: 'smtp', url: 'smtp://backup.example.com:587' },
+    ]);
+    expect(both.status).toBe('fail');
+    expect(both.detail).toBe(
+      'main: implicit TLS (relay.example.com:465); backup: STARTTLS only if the relay offers it (backup.example.com:587)',
+    );
   });
 
   it('passes one-click unsubscribe when campaign composition adds both headers on an HTTPS URL', () => {

@@ -2,6 +2,7 @@ import type { SenderCheck, SenderCheckStatus } from '@pigeon/contract';
 import type { z } from 'zod';
 import { findInProject } from '../../db/scoped.js';
 import { type AppDeps, nowOf } from '../../deps.js';
+import { relaysOfProject } from '../../mail/relays.js';
 import { projectHealth } from '../deliverability/health.js';
 import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
 import { createResolver } from '../domains/dns-check.js';
@@ -17,16 +18,6 @@ import {
 } from './dns-rules.js';
 import { oneClickUnsubscribeRule, rateRules, relayTlsRule } from './mail-rules.js';
 
-/**
- * The relays the project's mail can leave through: Amazon SES, else the SMTP relay (SMTP_URL),
- * else the local outbox, as `createMailTransport` chooses.
- */
-export function relayTargets(mail: AppDeps['config']['mail']): RelayTarget[] {
-  if (mail.ses) return [{ name: 'ses', kind: 'ses' }];
-  if (mail.smtpUrl) return [{ name: 'smtp', kind: 'smtp', url: mail.smtpUrl }];
-  return [{ name: 'outbox', kind: 'outbox' }];
-}
-
 const SEVERITY: Record<SenderCheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
 /**
@@ -36,7 +27,11 @@ const SEVERITY: Record<SenderCheckStatus, number> = { pass: 0, warn: 1, fail: 2 
 export async function checkSender(deps: AppDeps, projectId: string, id: string): Promise<z.infer<typeof SenderCheck>> {
   const domain = await findInProject<DomainRow>(deps.db.pool, 'domains', projectId, id, 'Domain');
   const resolver = createResolver(deps.config.dns.servers);
-  const relays = relayTargets(deps.config.mail);
+  const relays: RelayTarget[] = (await relaysOfProject(deps, projectId)).map((r) => ({
+    name: r.name,
+    kind: r.kind,
+    url: r.url ?? undefined,
+  }));
   const bounceDomain = deps.config.deliverability.bounceDomain;
   const [spf, dkim, dmarc, returnPath, health] = await Promise.all([
     spfRule(resolver, domain.domain, relays),
