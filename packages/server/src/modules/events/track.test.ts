@@ -111,6 +111,8 @@ describe('POST /v1/track', () => {
     const reserved = [
       'contact.subscribed',
       'contact.unsubscribed',
+      'contact.topic.subscribed',
+      'Contact.Topic.Unsubscribed',
       'email.sent',
       'Email.Open',
       'segment.vip.entry',
