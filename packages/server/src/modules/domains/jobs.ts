@@ -1,7 +1,8 @@
 import { defineJob, noPayload } from '../../jobs/registry.js';
 import { type DomainRow, recheck } from './service.js';
+import { recheckPendingTrackingDomains } from './tracking-domains.js';
 
-/** Re-checks the DNS of pending domains every 5 minutes (spec §3). */
+/** Re-checks the DNS of pending domains and pending tracking domains every 5 minutes (spec §3). */
 export const recheckDomainsJob = defineJob({
   name: 'domains.recheck',
   payload: noPayload,
@@ -16,5 +17,7 @@ export const recheckDomainsJob = defineJob({
       );
       if (checked?.verified_at) logger.info({ domain: domain.domain }, 'domain verified');
     }
+    const tracking = await recheckPendingTrackingDomains(deps);
+    if (tracking > 0) logger.info({ count: tracking }, 'tracking domains verified');
   },
 });

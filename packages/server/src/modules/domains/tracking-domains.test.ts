@@ -9,6 +9,7 @@ import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
 import { queryRows, sql } from '../../db/query.js';
+import { recheckPendingTrackingDomains } from './tracking-domains.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon();
 const publicUrl = pigeon.deps.config.http.publicUrl;
@@ -102,6 +103,15 @@ describe('tracking domains', () => {
     expect(listed.map((t) => t.id)).toEqual([added.id]);
     const got = bodyOf(await api(pigeon, sender.auth).trackingDomains.get({ params: { id: added.id } }), 200);
     expect(got.status).toBe('verified');
+  });
+
+  it('the periodic domain check verifies a pending tracking domain once its CNAME is there', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const added = await addTrackingDomain(sender);
+    dns.setCname(added.domain, publicHost);
+    expect(await recheckPendingTrackingDomains(pigeon.deps)).toBeGreaterThanOrEqual(1);
+    const got = bodyOf(await api(pigeon, sender.auth).trackingDomains.get({ params: { id: added.id } }), 200);
+    expect(got).toMatchObject({ status: 'verified', record: { status: 'verified' } });
   });
 
   it('refuses a name outside the sender domains, a second one per sender domain, and answers 404 to another project', async () => {

@@ -154,6 +154,24 @@ export async function verifyTrackingDomain(deps: AppDeps, projectId: string, id:
   return toDto(deps, await findTrackingDomain(db, projectId, id));
 }
 
+/** The periodic job's part: pending tracking domains are checked again (every 5 minutes, as pending sender domains). */
+export async function recheckPendingTrackingDomains(deps: AppDeps): Promise<number> {
+  const pending = await queryRows<{ id: string; project_id: string }>(
+    deps.db.pool,
+    sql`SELECT id, project_id FROM tracking_domains WHERE verified_at IS NULL
+        ORDER BY last_checked_at NULLS FIRST LIMIT 500`,
+  );
+  let verified = 0;
+  for (const row of pending) {
+    const checked = await verifyTrackingDomain(deps, row.project_id, row.id).catch((err) => {
+      deps.logger.warn({ err, trackingDomainId: row.id }, 'tracking domain check failed');
+      return undefined;
+    });
+    if (checked?.status === 'verified') verified++;
+  }
+  return verified;
+}
+
 async function verifiedElsewhere(db: Queryable, projectId: string, domain: string): Promise<boolean> {
   const rows = await queryRows(
     db,
