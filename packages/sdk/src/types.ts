@@ -428,6 +428,7 @@ export type DomainDmarc = {
   domain: string;
   domainId: string;
   reportAddress: string | null;
+  policy: { p: string; sp: string | null; pct: number | null; adkim: string; aspf: string } | null;
   reports: number;
   reporters: string[];
   totals: { messages: number; dmarcFail: number; dmarcPass: number; dkimAligned: number; spfAligned: number };

@@ -60,6 +60,16 @@ const domainDmarcObject = z.object({
     .describe(
       "The rua address of Pigeon's inbound receiver the domain's DMARC record names (`rua=mailto:…`); null when the receiver is off",
     ),
+  policy: z
+    .object({
+      p: z.string().describe('none, quarantine or reject'),
+      sp: z.string().nullable().describe("Subdomains' policy; null: as p"),
+      pct: z.number().int().nullable().describe('Percentage of failing mail the policy applies to; null: 100'),
+      adkim: z.string().describe('DKIM alignment: r (relaxed) or s (strict)'),
+      aspf: z.string().describe('SPF alignment: r (relaxed) or s (strict)'),
+    })
+    .nullable()
+    .describe("The domain's DMARC policy as the latest report of the range saw it published; null without reports"),
   reports: count.describe('Aggregate reports received for the range'),
   reporters: z.array(z.string()).describe('The organisations that sent them (org_name)'),
   totals: DmarcAlignmentCounts,

@@ -4,6 +4,7 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { validationFailed } from '../../http/errors.js';
+import type { AggregateReport } from './aggregate-report.js';
 
 const DAY_MS = 86_400_000;
 const DEFAULT_RANGE_DAYS = 30;
@@ -68,6 +69,13 @@ export async function domainDmarc(
         WHERE r.project_id = ${projectId}::uuid AND r.domain_id = ${domain.id}::uuid
           AND r.begin_at >= ${from} AND r.begin_at < ${to}`,
   );
+  const [latest] = await queryRows<{ policy: AggregateReport['policy'] }>(
+    db,
+    sql`SELECT policy FROM dmarc_reports
+        WHERE project_id = ${projectId}::uuid AND domain_id = ${domain.id}::uuid
+          AND begin_at >= ${from} AND begin_at < ${to}
+        ORDER BY begin_at DESC, received_at DESC LIMIT 1`,
+  );
   const [totals] = await queryRows<Counts>(db, sql`SELECT ${COUNTS} FROM ${recordsIn(projectId, domain.id, from, to)}`);
   const sources = await queryRows<
     Counts & {
@@ -107,6 +115,7 @@ export async function domainDmarc(
     from: from.toISOString(),
     to: to.toISOString(),
     reportAddress: dmarcReportAddress(deps.config),
+    policy: latest ? policyOf(latest.policy) : null,
     reports: reports?.reports ?? 0,
     reporters: reports?.reporters ?? [],
     totals: totals as Counts,
@@ -114,6 +123,8 @@ export async function domainDmarc(
     daily,
   };
 }
+
+const policyOf = ({ p, sp, pct, adkim, aspf }: AggregateReport['policy']) => ({ p, sp, pct, adkim, aspf });
 
 /**
  * The last 7 days of a domain's reports for `GET /domains/:id`: how much failed DMARC, from which
