@@ -199,12 +199,12 @@ export async function startDelivery(deps: AppDeps, composers: DeliveryComposers)
       // The governor per mailbox provider and the sender domain's warm-up: held back untried, due later.
       const heldUntil = await governor.admit(email);
       if (heldUntil !== undefined) return await requeueUncharged(pool, [email.id], null, new Date(heldUntil));
-      // The first relay of its route whose breaker admits it; none: it waits, uncharged (while other
-      // relays take other routes' mail, until its route's next probe, or it would be claimed at once).
+      // The first relay of its route whose breaker admits it; none: it waits, uncharged, until its
+      // route's next probe (else loops still claiming would take it again at once).
       const route = routeOf(email);
       const choice = router.choose(route);
       if (!choice) {
-        await requeueUncharged(pool, [email.id], null, router.allOpen ? null : router.nextTryAt(route));
+        await requeueUncharged(pool, [email.id], null, router.claiming ? router.nextTryAt(route) : null);
         return;
       }
       const handedAt = performance.now();

@@ -40,8 +40,12 @@ export class RelayRouter {
     return true;
   }
 
-  isOpen(name: string): boolean {
-    return this.breaker(name).isOpen;
+  /**
+   * Loops go on claiming: some relay is up, or a loop holds the probe claim. A message none of
+   * whose relays admits it is then set aside until its route's next probe time.
+   */
+  get claiming(): boolean {
+    return !this.allOpen || this.probeClaimed;
   }
 
   /** What a delivery loop may do now. */
