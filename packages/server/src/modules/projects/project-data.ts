@@ -16,6 +16,8 @@ export const PROJECT_DATA_TABLES: string[] = [
   'segments',
   'resource_refs',
   'templates',
+  'contact_topics',
+  'topics',
   'idempotency_keys',
   'background_jobs',
   'uploads',

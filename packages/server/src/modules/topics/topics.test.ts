@@ -208,6 +208,18 @@ describe('topics: CRUD, validation, scope', () => {
   });
 });
 
+describe('topics and a project reset', () => {
+  it("resetting a project wipes its topics and the contacts' choices, as the rest of its data", async () => {
+    const { owner, project, auth } = await newProject(pigeon);
+    const topic = await createTopic(auth, { name: 'Gone after reset', defaultSubscription: 'OPT_IN' });
+    const contact = await createContact(auth, address('reset'));
+    await choose(auth, contact, [{ topicId: topic.id, subscribed: false }]);
+    const reset = await api(pigeon, { cookie: owner.cookie }).users.resetProject({ params: { id: project.id } });
+    expect(bodyOf(reset, 200).deleted).toMatchObject({ topics: 1, contact_topics: 1 });
+    expect(bodyOf(await api(pigeon, auth).topics.list(), 200).data).toEqual([]);
+  });
+});
+
 describe('campaigns and workflow sends with a topic', () => {
   let sender: Sender;
   beforeAll(async () => {
