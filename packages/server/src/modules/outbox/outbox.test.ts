@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, sessionCookie, signUp, uniqueEmail } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { htmlWithoutOpenPixel } from './service.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -151,5 +152,15 @@ describe('outbox viewer', () => {
     const cookie = sessionCookie({ headers: res.headers } as never);
     expect(res.headers.get('location')).toBe(`/outbox/${sent[1]}`);
     expect((await page(`/outbox/${sent[1]}`, cookie)).status).toBe(200);
+  });
+});
+
+describe('htmlWithoutOpenPixel', () => {
+  it("removes the open pixel on PUBLIC_URL and on a sender's tracking domain, and keeps other images", () => {
+    const logo = '<p>Hi <img src="https://img.example.com/logo.png" width="10" /></p>';
+    const pixel = (base: string) =>
+      `<img src="${base}/t/o/eyJlIjoiMSJ9.abc.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0" />`;
+    const html = logo + pixel('https://links.example.com') + pixel('http://localhost:3000');
+    expect(htmlWithoutOpenPixel({ html })).toBe(logo);
   });
 });

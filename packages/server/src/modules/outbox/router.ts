@@ -88,7 +88,7 @@ export function outboxRouter(deps: AppDeps): Router {
   router.get(
     '/outbox/:id/html',
     withMessage(async (res, message) => {
-      const html = htmlWithoutOpenPixel(message, deps.config.http.publicUrl);
+      const html = htmlWithoutOpenPixel(message);
       res
         .set({
           'Content-Type': 'text/html; charset=utf-8',

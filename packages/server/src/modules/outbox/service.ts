@@ -86,10 +86,10 @@ export async function readOutboxHeaders(deps: OutboxDeps, message: OutboxMessage
   return parsed.headerLines.map((h) => h.line).join('\n');
 }
 
-/** The HTML as sent, without the open pixel: viewing a message here must not count as an open. */
-export function htmlWithoutOpenPixel(message: OutboxMessage, publicUrl: string): string {
-  const pixel = `<img src="${publicUrl}/t/o/`;
-  return message.html.replace(new RegExp(`${escapeRegExp(pixel)}[^>]*>`, 'g'), '');
+/**
+ * The HTML as sent, without the open pixel: viewing a message here must not count as an open. The
+ * pixel is on PUBLIC_URL or on the sender's tracking domain, so it is found by its path, on any host.
+ */
+export function htmlWithoutOpenPixel(message: Pick<OutboxMessage, 'html'>): string {
+  return message.html.replace(/<img src="https?:\/\/[^"]+\/t\/o\/[^"/]+\.gif"[^>]*>/g, '');
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
