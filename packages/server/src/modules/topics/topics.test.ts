@@ -398,6 +398,14 @@ describe("a topic mail's links: one-click List-Unsubscribe and the preference pa
     // A second one-click changes nothing more.
     await fetch(url, { method: 'POST', body: form });
     expect(await eventsOf(contactId, 'contact.')).toHaveLength(1);
+    // The topic is signed with the rest: a token rewritten to name another topic is refused.
+    const [payload = '', signature] = (new URL(url).pathname.split('/').pop() ?? '').split('.');
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    expect(claims.t).toBe(digest.id);
+    const forged = Buffer.from(JSON.stringify({ ...claims, t: other.id })).toString('base64url');
+    const refused = await fetch(new URL(`/unsubscribe/${forged}.${signature}`, url), { method: 'POST', body: form });
+    expect(refused.status).toBe(400);
+    expect(await topicStates(sender.auth, contactId)).toMatchObject({ 'Other news': true });
     // Mail of the other topic still reaches the contact; the digest does not.
     expect((await sendCampaign(sender, other.id)).totalRecipients).toBeGreaterThanOrEqual(1);
     await until(
