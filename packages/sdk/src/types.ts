@@ -62,15 +62,26 @@ export type Health = {
         nextProbeAt: string | null;
       }
     | undefined;
+  relays?:
+    | {
+        transport: string;
+        state: 'up' | 'down';
+        downSince: string | null;
+        lastError: string | null;
+        nextProbeAt: string | null;
+      }[]
+    | undefined;
 };
 export type DeploymentConfig = {
   version: string;
   mailTransport: 'smtp' | 'outbox' | 'ses';
+  relays: { name: string; kind: 'smtp' | 'outbox' | 'ses' }[];
   publicUrl: string;
   signupsEnabled: boolean;
   oauthProviders: string[];
   billingEnabled: boolean;
   storage: 'local' | 's3';
+  relayRoutes: { transactional: string[]; campaign: string[] };
   trackingModes: TrackingMode[];
 };
 export type Contact = {
@@ -1349,6 +1360,7 @@ export type EmailDetail = {
   clicks: number;
   contentCleared: boolean;
   timeline: { at: string; type: string; data: Record<string, unknown> }[];
+  relay: string | null;
 };
 export type EmailPage = {
   data: EmailSummary[];
@@ -1384,10 +1396,11 @@ export type Role = 'OWNER' | 'ADMIN' | 'MEMBER';
 export type TrackingMode = 'ENABLED' | 'DISABLED' | 'MARKETING_ONLY';
 /** A project as its member sees it: the keys (`secretKey` null for a MEMBER), role and settings. */
 export type Project = {
+  name: string;
+  relayRoutes: { transactional: string[] | null; campaign: string[] | null };
   id: string;
   createdAt: string;
   updatedAt: string;
-  name: string;
   disabledReason: string | null;
   role: Role;
   publicKey: string;
@@ -1403,6 +1416,7 @@ export type Project = {
 };
 export type ProjectUpdateBody = {
   name?: string | undefined;
+  relayRoutes?: { transactional?: string[] | null | undefined; campaign?: string[] | null | undefined } | undefined;
   trackingMode?: TrackingMode | undefined;
   subscribedRedirectUrl?: string | null | undefined;
   unsubscribedRedirectUrl?: string | null | undefined;
