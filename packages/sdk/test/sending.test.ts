@@ -3,6 +3,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   createPigeon,
   type Domain,
+  type DomainDmarc,
   Pigeon,
   PigeonError,
   type PublicPigeon,
@@ -251,6 +252,31 @@ describe('domains', () => {
     expect(checks[0]?.url).toBe(`${BASE}/domains/${uuid(50)}/verify`);
     await expect(client.domains.delete(uuid(50))).resolves.toBeUndefined();
     expect(deleted[0]?.url).toBe(`${BASE}/domains/${uuid(50)}`);
+  });
+
+  it('dmarc hits /domains/:id/dmarc with the range, when given, as query parameters', async () => {
+    const counts = { messages: 3, dmarcPass: 2, dmarcFail: 1, dkimAligned: 2, spfAligned: 1 };
+    const report = {
+      domainId: uuid(50),
+      domain: 'example.com',
+      from: now,
+      to: now,
+      reportAddress: 'dmarc@bounces.example.com',
+      policy: { p: 'none', sp: null, pct: null, adkim: 'r', aspf: 'r' },
+      reports: 1,
+      reporters: ['google.com'],
+      totals: counts,
+      sources: [],
+      daily: [{ date: '2027-01-01', messages: 3, dmarcPass: 2, dmarcFail: 1 }],
+    };
+    const requests = route('get', '/domains/:id/dmarc', () => HttpResponse.json(report));
+    const client = pigeon();
+    const got = await client.domains.dmarc(uuid(50), { from: '2027-01-01T00:00:00Z' });
+    expectTypeOf(got).toEqualTypeOf<DomainDmarc>();
+    expect(got).toEqual(report);
+    await client.domains.dmarc(uuid(50));
+    expect(requests.map((r) => new URL(r.url).searchParams.get('from'))).toEqual(['2027-01-01T00:00:00Z', null]);
+    expect(new URL(requests[1]?.url ?? '').pathname).toBe(`/domains/${uuid(50)}/dmarc`);
   });
 
   it('turns a 409 on delete into a PigeonError', async () => {
