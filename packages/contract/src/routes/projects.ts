@@ -18,7 +18,7 @@ const retentionDays = (what: string, defaultDays: number) =>
   z.number().int().min(1).max(3650).describe(`${what}, in days (1 to 3650; default ${defaultDays})`);
 export const Retention = z.object({
   eventsDays: retentionDays(
-    "How long raw events are kept, and a finished workflow execution's context and step runs, and finished event webhook deliveries (their payloads copy events; 30 days at most). Analytics counts, campaign stats, contacts and suppressions outlive them",
+    "How long raw events are kept, and a finished workflow execution's context and step runs, and finished event webhook deliveries (their payloads copy events; 30 days at most), and DMARC aggregate reports. Analytics counts, campaign stats, contacts and suppressions outlive them",
     RETENTION_DEFAULTS.eventsDays,
   ),
   contentDays: retentionDays(
