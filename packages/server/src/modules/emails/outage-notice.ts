@@ -17,6 +17,7 @@ export async function tellOwnersOfOutage(deps: AppDeps, transport: string, after
     await tellOwners(deps, 'is waiting: the mail relay is down', [
       `Pigeon cannot reach its mail transport (${transport}) since ${since.toISOString()}.`,
       'No message loses a try while the relay is down: queued mail waits and goes out when it is back, within each message’s lifetime.',
+      ...failoverLine(deps),
     ]);
   } catch (err) {
     await releaseOutageNotice(pool, transport);
@@ -37,6 +38,12 @@ export async function tellOwnersOfRecovery(
     'No message lost a try: the mail that waited is going out now.',
   ]);
 }
+
+/** With several relays, mail whose route names another relay that works goes through it meanwhile. */
+const failoverLine = (deps: AppDeps) =>
+  deps.relays.list.length > 1
+    ? ['Mail whose route names another relay goes through the next one of its route meanwhile.']
+    : [];
 
 /** The owners of every project with mail waiting (or, after an outage, just released). */
 async function tellOwners(deps: AppDeps, subject: string, lines: string[]) {
