@@ -194,10 +194,20 @@ describe('topics: CRUD, validation, scope', () => {
     ]);
     await choose(project.auth, contact, [{ topicId: optIn.id, subscribed: false }]);
     const events = await eventsOf(contact, 'contact.topic.');
-    expect(events.map((e) => [e.name, e.data.topicName, e.data.source])).toEqual([
-      ['contact.topic.unsubscribed', 'Weekly', 'api'],
+    // One statement records both: their order between them is not defined.
+    expect(events.map((e) => [e.name, e.data.topicName, e.data.source]).sort()).toEqual([
       ['contact.topic.subscribed', 'Beta', 'api'],
+      ['contact.topic.unsubscribed', 'Weekly', 'api'],
     ]);
+    // The activity feed shows them under their own types.
+    const feed = await api(pigeon, project.auth).activity.list({
+      query: { types: 'contact.topic.subscribed,contact.topic.unsubscribed', contactId: contact },
+    });
+    expect(
+      bodyOf(feed, 200)
+        .data.map((a) => a.type)
+        .sort(),
+    ).toEqual(['contact.topic.subscribed', 'contact.topic.unsubscribed']);
     // Choosing the default explicitly changes no state: no event, but the choice is kept.
     const other = await createContact(project.auth, address('default'));
     const chosen = await choose(project.auth, other, [{ topicId: optIn.id, subscribed: true }]);
