@@ -90,7 +90,8 @@ export async function spfRule(resolver: Resolver, domain: string, relays: RelayT
       id: 'spf',
       status: 'fail',
       detail: `The SPF record of ${domain} ("${record}") does not authorise ${unauthorised.map((u) => u.what).join(', ')}`,
-      fix: `Add ${unauthorised.map((u) => u.mechanism).join(' ')} to the record (before its all)`,
+      // An SMTP relay is judged by the address Pigeon connects to; a provider may send from others.
+      fix: `Add ${unauthorised.map((u) => u.mechanism).join(' ')} to the record (before its all), or the include: your relay documents`,
     };
   }
   return pass('spf', `${domain}: "${record}" authorises the relays its mail can use`);

@@ -97,7 +97,9 @@ describe('GET /domains/:id/check', () => {
     const unauthorised = ruleOf(await check(sender), 'spf');
     expect(unauthorised.status).toBe('fail');
     expect(unauthorised.detail).toContain('does not authorise the relay smtp (127.0.0.1: softfail)');
-    expect(unauthorised.fix).toBe('Add ip4:127.0.0.1 to the record (before its all)');
+    expect(unauthorised.fix).toBe(
+      'Add ip4:127.0.0.1 to the record (before its all), or the include: your relay documents',
+    );
 
     dns.setTxt(sender.domain);
     const missing = ruleOf(await check(sender), 'spf');
