@@ -109,9 +109,9 @@ export type Job = {
   status: JobStatus;
   error: string | null;
   errors: { reason: string; row?: number | undefined; contactId?: string | undefined }[];
+  kind: JobKind;
   id: string;
   createdAt: string;
-  kind: JobKind;
   progress: number;
   total: number;
   processed: number;
@@ -143,10 +143,10 @@ export type ContactFields = { fields: FieldInfo[]; totalContacts: number; sample
 export type FieldValues = { values: { count: number; value?: unknown }[]; field: string };
 export type FieldUsage = {
   field: string;
-  segments: { id: string; name: string }[];
-  campaigns: { id: string; name: string }[];
-  workflows: { id: string; name: string }[];
-  templates: { id: string; name: string }[];
+  segments: { name: string; id: string }[];
+  campaigns: { name: string; id: string }[];
+  workflows: { name: string; id: string }[];
+  templates: { name: string; id: string }[];
 };
 export type LookupResult = { found: { id: string; email: string }[]; missing: string[] };
 export type ContactCreateBody = {
@@ -176,10 +176,10 @@ export type TrackBody = {
 };
 export type TrackResult = { timestamp: string; event: string; contact: string };
 export type Event = {
+  name: string;
   id: string;
   data: Record<string, unknown>;
   createdAt: string;
-  name: string;
   contactId: string | null;
   contactEmail: string | null;
 };
@@ -192,8 +192,8 @@ export type EventPage = {
   retainedSince: string;
 };
 export type EventListQuery = {
-  limit?: number | undefined;
   name?: string | undefined;
+  limit?: number | undefined;
   cursor?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
@@ -203,25 +203,25 @@ export type EventStats = {
   from: string;
   to: string;
   byDay: { count: number; day: string }[];
-  byName: { count: number; name: string }[];
+  byName: { name: string; count: number }[];
 };
 export type EventStatsQuery = { from?: string | undefined; to?: string | undefined };
-export type EventNameSummary = { count: number; name: string; lastSeen: string };
+export type EventNameSummary = { name: string; count: number; lastSeen: string };
 export type EventUsage = {
-  segments: { id: string; name: string }[];
   name: string;
-  campaigns: { id: string; name: string }[];
-  workflows: { id: string; name: string }[];
+  segments: { name: string; id: string }[];
+  campaigns: { name: string; id: string }[];
+  workflows: { name: string; id: string }[];
 };
 /** What `emails.send` takes: recipients (processed one by one), and a template or subject and body. */
 export type SendBody = {
   to: string | { email: string; name?: string | undefined } | (string | { email: string; name?: string | undefined })[];
   type?: 'html' | 'markdown' | undefined;
+  name?: string | undefined;
   subscribed?: boolean | undefined;
   data?: Record<string, unknown> | undefined;
   headers?: Record<string, string> | undefined;
   body?: string | undefined;
-  name?: string | undefined;
   from?: string | { email: string; name?: string | undefined } | undefined;
   strict?: boolean | undefined;
   subject?: string | undefined;
@@ -264,12 +264,12 @@ export type SendWarning = {
 };
 export type Template = {
   type: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
+  name: string;
   id: string;
   createdAt: string;
   updatedAt: string;
   description: string | null;
   body: string;
-  name: string;
   from: string;
   subject: string;
   fromName: string | null;
@@ -277,8 +277,8 @@ export type Template = {
   projectId: string;
 };
 export type TemplateCreateBody = {
-  body: string;
   name: string;
+  body: string;
   from: string;
   subject: string;
   type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
@@ -288,9 +288,9 @@ export type TemplateCreateBody = {
 };
 export type TemplateUpdateBody = {
   type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
+  name?: string | undefined;
   description?: string | null | undefined;
   body?: string | undefined;
-  name?: string | undefined;
   from?: string | undefined;
   subject?: string | undefined;
   fromName?: string | null | undefined;
@@ -308,8 +308,8 @@ export type TemplateListQuery = {
 export type TemplatePage = { data: Template[]; total: number; page: number; pageSize: number; totalPages: number };
 /** Campaigns and workflow steps that use a template. */
 export type TemplateUsage = {
-  campaigns: { id: string; name: string }[];
-  workflowSteps: { id: string; name: string; workflowId: string }[];
+  campaigns: { name: string; id: string }[];
+  workflowSteps: { name: string; id: string; workflowId: string }[];
 };
 /** What `templates.preview` renders: content, the format it is written in, and whose data fills it. */
 export type TemplatePreviewBody = {
@@ -343,11 +343,11 @@ export type ActivityType =
   | 'contact.topic.unsubscribed';
 export type ActivityItem = {
   type: ActivityType;
+  name: string;
   id: string;
   data: Record<string, unknown>;
   createdAt: string;
   link: string | null;
-  name: string;
   contactId: string | null;
   contactEmail: string | null;
   subject: string | null;
@@ -511,11 +511,11 @@ export type SegmentType = 'DYNAMIC' | 'STATIC';
 /** A segment: DYNAMIC (members match `condition`) or STATIC (members added by email). */
 export type Segment = {
   type: 'DYNAMIC' | 'STATIC';
+  name: string;
   id: string;
   createdAt: string;
   updatedAt: string;
   description: string | null;
-  name: string;
   projectId: string;
   condition: ConditionTree | null;
   trackMembership: boolean;
@@ -636,8 +636,8 @@ export type SegmentCreateBody = Omit<
 /** What `segments.update` takes; `condition` applies to DYNAMIC segments only. */
 export type SegmentUpdateBody = Omit<
   {
-    description?: string | null | undefined;
     name?: string | undefined;
+    description?: string | null | undefined;
     condition?: unknown;
     trackMembership?: boolean | undefined;
   },
@@ -645,9 +645,9 @@ export type SegmentUpdateBody = Omit<
 > & { condition?: ConditionTreeInput | undefined };
 /** Campaigns, workflows and other segments that reference a segment. */
 export type SegmentUsage = {
-  segments: { id: string; name: string }[];
-  campaigns: { id: string; name: string }[];
-  workflows: { id: string; name: string }[];
+  segments: { name: string; id: string }[];
+  campaigns: { name: string; id: string }[];
+  workflows: { name: string; id: string }[];
 };
 /** How many contacts a condition matches now (counted on a sample in large projects: `sampled`). */
 export type ConditionCount = { count: number; sampled: boolean; sampleSize: number };
@@ -669,12 +669,12 @@ export type AudienceType = 'ALL' | 'SEGMENT' | 'FILTERED';
 export type Campaign = {
   status: CampaignStatus;
   type: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS';
+  name: string;
   id: string;
   createdAt: string;
   updatedAt: string;
   description: string | null;
   body: string;
-  name: string;
   from: string;
   subject: string;
   fromName: string | null;
@@ -685,6 +685,7 @@ export type Campaign = {
   templateId: string | null;
   segmentId: string | null;
   audienceCondition: ConditionTree | null;
+  topicId: string | null;
   totalRecipients: number;
   sentCount: number;
   deliveredCount: number;
@@ -702,8 +703,8 @@ export type Campaign = {
  */
 export type CampaignInput = Omit<
   {
-    body: string;
     name: string;
+    body: string;
     from: string;
     subject: string;
     audienceType: AudienceType;
@@ -714,6 +715,7 @@ export type CampaignInput = Omit<
     templateId?: string | null | undefined;
     segmentId?: string | null | undefined;
     audienceCondition?: unknown;
+    topicId?: string | null | undefined;
   },
   'audienceCondition'
 > & { audienceCondition?: ConditionTreeInput | null | undefined };
@@ -729,12 +731,11 @@ export type CampaignListQuery = Omit<
     dir?: string | undefined;
     page?: number | undefined;
     pageSize?: number | undefined;
-  topicId: string | null;
   },
   'status' | 'sort' | 'dir'
 > & {
   status?: CampaignStatus | undefined;
-  sort?: 'createdAt' | 'updatedAt' | 'name' | undefined;
+  sort?: 'name' | 'createdAt' | 'updatedAt' | undefined;
   dir?: 'asc' | 'desc' | undefined;
 };
 /** One page of `campaigns.list`: `page` counts from 1 up to `totalPages`. */
@@ -759,27 +760,27 @@ export type CampaignTestResult = { email: string; emailId: string };
 export type AudienceCount = { count: number };
 /** What `campaigns.audienceCount` takes: a campaign's type and audience fields. */
 export type AudienceCountBody = Omit<
-    topicId?: string | null | undefined;
   {
     audienceType: AudienceType;
     type?: 'TRANSACTIONAL' | 'MARKETING' | 'HEADLESS' | undefined;
     segmentId?: string | null | undefined;
     audienceCondition?: unknown;
+    topicId?: string | null | undefined;
   },
   'audienceCondition'
 > & { audienceCondition?: ConditionTreeInput | null | undefined };
 /** The answer of `campaigns.send`: the campaign's new `status` and `scheduledFor`, and the server's message. */
 export type CampaignSendResult = {
   status: CampaignStatus;
-  id: string;
   name: string;
+  id: string;
   scheduledFor: string | null;
   totalRecipients: number;
 } & Pick<
   {
     success: true;
     message: string;
-    data: { status: CampaignStatus; id: string; name: string; scheduledFor: string | null; totalRecipients: number };
+    data: { status: CampaignStatus; name: string; id: string; scheduledFor: string | null; totalRecipients: number };
   },
   'message'
 >;
@@ -808,12 +809,11 @@ export type TransitionBranch = 'event' | 'yes' | 'no' | 'timeout';
 export type DurationUnit = ConditionUnit;
 /** A workflow with its counts of `active` (RUNNING + WAITING) and `total` executions. */
 export type Workflow = {
+  name: string;
   id: string;
-    topicId?: string | null | undefined;
   createdAt: string;
   updatedAt: string;
   description: string | null;
-  name: string;
   projectId: string;
   enabled: boolean;
   triggerType: 'EVENT';
@@ -823,11 +823,11 @@ export type Workflow = {
 };
 /** A workflow with its steps and transitions, as `create`, `get`, `update`, `enable` and `disable` return it. */
 export type WorkflowDetail = {
+  name: string;
   id: string;
   createdAt: string;
   updatedAt: string;
   description: string | null;
-  name: string;
   projectId: string;
   enabled: boolean;
   triggerType: 'EVENT';
@@ -840,10 +840,10 @@ export type WorkflowDetail = {
 /** A step as the server returns it; `config` is the step type's config (see {@link StepConfig}). */
 export type WorkflowStep = {
   type: WorkflowStepType;
+  name: string;
   id: string;
   createdAt: string;
   updatedAt: string;
-  name: string;
   workflowId: string;
   templateId: string | null;
   position: StepPosition;
@@ -913,6 +913,7 @@ export type WorkflowField = {
 /** SEND_EMAIL: the template to send, to the contact (default) or to a fixed `customEmail`. */
 export type SendEmailStepConfig = {
   templateId: string;
+  topicId?: string | null | undefined;
   recipient?: { type?: 'CONTACT' | 'CUSTOM' | undefined; customEmail?: string | undefined } | undefined;
 };
 /** DELAY: wait `amount` `unit`s (at most one year). */
@@ -949,17 +950,16 @@ export interface StepConfigs {
 export type StepConfig<T extends WorkflowStepType = WorkflowStepType> = StepConfigs[T];
 /** What `workflows.create` takes; workflows are created disabled (add steps, then `enable`). */
 export type WorkflowCreateBody = {
-  description?: string | null | undefined;
   name: string;
+  description?: string | null | undefined;
   triggerType?: 'EVENT' | undefined;
   triggerConfig: { eventName: string };
   allowReentry?: boolean | undefined;
 };
 /** What `workflows.update` takes; enabling checks the graph (422 `VALIDATION_ERROR` naming each problem). */
 export type WorkflowUpdateBody = {
-  topicId?: string | null | undefined;
-  description?: string | null | undefined;
   name?: string | undefined;
+  description?: string | null | undefined;
   enabled?: boolean | undefined;
   triggerType?: 'EVENT' | undefined;
   triggerConfig?: { eventName: string } | undefined;
@@ -1034,20 +1034,20 @@ export type SuppressionListQuery = {
   cursor?: string | undefined;
 };
 /** What a queued email counts against: transactional (`/v1/send`), campaigns (tests too), workflows. */
-export type BillingCategory = 'campaigns' | 'workflows' | 'transactional';
+export type BillingCategory = 'transactional' | 'campaigns' | 'workflows';
 /** Monthly caps per category; null means no cap. */
-export type BillingLimits = { campaigns: number | null; workflows: number | null; transactional: number | null };
+export type BillingLimits = { transactional: number | null; campaigns: number | null; workflows: number | null };
 /** What `billing.setLimits` takes: categories left out keep their cap, null removes one. */
 export type BillingLimitsUpdate = {
+  transactional?: number | null | undefined;
   campaigns?: number | null | undefined;
   workflows?: number | null | undefined;
-  transactional?: number | null | undefined;
 };
 /** This month's counters per category against the caps, `resetsAt`, and the Stripe subscription if any. */
 export type BillingConsumption = {
+  transactional: { limit: number | null; used: number; remaining: number | null };
   campaigns: { limit: number | null; used: number; remaining: number | null };
   workflows: { limit: number | null; used: number; remaining: number | null };
-  transactional: { limit: number | null; used: number; remaining: number | null };
   periodStart: string;
   resetsAt: string;
   subscription: { status: string; currentPeriodEnd: string | null } | null;
@@ -1123,8 +1123,8 @@ export type TopCampaignsQuery = Omit<
 export type TopCampaigns = { data: CampaignActivity[]; from: string; to: string };
 export type CampaignActivity = {
   status: CampaignStatus;
-  id: string;
   name: string;
+  id: string;
   unsubscribed: number;
   sent: number;
   delivered: number;
@@ -1162,7 +1162,7 @@ export type TopEventsQuery = Omit<
   },
   'from' | 'to'
 > & { from?: TimeBound | undefined; to?: TimeBound | undefined };
-export type TopEvents = { data: { count: number; name: string }[]; from: string; to: string };
+export type TopEvents = { data: { name: string; count: number }[]; from: string; to: string };
 /** A stored image: its public `url`, the `contentType` detected from its bytes, its `size` in bytes. */
 export type UploadedImage = { id: string; createdAt: string; contentType: ImageContentType; url: string; size: number };
 export type ImageContentType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
@@ -1177,6 +1177,8 @@ export type WebhookEventPayload =
   | EmailReceivedEventPayload
   | ContactSubscribedEventPayload
   | ContactUnsubscribedEventPayload
+  | ContactTopicSubscribedEventPayload
+  | ContactTopicUnsubscribedEventPayload
   | WebhookTestEventPayload
   | SegmentMembershipEventPayload
   | CustomEventPayload;
@@ -1191,6 +1193,8 @@ export type PigeonWebhookEvent =
   | EmailReceivedEventPayload
   | ContactSubscribedEventPayload
   | ContactUnsubscribedEventPayload
+  | ContactTopicSubscribedEventPayload
+  | ContactTopicUnsubscribedEventPayload
   | WebhookTestEventPayload
   | SegmentMembershipEventPayload;
 /** The `data` of an event your application tracked. */
@@ -1217,12 +1221,12 @@ export type WebhookEventTypeName =
   | 'email.complaint'
   | 'contact.subscribed'
   | 'contact.unsubscribed'
+  | 'contact.topic.subscribed'
+  | 'contact.topic.unsubscribed'
   | 'email.received'
   | 'webhook.test';
 export type WebhookEndpoint = {
   id: string;
-  | ContactTopicSubscribedEventPayload
-  | ContactTopicUnsubscribedEventPayload
   createdAt: string;
   updatedAt: string;
   description: string | null;
@@ -1237,8 +1241,6 @@ export type WebhookEndpoint = {
 export type WebhookEndpointCreateBody = {
   url: string;
   eventTypes: string[];
-  | ContactTopicSubscribedEventPayload
-  | ContactTopicUnsubscribedEventPayload
   description?: string | null | undefined;
   enabled?: boolean | undefined;
 };
@@ -1265,8 +1267,6 @@ export type WebhookDelivery = {
   attemptCount: number;
   nextAttemptAt: string | null;
   payload: WebhookEventPayload;
-  | 'contact.topic.subscribed'
-  | 'contact.topic.unsubscribed'
 };
 export type WebhookDeliveryStatus = 'SENDING' | 'FAILED' | 'PENDING' | 'SUCCEEDED';
 export type WebhookDeliveryPage = {
@@ -1338,8 +1338,8 @@ export type EmailDetail = {
     text: string | null;
   } | null;
   sendAt: string | null;
-  cc: { email: string; name: string | null }[];
-  bcc: { email: string; name: string | null }[];
+  cc: { name: string | null; email: string }[];
+  bcc: { name: string | null; email: string }[];
   tags: Record<string, string>;
   fromName: string | null;
   replyTo: string | null;
@@ -1385,7 +1385,7 @@ export type User = { id: string; email: string; createdAt: string; emailVerified
 /** An email and a password (`auth.login`, `auth.signup`). */
 export type Credentials = { email: string; password: string };
 /** The sign-in providers this deployment has, each with the URL that starts its sign-in. */
-export type OAuthConfig = { providers: { id: string; name: string; authorizeUrl: string }[] };
+export type OAuthConfig = { providers: { name: string; id: string; authorizeUrl: string }[] };
 export type OAuthProviderId = 'oidc' | 'google' | 'github';
 export type SignInMethods = {
   hasPassword: boolean;
@@ -1472,53 +1472,6 @@ export type SecurityState = {
     pausedReason: string | null;
   };
 };
-export type InboundRoute = {
-  id: string;
-  createdAt: string;
-  updatedAt: string;
-  domain: string;
-  enabled: boolean;
-  pattern: string;
-  action: InboundRouteAction;
-};
-export type InboundRouteAction = 'WEBHOOK' | 'WORKFLOW' | 'RECORD';
-export type InboundRouteCreateBody = {
-  domain: string;
-  pattern: string;
-  action: InboundRouteAction;
-  enabled?: boolean | undefined;
-};
-export type InboundRouteUpdateBody = {
-  domain?: string | undefined;
-  enabled?: boolean | undefined;
-  pattern?: string | undefined;
-  action?: InboundRouteAction | undefined;
-};
-/** A message an inbound route took (`inboundRoutes.emails`). */
-export type InboundEmail = {
-  id: string;
-  headers: { value: string; name: string }[];
-  contactId: string | null;
-  from: { email: string; name: string | null };
-  to: string[];
-  subject: string;
-  html: string | null;
-  attachments: { contentType: string; filename: string | null; url: string; size: number }[];
-  cc: string[];
-  text: string | null;
-  routeId: string | null;
-  messageId: string | null;
-  auth: { dkim: string; spf: string; dmarc: string };
-  inReplyTo: { contactId: string | null; emailId: string; by: 'header' | 'address' } | null;
-  receivedAt: string;
-};
-export type InboundEmailListQuery = {
-  limit?: number | undefined;
-  routeId?: string | undefined;
-  before?: string | undefined;
-};
-/** The contract's `EmailSentEventPayload`. */
-export interface EmailSentEventPayload {
 export type Topic = {
   name: string;
   id: string;
@@ -1551,6 +1504,53 @@ export type ContactTopic = {
 };
 /** One change of `topics.setForContact`. */
 export type ContactTopicChoice = { subscribed: boolean; topicId: string };
+export type InboundRoute = {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  domain: string;
+  enabled: boolean;
+  pattern: string;
+  action: InboundRouteAction;
+};
+export type InboundRouteAction = 'WEBHOOK' | 'WORKFLOW' | 'RECORD';
+export type InboundRouteCreateBody = {
+  domain: string;
+  pattern: string;
+  action: InboundRouteAction;
+  enabled?: boolean | undefined;
+};
+export type InboundRouteUpdateBody = {
+  domain?: string | undefined;
+  enabled?: boolean | undefined;
+  pattern?: string | undefined;
+  action?: InboundRouteAction | undefined;
+};
+/** A message an inbound route took (`inboundRoutes.emails`). */
+export type InboundEmail = {
+  id: string;
+  headers: { value: string; name: string }[];
+  contactId: string | null;
+  from: { name: string | null; email: string };
+  to: string[];
+  subject: string;
+  html: string | null;
+  attachments: { contentType: string; filename: string | null; url: string; size: number }[];
+  cc: string[];
+  text: string | null;
+  routeId: string | null;
+  messageId: string | null;
+  auth: { dkim: string; spf: string; dmarc: string };
+  inReplyTo: { contactId: string | null; emailId: string; by: 'header' | 'address' } | null;
+  receivedAt: string;
+};
+export type InboundEmailListQuery = {
+  limit?: number | undefined;
+  routeId?: string | undefined;
+  before?: string | undefined;
+};
+/** The contract's `EmailSentEventPayload`. */
+export interface EmailSentEventPayload {
   type: 'email.sent';
   timestamp: string;
   data: {
@@ -1650,7 +1650,7 @@ export interface EmailReceivedEventPayload {
   data: {
     headers: { value: string; name: string }[];
     contact: { id: string; email: string };
-    from: { email: string; name: string | null };
+    from: { name: string | null; email: string };
     to: string[];
     subject: string;
     html: string | null;
@@ -1675,18 +1675,6 @@ export interface ContactUnsubscribedEventPayload {
   type: 'contact.unsubscribed';
   timestamp: string;
   data: { reason: string | null; contact: { id: string; email: string; subscribed: boolean } };
-}
-/** The contract's `SegmentMembershipEventPayload`. */
-export interface SegmentMembershipEventPayload {
-  type: `segment.${string}.entry` | `segment.${string}.exit`;
-  timestamp: string;
-  data: { contact: { id: string; email: string }; segment: { id: string; name: string; slug: string } };
-}
-/** The contract's `CustomEventPayload`. */
-export interface CustomEventPayload {
-  type: string;
-  timestamp: string;
-  data: { data: Record<string, unknown>; contact: { id: string; email: string } };
 }
 /** The contract's `ContactTopicSubscribedEventPayload`. */
 export interface ContactTopicSubscribedEventPayload {
@@ -1715,4 +1703,16 @@ export interface WebhookTestEventPayload {
   type: 'webhook.test';
   timestamp: string;
   data: { message: string; endpointId: string };
+}
+/** The contract's `SegmentMembershipEventPayload`. */
+export interface SegmentMembershipEventPayload {
+  type: `segment.${string}.entry` | `segment.${string}.exit`;
+  timestamp: string;
+  data: { contact: { id: string; email: string }; segment: { name: string; id: string; slug: string } };
+}
+/** The contract's `CustomEventPayload`. */
+export interface CustomEventPayload {
+  type: string;
+  timestamp: string;
+  data: { data: Record<string, unknown>; contact: { id: string; email: string } };
 }
