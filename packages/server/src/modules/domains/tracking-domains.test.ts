@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { assert, describe, expect, it } from 'vitest';
 import { Pigeon } from '../../../../sdk/dist/index.js';
-import { newProject } from '../../../test/accounts.js';
+import { newProject, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { hrefs, mailOf, parseMessage, pixelUrl } from '../../../test/mail.js';
@@ -135,6 +135,21 @@ describe('tracking domains', () => {
       expectEnvelope(res, 404, 'NOT_FOUND');
     }
     expect(bodyOf(await api(pigeon, other.auth).trackingDomains.list(), 200).data).toEqual([]);
+  });
+
+  it('lets a MEMBER read tracking domains but not add or remove them (a session needs OWNER or ADMIN)', async () => {
+    const sender = await verifiedSender(pigeon, dns);
+    const added = await addTrackingDomain(sender);
+    const member = await signUp(pigeon);
+    const invited = await api(pigeon, { cookie: sender.owner.cookie }).projects.inviteMember({
+      params: { id: sender.project.id },
+      body: { email: member.user.email, role: 'MEMBER' },
+    });
+    expect(invited.status).toBe(201);
+    const asMember = api(pigeon, { cookie: member.cookie, 'x-project-id': sender.project.id }).trackingDomains;
+    expect(bodyOf(await asMember.list(), 200).data.map((t) => t.id)).toEqual([added.id]);
+    expectEnvelope(await asMember.create({ body: { domain: `more.${sender.domain}` } }), 403, 'INSUFFICIENT_ROLE');
+    expectEnvelope(await asMember.delete({ params: { id: added.id } }), 403, 'INSUFFICIENT_ROLE');
   });
 
   it('does not verify a name another project has verified, even with the CNAME in place', async () => {
