@@ -27,7 +27,8 @@ export const NO_COUNTS: Counters = {
 
 /**
  * Counters of campaigns, counted from their recipients' email rows (and the unsubscribes those
- * emails caused), so they are right whatever ran concurrently: nothing is incremented anywhere.
+ * emails caused: from all mail, or from the campaign's topic), so they are right whatever ran
+ * concurrently: nothing is incremented anywhere.
  */
 export async function campaignCounters(
   db: Queryable,
@@ -56,7 +57,7 @@ export async function campaignCounters(
     sql`SELECT e.campaign_id, count(DISTINCT ev.contact_id)::int AS n
         FROM events ev
         JOIN emails e ON e.id = CASE WHEN ev.data ->> 'emailId' ~ '^[0-9a-f-]{36}$' THEN (ev.data ->> 'emailId')::uuid END
-        WHERE ev.project_id = ${projectId}::uuid AND ev.name = 'contact.unsubscribed'
+        WHERE ev.project_id = ${projectId}::uuid AND ev.name IN ('contact.unsubscribed', 'contact.topic.unsubscribed')
           AND e.campaign_id = ANY(${ids}::uuid[])
         GROUP BY 1`,
   );

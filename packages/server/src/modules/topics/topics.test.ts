@@ -383,7 +383,7 @@ describe("a topic mail's links: one-click List-Unsubscribe and the preference pa
     const other = await createTopic(sender.auth, { name: 'Other news', defaultSubscription: 'OPT_IN' });
     const email = address('one-click');
     const contactId = await createContact(sender.auth, email);
-    await sendCampaign(sender, digest.id);
+    const digestSend = await sendCampaign(sender, digest.id);
     const [message] = await until(
       () => mailTo(email),
       (l) => l.length === 1,
@@ -405,6 +405,9 @@ describe("a topic mail's links: one-click List-Unsubscribe and the preference pa
       ['contact.topic.unsubscribed', digest.id, 'one_click'],
     ]);
     expect(events[0]?.data.emailId).toBeTypeOf('string');
+    // Leaving a campaign's topic from its mail is that campaign's unsubscribe.
+    const stats = bodyOf(await api(pigeon, sender.auth).campaigns.stats({ params: { id: digestSend.id } }), 200);
+    expect(stats.unsubscribed).toBe(1);
     // A second one-click changes nothing more.
     await fetch(url, { method: 'POST', body: form });
     expect(await eventsOf(contactId, 'contact.')).toHaveLength(1);
