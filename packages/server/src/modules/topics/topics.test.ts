@@ -216,6 +216,16 @@ describe('topics: CRUD, validation, scope', () => {
     // The contact's own subscription is not the topics'.
     expect(await subscribedOf(contact)).toBe(true);
   });
+
+  it('the same change sent several times at once records one event', async () => {
+    const project = await newProject(pigeon);
+    const topic = await createTopic(project.auth, { name: 'Racy', defaultSubscription: 'OPT_IN' });
+    const contact = await createContact(project.auth, address('race'));
+    await Promise.all(
+      Array.from({ length: 6 }, () => choose(project.auth, contact, [{ topicId: topic.id, subscribed: false }])),
+    );
+    expect((await eventsOf(contact, 'contact.topic.')).map((e) => e.name)).toEqual(['contact.topic.unsubscribed']);
+  });
 });
 
 describe('topics and a project reset', () => {
