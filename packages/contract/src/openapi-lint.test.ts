@@ -38,6 +38,7 @@ const ACCEPTED_WARNINGS = [
   'no-ambiguous-paths: /domains/{id}/dmarc ~ /domains/project/{projectId}',
   'no-ambiguous-paths: /domains/project/{projectId} ~ /domains/{id}/verify',
   'no-ambiguous-paths: /domains/project/{projectId} ~ /domains/{id}/check',
+  'no-ambiguous-paths: /domains/project/{projectId} ~ /domains/{id}/warmup',
   'no-server-example.com: #/servers/0/url',
 ];
 

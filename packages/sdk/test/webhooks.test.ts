@@ -183,6 +183,7 @@ describe('resources', () => {
       campaignId: null,
       workflowId: null,
       workflowExecutionId: null,
+      relay: null,
       sendAt: at,
       sentAt: null,
       deliveredAt: null,

@@ -132,6 +132,14 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
     load: () => import('./Migration20270101000100_inbound_email_retries.js'),
   },
   {
+    name: 'Migration20270102000000_topics',
+    load: () => import('./Migration20270102000000_topics.js'),
+  },
+  {
+    name: 'Migration20270103000000_tracking_domains',
+    load: () => import('./Migration20270103000000_tracking_domains.js'),
+  },
+  {
     name: 'Migration20270104000000_relays',
     load: () => import('./Migration20270104000000_relays.js'),
   },
@@ -142,13 +150,5 @@ export const MIGRATIONS: ReadonlyArray<{ name: string; load: () => Promise<Recor
   {
     name: 'Migration20270106000000_dmarc_reports',
     load: () => import('./Migration20270106000000_dmarc_reports.js'),
-  },
-  {
-    name: 'Migration20270103000000_tracking_domains',
-    load: () => import('./Migration20270103000000_tracking_domains.js'),
-  },
-  {
-    name: 'Migration20270102000000_topics',
-    load: () => import('./Migration20270102000000_topics.js'),
   },
 ];
