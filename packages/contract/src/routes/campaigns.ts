@@ -5,6 +5,7 @@ import { meta } from '../meta.js';
 import { ConditionTree, ConditionTreeShape } from './conditions.js';
 import { RequeueAnswer } from './sending.js';
 import { ContentType, Subject, Template } from './templates.js';
+import { TopicReference } from './topics.js';
 
 const c = initContract();
 
@@ -53,14 +54,9 @@ export const CampaignInput = z.object({
   audienceType: AudienceType,
   segmentId: z.string().uuid().nullable().optional().describe('Required when audienceType is SEGMENT'),
   audienceCondition: ConditionTree.nullable().optional().describe('Required when audienceType is FILTERED'),
-  topicId: z
-    .string()
-    .uuid()
-    .nullable()
-    .optional()
-    .describe(
-      'A topic of the project: the campaign reaches only contacts subscribed to it (and subscribed), whatever its type; its List-Unsubscribe leaves only this topic',
-    ),
+  topicId: TopicReference.describe(
+    'A topic of the project: the campaign reaches only contacts subscribed to it (and subscribed), whatever its type; its List-Unsubscribe leaves only this topic',
+  ),
 });
 
 export const CampaignListQuery = OffsetQuery.extend({

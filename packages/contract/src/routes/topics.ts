@@ -41,6 +41,9 @@ type TopicObject = typeof topicObject;
 export interface TopicSchema extends TopicObject {}
 export const Topic: TopicSchema = topicObject;
 
+/** Where mail names a topic (a campaign, a SEND_EMAIL step): one of the project's topics, or none. */
+export const TopicReference = z.string().uuid().nullable().optional();
+
 export const TopicCreateInput = z.object({
   name: z.string().trim().min(1).max(100),
   description: z.string().trim().max(500).nullable().optional(),

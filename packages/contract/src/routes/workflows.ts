@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CursorQuery, commonErrors, cursorPage, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 import { ConditionFilter, ConditionTree, ConditionUnit } from './conditions.js';
+import { TopicReference } from './topics.js';
 
 const c = initContract();
 
@@ -60,14 +61,9 @@ export const SendEmailConfig = z
       })
       .optional()
       .describe('Default: the contact; CUSTOM sends to a fixed address with the contact’s data'),
-    topicId: z
-      .string()
-      .uuid()
-      .nullable()
-      .optional()
-      .describe(
-        'A topic of the project: the step sends only to a recipient subscribed to it (and subscribed), else it is skipped',
-      ),
+    topicId: TopicReference.describe(
+      'A topic of the project: the step sends only to a recipient subscribed to it (and subscribed), else it is skipped',
+    ),
   })
   .strict();
 

@@ -1,7 +1,6 @@
 import { Headers } from '@zone-eu/mailsplit';
 import iconv from 'iconv-lite';
-import { trackingBaseUrl } from '../../http/public-url.js';
-import { addTracking } from '../engagement/tracking.js';
+import { addTracking, trackingOf } from '../engagement/tracking.js';
 
 /** One HTML body part of a built message: as sent, and decoded for tracking. */
 interface HtmlPart {
@@ -92,13 +91,7 @@ export function composeBuiltMessage(
   settings: BuiltMessageSettings,
 ): { mime: Buffer; html: string } {
   if (!settings.tracked) return { mime: layout.mime, html: layout.html };
-  const tracking = {
-    publicUrl: settings.publicUrl,
-    trackingUrl: trackingBaseUrl(settings.publicUrl, settings.trackingHost),
-    secret: settings.linkSecret,
-    emailId,
-    clicks: new Map(),
-  };
+  const tracking = trackingOf(settings, emailId);
   const track = (html: string) => addTracking(html, tracking);
   const mime = Buffer.concat(
     layout.pieces.flatMap((p) => (Buffer.isBuffer(p) ? [p] : [p.headers, base64Lines(track(p.html))])),

@@ -1,7 +1,6 @@
 import type { ContentType } from '@pigeon/contract';
-import { trackingBaseUrl } from '../../http/public-url.js';
 import { type ContactRow, toContactDto } from '../contacts/rows.js';
-import { addTracking, listUnsubscribeHeaders, trackedLink } from '../engagement/tracking.js';
+import { addTracking, listUnsubscribeHeaders, trackedLink, trackingOf } from '../engagement/tracking.js';
 import { replyToken, subscriptionUrls } from '../rendering/links.js';
 import { htmlToText, missingVariables, renderSubject, renderTemplate } from '../rendering/render.js';
 import { textPart } from '../rendering/text-part.js';
@@ -67,13 +66,7 @@ export function composeMessage(
     replyToken: replyToken(emailId, settings.linkSecret),
   };
   const rendered = renderTemplate(content.html, vars, { html: true });
-  const tracking = {
-    publicUrl: settings.publicUrl,
-    trackingUrl: trackingBaseUrl(settings.publicUrl, settings.trackingHost),
-    secret: settings.linkSecret,
-    emailId,
-    clicks: new Map(),
-  };
+  const tracking = trackingOf(settings, emailId);
   const html = settings.tracked ? addTracking(rendered, tracking) : rendered;
   const headers = {
     ...settings.headers,

@@ -1,4 +1,5 @@
 import type { ContentType, TrackingMode } from '@pigeon/contract';
+import { trackingBaseUrl } from '../../http/public-url.js';
 import { ANCHOR_HREF, decodeAttribute } from '../rendering/anchors.js';
 import { signTrackingToken } from '../rendering/links.js';
 
@@ -19,6 +20,20 @@ interface TrackingContext {
   emailId: string;
   /** Click URLs already signed for this message, by link: the text part reuses the HTML's. */
   clicks?: Map<string, string>;
+}
+
+/** The tracking of one message: its pixel and click URLs on the sender's tracking host when it has one, else on `publicUrl`. */
+export function trackingOf(
+  links: { publicUrl: string; trackingHost?: string | null; linkSecret: string },
+  emailId: string,
+): TrackingContext {
+  return {
+    publicUrl: links.publicUrl,
+    trackingUrl: trackingBaseUrl(links.publicUrl, links.trackingHost),
+    secret: links.linkSecret,
+    emailId,
+    clicks: new Map(),
+  };
 }
 
 /**
