@@ -201,6 +201,22 @@ const RACES: Race[] = [
       twice({ path: '/inbound-routes', body: { domain, pattern: `support${++round}`, action: 'RECORD' } }),
   },
   {
+    route: 'topics.create',
+    label: 'one name',
+    expected: [[201, 409]],
+    prepare: async () => twice({ path: '/topics', body: { name: `Topic ${++round}`, defaultSubscription: 'OPT_IN' } }),
+  },
+  {
+    route: 'trackingDomains.create',
+    label: 'one per sender domain',
+    expected: [[201, 409]],
+    prepare: async () => {
+      const sender = `trk${++round}-${domain}`;
+      await created('POST', '/domains', { domain: sender });
+      return twice({ path: '/tracking-domains', body: { domain: `links.${sender}` } });
+    },
+  },
+  {
     route: 'templates.create',
     label: 'one name',
     expected: [[201, 201]],
