@@ -48,7 +48,7 @@ const ALLOWED = {
     'templates',
   ],
   engagement: ['contacts', 'email-states', 'event-log', 'rendering', 'topics'],
-  events: ['background-jobs', 'contacts', 'event-log', 'references', 'retention'],
+  events: ['background-jobs', 'change-feed', 'contacts', 'event-log', 'references', 'retention'],
   'event-log': [],
   'event-webhooks': ['background-jobs', 'domains', 'webhooks'],
   'inbound-routes': ['contacts', 'event-log', 'rendering'],

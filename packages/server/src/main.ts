@@ -10,6 +10,7 @@ import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
 import { buildJobRegistry } from './jobs/index.js';
+import { startListenHub } from './jobs/listen-hub.js';
 import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
 import type { Logger } from './logger.js';
@@ -151,17 +152,20 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
         import('./modules/workflows/runner.js'),
       ]);
       await scheduler.startWorker();
-      const delivery = await startDelivery(deps, { campaign: new CampaignComposer(deps.db.pool, deps.config) });
+      // One LISTEN connection for every loop of this process; closed after them (cleanups run last-in first).
+      const hub = await startListenHub(db.url, logger);
+      cleanups.unshift(() => hub.stop());
+      const delivery = await startDelivery(deps, hub, { campaign: new CampaignComposer(deps.db.pool, deps.config) });
       cleanups.unshift(() => delivery.stop(config.shutdownTimeoutMs));
       // The webhooks' sender stops first (cleanups run last-in first): a feed batch waiting on
       // its attempts lets them go, writes them, and the feed then stops.
-      const webhooks = await startEventWebhooks(deps);
-      const feed = await startChangeFeed(deps, [...FEED_CONSUMERS, webhooks.consumer], config.changeFeed);
+      const webhooks = await startEventWebhooks(deps, hub);
+      const feed = await startChangeFeed(deps, hub, [...FEED_CONSUMERS, webhooks.consumer], config.changeFeed);
       cleanups.unshift(() => feed.stop());
       cleanups.unshift(() => webhooks.stop(config.shutdownTimeoutMs));
-      const dispatcher = startCampaignDispatcher(deps);
-      cleanups.unshift(() => dispatcher.stop());
-      const workflows = await startWorkflowRunner(deps);
+      const dispatcher = await startCampaignDispatcher(deps, hub);
+      cleanups.unshift(() => dispatcher.stop(config.shutdownTimeoutMs));
+      const workflows = await startWorkflowRunner(deps, hub);
       cleanups.unshift(() => workflows.stop(config.shutdownTimeoutMs));
       const heartbeat = startHeartbeat(deps);
       cleanups.unshift(heartbeat.stop);

@@ -57,6 +57,29 @@ export const trackGroupRows = new Histogram({
   registers: inProcess,
 });
 
+// ---- Background loops (worker processes: delivery, workflows, change-feed, event-webhooks, campaigns)
+
+export const loopClaims = new Counter({
+  name: 'pigeon_loop_claims_total',
+  help: 'Claims of each background loop by outcome: work (something was taken), empty (nothing was due)',
+  labelNames: ['loop', 'outcome'] as const,
+  registers: inProcess,
+});
+
+export const loopWakeups = new Counter({
+  name: 'pigeon_loop_wakeups_total',
+  help: 'Waits of each background loop that ended: notify (a NOTIFY on its channels), local (a wake from this process), poll (the idle wait ran out)',
+  labelNames: ['loop', 'cause'] as const,
+  registers: inProcess,
+});
+
+export const loopErrors = new Counter({
+  name: 'pigeon_loop_errors_total',
+  help: 'Errors a background loop caught (the loop pauses, then claims again)',
+  labelNames: ['loop'] as const,
+  registers: inProcess,
+});
+
 // ---- Delivery (worker processes)
 
 /** What became of one delivery attempt. */

@@ -4,6 +4,8 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable, withQueryLimits } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, badRequest, conflict, forbidden } from '../../http/errors.js';
+import type { ListenHub } from '../../jobs/listen-hub.js';
+import { type RunningLoop, startLoop } from '../../jobs/loop.js';
 import { refundEmails, requireAllowance } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import type { ContactRow } from '../contacts/rows.js';
@@ -48,8 +50,11 @@ export async function sendCampaign(
   if (at && at.getTime() > Date.now()) {
     const [row] = await queryRows<CampaignRow>(
       deps.db.pool,
-      sql`UPDATE campaigns SET status = 'SCHEDULED', scheduled_for = ${at}, updated_at = now()
-          WHERE id = ${id}::uuid AND status IN ('DRAFT', 'SCHEDULED') RETURNING *`,
+      sql`WITH scheduled AS (
+            UPDATE campaigns SET status = 'SCHEDULED', scheduled_for = ${at}, updated_at = now()
+            WHERE id = ${id}::uuid AND status IN ('DRAFT', 'SCHEDULED') RETURNING *
+          ), notified AS (SELECT pg_notify(${CAMPAIGN_SCHEDULED_CHANNEL}, '') FROM scheduled)
+          SELECT scheduled.* FROM scheduled, (SELECT count(*) FROM notified) n`,
     );
     if (!row) throw conflict('The campaign started sending meanwhile');
     return { row, message: `Campaign scheduled for ${at.toISOString()}` };
@@ -339,48 +344,63 @@ async function markFinishedCampaigns(db: Queryable): Promise<void> {
   );
 }
 
-export interface CampaignDispatcher {
-  stop(): Promise<void>;
-}
+export type CampaignDispatcher = RunningLoop;
+
+/** NOTIFY on it when a campaign is scheduled: the dispatcher's wait is until the earliest schedule. */
+export const CAMPAIGN_SCHEDULED_CHANNEL = 'pigeon_campaign_scheduled';
+
+/** Due campaigns one claim starts; with that many, more may be due and the loop claims again at once. */
+const DISPATCH_BATCH = 10;
 
 /**
- * In every worker: starts SCHEDULED campaigns that are due and marks SENDING campaigns SENT once
- * no recipient is left queued or in delivery. Both are single guarded statements, so several
- * workers never start a campaign twice.
+ * In every worker, one loop (`jobs/loop.ts`): starts SCHEDULED campaigns that are due and marks
+ * SENDING campaigns SENT once no recipient is left queued or in delivery. Both are single guarded
+ * statements, so several workers never start a campaign twice. It waits until the earliest
+ * schedule, at most `dispatchIntervalMs` (the pace of marking campaigns SENT); scheduling a
+ * campaign wakes it to look again.
  */
-export function startCampaignDispatcher(deps: AppDeps): CampaignDispatcher {
+export function startCampaignDispatcher(deps: AppDeps, hub: ListenHub): Promise<CampaignDispatcher> {
   const logger = deps.logger.child({ component: 'campaigns' });
-  let running = true;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> = Promise.resolve();
-  const tick = async () => {
-    const due = await queryRows<{ id: string }>(
-      deps.db.pool,
-      sql`SELECT k.id FROM campaigns k JOIN projects p ON p.id = k.project_id
-          WHERE k.status = 'SCHEDULED' AND k.scheduled_for <= now()
-            AND NOT EXISTS (SELECT 1 FROM campaign_pauses cp WHERE cp.project_id = p.id)
-          ORDER BY k.scheduled_for LIMIT 10`,
-    );
-    for (const { id } of due) {
-      const started = await startCampaign(deps, id).catch((err) => refusedScheduledCampaign(deps, id, err));
-      if (started) logger.info({ campaignId: id, recipients: started.total_recipients }, 'scheduled campaign started');
-    }
-    await markFinishedCampaigns(deps.db.pool);
-  };
-  const schedule = () => {
-    if (!running) return;
-    timer = setTimeout(() => {
-      current = tick()
-        .catch((err) => logger.error({ err }, 'campaign dispatcher failed; retrying'))
-        .finally(schedule);
-    }, deps.config.campaigns.dispatchIntervalMs);
-  };
-  schedule();
-  return {
-    async stop() {
-      running = false;
-      clearTimeout(timer);
-      await current;
+  return startLoop<string[]>(hub, deps.logger, {
+    name: 'campaigns',
+    channels: [CAMPAIGN_SCHEDULED_CHANNEL],
+    claim: async () => {
+      const due = await dueCampaigns(deps.db.pool);
+      if (due.length > 0) return due;
+      await markFinishedCampaigns(deps.db.pool);
+      return undefined;
     },
-  };
+    handle: async (due) => {
+      for (const id of due) {
+        const started = await startCampaign(deps, id).catch((err) => refusedScheduledCampaign(deps, id, err));
+        if (started)
+          logger.info({ campaignId: id, recipients: started.total_recipients }, 'scheduled campaign started');
+      }
+      await markFinishedCampaigns(deps.db.pool);
+    },
+    again: (due) => due.length === DISPATCH_BATCH,
+    idleMs: () => untilNextSchedule(deps),
+  });
+}
+
+async function dueCampaigns(db: Queryable): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`SELECT k.id FROM campaigns k JOIN projects p ON p.id = k.project_id
+        WHERE k.status = 'SCHEDULED' AND k.scheduled_for <= now()
+          AND NOT EXISTS (SELECT 1 FROM campaign_pauses cp WHERE cp.project_id = p.id)
+        ORDER BY k.scheduled_for LIMIT ${DISPATCH_BATCH}`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Until the earliest scheduled campaign is due, at most `dispatchIntervalMs`. */
+async function untilNextSchedule(deps: AppDeps): Promise<number> {
+  const [row] = await queryRows<{ ms: number | null }>(
+    deps.db.pool,
+    sql`SELECT (extract(epoch FROM min(scheduled_for) - now()) * 1000)::float8 AS ms FROM campaigns
+        WHERE status = 'SCHEDULED'`,
+  );
+  const ms = row?.ms ?? Number.POSITIVE_INFINITY;
+  return Math.max(10, Math.min(deps.config.campaigns.dispatchIntervalMs, ms + 5));
 }

@@ -3,7 +3,9 @@ import { CLEANUP_BATCH, deleteInBatches } from '../../db/batched-delete.js';
 import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { createSleepers } from '../../jobs/sleepers.js';
+import type { ListenHub } from '../../jobs/listen-hub.js';
+import { startLoop } from '../../jobs/loop.js';
+import { CHANGE_FEED_CHANNEL } from './waker.js';
 
 /**
  * The contact change feed: one durable, ordered record of everything that happens to contacts
@@ -193,69 +195,61 @@ export interface RunningFeed {
 }
 
 /**
- * One loop per consumer in this process: each round visits every part (in `concurrency` transactions)
- * and the loop sleeps `pollMs` after a round that found nothing. Several processes run the same
- * loops and share the parts through the advisory locks.
+ * One loop (`jobs/loop.ts`) per consumer in this process: each claim is a round that visits every
+ * part (in `concurrency` transactions); several processes run the same loops and share the parts
+ * through the advisory locks. Without a backlog the loop pauses, so changes gather into batches (a
+ * round of tiny batches costs the database more per change than the writes it follows): a rest of
+ * half of `pollMs` while changes keep coming, a wait of all of it (which a NOTIFY on
+ * CHANGE_FEED_CHANNEL ends) when a round found none. Consumers with a `pollFactor` above 1 are not in a hurry: they do not wake.
  */
 export async function startChangeFeed(
   deps: AppDeps,
+  hub: ListenHub,
   consumers: FeedConsumer[],
   opts: FeedOptions,
 ): Promise<RunningFeed> {
-  const logger = deps.logger.child({ component: 'change-feed' });
-  let running = true;
-  const sleepers = createSleepers();
   for (const consumer of consumers) await registerConsumer(deps.db.pool, consumer.name);
-
-  /**
-   * One round: every part once, split into `concurrency` groups, each group one transaction (the
-   * groups run at once, each on its own pooled connection), in `roundOrder`.
-   */
-  const round = async (consumer: FeedConsumer) => {
-    const order = roundOrder();
-    const groups = Math.min(PARTS, opts.concurrency);
-    const results = await Promise.all(
-      Array.from({ length: groups }, async (_, g) => {
-        const parts = order.filter((_, i) => i % groups === g);
-        try {
-          return await processParts(deps, consumer, parts, opts.batchSize);
-        } catch (err) {
-          logger.error({ err, consumer: consumer.name, parts }, 'change feed batch failed; it will be retried');
-          return { handled: 0, backlog: false };
-        }
-      }),
-    );
-    return {
-      backlog: results.some((r) => r.backlog),
-      handled: results.reduce((sum, r) => sum + r.handled, 0),
-    };
-  };
-
-  // Without a backlog the loop pauses, so changes gather into batches (a round of tiny batches
-  // costs the database more per change than the writes it follows): half of `pollMs` while
-  // changes keep coming, all of it when a round found none.
-  const loop = async (consumer: FeedConsumer) => {
-    const pollMs = opts.pollMs * (consumer.pollFactor ?? 1);
-    while (running) {
-      // One cheap read says whether a round has anything to do: an idle feed costs a statement
-      // per consumer and pause, not a transaction per part.
-      const pending = await hasPending(deps.db.pool, consumer.name).catch((err) => {
-        logger.error({ err, consumer: consumer.name }, 'change feed check failed');
-        return false;
+  const loops = await Promise.all(
+    consumers.map((consumer) => {
+      const pollMs = opts.pollMs * (consumer.pollFactor ?? 1);
+      return startLoop(hub, deps.logger, {
+        name: `change-feed.${consumer.name}`,
+        channels: (consumer.pollFactor ?? 1) > 1 ? [] : [CHANGE_FEED_CHANNEL],
+        claim: () => feedRound(deps, consumer, opts),
+        again: (round) => round.backlog,
+        restMs: () => pollMs / 2,
+        idleMs: pollMs,
+        errorPauseMs: pollMs,
       });
-      const { backlog, handled } = pending ? await round(consumer) : { backlog: false, handled: 0 };
-      if (!backlog && running) await sleepers.sleep(handled > 0 ? pollMs / 2 : pollMs);
-    }
-  };
+    }),
+  );
+  return { stop: async () => void (await Promise.all(loops.map((l) => l.stop(Number.POSITIVE_INFINITY)))) };
+}
 
-  const loops = consumers.map(loop);
-  return {
-    async stop() {
-      running = false;
-      sleepers.stop();
-      await Promise.allSettled(loops);
-    },
-  };
+/**
+ * One round of a consumer, or undefined when it found nothing to read. One cheap read first says
+ * whether a round has anything to do: an idle feed costs a statement per consumer and pause, not a
+ * transaction per part. Then every part once, split into `concurrency` groups, each group one
+ * transaction (the groups run at once, each on its own pooled connection), in `roundOrder`.
+ */
+async function feedRound(deps: AppDeps, consumer: FeedConsumer, opts: FeedOptions) {
+  if (!(await hasPending(deps.db.pool, consumer.name))) return undefined;
+  const order = roundOrder();
+  const groups = Math.min(PARTS, opts.concurrency);
+  const results = await Promise.all(
+    Array.from({ length: groups }, async (_, g) => {
+      const parts = order.filter((_, i) => i % groups === g);
+      try {
+        return await processParts(deps, consumer, parts, opts.batchSize);
+      } catch (err) {
+        deps.logger.error({ err, consumer: consumer.name, parts }, 'change feed batch failed; it will be retried');
+        return { handled: 0, backlog: false };
+      }
+    }),
+  );
+  const handled = results.reduce((sum, r) => sum + r.handled, 0);
+  const backlog = results.some((r) => r.backlog);
+  return handled > 0 || backlog ? { handled, backlog } : undefined;
 }
 
 /** Whether some part has changes past the consumer's cursor that it may read now. */

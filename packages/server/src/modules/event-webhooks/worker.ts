@@ -1,6 +1,7 @@
-import pg from 'pg';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
+import type { ListenHub } from '../../jobs/listen-hub.js';
+import { startLoop } from '../../jobs/loop.js';
 import type { FeedConsumer } from '../change-feed/feed.js';
 import { eventWebhooksConsumer, WEBHOOKS_CHANNEL } from './consumer.js';
 import { batchedRecorder, type DeliveryRow } from './record.js';
@@ -58,31 +59,16 @@ function claimDue(deps: AppDeps, limit: number, now: Date) {
 
 /**
  * The event webhook workers of one process: the change feed's consumer sends new deliveries
- * straight from its batches, and a claim loop sends the due ones (retries, replays, test events,
- * deliveries the batches left), keeping up to `CLAIM_AHEAD × concurrency` claimed, each recorded
- * as it ends. Both go through one sender, at most `endpointConcurrency` requests per endpoint.
- * The loop is woken by NOTIFY when deliveries are left due, and as claimed ones end.
+ * straight from its batches, and a loop (`jobs/loop.ts`) claims the due ones (retries, replays,
+ * test events, deliveries the batches left), keeping up to `CLAIM_AHEAD × concurrency` claimed,
+ * each recorded as it ends. Both go through one sender, at most `endpointConcurrency` requests per
+ * endpoint. The loop is woken by NOTIFY when deliveries are left due, and as claimed ones end.
  */
-export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWorker> {
+export async function startEventWebhooks(deps: AppDeps, hub: ListenHub): Promise<EventWebhookWorker> {
   const cfg = deps.config.webhooks;
   const logger = deps.logger.child({ component: 'event-webhooks' });
   const sender = createSender(deps);
-  let running = true;
-  let wake: (() => void) | undefined;
-  /** Set by every wake-up, so one that arrives during a claim is not lost. */
-  let signalled = false;
-  const wakeUp = () => {
-    signalled = true;
-    wake?.();
-  };
   const inFlight = new Set<Promise<void>>();
-
-  const listener = new pg.Client({ connectionString: deps.db.url });
-  listener.on('error', (err) => logger.warn({ err }, 'event webhooks LISTEN connection error'));
-  listener.on('notification', wakeUp);
-  await listener.connect();
-  await listener.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
-
   const record = batchedRecorder(deps, (err) =>
     logger.error({ err }, 'webhook attempts not recorded; their claims time out'),
   );
@@ -90,6 +76,7 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
   let held = 0;
   /** The last claim took all this process could hold: a finished delivery makes room for more. */
   let budgetBound = false;
+  let wake = () => {};
 
   /** Records the attempt when it ends (unless cancelled before it started); stop waits for it. */
   const recordWhenOver = (attempt: QueuedAttempt, then?: () => void) => {
@@ -109,48 +96,31 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
       held--;
       // Not a claim per finished delivery: only when this endpoint's queue runs short, or
       // when the last claim was cut short by this process's budget.
-      if (sender.waiting(row.endpoint_id) < cfg.endpointConcurrency || budgetBound) wakeUp();
+      if (sender.waiting(row.endpoint_id) < cfg.endpointConcurrency || budgetBound) wake();
     });
   };
 
-  const loop = async () => {
-    while (running) {
-      signalled = false;
-      try {
-        const now = nowOf(deps);
-        // Claimed ahead of the requests, so they never wait for the database (claim and record
-        // statements take milliseconds, a loopback request less).
-        const free = CLAIM_AHEAD * cfg.concurrency - held;
-        const rows = free > 0 ? await claimDue(deps, free, now) : [];
-        budgetBound = rows.length >= free;
-        for (const row of rows) track(row);
-        if (rows.length > 0 && rows.length === free) continue;
-      } catch (err) {
-        logger.error({ err }, 'event webhooks loop error');
-      }
-      if (!running) break;
-      if (signalled) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, cfg.pollMs);
-        function done() {
-          clearTimeout(timer);
-          wake = undefined;
-          resolve();
-        }
-        wake = done;
-      });
-    }
+  /** The free part of the budget, claimed ahead of the requests so they never wait for the database. */
+  const claim = async () => {
+    const free = CLAIM_AHEAD * cfg.concurrency - held;
+    budgetBound = free <= 0;
+    if (free <= 0) return undefined;
+    const rows = await claimDue(deps, free, nowOf(deps));
+    budgetBound = rows.length >= free;
+    return rows.length > 0 ? { rows, full: rows.length === free } : undefined;
   };
-  const looping = loop();
 
-  return {
-    consumer: eventWebhooksConsumer(sender, recordWhenOver),
-    async stop(graceMs) {
-      running = false;
-      wakeUp();
-      await looping;
-      // Claimed but not started: due again at once, for this process after a restart or for another.
-      // (The attempts of a feed batch that had not started are written PENDING by the batch: no row matches here.)
+  const loop = await startLoop(hub, deps.logger, {
+    name: 'event-webhooks',
+    channels: [WEBHOOKS_CHANNEL],
+    claim,
+    handle: async ({ rows }) => rows.forEach(track),
+    again: ({ full }) => full,
+    idleMs: cfg.pollMs,
+    errorPauseMs: cfg.pollMs,
+    // Claimed but not started: due again at once, for this process after a restart or for another.
+    // (The attempts of a feed batch that had not started are written PENDING by the batch: no row matches here.)
+    async stopped(graceLeftMs) {
       const unstarted = sender.close().map((a) => a.row.id);
       if (unstarted.length > 0) {
         await queryRows(
@@ -159,9 +129,10 @@ export async function startEventWebhooks(deps: AppDeps): Promise<EventWebhookWor
               WHERE id = ANY(${unstarted}::uuid[]) AND status = 'SENDING'`,
         ).catch((err) => logger.warn({ err }, 'claimed webhook deliveries not released; their claims time out'));
       }
-      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, graceMs))]);
-      await listener.end().catch(() => {});
+      await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, graceLeftMs))]);
       sender.destroy();
     },
-  };
+  });
+  wake = loop.wake;
+  return { consumer: eventWebhooksConsumer(sender, recordWhenOver), stop: loop.stop };
 }

@@ -5,6 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import type { DeferredKey, KeyCheck } from '../../http/auth.js';
 import { validationFailed } from '../../http/errors.js';
 import { type Claim, reusedKeyError } from '../../http/idempotency.js';
+import { feedWaker } from '../change-feed/waker.js';
 import { applyDataRules } from '../contacts/data-rules.js';
 import { isReservedEventName } from './reserved.js';
 import { TrackBatcher } from './track-batcher.js';
@@ -91,6 +92,9 @@ export function createTracker(deps: AppDeps) {
     maxStatements: deps.config.track.batchStatements,
     stallMs: deps.config.track.batchStallMs,
   });
+  const wakeFeed = feedWaker(db, (err) =>
+    deps.logger.warn({ err }, 'change feed NOTIFY not sent; it reads at its poll'),
+  );
   return async function trackEvent(
     owner: TrackOwner,
     input: TrackInput,
@@ -100,7 +104,10 @@ export function createTracker(deps: AppDeps) {
     const row = toTrackRow(input, idempotencyKey);
     const outcome = await batcher.track(owner, row);
     settle(keyCheckOf(outcome));
-    if (outcome.tracked) return trackResult(outcome.tracked);
+    if (outcome.tracked) {
+      wakeFeed();
+      return trackResult(outcome.tracked);
+    }
     if (idempotencyKey !== null && outcome.projectId) {
       throw await reusedKeyError(db, outcome.projectId, idempotencyKey, 'POST /v1/track', (claim) =>
         isRetryOf(claim, row),

@@ -1,10 +1,11 @@
 import type { ExecutionStatus, StepRunStatus, TransitionBranch } from '@pigeon/contract';
-import pg from 'pg';
+import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { preparedRows, queryRows, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { createSleepers } from '../../jobs/sleepers.js';
+import type { ListenHub } from '../../jobs/listen-hub.js';
+import { type RunningLoop, startLoop } from '../../jobs/loop.js';
 import { type ExecutionRow, WORKFLOW_CHANNEL } from './executions.js';
 import { type Graph, loadGraph, nextStep, type StepRow } from './graph.js';
 import { runStep, type StepContext } from './steps.js';
@@ -30,58 +31,39 @@ interface NewRun {
 }
 
 /**
- * The workflow runner: loops that claim one due execution at a time (`wake_at <= now()`, FOR
- * UPDATE SKIP LOCKED, so any number of worker processes share the work) and advance it through
- * its steps inside that transaction. What a step does (an email queued, a contact updated) and the
- * record of it commit together: a crash anywhere rolls both back and the claim is redone. A
- * WEBHOOK is the one side effect outside the database: its attempt is committed first (with a
- * lease on the execution), the call made, and the result recorded in a second transaction.
+ * The workflow runner: one loop (`jobs/loop.ts`) whose runners each claim due executions
+ * (`wake_at <= now()`, FOR UPDATE SKIP LOCKED, so any number of worker processes share the work)
+ * and advance them through their steps inside that claim's transaction. What a step does (an email
+ * queued, a contact updated) and the record of it commit together: a crash anywhere rolls both back
+ * and the claim is redone. A WEBHOOK is the one side effect outside the database: its attempt is
+ * committed with the claim (with a lease on the execution), and the loop's `handle` makes the call
+ * and records the result in a second transaction.
  */
-export async function startWorkflowRunner(deps: AppDeps): Promise<{ stop(graceMs: number): Promise<void> }> {
-  const logger = deps.logger.child({ component: 'workflows' });
+export async function startWorkflowRunner(deps: AppDeps, hub: ListenHub): Promise<RunningLoop> {
   const graphs = new GraphCache();
-  let running = true;
-  const sleepers = createSleepers();
-
-  const listener = new pg.Client({ connectionString: deps.db.url });
-  listener.on('error', (err) => logger.warn({ err }, 'workflow LISTEN connection error'));
-  listener.on('notification', sleepers.wakeAll);
-  await listener.connect();
-  await listener.query(`LISTEN ${WORKFLOW_CHANNEL}`);
-
-  async function loop() {
-    while (running) {
-      try {
-        if (!(await runOne(deps, graphs))) await sleepers.sleep(await untilNextTimer(deps));
-      } catch (err) {
-        logger.error({ err }, 'workflow runner error');
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-  }
-
-  const loops = Array.from({ length: deps.config.workflows.concurrency }, loop);
-  return {
-    async stop(graceMs) {
-      running = false;
-      sleepers.stop();
-      await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, graceMs))]);
-      await listener.end().catch(() => {});
-    },
-  };
+  return startLoop<WebhookCall[]>(hub, deps.logger, {
+    name: 'workflows',
+    channels: [WORKFLOW_CHANNEL],
+    concurrency: deps.config.workflows.concurrency,
+    claim: () => claimAndAdvance(deps, graphs),
+    handle: (calls) => callWebhooks(deps, graphs, calls),
+    idleMs: () => untilNextTimer(deps),
+    errorPauseMs: 500,
+  });
 }
 
 /**
- * How long an idle loop may sleep: until the earliest timer (a DELAY ending, a wait timing out, a
+ * How long an idle runner may wait: until the earliest timer (a DELAY ending, a wait timing out, a
  * webhook retry), at most `pollMs`. Executions that become due at once (started, resumed) NOTIFY,
- * so waiting executions cost one indexed read per idle loop and timer, not a poll per interval.
+ * so waiting executions cost one indexed read per idle runner and timer, not a poll per interval.
  */
 async function untilNextTimer(deps: AppDeps): Promise<number> {
-  const { rows } = await deps.db.pool.query<{ ms: number | null }>(
-    `SELECT (extract(epoch FROM min(wake_at) - now()) * 1000)::float8 AS ms FROM workflow_executions
-     WHERE status IN ('RUNNING', 'WAITING') AND wake_at IS NOT NULL`,
+  const [row] = await queryRows<{ ms: number | null }>(
+    deps.db.pool,
+    sql`SELECT (extract(epoch FROM min(wake_at) - now()) * 1000)::float8 AS ms FROM workflow_executions
+        WHERE status IN ('RUNNING', 'WAITING') AND wake_at IS NOT NULL`,
   );
-  const ms = rows[0]?.ms ?? Number.POSITIVE_INFINITY;
+  const ms = row?.ms ?? Number.POSITIVE_INFINITY;
   return Math.max(10, Math.min(deps.config.workflows.pollMs, ms + 5));
 }
 
@@ -103,15 +85,15 @@ class GraphCache {
 const CLAIM_BATCH = 8;
 
 /**
- * Claims up to CLAIM_BATCH due executions and advances each; false when none was due. An
+ * Claims up to CLAIM_BATCH due executions and advances each, in one transaction; answers the
+ * webhook calls their walks reached (to make after the commit), or undefined when none was due. An
  * unexpected error rolls the whole claim back: the execution that caused it is marked FAILED
  * (unless the error is transient) and the others are simply claimed again.
  */
-export async function runOne(deps: AppDeps, graphs = new GraphCache()): Promise<boolean> {
-  const calls: WebhookCall[] = [];
+async function claimAndAdvance(deps: AppDeps, graphs: GraphCache): Promise<WebhookCall[] | undefined> {
   let current: string | undefined;
   try {
-    const claimed = await inTransaction(deps.db.pool, async (client) => {
+    return await inTransaction(deps.db.pool, async (client) => {
       const executions = await preparedRows<Claimed>(
         client,
         'workflows.claim',
@@ -120,6 +102,8 @@ export async function runOne(deps: AppDeps, graphs = new GraphCache()): Promise<
             WHERE x.status IN ('RUNNING', 'WAITING') AND x.wake_at <= now()
             ORDER BY x.wake_at LIMIT ${CLAIM_BATCH} FOR UPDATE OF x SKIP LOCKED`,
       );
+      if (executions.length === 0) return undefined;
+      const calls: WebhookCall[] = [];
       for (const exec of executions) {
         current = exec.id;
         const graph = await graphs.get(client, exec.workflow_id, exec.version);
@@ -127,16 +111,19 @@ export async function runOne(deps: AppDeps, graphs = new GraphCache()): Promise<
         if (call) calls.push(call);
       }
       current = undefined;
-      return executions.length > 0;
+      return calls;
     });
-    for (let call = calls.shift(); call; call = calls.shift()) {
-      const next = await finishWebhook(deps, graphs, call);
-      if (next) calls.push(next);
-    }
-    return claimed;
   } catch (err) {
     if (current && !isTransient(err)) await failExecution(deps, current, err as Error);
     throw err;
+  }
+}
+
+/** The webhook calls of a committed claim, each followed by the rest of its walk (which may reach another). */
+async function callWebhooks(deps: AppDeps, graphs: GraphCache, calls: WebhookCall[]): Promise<void> {
+  for (let call = calls.shift(); call; call = calls.shift()) {
+    const next = await finishWebhook(deps, graphs, call);
+    if (next) calls.push(next);
   }
 }
 
