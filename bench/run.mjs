@@ -345,14 +345,10 @@ async function startBaseline(name, pigeon) {
   if (!servers.baselines.has(key)) {
     if (cleaning) throw new Error('interrupted');
     const script = join(BENCH_DIR, 'baselines', `${name}.mjs`);
-    const { embeddedPostgresPassword: password } = JSON.parse(
-      readFileSync(join(pigeon.dataDir, 'secrets.json'), 'utf8'),
-    );
-    const pg = { host: '127.0.0.1', port: pigeon.pgPort, user: 'pigeon', password, database: 'pigeon' };
     const env = {
       ...process.env,
       PORT: '0',
-      BASELINE_PG: JSON.stringify(pg),
+      BASELINE_PG: JSON.stringify(baselinePg(pigeon)),
       RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
       ...(pigeon.env.DATABASE_POOL_SIZE && { BASELINE_POOL_SIZE: pigeon.env.DATABASE_POOL_SIZE }),
     };
@@ -363,6 +359,12 @@ async function startBaseline(name, pigeon) {
   const handle = await servers.baselines.get(key).ready;
   handle.baseUrl ??= /listening on (http:\/\/\S+)/.exec(handle.output())[1];
   return handle;
+}
+
+/** The connection settings of `pigeon`'s embedded PostgreSQL, as the baselines get them in `BASELINE_PG`. */
+function baselinePg(pigeon) {
+  const { embeddedPostgresPassword: password } = JSON.parse(readFileSync(join(pigeon.dataDir, 'secrets.json'), 'utf8'));
+  return { host: '127.0.0.1', port: pigeon.pgPort, user: 'pigeon', password, database: 'pigeon' };
 }
 
 /**
@@ -697,6 +699,13 @@ function makeContext(pigeon, conns) {
       if (cleaning || pigeon.instance.stopped) throw new Error('interrupted');
       pigeon.instance.db ??= connectDb({ dataDir: pigeon.dataDir, port: pigeon.pgPort });
       return (await pigeon.instance.db).query(text, values);
+    },
+    /**
+     * `BASELINE_PG` for a baseline process a timed task starts itself (a same-work ceiling on
+     * Pigeon's PostgreSQL, see baselines/_db.mjs): the connection settings, as JSON.
+     */
+    get baselinePg() {
+      return JSON.stringify(baselinePg(pigeon));
     },
     /** The env this Pigeon got on top of the harness's (a scenario's resolved `pigeonEnv`). */
     pigeonEnv: pigeon.env,

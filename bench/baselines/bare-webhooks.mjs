@@ -2,25 +2,22 @@
 // the Standard Webhooks way (HMAC-SHA256 per request, as Pigeon does), to URL with CONCURRENCY
 // requests in flight, over node:http with a keep-alive agent (CLIENT=undici: an undici Pool of
 // CONCURRENCY connections, the client Pigeon sends with). Reads `{ secret, messages: [{ id, body }] }`
-// from FILE; prints `result {…}` when every request has been answered 2xx.
-import { createHmac } from 'node:crypto';
+// from FILE; prints `result {…}` when every request has been answered 2xx (with its own CPU seconds
+// and the whole machine's busy CPU seconds at start and end, `machineAtStart`/`machineAtEnd`).
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { Pool } from 'undici';
+import { machineBusyCpuSeconds } from '../lib/process.mjs';
+import { webhookSigner } from './_webhook-sign.mjs';
 
 const { secret, messages } = JSON.parse(readFileSync(process.env.FILE, 'utf8'));
 const url = new URL(process.env.URL);
 const concurrency = Number(process.env.CONCURRENCY ?? 16);
-const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
 
 const pool = process.env.CLIENT === 'undici' ? new Pool(url.origin, { connections: concurrency }) : undefined;
 
-const sign = (id, body) => {
-  const timestamp = Math.floor(Date.now() / 1000);
-  const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
-  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` };
-};
+const sign = webhookSigner(secret);
 
 async function postUndici({ id, body }) {
   const res = await pool.request({
@@ -61,6 +58,8 @@ function postHttp({ id, body }) {
 }
 
 const post = pool ? postUndici : postHttp;
+const cpu0 = process.cpuUsage();
+const machineAtStart = machineBusyCpuSeconds();
 const startAt = performance.timeOrigin + performance.now();
 let next = 0;
 let failed = 0;
@@ -73,8 +72,11 @@ await Promise.all(
   }),
 );
 const endAt = performance.timeOrigin + performance.now();
+const machineAtEnd = machineBusyCpuSeconds();
+const cpu = process.cpuUsage(cpu0);
+const sent = messages.length - failed;
 console.log(
-  `result ${JSON.stringify({ sent: messages.length - failed, failed, startAt, endAt, perSec: (messages.length - failed) / ((endAt - startAt) / 1000) })}`,
+  `result ${JSON.stringify({ sent, failed, startAt, endAt, perSec: sent / ((endAt - startAt) / 1000), cpuSeconds: (cpu.user + cpu.system) / 1e6, machineAtStart, machineAtEnd })}`,
 );
 agent.destroy();
 await pool?.close();

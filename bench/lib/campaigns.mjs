@@ -1,12 +1,11 @@
-// Helpers of the campaign scenario (campaign-100k): the campaign's content, the same message for
-// the bare-nodemailer baseline (baselines/bare-nodemailer.mjs), the baseline runs, and Pigeon's
-// node processes (the main one and any worker children) from /proc.
+// Helpers of the campaign scenario (campaign-100k): the campaign's content (the ceilings' message,
+// baselines/_campaign-message.mjs, renders it too), the runs of the bare ceiling
+// (baselines/bare-nodemailer.mjs) and of the same-work one (baselines/bare-durable-delivery.mjs,
+// with its scratch table), and Pigeon's node processes (the main one and any worker children) from /proc.
 import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startNode } from './process.mjs';
-
-const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+import { basename } from 'node:path';
+import { queueTableSql } from '../baselines/_claim-loop.mjs';
+import { runTogether } from './ceilings.mjs';
 
 export const CAMPAIGN_SUBJECT = 'Hi {{firstName ?? "there"}}, our spring launch is here';
 
@@ -66,55 +65,111 @@ export const DKIM_SIGNED_HEADERS = [
   'Feedback-ID',
 ].join(':');
 
+const perProcess = (results) =>
+  results.map((r) => ({
+    sent: r.sent,
+    seconds: r.seconds,
+    messagesPerSec: r.messagesPerSec,
+    cpuSeconds: r.cpuSeconds,
+    peakRssMb: r.peakRssMb,
+  }));
+
 /**
  * Runs baselines/bare-nodemailer.mjs in `processes` processes at once (each `count` messages into
  * `smtpUrl`, `inFlight` at a time), all starting at the same instant. Returns each process's
- * result and the aggregate rate: all messages ÷ (common start → the last process's last reply).
+ * result and the aggregate rate: all messages ÷ (common start → the last process's last reply),
+ * with the whole machine's busy CPU seconds over that window (`machineCpuSeconds`).
  * Bounded: a process that has not finished within `timeoutMs` is stopped and the run throws.
  */
 export async function runBareNodemailer({ smtpUrl, processes, count, inFlight, timeoutMs = 180_000 }) {
-  const startAt = Date.now() + 3000; // after every process has loaded nodemailer and made its key
-  const handles = Array.from({ length: processes }, (_, i) =>
-    startNode({
-      name: `bare-nodemailer #${i + 1}`,
-      args: [join(BENCH_DIR, 'baselines', 'bare-nodemailer.mjs')],
-      env: {
-        ...process.env,
-        SMTP_URL: smtpUrl,
-        COUNT: String(count),
-        IN_FLIGHT: String(inFlight),
-        START_AT: String(startAt),
-        PROCESS_INDEX: String(i + 1),
-      },
-      ready: /^result \{.*\}$/m,
-      timeoutMs,
-    }),
+  const run = await runTogether({
+    script: 'bare-nodemailer',
+    processes,
+    env: () => ({ SMTP_URL: smtpUrl, COUNT: String(count), IN_FLIGHT: String(inFlight) }),
+    timeoutMs,
+  });
+  return { ...run, results: undefined, perProcess: perProcess(run.results) };
+}
+
+// ---- the same-work ceiling: bare nodemailer + the durable claim/record (issue 62) ---------------
+
+/** The scratch table of baselines/bare-durable-delivery.mjs, in Pigeon's database. */
+export const DURABLE_EMAILS = 'bench_durable_emails';
+export const DURABLE_DOMAIN = 'durable.example';
+
+/**
+ * Creates the ceiling's scratch table (dropped first) and queues `total` rows in it, the way the
+ * campaign's audience is seeded: `d<i>@durable.example`, a first name on 3 of 4; VACUUM ANALYZE.
+ */
+export async function seedDurableEmails(sql, total) {
+  for (const statement of queueTableSql(DURABLE_EMAILS, 'recipient text NOT NULL, first_name text'))
+    await sql(statement);
+  await sql(
+    `INSERT INTO ${DURABLE_EMAILS} (recipient, first_name)
+     SELECT 'd' || i || '@${DURABLE_DOMAIN}', CASE WHEN i % 4 = 0 THEN NULL ELSE 'Name' || i END
+     FROM generate_series(0, $1::int - 1) AS i`,
+    [total],
   );
-  try {
-    const done = await Promise.all(handles.map((h) => h.ready));
-    const results = done.map((h) => JSON.parse(/^result (\{.*\})$/m.exec(h.output())[1]));
-    const failed = results.reduce((n, r) => n + r.failed, 0);
-    if (failed)
-      throw new Error(`bare-nodemailer: ${failed} sends failed: ${results.map((r) => r.firstError).join('; ')}`);
-    const sent = results.reduce((n, r) => n + r.sent, 0);
-    const end = Math.max(...results.map((r) => r.endAt));
-    const start = Math.min(...results.map((r) => r.startAt));
-    return {
-      processes,
-      sent,
-      seconds: (end - start) / 1000,
-      messagesPerSec: sent / ((end - start) / 1000),
-      perProcess: results.map((r) => ({
-        sent: r.sent,
-        seconds: r.seconds,
-        messagesPerSec: r.messagesPerSec,
-        cpuSeconds: r.cpuSeconds,
-        peakRssMb: r.peakRssMb,
-      })),
-    };
-  } finally {
-    await Promise.all(handles.map((h) => h.stop()));
-  }
+  await sql(`VACUUM (ANALYZE) ${DURABLE_EMAILS}`);
+}
+
+/**
+ * Runs baselines/bare-durable-delivery.mjs in `processes` processes at once on the seeded scratch
+ * table (`pg`: BASELINE_PG of the Pigeon under test), `inFlight` sends at a time each, into
+ * `smtpUrl`. The same aggregate as {@link runBareNodemailer}, plus the claims and records made.
+ */
+export async function runDurableDelivery({ smtpUrl, pg, processes, inFlight, timeoutMs = 600_000 }) {
+  const run = await runTogether({
+    script: 'bare-durable-delivery',
+    processes,
+    env: () => ({ SMTP_URL: smtpUrl, BASELINE_PG: pg, TABLE: DURABLE_EMAILS, IN_FLIGHT: String(inFlight) }),
+    timeoutMs,
+  });
+  return {
+    ...run,
+    results: undefined,
+    perProcess: perProcess(run.results),
+    claims: run.results.reduce((n, r) => n + r.claims, 0),
+    records: run.results.reduce((n, r) => n + r.records, 0),
+  };
+}
+
+export const dropDurableEmails = (sql) => sql(`DROP TABLE IF EXISTS ${DURABLE_EMAILS}`);
+
+/**
+ * The ceiling's correctness: every row SENT with a sent_at, and the sink (reset before the run) has
+ * exactly one DKIM-signed message per row's recipient and nothing else. Throws otherwise; returns
+ * the counts.
+ */
+export async function checkDurableDelivery(sql, sink, total) {
+  const { rows } = await sql(
+    `SELECT count(*)::int AS rows, count(*) FILTER (WHERE status = 'SENT' AND sent_at IS NOT NULL)::int AS sent
+     FROM ${DURABLE_EMAILS}`,
+  );
+  const messages = await sink.messages();
+  const perRecipient = new Map();
+  for (const m of messages) perRecipient.set(m.to, (perRecipient.get(m.to) ?? 0) + 1);
+  let delivered = 0;
+  for (let i = 0; i < total; i++) if (perRecipient.has(`d${i}@${DURABLE_DOMAIN}`)) delivered++;
+  const counts = {
+    rows: rows[0].rows,
+    sent: rows[0].sent,
+    received: messages.length,
+    duplicates: messages.length - perRecipient.size,
+    missing: total - delivered,
+    unexpected: perRecipient.size - delivered,
+    withoutDkim: messages.filter((m) => !m.dkim).length,
+  };
+  if (
+    counts.rows !== total ||
+    counts.sent !== total ||
+    counts.duplicates ||
+    counts.missing ||
+    counts.unexpected ||
+    counts.withoutDkim
+  )
+    throw new Error(`bare-durable-delivery is not correct: ${JSON.stringify(counts)}`);
+  return counts;
 }
 
 // ---- Pigeon's node processes ---------------------------------------------------------------

@@ -1,11 +1,16 @@
 import {
   CAMPAIGN_HTML,
   CAMPAIGN_SUBJECT,
+  checkDurableDelivery,
+  dropDurableEmails,
   memoryOf,
   nodeDescendants,
   resetPeakRss,
   runBareNodemailer,
+  runDurableDelivery,
+  seedDurableEmails,
 } from '../lib/campaigns.mjs';
+import { msPerMessage } from '../lib/ceilings.mjs';
 import { cpuSeconds, descendantsCpuByProgram } from '../lib/process.mjs';
 import { waitFeedDrained } from '../lib/segments.mjs';
 import { SENDER, sleep, verifiedSenderDomain } from '../lib/sending.mjs';
@@ -20,13 +25,19 @@ import { SENDER, sleep, verifiedSenderDomain } from '../lib/sending.mjs';
  * POST /campaigns/:id/test delivered (warms the SMTP pool, the DKIM key cache and the campaign
  * content path; makes no contact); then the same-run baseline: baselines/bare-nodemailer.mjs in
  * one process (BASELINE_ONE_PROCESS_COUNT messages), then in two at once (the campaign's total
- * between them), into the same sink.
+ * between them), into the same sink; then the same-work ceiling (issue 62):
+ * baselines/bare-durable-delivery.mjs in as many processes as Pigeon's workers (2) on a scratch
+ * table of TOTAL queued rows in Pigeon's PostgreSQL (claimed in batches, FOR UPDATE SKIP LOCKED,
+ * the same message signed and sent, each batch marked SENT in one statement), checked (every row
+ * SENT, every recipient once at the sink) and its table dropped.
  *
  * Timed task: POST /campaigns/:id/send {} (the audience is frozen in that call), then the sink is
  * watched until the campaign is SENT (or GIVE_UP_SECONDS). Measured: the send call (freeze),
- * send call → last message at the sink, msg/s from the send's answer to the last message, the
- * peak RSS of every Pigeon node process during the run (VmHWM reset just before the send), and
- * correctness from the sink's envelope recipients and Message-IDs.
+ * send call → last message at the sink, msg/s from the send's answer to the last message (÷ the
+ * same-work ceiling's and ÷ the bare one's), the whole machine's busy CPU per message (send
+ * answered → SENT; the ceilings' from their start to their end), the peak RSS of every Pigeon node
+ * process during the run (VmHWM reset just before the send), and correctness from the sink's
+ * envelope recipients and Message-IDs.
  *
  * Variant `kill` (DELIVERY_CLAIM_TIMEOUT_SECONDS=5): once KILL_AT messages are at the sink, one
  * worker child process of Pigeon is SIGKILLed and the supervisor is expected to start a new one;
@@ -102,11 +113,14 @@ async function sinkCount(sink, errors) {
   }
 }
 
-/** CPU seconds so far of Pigeon's PostgreSQL (backends, other processes), its worker processes, its API process and the sink. */
+/**
+ * CPU seconds so far of Pigeon's PostgreSQL (backends, other processes), its worker processes, its
+ * API process, the sink, and the whole machine (busy, all cores).
+ */
 function cpuSplit(ctx) {
   const split = descendantsCpuByProgram(ctx.pigeonPid);
-  const { pigeon, sink } = ctx.cpu();
-  return { ...split, api: pigeon, sink };
+  const { pigeon, sink, machine } = ctx.cpu();
+  return { ...split, api: pigeon, sink, machine };
 }
 
 /** What happened between two {@link cpuSplit} samples, in ms per message. */
@@ -118,6 +132,7 @@ function cpuPerMessageBetween(a, b, messages) {
     workersMs: per('other'),
     apiMs: per('api'),
     sinkMs: per('sink'),
+    machineMs: per('machine'),
   };
 }
 
@@ -170,6 +185,21 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         unit: '%',
         digits: 1,
         label: 'msg/s ≥ 65% of bare nodemailer in 2 processes (issue 26; a median over runs)',
+      },
+      {
+        // Issue 62: against the ceiling that does the same durable work (claim, sign, send, record).
+        metric: 'ratioToDurable',
+        min: 0.85,
+        unit: '× durable',
+        digits: 2,
+        label: 'msg/s ≥ 0.85 × bare-durable-delivery (the same-work ceiling, same run, same sink)',
+      },
+      {
+        metric: 'cpuPerMessageRatioToDurable',
+        max: 1.25,
+        unit: '× durable',
+        digits: 2,
+        label: "machine CPU per message ≤ 1.25 × bare-durable-delivery's",
       },
       {
         metric: 'peakRssMbMax',
@@ -263,6 +293,7 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         const own = b.perProcess.reduce((n, p) => n + p.cpuSeconds, 0);
         const known = ['pigeon', 'db', 'sink', 'harness'].reduce((n, k) => n + (cpu1[k] - cpu0[k]), own);
         b.otherCpuPercentOfCore = round((Math.max(0, cpu1.machine - cpu0.machine - known) / wall) * 100);
+        b.machineCpuMsPerMessage = msPerMessage(b.machineCpuSeconds, b.sent);
         baselines.push(b);
         ctx.note(
           `baseline, bare nodemailer (pooled SMTP, DKIM with a parsed RSA-2048 KeyObject, the same HTML rendered per ` +
@@ -270,16 +301,44 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
             `${fmt(count)}: ${fmt(b.messagesPerSec)} msg/s (${fmt(b.sent)} in ${fmt(b.seconds, 1)} s; ` +
             `${b.perProcess.map((p) => `${fmt(p.messagesPerSec)} msg/s, ${fmt(p.cpuSeconds, 1)} CPU s, ${fmt(p.peakRssMb)} MB`).join(' / ')}); ` +
             `${fmt(b.bytesPerMessage)} bytes a message; sink ${fmt(b.sinkCpuPercentOfCore)}% of a core, other processes ` +
-            `${fmt(b.otherCpuPercentOfCore)}%`,
+            `${fmt(b.otherCpuPercentOfCore)}%; machine CPU ${fmt(b.machineCpuMsPerMessage, 3)} ms a message`,
         );
       }
+
+      // The same-work ceiling (issue 62): bare nodemailer plus the durable claim and record, in as
+      // many processes as Pigeon's worker processes, on a scratch table in Pigeon's PostgreSQL.
+      const durableProcesses = Number(ctx.pigeonEnv.WORKER_PROCESSES ?? 2);
       await ctx.smtpSink.reset();
-      Object.assign(ctx.state, { campaignId, baselines });
+      await seedDurableEmails(ctx.sql, TOTAL);
+      let durable;
+      try {
+        durable = await runDurableDelivery({
+          smtpUrl: ctx.smtpSink.url,
+          pg: ctx.baselinePg,
+          processes: durableProcesses,
+          inFlight: BASELINE_IN_FLIGHT,
+        });
+        durable.check = await checkDurableDelivery(ctx.sql, ctx.smtpSink, TOTAL);
+      } finally {
+        await dropDurableEmails(ctx.sql);
+      }
+      durable.bytesPerMessage = Math.round((await ctx.smtpSink.stats()).bytes / TOTAL);
+      durable.machineCpuMsPerMessage = msPerMessage(durable.machineCpuSeconds, durable.sent);
+      ctx.note(
+        `same-work ceiling, bare-durable-delivery (the same message, ${BASELINE_IN_FLIGHT} sends in flight per process, ` +
+          'rows claimed 10 at a time with FOR UPDATE SKIP LOCKED and each batch marked SENT in one statement), ' +
+          `${durableProcesses} processes on ${fmt(TOTAL)} rows: ${fmt(durable.messagesPerSec)} msg/s (${fmt(durable.sent)} in ` +
+          `${fmt(durable.seconds, 1)} s; ${durable.perProcess.map((p) => `${fmt(p.sent)} at ${fmt(p.messagesPerSec)} msg/s, ${fmt(p.cpuSeconds, 1)} CPU s, ${fmt(p.peakRssMb)} MB`).join(' / ')}); ` +
+          `${fmt(durable.claims)} claims, ${fmt(durable.records)} records; machine CPU ${fmt(durable.machineCpuMsPerMessage, 3)} ms a message; ` +
+          `checked: ${fmt(durable.check.sent)} rows SENT, ${fmt(durable.check.received)} messages at the sink, 0 missing, 0 duplicates`,
+      );
+      await ctx.smtpSink.reset();
+      Object.assign(ctx.state, { campaignId, baselines, durable });
     },
 
     async run(ctx) {
       const { smtpSink: sink } = ctx;
-      const { campaignId, baselines } = ctx.state;
+      const { campaignId, baselines, durable } = ctx.state;
       const killVariant = this?.variant === 'kill';
       const pid = ctx.pigeonPid;
 
@@ -478,6 +537,7 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
       const base1 = baselines[0];
       const base2 = baselines[1];
       const percentOfBaseline = messagesPerSec === null ? null : (messagesPerSec / base2.messagesPerSec) * 100;
+      const ratioToDurable = messagesPerSec === null ? null : messagesPerSec / durable.messagesPerSec;
       const processes = [...peaks.values()].map(({ cpu0, cpu1, t0, t1, ...p }) => ({
         ...p,
         peakRssMb: round(p.peakRssMb, 1),
@@ -536,9 +596,23 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         ctx.note(
           `CPU per message, send answered → SENT: PostgreSQL backends ${cpuPerMessage.backendsMs} ms (its other processes ` +
             `${cpuPerMessage.postgresOtherMs} ms), worker processes ${cpuPerMessage.workersMs} ms, API process ` +
-            `${cpuPerMessage.apiMs} ms, SMTP sink ${cpuPerMessage.sinkMs} ms (on a saturated machine their sum sets the rate)`,
+            `${cpuPerMessage.apiMs} ms, SMTP sink ${cpuPerMessage.sinkMs} ms (on a saturated machine their sum sets the rate); ` +
+            `the whole machine ${cpuPerMessage.machineMs} ms`,
         );
       }
+      // The whole machine's busy CPU per message, each side over its own window (others' work on the
+      // shared machine counts in all three alike).
+      const machineCpuMsPerMessage = cpuPerMessage ? cpuPerMessage.machineMs : null;
+      const cpuPerMessageRatioToDurable =
+        machineCpuMsPerMessage === null ? null : machineCpuMsPerMessage / durable.machineCpuMsPerMessage;
+      ctx.note(
+        `same work (issue 62): Pigeon ${fmt(messagesPerSec)} msg/s = ${fmt(ratioToDurable, 2)} × bare-durable-delivery ` +
+          `(${fmt(durable.messagesPerSec)} msg/s, ${durable.processes} processes) and ${fmt(percentOfBaseline === null ? null : percentOfBaseline / 100, 2)} × ` +
+          `bare nodemailer × 2 (${fmt(base2.messagesPerSec)}); machine CPU per message: Pigeon ${fmt(machineCpuMsPerMessage, 3)} ms ` +
+          `(send answered → SENT), bare-durable-delivery ${fmt(durable.machineCpuMsPerMessage, 3)} ms, bare nodemailer × 2 ` +
+          `${fmt(base2.machineCpuMsPerMessage, 3)} ms → Pigeon ${fmt(cpuPerMessageRatioToDurable, 2)} × the same-work ceiling's, ` +
+          `${fmt(machineCpuMsPerMessage === null ? null : machineCpuMsPerMessage / base2.machineCpuMsPerMessage, 2)} × the bare one's`,
+      );
       ctx.note(
         `correctness: ${fmt(messages.length)} messages at the sink, ${fmt(delivered)} of ${fmt(TOTAL)} recipients, ` +
           `${fmt(missing)} missing, ${fmt(duplicatesByRecipient)} duplicates by recipient (${fmt(recipientsWithDuplicates)} recipients` +
@@ -612,9 +686,19 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         baseline1ProcessMessagesPerSec: round(base1.messagesPerSec, 0),
         baseline2ProcessesMessagesPerSec: round(base2.messagesPerSec, 0),
         percentOfBaseline: round(percentOfBaseline, 1),
+        durableMessagesPerSec: round(durable.messagesPerSec, 0),
+        ratioToDurable: round(ratioToDurable, 3),
+        ratioToBare: percentOfBaseline === null ? null : round(percentOfBaseline / 100, 3),
+        machineCpuMsPerMessage,
+        durableMachineCpuMsPerMessage: durable.machineCpuMsPerMessage,
+        bareMachineCpuMsPerMessage: base2.machineCpuMsPerMessage,
+        cpuPerMessageRatioToDurable: round(cpuPerMessageRatioToDurable, 3),
+        cpuPerMessageRatioToBare:
+          machineCpuMsPerMessage === null ? null : round(machineCpuMsPerMessage / base2.machineCpuMsPerMessage, 3),
         percentOfBaseline1Process:
           messagesPerSec === null ? null : round((messagesPerSec / base1.messagesPerSec) * 100, 1),
         baselines,
+        durable,
         processes,
         workerProcesses: workersSeen,
         peakRssMbMax: round(peakRssMbMax, 1),
@@ -644,8 +728,10 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         problem: problems.length ? problems.join('; ') : undefined,
         summary:
           `${fmt(TOTAL)} recipients: frozen in ${fmt(freezeSeconds, 2)} s, last message ${fmt(deliverySeconds, 1)} s after the send call, ` +
-          `${fmt(messagesPerSec)} msg/s = ${fmt(percentOfBaseline, 1)}% of bare nodemailer × 2 (${fmt(base2.messagesPerSec)}; × 1 ` +
-          `${fmt(base1.messagesPerSec)}); peak RSS ${fmt(peakRssMbMax)} MB (${processes.length} node process${processes.length > 1 ? 'es' : ''}); ` +
+          `${fmt(messagesPerSec)} msg/s = ${fmt(ratioToDurable, 2)} × the same-work ceiling (${fmt(durable.messagesPerSec)}), ` +
+          `${fmt(percentOfBaseline, 1)}% of bare nodemailer × 2 (${fmt(base2.messagesPerSec)}; × 1 ` +
+          `${fmt(base1.messagesPerSec)}); machine CPU ${fmt(machineCpuMsPerMessage, 2)} ms a message = ` +
+          `${fmt(cpuPerMessageRatioToDurable, 2)} × the ceiling's; peak RSS ${fmt(peakRssMbMax)} MB (${processes.length} node process${processes.length > 1 ? 'es' : ''}); ` +
           `${fmt(duplicatesByRecipient)} duplicates, ${fmt(missing)} missing, ${campaign.status}, stats.sent ${fmt(stats.sent)}` +
           (failedChecks.length ? ` (${failedChecks.join('; ')})` : '') +
           killSummary,

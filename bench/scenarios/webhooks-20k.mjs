@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { queueTableSql } from '../baselines/_claim-loop.mjs';
+import { msPerMessage, runTogether } from '../lib/ceilings.mjs';
 import { descendantsCpuByProgram, startNode } from '../lib/process.mjs';
 import { fmt, r1, waitFeedDrained } from '../lib/segments.mjs';
 import { sleep } from '../lib/sending.mjs';
@@ -26,9 +28,15 @@ import { sleep } from '../lib/sending.mjs';
  * the baseline (baselines/bare-webhooks.mjs) POSTs the very payloads and webhook-ids Pigeon stored,
  * signed per request, CONCURRENCY in flight (Pigeon's WEBHOOK_ENDPOINT_CONCURRENCY), keep-alive,
  * three times: the median run is the baseline; the same loop over an undici Pool (the client Pigeon
- * sends with) runs three times beside it and is noted. Both sides' pace between their 10% and 90%
- * arrivals (without start-up and tail) is noted too. Checks: every delivery SUCCEEDED, duplicates
- * counted.
+ * sends with) runs three times beside it and is noted. And three times the same-work ceiling (issue
+ * 62, baselines/bare-durable-webhooks.mjs, in as many processes as Pigeon has worker processes):
+ * the same deliveries queued in a scratch table in Pigeon's PostgreSQL, claimed in batches with
+ * FOR UPDATE SKIP LOCKED, POSTed signed over an undici Pool, CONCURRENCY in flight, each batch's
+ * outcomes recorded in one statement; its median run is the target's ceiling; every id must arrive
+ * once and every row end SENT. The whole machine's busy CPU per delivery is noted for all three
+ * (Pigeon's from the insert's commit until every attempt is recorded). Both sides' pace between
+ * their 10% and 90% arrivals (without start-up and tail) is noted too. Checks: every delivery
+ * SUCCEEDED, duplicates counted.
  *
  * Then a recovery (informational): the burst's deliveries made FAILED and recovered with one
  * `POST /webhook-endpoints/:id/recoveries`, timed to the last arrival.
@@ -138,6 +146,56 @@ async function settled(ctx, where = 'true') {
 }
 
 const BARE_RUNS = 3;
+const DURABLE_TABLE = 'bench_durable_webhooks';
+
+/** Pigeon's worker processes in this scenario: WORKER_PROCESSES, else the server's default (cores − 1, at least 1). */
+const workerProcesses = (ctx) => Math.max(1, Number(ctx.pigeonEnv.WORKER_PROCESSES ?? availableParallelism() - 1));
+
+/**
+ * One run of the same-work ceiling (the receiver reset first): the deliveries `messages` queued in
+ * its scratch table (made afresh), drained by baselines/bare-durable-webhooks.mjs in as many
+ * processes as Pigeon's workers. Throws unless every id arrived once and every row ended SENT.
+ */
+async function durableRun(ctx, origin, secret, messages) {
+  await fetch(`${origin}/reset`, { method: 'POST' });
+  for (const statement of queueTableSql(DURABLE_TABLE, 'webhook_id text NOT NULL, payload jsonb NOT NULL'))
+    await ctx.sql(statement);
+  await ctx.sql(`INSERT INTO ${DURABLE_TABLE} (webhook_id, payload) SELECT * FROM unnest($1::text[], $2::jsonb[])`, [
+    messages.map((m) => m.id),
+    messages.map((m) => m.body),
+  ]);
+  await ctx.sql(`VACUUM (ANALYZE) ${DURABLE_TABLE}`);
+  const run = await runTogether({
+    script: 'bare-durable-webhooks',
+    processes: workerProcesses(ctx),
+    env: () => ({
+      BASELINE_PG: ctx.baselinePg,
+      TABLE: DURABLE_TABLE,
+      URL: `${origin}/hook`,
+      SECRET: secret,
+      CONCURRENCY: String(CONCURRENCY),
+    }),
+    timeoutMs: GIVE_UP_SECONDS * 1000,
+  });
+  const { distinct, duplicates, middlePerSec } = await receiverStats(origin);
+  const { rows } = await ctx.sql(
+    `SELECT count(*)::int AS rows, count(*) FILTER (WHERE status = 'SENT' AND sent_at IS NOT NULL)::int AS sent FROM ${DURABLE_TABLE}`,
+  );
+  const check = { rows: rows[0].rows, sent: rows[0].sent, distinct, duplicates, expected: messages.length };
+  if (check.rows !== messages.length || check.sent !== messages.length || distinct !== messages.length || duplicates)
+    throw new Error(`bare-durable-webhooks is not correct: ${JSON.stringify(check)}`);
+  return {
+    perSec: run.messagesPerSec,
+    seconds: run.seconds,
+    processes: run.processes,
+    machineCpuMsPerMessage: msPerMessage(run.machineCpuSeconds, run.sent),
+    cpuSeconds: run.results.reduce((n, r) => n + r.cpuSeconds, 0),
+    claims: run.results.reduce((n, r) => n + r.claims, 0),
+    records: run.results.reduce((n, r) => n + r.records, 0),
+    middlePerSec,
+    ...check,
+  };
+}
 
 /** One run of the bare loop over the stored payloads (the receiver reset first), with the ids the receiver got. */
 async function bareRun(origin, file, count, client = 'http') {
@@ -277,6 +335,14 @@ export default {
   target: [
     { metric: 'ratio', min: 0.5, unit: '× bare', digits: 2, label: 'deliveries/s ≥ 0.5 × bare' },
     {
+      // Issue 62: against the ceiling that does the same durable work (claim, sign, POST, record).
+      metric: 'ratioToDurable',
+      min: 0.8,
+      unit: '× durable',
+      digits: 2,
+      label: 'deliveries/s ≥ 0.8 × bare-durable-webhooks (the same-work ceiling, same run)',
+    },
+    {
       metric: 'slowRatio',
       min: 0.8,
       unit: '× twin',
@@ -323,6 +389,7 @@ export default {
       const t0 = now();
       await insertEvents(ctx, 'bench.burst', TOTAL);
       const committed = now();
+      const cpuCommitted = ctx.cpu();
       const stats = await receivedAll(ctx, origin, TOTAL);
       const cpu1 = ctx.cpu();
       const pigeonSeconds = (stats.lastAt - committed) / 1000;
@@ -331,6 +398,7 @@ export default {
       const fromStartPerSec = stats.distinct / ((stats.lastAt - t0) / 1000);
       // CPU per delivery counts until every attempt is recorded (the records are part of the cost).
       const states = await settled(ctx);
+      const cpuSettled = ctx.cpu();
       const withDeliveries = costPer(c0, await costSample(ctx), stats.distinct);
       await sleep(1000, ctx.signal); // PostgreSQL's statistics are flushed within a second
       const updates1 = await deliveryUpdates(ctx);
@@ -345,21 +413,37 @@ export default {
       writeFileSync(file, JSON.stringify({ secret: endpoint.secret, messages }));
       // Three runs, the median counted: one run of the bare loop swung from 8,000 to 14,000/s between runs.
       // The target's baseline is node:http's; the same loop over undici (Pigeon's client) is noted beside it.
+      // The same-work ceiling runs beside them, three times too (its scratch table dropped after).
       const bareRuns = [];
       const undiciRuns = [];
-      for (let i = 0; i < BARE_RUNS; i++) {
-        bareRuns.push(await bareRun(origin, file, messages.length));
-        undiciRuns.push(await bareRun(origin, file, messages.length, 'undici'));
+      const durableRuns = [];
+      try {
+        for (let i = 0; i < BARE_RUNS; i++) {
+          bareRuns.push(await bareRun(origin, file, messages.length));
+          undiciRuns.push(await bareRun(origin, file, messages.length, 'undici'));
+          durableRuns.push(await durableRun(ctx, origin, endpoint.secret, messages));
+        }
+      } finally {
+        await ctx.sql(`DROP TABLE IF EXISTS ${DURABLE_TABLE}`).catch(() => {});
       }
       const median = (runs) => [...runs].sort((a, b) => a.perSec - b.perSec)[Math.floor(BARE_RUNS / 2)];
       const baseline = median(bareRuns);
       const undiciBaseline = median(undiciRuns);
+      const durable = median(durableRuns);
+      const ratio = pigeonPerSec / baseline.perSec;
+      const ratioToDurable = pigeonPerSec / durable.perSec;
+      // The whole machine's busy CPU per delivery: Pigeon's from the insert's commit until every
+      // attempt is recorded (the feed reading the events included); each ceiling run's over its own run.
+      const machineCpuMsPerMessage = msPerMessage(cpuSettled.machine - cpuCommitted.machine, stats.distinct);
+      const runCpuMs = (run) => msPerMessage(run.machineAtEnd - run.machineAtStart, run.sent);
+      const bareMachineCpuMsPerMessage = runCpuMs(baseline);
+      const undiciMachineCpuMsPerMessage = runCpuMs(undiciBaseline);
+      const cpuPerMessageRatioToDurable = machineCpuMsPerMessage / durable.machineCpuMsPerMessage;
 
       const recovered = await recovery(ctx, origin, endpoint.id, messages.length);
       const iso = await isolation(ctx, origin);
       const isoStates = await settled(ctx, `event_type IN ('bench.alone', 'bench.twin', 'bench.slow', 'bench.silent')`);
 
-      const ratio = pigeonPerSec / baseline.perSec;
       // CPU sampled from before the insert: divided by the time from the insert's start.
       const busy = (k) => r1(((cpu1[k] - cpu0[k]) / ((stats.lastAt - t0) / 1000)) * 100);
       const delivery = {
@@ -399,6 +483,20 @@ export default {
           `(${undiciRuns.map((r) => fmt(Math.round(r.perSec))).join(', ')}); Pigeon ${(pigeonPerSec / undiciBaseline.perSec).toFixed(2)} × that`,
       );
       ctx.note(
+        `same-work ceiling, bare-durable-webhooks (the same deliveries in a scratch table, claimed ${4 * CONCURRENCY} at a time ` +
+          `with FOR UPDATE SKIP LOCKED, ${CONCURRENCY} POSTs in flight per process over an undici Pool, each batch's outcomes ` +
+          `recorded in one statement; ${durable.processes} process${durable.processes > 1 ? 'es' : ''} as Pigeon's workers): ` +
+          `${fmt(Math.round(durable.perSec))}/s, the median of ${BARE_RUNS} runs (${durableRuns.map((r) => fmt(Math.round(r.perSec))).join(', ')}); ` +
+          `${fmt(durable.claims)} claims, ${fmt(durable.records)} records; checked: every id arrived once, every row SENT. ` +
+          `Pigeon = ${ratioToDurable.toFixed(2)} × the same-work ceiling, ${ratio.toFixed(2)} × bare`,
+      );
+      ctx.note(
+        `machine CPU per delivery (busy, both cores): Pigeon ${machineCpuMsPerMessage} ms (insert committed → every attempt ` +
+          `recorded; includes the feed reading the events, see the cost notes), bare-durable-webhooks ${durable.machineCpuMsPerMessage} ms ` +
+          `(its median run), bare node:http ${bareMachineCpuMsPerMessage} ms, bare undici ${undiciMachineCpuMsPerMessage} ms ` +
+          `→ Pigeon ${cpuPerMessageRatioToDurable.toFixed(2)} × the same-work ceiling's, ${(machineCpuMsPerMessage / bareMachineCpuMsPerMessage).toFixed(2)} × bare's`,
+      );
+      ctx.note(
         `CPU during Pigeon's burst (% of a core): API process ${busy('pigeon')}, its worker processes + PostgreSQL ${busy('db')}, machine (2 cores = 200) ${busy('machine')}`,
       );
       ctx.note(
@@ -432,11 +530,21 @@ export default {
       );
       return {
         ratio,
+        ratioToDurable,
         slowRatio: iso.slow.perSec / iso.twin.perSec,
         silentRatio: iso.silent.perSec / iso.twin.perSec,
         pigeonPerSec: Math.round(pigeonPerSec),
         barePerSec: Math.round(baseline.perSec),
         bareUndiciPerSec: Math.round(undiciBaseline.perSec),
+        durablePerSec: Math.round(durable.perSec),
+        durableRunsPerSec: durableRuns.map((r) => Math.round(r.perSec)),
+        durable,
+        machineCpuMsPerMessage,
+        durableMachineCpuMsPerMessage: durable.machineCpuMsPerMessage,
+        bareMachineCpuMsPerMessage,
+        bareUndiciMachineCpuMsPerMessage: undiciMachineCpuMsPerMessage,
+        cpuPerMessageRatioToDurable: r3(cpuPerMessageRatioToDurable),
+        cpuPerMessageRatioToBare: r3(machineCpuMsPerMessage / bareMachineCpuMsPerMessage),
         pigeonSeconds: r1(pigeonSeconds),
         duplicates: stats.duplicates,
         recoveryPerSec: Math.round(recovered.perSec),
@@ -453,7 +561,9 @@ export default {
           ...Object.fromEntries(Object.entries(iso).map(([k, v]) => [`${k}Rounds`, v.rounds.map(Math.round)])),
         },
         summary:
-          `${fmt(Math.round(pigeonPerSec))} deliveries/s vs bare ${fmt(Math.round(baseline.perSec))}/s = ${ratio.toFixed(2)} × bare; ` +
+          `${fmt(Math.round(pigeonPerSec))} deliveries/s = ${ratioToDurable.toFixed(2)} × the same-work ceiling ` +
+          `(${fmt(Math.round(durable.perSec))}/s), ${ratio.toFixed(2)} × bare (${fmt(Math.round(baseline.perSec))}/s); machine CPU ` +
+          `${machineCpuMsPerMessage} ms a delivery = ${cpuPerMessageRatioToDurable.toFixed(2)} × the ceiling's; ` +
           `beside a slow endpoint ${times('slow', 'twin')} × twin, beside a silent one ${times('silent', 'twin')} × twin`,
         ...(problems.length ? { problem: problems.join('; ') } : {}),
       };
