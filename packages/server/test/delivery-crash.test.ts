@@ -1,19 +1,13 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
-import { killAllCli, startCli } from './cli.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { startSmtpSink } from './smtp-sink.js';
 import { until } from './until.js';
+import { killHard, stopGracefully, workerProcesses } from './worker-processes.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  await killAllCli();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+let workers: ReturnType<typeof workerProcesses> | undefined;
+afterAll(() => workers?.stopAll());
 
 it('a worker killed mid-batch neither loses nor duplicates a message', async () => {
   // Each message is held 500 ms before the 250: the kill below lands well inside the next one's hold.
@@ -25,18 +19,14 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
     const { auth, project } = await newProject(api);
     await api.request('POST', '/domains', { headers: auth, body: { domain: 'crash.example' } });
     await api.deps.db.pool.query('UPDATE domains SET verified_at = now() WHERE project_id = $1', [project.id]);
-    const dir = mkdtempSync(join(tmpdir(), 'pigeon-crash-'));
-    chmodSync(dir, 0o755);
-    dirs.push(dir);
-    const env = {
-      PIGEON_DATA_DIR: dir,
+    workers = workerProcesses({
       DATABASE_URL: databaseUrl,
       SMTP_URL: sink.url,
       DELIVERY_CONCURRENCY: '1',
       DELIVERY_CLAIM_TIMEOUT_SECONDS: '2',
-    };
+    });
 
-    const first = startCli(['worker'], env);
+    const first = workers.start();
     await first.ready;
     const to = Array.from({ length: 20 }, (_, i) => `r${i}@example.com`);
     const sent = await api.request('POST', '/v1/send', {
@@ -65,15 +55,14 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
       (done) => done,
       30_000,
     );
-    first.child.kill('SIGKILL');
+    await killHard(first);
     expect(settled).toBe(true);
-    await first.exited;
     const { rows: inFlight } = await api.deps.db.pool.query(
       "SELECT count(*)::int AS n FROM emails WHERE status = 'SENDING'",
     );
     expect(inFlight[0].n).toBeGreaterThan(0); // the kill really happened mid-batch
 
-    const second = startCli(['worker'], env);
+    const second = workers.start();
     await second.ready;
     await sink.waitFor(before + 20, 30_000);
     await new Promise((r) => setTimeout(r, 500)); // room for a duplicate to show up
@@ -82,8 +71,7 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
     expect(new Set(ids).size).toBe(20);
     const { rows } = await api.deps.db.pool.query('SELECT status, count(*)::int AS n FROM emails GROUP BY status');
     expect(rows).toEqual([{ status: 'SENT', n: 20 }]);
-    second.child.kill('SIGTERM');
-    expect(await second.exited).toBe(0);
+    expect(await stopGracefully(second)).toBe(0);
   } finally {
     await api.stop();
     await sink.close();

@@ -1,6 +1,6 @@
 import { afterAll } from 'vitest';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
-import { startTestPigeon, type TestPigeon } from './helpers.js';
+import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 
 export interface MailingPigeon {
@@ -15,16 +15,22 @@ export interface MailingPigeon {
  * The one set-up for a test file that sends mail: a real SMTP sink, a real DNS server and a Pigeon
  * wired to both, all stopped after the file. Call it at the top level of the file:
  * `const { pigeon, sink, dns } = await startMailingPigeon({ CHANGE_FEED_POLL_MS: '20' });`
+ * With `role: 'api'` it runs no loops: the test starts `pigeon worker` processes with its `env`.
  */
-export async function startMailingPigeon(env: Record<string, string> = {}): Promise<MailingPigeon> {
-  const [sink, dns] = await Promise.all([startSmtpSink(), startDnsServer()]);
+export async function startMailingPigeon(
+  env: Record<string, string> = {},
+  opts: { role?: 'api' } = {},
+): Promise<MailingPigeon & { databaseUrl: string; env: Record<string, string> }> {
+  const [sink, dns, databaseUrl] = await Promise.all([startSmtpSink(), startDnsServer(), createTestDatabase()]);
   let pigeon: TestPigeon | undefined;
   afterAll(async () => {
     await pigeon?.stop();
     await Promise.all([sink.close(), dns.close()]);
   });
-  pigeon = await startTestPigeon({ env: { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...env } });
-  return { pigeon, sink, dns };
+  const wired = { SMTP_URL: sink.url, DNS_SERVERS: dns.address, ...env };
+  pigeon = await startTestPigeon({ databaseUrl, role: opts.role, env: wired });
+  // What a `pigeon worker` process beside it needs to share its database, relay and resolver.
+  return { pigeon, sink, dns, databaseUrl, env: { DATABASE_URL: databaseUrl, ...wired } };
 }
 
 export interface RelayedPigeon {

@@ -1,18 +1,12 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
-import { killAllCli, startCli } from './cli.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { startTarget } from './webhook-targets.js';
+import { killHard, stopGracefully, workerProcesses } from './worker-processes.js';
 import { until } from './workflows.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  await killAllCli();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+let workers: ReturnType<typeof workerProcesses> | undefined;
+afterAll(() => workers?.stopAll());
 
 /**
  * A burst of tracked events with an endpoint whose answers take `answerMs`; the worker is killed
@@ -29,17 +23,13 @@ async function burstWithKill(answerMs: number, events: number, killAt: number) {
       body: { url: `${hook.origin}/burst`, eventTypes: ['burst.*'] },
     });
     expect(created.status, created.text).toBe(201);
-    const dir = mkdtempSync(join(tmpdir(), 'pigeon-webhook-crash-'));
-    chmodSync(dir, 0o755);
-    dirs.push(dir);
-    const env = {
-      PIGEON_DATA_DIR: dir,
+    workers = workerProcesses({
       DATABASE_URL: databaseUrl,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       WEBHOOK_CLAIM_TIMEOUT_SECONDS: '2',
       WEBHOOK_ENDPOINT_CONCURRENCY: '8',
       CHANGE_FEED_POLL_MS: '50',
-    };
+    });
     for (let i = 0; i < events; i++) {
       const res = await api.request('POST', '/v1/track', {
         headers: auth,
@@ -48,21 +38,20 @@ async function burstWithKill(answerMs: number, events: number, killAt: number) {
       expect(res.status).toBe(200);
     }
 
-    const first = startCli(['worker'], env);
+    const first = workers.start();
     await first.ready;
     await until(
       () => hook.received.length,
       (n) => n >= killAt,
       30_000,
     );
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await killHard(first);
     const { rows: atKill } = await api.deps.db.pool.query<{ status: string; n: number }>(
       'SELECT status, count(*)::int AS n FROM webhook_messages GROUP BY status ORDER BY status',
     );
     expect(hook.received.length).toBeLessThan(events); // the kill really happened mid-burst
 
-    const second = startCli(['worker'], env);
+    const second = workers.start();
     await second.ready;
     const byEvent = () => {
       const ids = new Map<number, Set<string>>();
@@ -81,8 +70,7 @@ async function burstWithKill(answerMs: number, events: number, killAt: number) {
       (r) => r.length === 1 && r[0].n === events,
     );
     expect(states).toEqual([{ status: 'SUCCEEDED', n: events }]);
-    second.child.kill('SIGTERM');
-    expect(await second.exited).toBe(0);
+    expect(await stopGracefully(second)).toBe(0);
     return atKill;
   } finally {
     await api.stop();

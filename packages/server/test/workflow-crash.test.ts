@@ -1,13 +1,10 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
-import { killAllCli, startCli } from './cli.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 import { startTarget, type Target } from './webhook-targets.js';
+import { killHard, stopGracefully, workerProcesses } from './worker-processes.js';
 import { buildWorkflow, createTemplate, executionDetail, executionsOf, track, until } from './workflows.js';
 
 /**
@@ -20,7 +17,7 @@ let target: Target;
 let databaseUrl: string;
 let hold = false;
 const pending: Array<() => void> = [];
-const dirs: string[] = [];
+let workers: ReturnType<typeof workerProcesses>;
 beforeAll(async () => {
   sink = await startSmtpSink();
   // While `hold` is set, requests wait in `pending` for the test to answer them.
@@ -31,19 +28,7 @@ beforeAll(async () => {
   });
   databaseUrl = await createTestDatabase();
   api = await startTestPigeon({ databaseUrl, role: 'api', env: { SMTP_URL: sink.url } });
-});
-afterAll(async () => {
-  await killAllCli();
-  await api?.stop();
-  await Promise.all([sink?.close(), target?.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-function worker() {
-  const dir = mkdtempSync(join(tmpdir(), 'pigeon-wf-crash-'));
-  chmodSync(dir, 0o755);
-  dirs.push(dir);
-  return startCli(['worker'], {
-    PIGEON_DATA_DIR: dir,
+  workers = workerProcesses({
     DATABASE_URL: databaseUrl,
     SMTP_URL: sink.url,
     CHANGE_FEED_POLL_MS: '20',
@@ -53,7 +38,13 @@ function worker() {
     LINK_SIGNING_SECRET: api.deps.config.secrets.linkSigning,
     SESSION_SECRET: api.deps.config.secrets.session,
   });
-}
+});
+afterAll(async () => {
+  await workers?.stopAll();
+  await api?.stop();
+  await Promise.all([sink?.close(), target?.close()]);
+});
+const worker = () => workers.start();
 
 async function verified(auth: Record<string, string>, projectId: string) {
   await api.request('POST', '/domains', { headers: auth, body: { domain: 'crash-wf.example' } });
@@ -93,8 +84,7 @@ it('SEND_EMAIL: a worker killed after queueing the email but before recording th
     (n) => n > 0,
   );
   expect(blocked).toBe(1);
-  first.child.kill('SIGKILL');
-  await first.exited;
+  await killHard(first);
   await blocker.query('COMMIT');
   await blocker.end();
   // The killed transaction took its email with it.
@@ -122,8 +112,7 @@ it('SEND_EMAIL: a worker killed after queueing the email but before recording th
     [project.id],
   );
   expect(rows[0].n).toBe(1);
-  second.child.kill('SIGTERM');
-  expect(await second.exited).toBe(0);
+  expect(await stopGracefully(second)).toBe(0);
 }, 90_000);
 
 it('WEBHOOK: a worker killed while the call is in flight retries it with the same webhook-id, and goes on once', async () => {
@@ -144,8 +133,7 @@ it('WEBHOOK: a worker killed while the call is in flight retries it with the sam
     () => target.received.filter((r) => r.path === '/crash').length,
     (n) => n === 1,
   );
-  first.child.kill('SIGKILL'); // the receiver got the call; the worker never saw the answer
-  await first.exited;
+  await killHard(first); // the receiver got the call; the worker never saw the answer
   hold = false;
   for (const answer of pending.splice(0)) answer();
   const [leased] = await executionsOf(api, auth, wf.id);
@@ -168,6 +156,5 @@ it('WEBHOOK: a worker killed while the call is in flight retries it with the sam
     ['WEBHOOK', 'COMPLETED', 2],
     ['UPDATE_CONTACT', 'COMPLETED', 1],
   ]);
-  second.child.kill('SIGTERM');
-  expect(await second.exited).toBe(0);
+  expect(await stopGracefully(second)).toBe(0);
 }, 90_000);

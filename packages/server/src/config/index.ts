@@ -102,6 +102,7 @@ export function loadConfig(env: Record<string, string | undefined>, role: Proces
     delivery: {
       concurrency: e.DELIVERY_CONCURRENCY,
       claimBatch: e.DELIVERY_CLAIM_BATCH,
+      pollMs: e.DELIVERY_POLL_MS,
       attachmentLimitBytes: Math.round(e.ATTACHMENT_LIMIT_MB * 1024 * 1024),
       retryBaseMs: e.DELIVERY_RETRY_BASE_MS,
       retryMaxMs: e.DELIVERY_RETRY_MAX_MS,

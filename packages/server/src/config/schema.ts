@@ -120,10 +120,10 @@ export const EnvSchema = z.object({
   API_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
   JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10),
   JOB_POLL_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
-  CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(400),
+  CHANGE_FEED_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(400),
   CHANGE_FEED_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   CHANGE_FEED_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(2),
-  CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  CAMPAIGN_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
   WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   WORKFLOW_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
   SEGMENT_QUERY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
@@ -136,9 +136,10 @@ export const EnvSchema = z.object({
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(120).default(15),
   WEBHOOK_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
-  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(500),
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   DELIVERY_CLAIM_BATCH: z.coerce.number().int().min(1).max(100).default(10),
+  DELIVERY_POLL_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
   DELIVERY_CLAIM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(120),
   DELIVERY_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(300_000),
   DELIVERY_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
@@ -364,6 +365,8 @@ export interface Config {
      * transactional email queued behind a campaign can wait for up to one batch per loop.
      */
     claimBatch: number;
+    /** Longest wait of an idle delivery loop (a NOTIFY wakes it at once); also how often dead workers' claims are looked for. */
+    pollMs: number;
     attachmentLimitBytes: number;
     /** A message's own temporary failure: the first wait, doubled per attempt up to `retryMaxMs`. */
     retryBaseMs: number;

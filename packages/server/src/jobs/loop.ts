@@ -132,7 +132,7 @@ export async function startLoop<T>(hub: ListenHub, logger: Logger, spec: LoopSpe
     }
     const ms = await idleMs(work);
     return async () => {
-      if ((await waker.wait(ms)) === 'timeout') loopWakeups.inc({ loop: spec.name, cause: 'poll' });
+      if ((await waker.wait(ms)) === 'timeout') loopWakeups.inc({ loop: spec.name, cause: 'timer' });
     };
   }
 

@@ -32,7 +32,6 @@ import { RelayRouter } from './relay-router.js';
 import { sentRecorder } from './sent-recorder.js';
 import { sharedClaim } from './shared-claim.js';
 
-const IDLE_POLL_MS = 1000;
 /** How often a process looks for claims of dead workers (on top of the claim timeout). */
 const RECLAIM_EVERY_MS = 1000;
 
@@ -101,12 +100,8 @@ type Batch = { campaigns: DeferredBatch };
  * worker died times out and is retried; SMTP only accepts a message on its final reply, so a
  * worker killed before that reply leaves nothing delivered.
  */
-export async function startDelivery(
-  deps: AppDeps,
-  hub: ListenHub,
-  composers: DeliveryComposers,
-  idleMs = IDLE_POLL_MS,
-): Promise<Delivery> {
+export async function startDelivery(deps: AppDeps, hub: ListenHub, composers: DeliveryComposers): Promise<Delivery> {
+  const idleMs = deps.config.delivery.pollMs;
   let wake = () => {};
   const ctx = deliveryContext(deps, composers.campaign, () => wake());
   await hub.subscribe(ctx.composer.channel, (payload) => payload && ctx.composer.heard(payload));
