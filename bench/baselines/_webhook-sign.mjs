@@ -12,3 +12,15 @@ export function webhookSigner(secret) {
     return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': `v1,${signature}` };
   };
 }
+
+/** POSTs `body` signed as `id` over the undici Pool `pool` to `url`'s path; throws unless 2xx. */
+export async function postSigned(pool, url, sign, id, body) {
+  const res = await pool.request({
+    path: url.pathname,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...sign(id, body) },
+    body,
+  });
+  await res.body.dump();
+  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
+}

@@ -11,7 +11,7 @@
 import { Pool } from 'undici';
 import { drainQueue } from './_claim-loop.mjs';
 import { pool as pgPool } from './_db.mjs';
-import { webhookSigner } from './_webhook-sign.mjs';
+import { postSigned, webhookSigner } from './_webhook-sign.mjs';
 
 const TABLE = process.env.TABLE ?? 'bench_durable_webhooks';
 // Pigeon's WEBHOOK_ENDPOINT_CONCURRENCY; its claim loop holds CLAIM_AHEAD (4) × that claimed.
@@ -27,16 +27,7 @@ const sign = webhookSigner(process.env.SECRET);
 const pool = pgPool();
 await pool.query('SELECT 1'); // connected before the start
 
-async function post({ webhook_id: id, body }) {
-  const res = await http.request({
-    path: url.pathname,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...sign(id, body) },
-    body,
-  });
-  await res.body.dump();
-  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
-}
+const post = ({ webhook_id: id, body }) => postSigned(http, url, sign, id, body);
 
 await new Promise((r) => setTimeout(r, Math.max(0, START_AT - Date.now())));
 const result = await drainQueue({

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { Pool } from 'undici';
 import { machineBusyCpuSeconds } from '../lib/process.mjs';
-import { webhookSigner } from './_webhook-sign.mjs';
+import { postSigned, webhookSigner } from './_webhook-sign.mjs';
 
 const { secret, messages } = JSON.parse(readFileSync(process.env.FILE, 'utf8'));
 const url = new URL(process.env.URL);
@@ -19,16 +19,7 @@ const pool = process.env.CLIENT === 'undici' ? new Pool(url.origin, { connection
 
 const sign = webhookSigner(secret);
 
-async function postUndici({ id, body }) {
-  const res = await pool.request({
-    path: url.pathname,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...sign(id, body) },
-    body,
-  });
-  await res.body.dump();
-  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`HTTP ${res.statusCode}`);
-}
+const postUndici = ({ id, body }) => postSigned(pool, url, sign, id, body);
 
 function postHttp({ id, body }) {
   return new Promise((resolve, reject) => {
