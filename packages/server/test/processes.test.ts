@@ -205,7 +205,7 @@ describe('pigeon start with worker processes', () => {
     const pigeon = await startPigeonCli({ WORKER_PROCESSES: '0' });
     try {
       await waitFor('the workers line', () => pigeon.output().includes('Job workers run in this process'));
-      expect(pigeon.output()).toContain('delivery started');
+      expect(pigeon.output()).toContain('delivery loop started');
       expect(workerEvents(pigeon.output())).toEqual([]);
       pigeon.child.kill('SIGTERM');
       expect(await pigeon.exited).toBe(0);
