@@ -71,6 +71,8 @@ class Waker {
     if (this.pending) return Promise.resolve('woken');
     return new Promise((resolve) => {
       this.resolve = () => resolve('woken');
+      // setTimeout takes at most 2^31 − 1 ms (a longer one fires at once): an endless wait has no timer.
+      if (!Number.isFinite(ms)) return;
       this.timer = setTimeout(() => {
         this.resolve = undefined;
         resolve('timeout');
@@ -79,10 +81,9 @@ class Waker {
   }
 }
 
-/** Resolves after `ms`, or as soon as `cut` settles; leaves no timer behind. */
+/** Resolves after `ms` (never, for an endless one), or as soon as `cut` settles; leaves no timer behind. */
 function pauseFor(ms: number, cut: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  // setTimeout takes at most 2^31 − 1 ms (a longer one fires at once): no grace limit means no timer.
   const elapsed = Number.isFinite(ms)
     ? new Promise<void>((r) => (timer = setTimeout(r, ms)))
     : new Promise<void>(() => {});

@@ -68,7 +68,7 @@ export const loopClaims = new Counter({
 
 export const loopWakeups = new Counter({
   name: 'pigeon_loop_wakeups_total',
-  help: 'Waits of each background loop that ended: notify (a NOTIFY on its channels), local (a wake from this process), timer (the wait ran out: the idle poll, or the time the next work of the loop is due)',
+  help: 'Wake-ups of each background loop by cause: notify (a NOTIFY on its channels), local (a wake from this process), timer (a wait that ran out: the idle poll, or the time the next work of the loop is due)',
   labelNames: ['loop', 'cause'] as const,
   registers: inProcess,
 });

@@ -200,7 +200,8 @@ export interface RunningFeed {
  * through the advisory locks. Without a backlog the loop pauses, so changes gather into batches (a
  * round of tiny batches costs the database more per change than the writes it follows): a rest of
  * half of `pollMs` while changes keep coming, a wait of all of it (which a NOTIFY on
- * CHANGE_FEED_CHANNEL ends) when a round found none. Consumers with a `pollFactor` above 1 are not in a hurry: they do not wake.
+ * CHANGE_FEED_CHANNEL ends) when a round found none. Consumers with a `pollFactor` above 1 are
+ * not in a hurry: they do not wake.
  */
 export async function startChangeFeed(
   deps: AppDeps,
