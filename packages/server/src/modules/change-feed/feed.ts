@@ -198,10 +198,10 @@ export interface RunningFeed {
  * One loop (`jobs/loop.ts`) per consumer in this process: each claim is a round that visits every
  * part (in `concurrency` transactions); several processes run the same loops and share the parts
  * through the advisory locks. Without a backlog the loop pauses, so changes gather into batches (a
- * round of tiny batches costs the database more per change than the writes it follows): a rest of
- * half of `pollMs` while changes keep coming, a wait of all of it (which a NOTIFY on
- * CHANGE_FEED_CHANNEL ends) when a round found none. Consumers with a `pollFactor` above 1 are
- * not in a hurry: they do not wake.
+ * round of tiny batches costs the database more per change than the writes it follows): after a
+ * round, a rest of half of `pollMs` (all of it when the round handled nothing the consumer wants);
+ * with nothing readable, a wait of `pollMs` that a NOTIFY on CHANGE_FEED_CHANNEL ends. Consumers
+ * with a `pollFactor` above 1 are not in a hurry: they do not wake.
  */
 export async function startChangeFeed(
   deps: AppDeps,
@@ -218,7 +218,9 @@ export async function startChangeFeed(
         channels: (consumer.pollFactor ?? 1) > 1 ? [] : [CHANGE_FEED_CHANNEL],
         claim: () => feedRound(deps, consumer, opts),
         again: (round) => round.backlog,
-        restMs: () => pollMs / 2,
+        // A round that read only changes the consumer does not want rests as long as an idle wait:
+        // woken by every track, a consumer that wants none of them would run a round per NOTIFY.
+        restMs: (round) => (round.handled > 0 ? pollMs / 2 : pollMs),
         idleMs: pollMs,
         errorPauseMs: pollMs,
       });
@@ -228,7 +230,7 @@ export async function startChangeFeed(
 }
 
 /**
- * One round of a consumer, or undefined when it found nothing to read. One cheap read first says
+ * One round of a consumer, or undefined when nothing was readable. One cheap read first says
  * whether a round has anything to do: an idle feed costs a statement per consumer and pause, not a
  * transaction per part. Then every part once, split into `concurrency` groups, each group one
  * transaction (the groups run at once, each on its own pooled connection), in `roundOrder`.
@@ -248,9 +250,7 @@ async function feedRound(deps: AppDeps, consumer: FeedConsumer, opts: FeedOption
       }
     }),
   );
-  const handled = results.reduce((sum, r) => sum + r.handled, 0);
-  const backlog = results.some((r) => r.backlog);
-  return handled > 0 || backlog ? { handled, backlog } : undefined;
+  return { handled: results.reduce((sum, r) => sum + r.handled, 0), backlog: results.some((r) => r.backlog) };
 }
 
 /** Whether some part has changes past the consumer's cursor that it may read now. */
