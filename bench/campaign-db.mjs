@@ -10,13 +10,16 @@
 //   - autovacuum and autoanalyze runs during the campaign, and how often another session held a
 //     snapshot 100+ transactions old (dead queue-index entries behind it cannot be marked dead).
 //
-//   node bench/campaign-db.mjs [--count 20000] [--top 25] [--probe-claim] [--pigeon-env K=V ...]
+//   node bench/campaign-db.mjs [--count 20000] [--top 25] [--probe-claim] [--probe-claim-scan] [--pigeon-env K=V ...]
 //                              [--sql STATEMENT ...] [--pg-set NAME=VALUE ...]
 //
 // --pg-set: a PostgreSQL setting (ALTER SYSTEM, before the restart that loads pg_stat_statements,
 // so settings that need a restart apply too), e.g. --pg-set shared_buffers=1GB.
 //
 // --sql: run after start-up, before the seed (a schema experiment, e.g. an index dropped), in order.
+//
+// --probe-claim-scan: the claim's scan for 10 due rows (with and without its row locks) at 25%, 50% and
+// 75% of the campaign: rows, the scan used, shared buffers, time (lib/claim-probe.mjs).
 //
 // --probe-claim: also what the claim's update of an `emails` row costs with and without its status
 // change, measured once a quarter of the campaign is out (lib/claim-probe.mjs).
@@ -27,7 +30,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CAMPAIGN_HTML, CAMPAIGN_SUBJECT } from './lib/campaigns.mjs';
-import { prepareClaimProbe, probeClaim } from './lib/claim-probe.mjs';
+import { prepareClaimProbe, probeClaim, probeClaimScan, probeWholeClaim } from './lib/claim-probe.mjs';
 import { connectDb, envFromPairs, pigeonEnvironment, readFirstRun, stopLeftoverPostgres } from './lib/pigeon.mjs';
 import { cpuSeconds, descendantsCpuByProgram, freePort, startNode, supervisedApiPid } from './lib/process.mjs';
 import { SENDER, SENDER_DOMAIN, smtpSinkClient } from './lib/sending.mjs';
@@ -38,6 +41,7 @@ const { values: args } = parseArgs({
     count: { type: 'string', default: '20000' },
     top: { type: 'string', default: '25' },
     'probe-claim': { type: 'boolean', default: false },
+    'probe-claim-scan': { type: 'boolean', default: false },
     'pigeon-env': { type: 'string', multiple: true, default: [] },
     sql: { type: 'string', multiple: true, default: [] },
     'pg-set': { type: 'string', multiple: true, default: [] },
@@ -213,10 +217,10 @@ try {
     audienceType: 'ALL',
   });
   let probeLines;
-  if (args['probe-claim']) {
-    await prepareClaimProbe(db);
-    probeDb = await connectDb({ dataDir, port: pgPort });
-  }
+  if (args['probe-claim']) await prepareClaimProbe(db);
+  if (args['probe-claim'] || args['probe-claim-scan']) probeDb = await connectDb({ dataDir, port: pgPort });
+  const scanLines = [];
+  const scanAt = args['probe-claim-scan'] ? [0.25, 0.5, 0.75] : [];
   await sink.reset();
   await db.query('SELECT pg_stat_statements_reset()');
   const workers = nodeDescendants(pigeon.pid);
@@ -235,7 +239,11 @@ try {
     const { count } = await sink.stats();
     if (count >= COUNT) break;
     await sampleHorizon(db, horizon);
-    if (probeDb && !probeLines && count >= COUNT / 4) probeLines = await probeClaim(probeDb);
+    if (args['probe-claim'] && !probeLines && count >= COUNT / 4) probeLines = await probeClaim(probeDb);
+    while (scanAt.length && count >= COUNT * scanAt[0]) {
+      const when = `${Math.round((scanAt.shift() ?? 0) * 100)}% out`;
+      scanLines.push(...(await probeClaimScan(probeDb, when)), ...(await probeWholeClaim(probeDb, when)));
+    }
     if (performance.now() - t0 > 30 * 60_000) throw new Error(`only ${count} of ${COUNT} at the sink after 30 min`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -289,6 +297,14 @@ try {
   out(...maintenanceLines(maintenanceBefore, await maintenanceCounts(db), horizon));
   out('');
   out(walLine(walBefore, walAfter, COUNT));
+  if (scanLines.length) {
+    out('');
+    out("The claim's scan for 10 due rows, mid-campaign (`--probe-claim-scan`, rolled back):");
+    out('');
+    out('| when | how | rows | scan | shared buffers | execution ms |');
+    out('|---|---|---:|---|---:|---:|');
+    for (const line of scanLines) out(line);
+  }
   if (probeLines) {
     out('');
     out("The claim's update, measured once a quarter of the campaign was out (`--probe-claim`, rolled back):");

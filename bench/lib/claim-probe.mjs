@@ -72,3 +72,76 @@ export async function probeClaim(db) {
   }
   return lines;
 }
+
+/** The first scan node of a plan (depth first): which index the claim's scan used. */
+const scanOf = (node) =>
+  node['Index Name'] ? `${node['Node Type']} on ${node['Index Name']}` : (node.Plans ?? []).map(scanOf).find(Boolean);
+
+/**
+ * `--probe-claim-scan`: the claim's scan for 10 due rows (its inner SELECT, as the workers run it),
+ * with its row locks and as a plain read, each in its own rolled-back transaction: rows, the scan
+ * used, shared buffers and execution time. A gap between the two is what locking costs (rows just
+ * claimed or locked by a worker, looked at again); buffers far above the rows in both is the scan's
+ * walk over index entries of rows no longer queued.
+ */
+export async function probeClaimScan(db, when) {
+  const lines = [];
+  for (const [label, lock] of [
+    ['with FOR UPDATE SKIP LOCKED (the claim)', 'FOR UPDATE SKIP LOCKED'],
+    ['a plain read', ''],
+  ]) {
+    await db.query('BEGIN');
+    try {
+      const { rows: plan } = await db.query(
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS off, FORMAT json) SELECT id FROM emails
+         WHERE status = 'QUEUED' AND next_attempt_at <= now() ORDER BY priority, next_attempt_at LIMIT 10 ${lock}`,
+      );
+      const top = plan[0]['QUERY PLAN'][0];
+      const buffers = top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'];
+      lines.push(
+        `| ${when} | ${label} | ${top.Plan['Actual Rows']} | ${scanOf(top.Plan) ?? top.Plan['Node Type']} | ${buffers} | ${top['Execution Time'].toFixed(2)} |`,
+      );
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  }
+  return lines;
+}
+
+/** The delivery claim's statement (email-states/service.ts `claimEmails`), over every id. */
+const CLAIM_STATEMENT = `WITH claimed AS (
+  UPDATE emails SET status = 'SENDING', claimed_at = now(), attempts = attempts + 1, updated_at = now()
+  WHERE id BETWEEN $1::uuid AND $2::uuid AND id = ANY(ARRAY(
+    SELECT id FROM emails WHERE id BETWEEN $1::uuid AND $2::uuid AND status = 'QUEUED' AND next_attempt_at <= now()
+    ORDER BY priority, next_attempt_at LIMIT $3::int FOR UPDATE SKIP LOCKED)) RETURNING *)
+SELECT e.*, d.dkim_selector, d.dkim_private_key, s.reason AS suppressed
+FROM claimed e LEFT JOIN domains d ON d.project_id = e.project_id AND d.domain = split_part(e.from_email, '@', 2)
+LEFT JOIN suppressions s ON s.project_id = e.project_id AND s.email = e.to_email
+ORDER BY e.priority, e.next_attempt_at`;
+
+/**
+ * The whole claim of 10 rows (update and joins), prepared as the workers prepare it, with a custom
+ * and with a generic plan (the workers' statement keeps a generic plan at most calls), rolled back.
+ */
+export async function probeWholeClaim(db, when) {
+  const lines = [];
+  for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+    await db.query('BEGIN');
+    try {
+      await db.query(`SET LOCAL plan_cache_mode = ${mode}`);
+      await db.query('PREPARE probe_claim(uuid, uuid, int) AS ' + CLAIM_STATEMENT);
+      const { rows: plan } = await db.query(
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS off, FORMAT json) EXECUTE probe_claim('00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', 10)`,
+      );
+      const top = plan[0]['QUERY PLAN'][0];
+      const buffers = top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'];
+      lines.push(
+        `| ${when} | the whole claim, ${mode.replace('force_', '').replaceAll('_', ' ')} | ${top.Plan['Actual Rows']} | – | ${buffers} | ${top['Execution Time'].toFixed(2)} |`,
+      );
+    } finally {
+      await db.query('ROLLBACK');
+      await db.query('DEALLOCATE ALL');
+    }
+  }
+  return lines;
+}

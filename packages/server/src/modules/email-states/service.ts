@@ -54,23 +54,21 @@ export interface ClaimedEmail {
 /**
  * Claims up to `limit` due emails (transactional first), with each one's DKIM key and suppression, in one statement.
  *
- * The limit is a bare parameter, so PostgreSQL plans the claim anew at most of its calls (each custom
- * plan, for ~10 rows, looks far cheaper than the generic one): 0.15–0.19 ms of its 1.4–1.6 ms per
- * delivered message in a 100k campaign (`bench/campaign-db.mjs`). Hidden from the planner behind a
- * sub-select (`LIMIT (SELECT <limit>::int)`, e1830f0) it was planned at 40–63% of calls, but with that form
- * a backend of PostgreSQL 18.4 running this statement died of a segfault (a jump to address 0) three
- * times in concurrent test runs, which restarts the whole server; none was seen with the bare
- * parameter before or since (`bench/results/2026-11-27-fifteenth-sitting.md`). The `window` (bare
- * parameters too) lets each custom plan keep only the partitions that can hold mail on its way. The
- * claimed ids are an array (one InitPlan) that the update looks up by primary key: as `id IN
- * (subquery)` beside the window's range, the planner could pick a semi join that walks every row of
- * the range.
+ * An unnamed statement, planned at every call with its values (a custom plan): as a named prepared
+ * statement PostgreSQL chose its generic plan at 82% of calls, and mid-campaign that plan read 14,400–
+ * 14,900 shared buffers and took 21–33 ms for 10 rows where the custom plan read 170–210 and took
+ * 0.5–0.8 ms (`bench/campaign-db.mjs --probe-claim-scan`, bench/results/2026-12-07-loops.md). The
+ * `window` (bare parameters) lets each plan keep only the partitions that can hold mail on its way.
+ * The limit stays a bare parameter: hidden behind a sub-select (`LIMIT (SELECT <limit>::int)`,
+ * e1830f0), a backend of PostgreSQL 18.4 running this statement died of a segfault three times in
+ * concurrent test runs (`bench/results/2026-11-27-fifteenth-sitting.md`). The claimed ids are an
+ * array (one InitPlan) that the update looks up by primary key: as `id IN (subquery)` beside the
+ * window's range, the planner could pick a semi join that walks every row of the range.
  */
 export function claimEmails(db: Queryable, limit: number, window: QueueWindow): Promise<ClaimedEmail[]> {
   const inWindow = sql`id BETWEEN ${window.from}::uuid AND ${window.to}::uuid`;
-  return preparedRows<ClaimedEmail>(
+  return queryRows<ClaimedEmail>(
     db,
-    'emails.claim',
     sql`WITH claimed AS (
       UPDATE emails SET status = ${status('SENDING')}, claimed_at = now(), attempts = attempts + 1, updated_at = now()
       WHERE ${inWindow} AND id = ANY(ARRAY(
