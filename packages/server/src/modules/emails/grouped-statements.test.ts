@@ -49,8 +49,10 @@ async function claimedEmails(count: number): Promise<string[]> {
 const watchedPool = (seen: (config: { values?: unknown[] }, rows: unknown[]) => void): Queryable => {
   const { pool } = pigeon.deps.db;
   return {
-    query: (async (config: { values?: unknown[] }) => {
-      const result = await pool.query<Record<string, unknown>>(config as pg.QueryConfig);
+    // A named statement comes as one config object, an unnamed one as text and values.
+    query: (async (textOrConfig: string | pg.QueryConfig, values?: unknown[]) => {
+      const config = typeof textOrConfig === 'string' ? { text: textOrConfig, values } : textOrConfig;
+      const result = await pool.query<Record<string, unknown>>(config);
       seen(config, result.rows);
       return result;
     }) as unknown as Queryable['query'],
