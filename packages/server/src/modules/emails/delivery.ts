@@ -79,6 +79,8 @@ interface DeliveryContext {
   queueWindow: QueueWindowSource;
   claimBatch: () => Promise<ClaimedEmail[]>;
   projectRoutes: ProjectRoutesCache;
+  /** Every relay's name, in `RELAYS` order. */
+  relayNames: string[];
   keyring: ReturnType<typeof keyringOf>;
   recordSent: { smtp: ReturnType<typeof sentRecorder>; other: ReturnType<typeof sentRecorder> };
   /** Ids this process has claimed and not settled yet (never reclaimed as a dead worker's). */
@@ -171,6 +173,7 @@ function deliveryContext(deps: AppDeps, composer: DeliveryComposer, wake: () => 
     queueWindow,
     claimBatch: sharedClaim(pool, deps.config.delivery.claimBatch, queueWindow),
     projectRoutes: projectRoutesCache(pool, deps.relays.list.length > 1),
+    relayNames: deps.relays.list.map((r) => r.name),
     keyring: keyringOf(deps.config),
     // An SMTP relay's final 250 is also the delivery; SES and the outbox only took the message.
     recordSent: { smtp: sentRecorder(pool, true), other: sentRecorder(pool, false) },
@@ -280,9 +283,8 @@ function signStage(ctx: DeliveryContext, email: ClaimedEmail) {
 /** The relays a message tries, in order: its project's route for its stream, else the installation's. */
 function routeOf(ctx: DeliveryContext, email: ClaimedEmail) {
   const stream = streamOf(email.source);
-  const relayNames = ctx.deps.relays.list.map((r) => r.name);
   const projectRoute = ctx.projectRoutes.get(email.project_id)?.[stream] ?? null;
-  return routeNames(ctx.deps.relays.routes, relayNames, stream, projectRoute);
+  return routeNames(ctx.deps.relays.routes, ctx.relayNames, stream, projectRoute);
 }
 
 type RelayChoice = NonNullable<ReturnType<RelayRouter['choose']>>;
