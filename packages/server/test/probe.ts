@@ -4,8 +4,8 @@ import type { Express } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../src/deps.js';
 import { contractMiddleware } from '../src/http/app.js';
-import { callerProject } from '../src/http/auth.js';
-import { requestValidationErrorHandler } from '../src/http/validation.js';
+import { callerProject } from '../src/kit/caller.js';
+import { requestValidationErrorHandler } from '../src/kit/validation.js';
 
 const c = initContract();
 const Answer = z.object({ projectId: z.string(), via: z.string() });

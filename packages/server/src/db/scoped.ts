@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../kit/errors.js';
 import { queryRows, raw, type Sql, sql } from './query.js';
 import type { Queryable } from './sql.js';
 

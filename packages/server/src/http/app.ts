@@ -2,6 +2,7 @@ import { contract } from '@pigeon/contract';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } from '../kit/validation.js';
 import { httpMetrics } from '../metrics/http.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { createAnalyticsRouter } from '../modules/analytics/router.js';
@@ -44,7 +45,6 @@ import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { requestId } from './request-id.js';
 import { requestLog } from './request-log.js';
-import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } from './validation.js';
 
 export interface AppOptions {
   /** The process's tracker, shared with the bare track route (`http/fast-routes.ts`); default: one of its own. */

@@ -1,61 +1,26 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { Role, RouteAuth, RouteMeta } from '@pigeon/contract';
+import type { RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import { preparedRows, raw, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
+import {
+  bearerKey,
+  type Caller,
+  callerProjectOrUndefined,
+  type DeferredKey,
+  type KeyCheck,
+  type ProjectRef,
+  type SessionUser,
+} from '../kit/caller.js';
+import { AppError, badRequest, forbidden, unauthorized } from '../kit/errors.js';
 import { findSessionUser } from '../modules/accounts/service.js';
 import { readSession } from '../modules/auth/session.js';
-import { hashKey, type KeyType, keyTypeOf } from '../modules/projects/keys.js';
+import { hashKey, keyTypeOf } from '../modules/projects/keys.js';
 import { findMembership } from '../modules/projects/membership.js';
-import { AppError, badRequest, forbidden, unauthorized } from './errors.js';
 import { applyRateLimit, countSessionRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
-
-export interface ProjectRef {
-  id: string;
-  name: string;
-  disabled: boolean;
-  disabledReason: string | null;
-}
-
-export interface SessionUser {
-  id: string;
-  email: string;
-  emailVerified: boolean;
-  createdAt: Date;
-}
-
-/** Who is calling, resolved once per request by `authenticate`. */
-/**
- * A well-formed key on a route that checks keys in its own statement (`checkKeyInHandler`): no
- * lookup here; the handler's statement finds the project by the hash, counts the rate limit and
- * writes only when both pass, then reports back through `settleKeyCheck`. One round trip.
- */
-export interface DeferredKey {
-  keyType: KeyType;
-  keyHash: Buffer;
-}
-
-/** What a statement that checked a deferred key found. */
-export type KeyCheck =
-  | { found: false }
-  | { found: true; disabled: boolean; disabledReason: string | null; hits: number | null };
-
-export type Caller =
-  | { kind: 'anonymous' }
-  | { kind: 'key'; keyType: KeyType; project: ProjectRef; hits: number | null }
-  | ({ kind: 'deferred-key' } & DeferredKey)
-  | { kind: 'session'; user: SessionUser; project?: ProjectRef; role?: Role };
-
-declare global {
-  namespace Express {
-    interface Request {
-      caller: Caller;
-    }
-  }
-}
 
 type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> } };
 
@@ -105,13 +70,6 @@ async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth)
 export function deferredKey(key: string | undefined): DeferredKey | undefined {
   const keyType = key ? keyTypeOf(key) : undefined;
   return key && keyType ? { keyType, keyHash: hashKey(key) } : undefined;
-}
-
-/** The key of an `Authorization: Bearer …` header ('' when malformed), undefined without the header. */
-export function bearerKey(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? '';
 }
 
 async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth): Promise<Caller> {
@@ -245,19 +203,3 @@ function refuseWritesToDisabledProject(req: Request): void {
 
 const disabledProject = (reason: string | null) =>
   forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', { details: { reason } });
-
-const callerProjectOrUndefined = (caller: Caller) =>
-  caller.kind === 'key' || caller.kind === 'session' ? caller.project : undefined;
-
-/** The project a key- or dashboard-authenticated request acts on. */
-export function callerProject(req: { caller: Caller }): ProjectRef {
-  const project = callerProjectOrUndefined(req.caller);
-  if (!project) throw new Error('route has no project: check its auth metadata');
-  return project;
-}
-
-/** The signed-in user of a session-authenticated request. */
-export function callerUser(req: { caller: Caller }): SessionUser {
-  if (req.caller.kind !== 'session') throw new Error('route has no session: check its auth metadata');
-  return req.caller.user;
-}

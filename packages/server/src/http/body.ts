@@ -1,14 +1,10 @@
 import type { RouteMeta } from '@pigeon/contract';
 import { contract } from '@pigeon/contract';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { AppError } from './errors.js';
+import { ANONYMOUS_BODY_LIMIT, DEFAULT_BODY_LIMIT, SEND_BODY_LIMIT } from '../kit/body-limits.js';
+import { AppError } from '../kit/errors.js';
 import { keepRawBody } from './raw-body.js';
 
-/** Spec §8: whole message at most 40 MB; base64 attachments add a third. */
-export const SEND_BODY_LIMIT = '56mb';
-export const DEFAULT_BODY_LIMIT = '1mb';
-/** Sign-in, sign-up and password forms: what anyone may make Pigeon read, before knowing who they are. */
-export const ANONYMOUS_BODY_LIMIT = '64kb';
 const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** Routes whose bodies may be up to `SEND_BODY_LIMIT` (a message with its attachments). */

@@ -2,13 +2,13 @@ import { plunkContract, resendContract } from '@pigeon/contract/compat';
 import { createExpressEndpoints } from '@ts-rest/express';
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.js';
+import { requestValidationErrorHandler } from '../kit/validation.js';
 import { toPlunkFailure } from '../modules/compat-plunk/errors.js';
 import { createPlunkRouter } from '../modules/compat-plunk/router.js';
 import { toResendFailure } from '../modules/compat-resend/errors.js';
 import { createResendRouter } from '../modules/compat-resend/router.js';
 import type { contractMiddleware } from './app.js';
 import { layerErrorHandler } from './layer-errors.js';
-import { requestValidationErrorHandler } from './validation.js';
 
 type Middleware = ReturnType<typeof contractMiddleware>;
 

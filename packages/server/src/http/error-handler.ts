@@ -1,8 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import pg from 'pg';
+import { certainlyRolledBack } from '../db/errors.js';
+import {
+  AppError,
+  BareBadRequest,
+  badRequest,
+  conflict,
+  notFound,
+  toEnvelope,
+  validationFailed,
+} from '../kit/errors.js';
 import type { Logger } from '../logger.js';
-import { AppError, BareBadRequest, badRequest, conflict, notFound, toEnvelope, validationFailed } from './errors.js';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -78,25 +86,6 @@ export function prepareErrorAnswer(req: IncomingMessage, res: ServerResponse, er
     res.setHeader(name, value);
   }
   if (!req.complete) res.setHeader('Connection', 'close');
-}
-
-/**
- * Whether an unexpected error certainly left nothing behind: PostgreSQL refused a statement (an
- * error with a SQLSTATE), so that statement and its transaction rolled back. A lost connection
- * (class 08, or terminated by an administrator: 57P) or any other exception leaves the outcome
- * unknown. Read by the Idempotency-Key middleware, which releases the claim only in the first case.
- */
-export function certainlyRolledBack(err: unknown): boolean {
-  if (!(err instanceof pg.DatabaseError) || typeof err.code !== 'string') return false;
-  return !err.code.startsWith('08') && !err.code.startsWith('57P');
-}
-
-/**
- * Whether PostgreSQL refused the statement only because of what ran beside it (class 40: a
- * deadlock, a serialization failure): it rolled back, and the same statement run again may well pass.
- */
-export function lostToConcurrency(err: unknown): boolean {
-  return err instanceof pg.DatabaseError && typeof err.code === 'string' && err.code.startsWith('40');
 }
 
 /** PostgreSQL's code for a unique violation: two requests raced to create the same thing. */

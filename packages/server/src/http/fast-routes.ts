@@ -1,12 +1,12 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AppDeps } from '../deps.js';
+import { type BareRouter, sendJson } from '../kit/bare.js';
+import { DEFAULT_BODY_LIMIT } from '../kit/body-limits.js';
 import { timeRequest } from '../metrics/http.js';
 import { trackingRoutes } from '../modules/engagement/tracking-routes.js';
 import { createTracker } from '../modules/events/track.js';
 import { bareTrackRoute } from '../modules/events/track-route.js';
 import { type AppOptions, createApp } from './app.js';
-import { type BareRouter, sendJson } from './bare.js';
-import { DEFAULT_BODY_LIMIT } from './body.js';
 import { errorAnswer, prepareErrorAnswer } from './error-handler.js';
 import { assignRequestId } from './request-id.js';
 import { logWhenDone } from './request-log.js';

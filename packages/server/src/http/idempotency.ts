@@ -6,8 +6,8 @@ import { type BatchedDelete, deleteInBatches } from '../db/batched-delete.js';
 import { preparedRows, raw, runStatement, sql } from '../db/query.js';
 import { prepared, type Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
-import { callerProject } from './auth.js';
-import { AppError, validationFailed } from './errors.js';
+import { callerProject } from '../kit/caller.js';
+import { AppError, validationFailed } from '../kit/errors.js';
 
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 

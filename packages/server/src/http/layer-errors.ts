@@ -1,16 +1,9 @@
 import type { ErrorEnvelope } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
+import { certainlyRolledBack } from '../db/errors.js';
+import type { LayerAnswer, NativeFailure } from '../kit/layer-answer.js';
 import type { Logger } from '../logger.js';
-import { certainlyRolledBack, errorAnswer, prepareErrorAnswer } from './error-handler.js';
-
-/** An error as Pigeon would answer it: what a compatibility layer translates into its own shape. */
-export interface NativeFailure {
-  status: number;
-  error: ErrorEnvelope['error'];
-}
-
-/** A layer's answer to a failure: its status and body. */
-export type LayerAnswer = { status: number; body: unknown };
+import { errorAnswer, prepareErrorAnswer } from './error-handler.js';
 
 /**
  * express's error handler for a compatibility layer's paths (mounted before the native one): the

@@ -2,7 +2,7 @@ import type { AnalyticsInterval, TopEventsType } from '@pigeon/contract';
 import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@pigeon/contract';
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { notFound, validationFailed } from '../../http/errors.js';
+import { notFound, validationFailed } from '../../kit/errors.js';
 import { EMITTED_EVENT_NAME, wholeDayCounts } from '../events/service.js';
 
 /**

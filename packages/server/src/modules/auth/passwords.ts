@@ -1,4 +1,4 @@
-import { validationFailed } from '../../http/errors.js';
+import { validationFailed } from '../../kit/errors.js';
 
 // Loaded on first use (sign-up, sign-in, password change), not in every process at start: the
 // argon2 addon and the 49,000-password list cost memory that the hot paths never use.

@@ -1,7 +1,7 @@
 import type { BillingCategory } from '@pigeon/contract';
 import { preparedRows, queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../kit/errors.js';
 
 /** The month a counter belongs to: its first day, UTC, as PostgreSQL computes it (one clock for every process). */
 const PERIOD = sql`date_trunc('month', now() AT TIME ZONE 'UTC')::date`;

@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerUser } from '../../http/auth.js';
+import { callerUser } from '../../kit/caller.js';
 import * as billing from './service.js';
 
 const s = initServer();

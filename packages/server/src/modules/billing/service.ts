@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../kit/errors.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
 import { nextPeriod, periodStart } from './allowance.js';
 import { createCheckout, createPortal, listInvoices, stripeConfigOf } from './stripe.js';

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { StripeConfig } from '../../config/index.js';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, conflict } from '../../http/errors.js';
+import { AppError, conflict } from '../../kit/errors.js';
 
 /**
  * Stripe, used only when STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID are set:

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type Queryable, withQueryLimits } from '../../db/sql.js';
-import { validationFailed } from '../../http/errors.js';
+import { validationFailed } from '../../kit/errors.js';
 import { checkCondition, conditionSql, refsOf } from '../conditions/engine.js';
 import type { Ref } from '../references/service.js';
 import { topicMemberCondition } from '../topics/reach.js';

@@ -1,4 +1,4 @@
-import type { LayerAnswer, NativeFailure } from '../../http/layer-errors.js';
+import type { LayerAnswer, NativeFailure } from '../../kit/layer-answer.js';
 import { plunkError } from './shapes.js';
 
 /** Plunk's `That contact was not found`; every other message as Pigeon words it. */

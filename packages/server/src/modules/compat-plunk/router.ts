@@ -1,7 +1,7 @@
 import { plunkContract } from '@pigeon/contract/compat';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject } from '../../http/auth.js';
+import { callerProject } from '../../kit/caller.js';
 import * as plunk from './service.js';
 
 const s = initServer();

@@ -1,7 +1,7 @@
 import { ContactListQuery } from '@pigeon/contract';
 import type { PlunkContact } from '@pigeon/contract/compat';
 import type { Queryable } from '../../db/sql.js';
-import { conflict, notFound } from '../../http/errors.js';
+import { conflict, notFound } from '../../kit/errors.js';
 import { listContacts } from '../contacts/list.js';
 import * as contacts from '../contacts/service.js';
 import { type NativeContact, toPlunkContact, toPlunkData } from './shapes.js';

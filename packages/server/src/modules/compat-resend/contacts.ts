@@ -1,6 +1,6 @@
 import type { ResendCreateContactBody, ResendUpdateContactBody } from '@pigeon/contract/compat';
-import type { ProjectRef } from '../../http/auth.js';
-import { notFound } from '../../http/errors.js';
+import type { ProjectRef } from '../../kit/caller.js';
+import { notFound } from '../../kit/errors.js';
 
 /**
  * Resend's audiences and contacts over the project's contacts. A project is one audience (and one

@@ -1,8 +1,8 @@
 import { type EmailDetail, SendBody } from '@pigeon/contract';
 import type { ResendSendBody } from '@pigeon/contract/compat';
 import type { z } from 'zod';
-import { validationFailed } from '../../http/errors.js';
-import { zodIssuesToFieldErrors } from '../../http/validation.js';
+import { validationFailed } from '../../kit/errors.js';
+import { zodIssuesToFieldErrors } from '../../kit/validation.js';
 
 type ResendMessage = Omit<ResendSendBody, 'scheduled_at' | 'attachments'> & Partial<ResendSendBody>;
 type Attachment = NonNullable<ResendSendBody['attachments']>[number];

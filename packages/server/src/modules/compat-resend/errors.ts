@@ -1,6 +1,6 @@
 import type { FieldError } from '@pigeon/contract';
 import type { ResendError } from '@pigeon/contract/compat';
-import type { LayerAnswer, NativeFailure } from '../../http/layer-errors.js';
+import type { LayerAnswer, NativeFailure } from '../../kit/layer-answer.js';
 
 /** Pigeon's names of a send's fields, as Resend's body calls them. */
 const RESEND_FIELDS: Record<string, string> = {

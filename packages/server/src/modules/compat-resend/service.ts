@@ -8,7 +8,7 @@ import type {
 import type { z } from 'zod';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { notFound, validationFailed } from '../../http/errors.js';
+import { notFound, validationFailed } from '../../kit/errors.js';
 import { listContacts } from '../contacts/list.js';
 import * as contacts from '../contacts/service.js';
 import { listDomains } from '../domains/service.js';

@@ -1,6 +1,6 @@
 import type { ConditionOperator, ConditionValueRule } from '@pigeon/contract';
 import { raw, type Sql, sql } from '../../db/query.js';
-import { escapeLike } from '../../http/cursor.js';
+import { escapeLike } from '../../kit/cursor.js';
 import { dataAt, type FieldKind, type FieldRef } from './fields.js';
 import { parseIsoDate } from './values.js';
 

@@ -2,7 +2,7 @@ import type { ContactListQuery } from '@pigeon/contract';
 import type { z } from 'zod';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { decodeCursor, encodeCursor, escapeLike } from '../../http/cursor.js';
+import { decodeCursor, encodeCursor, escapeLike } from '../../kit/cursor.js';
 import { type ContactRow, toContactDto } from './rows.js';
 
 type ListQuery = z.output<typeof ContactListQuery>;

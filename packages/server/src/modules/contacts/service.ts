@@ -3,7 +3,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../kit/errors.js';
 import { queueJob } from '../background-jobs/queue.js';
 import { applyDataRules } from './data-rules.js';
 import { customKey, isStandardField } from './fields.js';

@@ -2,8 +2,8 @@ import type { SuppressionListQuery, SuppressionReason } from '@pigeon/contract';
 import type { z } from 'zod';
 import { preparedRows, queryRows, raw, runStatement, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
-import { notFound } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
+import { notFound } from '../../kit/errors.js';
 
 interface SuppressionRow {
   id: string;

@@ -3,7 +3,7 @@ import { queryRows, type Sql, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { validationFailed } from '../../http/errors.js';
+import { validationFailed } from '../../kit/errors.js';
 import type { AggregateReport } from './aggregate-report.js';
 
 const DAY_MS = 86_400_000;

@@ -6,7 +6,7 @@ import { preparedRows, queryRows, runStatement, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, conflict, notFound } from '../../http/errors.js';
+import { AppError, conflict, notFound } from '../../kit/errors.js';
 import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
 import { generateDkimKeys } from './dkim.js';
 import { checkRecords, createResolver, expectedRecords } from './dns-check.js';

@@ -6,8 +6,8 @@ import { queryRows, runStatement, sql } from '../../db/query.js';
 import { isUuid } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { conflict, notFound, validationFailed } from '../../http/errors.js';
-import { trackingBaseUrl } from '../../http/public-url.js';
+import { conflict, notFound, validationFailed } from '../../kit/errors.js';
+import { trackingBaseUrl } from '../../kit/public-url.js';
 import { createResolver } from './dns-check.js';
 
 interface TrackingDomainRow {

@@ -1,8 +1,8 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject } from '../../http/auth.js';
 import { idempotency } from '../../http/idempotency.js';
+import { callerProject } from '../../kit/caller.js';
 import { requeueFailedEmails, requeueMessage } from '../email-states/requeue.js';
 import { sendBatch, sendEmail } from './send.js';
 

@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, type AppErrorExtra, validationFailed } from '../../http/errors.js';
+import { AppError, type AppErrorExtra, validationFailed } from '../../kit/errors.js';
 import { requireAllowance } from '../billing/allowance.js';
 import { type BuiltLayout, composeBuiltMessage } from '../composition/built.js';
 import { type ComposedMessage, composeMessage } from '../composition/compose.js';

@@ -1,4 +1,4 @@
-import { definePage } from '../../http/pages.js';
+import { definePage } from '../../kit/pages.js';
 
 /** The subscription pages. Plain HTML forms: they work without JavaScript. */
 definePage(

@@ -1,5 +1,5 @@
 import type { ContentType, TrackingMode } from '@pigeon/contract';
-import { trackingBaseUrl } from '../../http/public-url.js';
+import { trackingBaseUrl } from '../../kit/public-url.js';
 import { ANCHOR_HREF, decodeAttribute } from '../rendering/anchors.js';
 import { signTrackingToken } from '../rendering/links.js';
 

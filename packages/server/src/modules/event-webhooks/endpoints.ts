@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { type AppDeps, nowOf } from '../../deps.js';
-import { notFound, validationFailed } from '../../http/errors.js';
+import { notFound, validationFailed } from '../../kit/errors.js';
 import { forbiddenReason, generateWebhookSecret, isLoopbackName } from '../webhooks/service.js';
 
 type Endpoint = z.infer<typeof WebhookEndpoint>;

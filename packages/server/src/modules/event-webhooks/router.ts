@@ -1,8 +1,8 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { type Caller, callerProject } from '../../http/auth.js';
-import { forbidden } from '../../http/errors.js';
+import { type Caller, callerProject } from '../../kit/caller.js';
+import { forbidden } from '../../kit/errors.js';
 import { getDelivery, listDeliveries, replayDelivery, sendTestEvent } from './deliveries.js';
 import {
   createEndpoint,

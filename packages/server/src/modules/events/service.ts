@@ -2,8 +2,8 @@ import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
 import { idsSince } from '../../db/partitions.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
-import { notFound } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
+import { notFound } from '../../kit/errors.js';
 import { findUsages, groupUsages } from '../references/service.js';
 
 interface EventRow {

@@ -1,5 +1,5 @@
+import { certainlyRolledBack, lostToConcurrency } from '../../db/errors.js';
 import type { Queryable } from '../../db/sql.js';
-import { certainlyRolledBack, lostToConcurrency } from '../../http/error-handler.js';
 import { trackGroupRows } from '../../metrics/registry.js';
 import {
   runTrackStatement,

@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { contract } from '@pigeon/contract';
 import express from 'express';
 import type { AppDeps } from '../../deps.js';
-import { bearerKey, deferredKey, type KeyCheck, requireKnownKey, settleKeyCheck } from '../../http/auth.js';
-import type { BareRoute, BareRouter } from '../../http/bare.js';
-import { sendJson } from '../../http/bare.js';
-import { validationFailed } from '../../http/errors.js';
+import { deferredKey, requireKnownKey, settleKeyCheck } from '../../http/auth.js';
 import { idempotencyKeyOf } from '../../http/idempotency.js';
-import { unreadBodyError, unsafeFields, zodIssuesToFieldErrors } from '../../http/validation.js';
+import type { BareRoute, BareRouter } from '../../kit/bare.js';
+import { sendJson } from '../../kit/bare.js';
+import { bearerKey, type KeyCheck } from '../../kit/caller.js';
+import { validationFailed } from '../../kit/errors.js';
+import { unreadBodyError, unsafeFields, zodIssuesToFieldErrors } from '../../kit/validation.js';
 import type { TrackEvent, TrackInput } from './track.js';
 
 const route = contract.events.track;

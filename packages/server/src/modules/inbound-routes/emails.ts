@@ -2,7 +2,7 @@ import type { InboundEmail, InboundEmailQuery } from '@pigeon/contract';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../kit/errors.js';
 import { attachmentUrl } from './attachments.js';
 
 interface EmailRow {

@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject } from '../../http/auth.js';
+import { callerProject } from '../../kit/caller.js';
 import { readAttachment } from './attachments.js';
 import { getInboundEmail, listInboundEmails } from './emails.js';
 import { createRoute, deleteRoute, getRoute, listRoutes, updateRoute } from './routes.js';

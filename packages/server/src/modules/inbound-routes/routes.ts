@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { type AppDeps, nowOf } from '../../deps.js';
-import { conflict, notFound, validationFailed } from '../../http/errors.js';
+import { conflict, notFound, validationFailed } from '../../kit/errors.js';
 
 export interface RouteRow {
   id: string;

@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { bearerKey, findProjectByKey } from '../../http/auth.js';
-import { DEFAULT_BODY_LIMIT } from '../../http/body.js';
-import { AppError, unauthorized } from '../../http/errors.js';
+import { findProjectByKey } from '../../http/auth.js';
+import { DEFAULT_BODY_LIMIT } from '../../kit/body-limits.js';
+import { bearerKey } from '../../kit/caller.js';
+import { AppError, unauthorized } from '../../kit/errors.js';
 import { keyTypeOf } from '../projects/keys.js';
 
 export const MCP_PATH = '/mcp';

@@ -1,4 +1,4 @@
-import { definePage } from '../../http/pages.js';
+import { definePage } from '../../kit/pages.js';
 
 definePage(
   'outbox-list',

@@ -1,9 +1,10 @@
 import { type Request, type Response, Router } from 'express';
 import { isUuid } from '../../db/scoped.js';
 import type { AppDeps } from '../../deps.js';
-import { requireSessionUser, type SessionUser } from '../../http/auth.js';
-import { AppError } from '../../http/errors.js';
-import { sendPage } from '../../http/pages.js';
+import { requireSessionUser } from '../../http/auth.js';
+import type { SessionUser } from '../../kit/caller.js';
+import { AppError } from '../../kit/errors.js';
+import { sendPage } from '../../kit/pages.js';
 import './pages.js';
 import {
   findOutboxMessage,

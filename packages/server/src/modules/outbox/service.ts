@@ -3,7 +3,7 @@ import { relative, resolve } from 'node:path';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
+import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
 
 const PAGE_SIZE = 50;
 

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-export type KeyType = 'public' | 'secret';
+import type { KeyType } from '../../kit/caller.js';
+
+export type { KeyType };
 
 /** sha256 of a key: what the database indexes and looks keys up by. */
 export const hashKey = (key: string): Buffer => createHash('sha256').update(key).digest();

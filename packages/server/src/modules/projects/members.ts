@@ -4,7 +4,7 @@ import { uuidv7 } from 'uuidv7';
 import { queryRows, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, conflict, forbidden, notFound } from '../../http/errors.js';
+import { AppError, conflict, forbidden, notFound } from '../../kit/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { hashToken, newToken } from '../auth/tokens.js';
 import { findMembership } from './membership.js';

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../kit/errors.js';
 import { createMissingContacts } from '../contacts/rows.js';
 import { applyMoves } from './membership.js';
 import { findSegment, type SegmentRow } from './service.js';

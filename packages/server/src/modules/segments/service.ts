@@ -6,7 +6,7 @@ import type { Config } from '../../config/index.js';
 import { queryRows, sql } from '../../db/query.js';
 import { isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable, withQueryLimits } from '../../db/sql.js';
-import { badRequest, conflict, notFound } from '../../http/errors.js';
+import { badRequest, conflict, notFound } from '../../kit/errors.js';
 import {
   type CheckedCondition,
   checkCondition,

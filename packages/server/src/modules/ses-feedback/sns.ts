@@ -1,6 +1,6 @@
 import MessageValidator from 'sns-validator';
 import type { AppDeps } from '../../deps.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../kit/errors.js';
 import { parseSesNotification } from './notification.js';
 import { recordSesFeedback } from './record.js';
 

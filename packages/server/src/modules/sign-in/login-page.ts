@@ -1,9 +1,9 @@
 import express, { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { crossSite } from '../../http/csrf.js';
-import { AppError } from '../../http/errors.js';
-import { definePage, sendPage } from '../../http/pages.js';
-import { unsafeText } from '../../http/validation.js';
+import { crossSite } from '../../kit/cross-site.js';
+import { AppError } from '../../kit/errors.js';
+import { definePage, sendPage } from '../../kit/pages.js';
+import { unsafeText } from '../../kit/validation.js';
 import * as accounts from '../accounts/service.js';
 import { safeNext } from '../auth/safe-next.js';
 import { startSession } from '../auth/session.js';

@@ -1,7 +1,7 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { callerUser } from '../../http/auth.js';
+import { callerUser } from '../../kit/caller.js';
 import * as accounts from '../accounts/service.js';
 import { endSession, startSession } from '../auth/session.js';
 import { acceptInvitation } from '../projects/members.js';

@@ -4,7 +4,7 @@ import { Headers } from '@zone-eu/mailsplit';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
-import { unsafeFields } from '../../http/validation.js';
+import { unsafeFields } from '../../kit/validation.js';
 import { takeApart } from '../composition/built.js';
 import type { BuiltMessage } from '../emails/send.js';
 import { SmtpReply } from './replies.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../kit/errors.js';
 
 /**
  * An SMTP reply that refuses: `code` is the reply code, `text` starts with its enhanced status code

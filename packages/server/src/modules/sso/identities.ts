@@ -2,7 +2,7 @@ import type { OAuthProviderId } from '@pigeon/contract';
 import type pg from 'pg';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { conflict, notFound } from '../../http/errors.js';
+import { conflict, notFound } from '../../kit/errors.js';
 
 interface IdentityRow {
   provider: OAuthProviderId;

@@ -1,6 +1,6 @@
 import type { Config } from '../../config/index.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, forbidden } from '../../http/errors.js';
+import { AppError, forbidden } from '../../kit/errors.js';
 import * as accounts from '../accounts/service.js';
 import type { User } from '../accounts/user.js';
 import { hasPendingInvitation } from '../projects/members.js';

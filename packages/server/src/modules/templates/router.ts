@@ -1,7 +1,7 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject } from '../../http/auth.js';
+import { callerProject } from '../../kit/caller.js';
 import { previewTemplate } from './preview.js';
 import * as templates from './service.js';
 

@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { conflict, validationFailed } from '../../http/errors.js';
+import { conflict, validationFailed } from '../../kit/errors.js';
 import { findUsages } from '../references/service.js';
 import { applyTopicChoices, type ContactTopicState, contactTopicStates } from './choices.js';
 

@@ -2,8 +2,8 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerProject } from '../../http/auth.js';
-import { imageUpload } from '../../http/uploads.js';
+import { callerProject } from '../../kit/caller.js';
+import { imageUpload } from '../../kit/uploads.js';
 import { type ImageDeps, readImage, uploadImage } from './service.js';
 import type { ImageStorage } from './storage.js';
 

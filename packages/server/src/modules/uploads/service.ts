@@ -4,7 +4,7 @@ import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, validationFailed } from '../../http/errors.js';
+import { AppError, validationFailed } from '../../kit/errors.js';
 import type { ImageStorage } from './storage.js';
 
 /** What each accepted format is stored and served as (animated PNG is a PNG). */

@@ -1,6 +1,6 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { notFound } from '../../http/errors.js';
+import { notFound } from '../../kit/errors.js';
 import { generateWebhookSecret } from './sign.js';
 
 /** After a rotation, deliveries are signed with the previous secret too for this long. */

@@ -5,8 +5,8 @@ import type { z } from 'zod';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { findInProject, isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
-import { AppError, conflict, notFound } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
+import { AppError, conflict, notFound } from '../../kit/errors.js';
 import { entryStep, graphProblems, loadGraph } from './graph.js';
 import { findWorkflow } from './service.js';
 

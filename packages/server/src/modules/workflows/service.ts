@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { findInProject, isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { AppError, badRequest, conflict, notFound, validationFailed } from '../../http/errors.js';
+import { AppError, badRequest, conflict, notFound, validationFailed } from '../../kit/errors.js';
 import { checkCondition, refsOf } from '../conditions/engine.js';
 import { dropRefs, type Ref, saveRefs } from '../references/service.js';
 import { requireTopic } from '../topics/service.js';

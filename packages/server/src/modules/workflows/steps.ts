@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { preparedRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../kit/errors.js';
 import { billingLimitExceeded, chargeEmails } from '../billing/allowance.js';
 import { composeMessage } from '../composition/compose.js';
 import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
