@@ -1,23 +1,25 @@
 /**
  * Module layering of the server, checked by dependency-cruiser (`pnpm deps`, run by .ci/run).
  *
- * ALLOWED says, once, which other modules each `packages/server/src/modules/<name>/` may import
- * at run time (type-only imports compile away and are not counted). Loading this file fails when
- * the allowed graph has a cycle, so modules can only form layers: to let a module use another,
- * add the edge here; if that closes a loop, invert the dependency instead (a registration at the
- * composition root, a callback, a type-only interface) — see ARCHITECTURE.md "Module layers".
+ * ALLOWED says, once, which other modules each `packages/server/src/modules/<name>/` may import,
+ * type-only imports included (a type is a dependency too, and the drawn house shows it). Loading
+ * this file fails when the allowed graph has a cycle, so modules can only form layers: to let a
+ * module use another, add the edge here; if that closes a loop, invert the dependency instead (a
+ * registration at the composition root, a callback, an interface the lower module declares) —
+ * see ARCHITECTURE.md "Module layers". FLOORS (below) layers the rest of src/ the same way.
  */
 const ALLOWED = {
   accounts: ['auth'],
   activity: ['campaigns', 'events', 'retention', 'workflows'],
-  analytics: ['events'],
+  analytics: ['change-feed', 'events'],
   auth: [],
   'background-jobs': [],
-  billing: ['projects'],
+  billing: ['projects', 'webhook-receipts'],
   campaigns: [
     'billing',
     'composition',
     'conditions',
+    'contacts',
     'domains',
     'email-states',
     'emails',
@@ -27,9 +29,9 @@ const ALLOWED = {
   ],
   'change-feed': [],
   'compat-plunk': ['contacts'],
-  'compat-resend': ['contacts', 'domains', 'emails'],
+  'compat-resend': ['contacts', 'domains', 'emails', 'idempotency'],
   composition: ['contacts', 'engagement', 'rendering'],
-  conditions: [],
+  conditions: ['references'],
   contacts: ['background-jobs', 'event-log', 'references'],
   deliverability: ['contacts', 'dmarc-reports', 'email-states', 'event-log', 'inbound-routes'],
   'dmarc-reports': [],
@@ -43,19 +45,32 @@ const ALLOWED = {
     'domains',
     'email-states',
     'engagement',
+    'idempotency',
     'rendering',
     'sending-governor',
     'templates',
   ],
   engagement: ['contacts', 'email-states', 'event-log', 'rendering', 'topics'],
-  events: ['background-jobs', 'change-feed', 'contacts', 'event-log', 'references', 'retention'],
   'event-log': [],
-  'event-webhooks': ['background-jobs', 'domains', 'webhooks'],
+  'event-webhooks': ['background-jobs', 'change-feed', 'domains', 'webhooks'],
+  events: [
+    'background-jobs',
+    'change-feed',
+    'contacts',
+    'event-log',
+    'idempotency',
+    'projects',
+    'rate-limits',
+    'references',
+    'retention',
+  ],
+  idempotency: [],
   'inbound-routes': ['contacts', 'event-log', 'rendering'],
   'inbound-webhooks': ['billing', 'ses-feedback'],
   mcp: ['projects'],
-  outbox: [],
-  projects: ['accounts', 'auth', 'deliverability', 'domains', 'webhooks'],
+  outbox: ['accounts'],
+  projects: ['accounts', 'auth', 'deliverability', 'domains', 'idempotency', 'rate-limits', 'webhooks'],
+  'rate-limits': [],
   references: [],
   rendering: [],
   retention: [
@@ -67,21 +82,23 @@ const ALLOWED = {
     'inbound-routes',
     'workflows',
   ],
-  segments: ['conditions', 'contacts', 'event-log', 'references'],
+  segments: ['change-feed', 'conditions', 'contacts', 'event-log', 'references'],
   'sender-check': ['composition', 'contacts', 'deliverability', 'dmarc-reports', 'domains'],
   'sending-governor': [],
-  'ses-feedback': ['deliverability'],
+  'ses-feedback': ['deliverability', 'webhook-receipts'],
   'sign-in': ['accounts', 'auth', 'projects', 'sso'],
-  'smtp-submission': ['composition', 'emails', 'projects'],
+  'smtp-submission': ['composition', 'emails', 'idempotency', 'projects', 'rate-limits'],
   sso: ['accounts', 'auth', 'projects'],
   system: ['change-feed', 'email-states', 'emails', 'workflows'],
-  templates: ['composition', 'domains', 'references', 'rendering'],
+  templates: ['composition', 'contacts', 'domains', 'references', 'rendering'],
   topics: ['event-log', 'references'],
   uploads: [],
   verify: ['domains'],
+  'webhook-receipts': [],
   webhooks: [],
   workflows: [
     'billing',
+    'change-feed',
     'composition',
     'conditions',
     'contacts',
@@ -91,6 +108,7 @@ const ALLOWED = {
     'engagement',
     'references',
     'rendering',
+    'templates',
     'topics',
     'webhooks',
   ],
@@ -115,8 +133,44 @@ function assertLayered() {
 }
 assertLayered();
 
-const MODULES = 'packages/server/src/modules';
+/**
+ * The floors of packages/server/src, lowest first. A file may import its own floor and the floors
+ * below it, never one above, type-only imports included (a type names what its file depends on as
+ * much as a call does): the drawn house has no arrow running back up. Modules are one floor, layered
+ * among themselves by ALLOWED. Every file of src/ stands on one floor (rule `unknown-floor`).
+ */
+const FLOORS = [
+  { name: 'ground', paths: ['config/', 'logger.ts', 'version.ts', 'startup-heap.ts'] },
+  { name: 'kit', paths: ['kit/'] },
+  { name: 'db', paths: ['db/'] },
+  { name: 'metrics', paths: ['metrics/'] },
+  { name: 'mail', paths: ['mail/'] },
+  { name: 'deps', paths: ['deps.ts'] },
+  { name: 'jobs', paths: ['jobs/'] },
+  { name: 'modules', paths: ['modules/'] },
+  { name: 'front door', paths: ['http/'] },
+  { name: 'job list', paths: ['job-list/'] },
+  {
+    name: 'composition root',
+    paths: ['main.ts', 'supervisor.ts', 'admin-commands.ts', 'migrate-child.ts', 'bench-exports.ts'],
+  },
+  { name: 'entry points', paths: ['cli.ts', 'index.ts'] },
+];
+
+const SRC = 'packages/server/src';
 const escapeRe = (s) => s.replace(/[-/\\^$*+?.()|[\]{}]/g, '\\$&');
+const floorPath = (paths) =>
+  `^${escapeRe(SRC)}/(${paths.map((p) => (p.endsWith('/') ? escapeRe(p) : `${escapeRe(p)}$`)).join('|')})`;
+
+const floorRules = FLOORS.slice(0, -1).map((floor, i) => ({
+  name: `floors:${floor.name}`,
+  comment: `${floor.name} (${floor.paths.join(', ')}) imports only its own floor and those below it (FLOORS in .dependency-cruiser.cjs)`,
+  severity: 'error',
+  from: { path: floorPath(floor.paths) },
+  to: { path: floorPath(FLOORS.slice(i + 1).flatMap((f) => f.paths)) },
+}));
+
+const MODULES = 'packages/server/src/modules';
 
 const layerRules = Object.entries(ALLOWED).map(([name, allowed]) => ({
   name: `layers:${name}`,
@@ -126,7 +180,6 @@ const layerRules = Object.entries(ALLOWED).map(([name, allowed]) => ({
   to: {
     path: `^${escapeRe(MODULES)}/[^/]+/`,
     pathNot: `^${escapeRe(MODULES)}/(${[name, ...allowed].map(escapeRe).join('|')})/`,
-    dependencyTypesNot: ['type-only'],
   },
 }));
 
@@ -155,7 +208,7 @@ module.exports = {
       comment: 'Modules are wired by the composition roots; they never import them.',
       severity: 'error',
       from: { path: `^${escapeRe(MODULES)}/` },
-      to: { path: '^packages/server/src/(main|http/app|jobs/index)\\.ts$' },
+      to: { path: '^packages/server/src/(main|http/app|job-list/index)\\.ts$' },
     },
     {
       name: 'orm-in-migrator-only',
@@ -173,6 +226,14 @@ module.exports = {
       from: { path: '^packages/server/src/', pathNot: '^packages/server/src/(migrate-child|bench-exports)\\.ts$' },
       to: { path: '^packages/server/src/db/migrator\\.ts$', dependencyTypesNot: ['dynamic-import'] },
     },
+    {
+      name: 'unknown-floor',
+      comment: 'Every file of packages/server/src stands on a floor (FLOORS in .dependency-cruiser.cjs).',
+      severity: 'error',
+      from: { path: `^${escapeRe(SRC)}/`, pathNot: floorPath(FLOORS.flatMap((f) => f.paths)) },
+      to: {},
+    },
+    ...floorRules,
     ...layerRules,
   ],
   options: {

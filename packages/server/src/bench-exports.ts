@@ -8,8 +8,8 @@
 export { seedHistory } from './db/history-seed.js';
 export { runMigrations } from './db/migrator.js';
 export { moveUnpartitionedHistory } from './db/partitions.js';
-export { findProjectByKey } from './http/auth.js';
 export { foldFinishedHours } from './modules/analytics/rollup.js';
 export { sendEmail } from './modules/emails/send.js';
 export { trackWithKey } from './modules/events/track.js';
+export { findProjectByKey } from './modules/projects/key-lookup.js';
 export { hashKey, keyTypeOf } from './modules/projects/keys.js';

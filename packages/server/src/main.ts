@@ -9,7 +9,7 @@ import { keyringOf } from './db/at-rest.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithLock } from './db/migrate.js';
 import type { AppDeps } from './deps.js';
-import { buildJobRegistry } from './jobs/index.js';
+import { buildJobRegistry } from './job-list/index.js';
 import { startListenHub } from './jobs/listen-hub.js';
 import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
@@ -25,8 +25,9 @@ import { EVENT_WEBHOOKS_CONSUMER } from './modules/event-webhooks/consumer.js';
 import { bootstrapFirstRun } from './modules/projects/bootstrap.js';
 import { trackedSegmentsConsumer } from './modules/segments/realtime.js';
 import { startSmtpSubmission } from './modules/smtp-submission/server.js';
+import { readOperations } from './modules/system/operations.js';
 import { checkSharedSecrets, refuseGeneratedSecretsOnSharedDatabase } from './modules/system/secret-fingerprints.js';
-import { checkHealth } from './modules/system/service.js';
+import { checkHealth, checkReadiness } from './modules/system/service.js';
 import { workflowTriggersConsumer } from './modules/workflows/triggers.js';
 
 /** The consumers of the contact change feed, but the event webhooks' (built by its worker, on its sender). */
@@ -223,6 +224,7 @@ async function serveMetrics(
 ): Promise<number | undefined> {
   if (deps.config.metrics.port === undefined) return undefined;
   const { startMetricsServer } = await import('./metrics/server.js');
+  const relays = deps.config.mail.relays.map((r) => r.name);
   const metrics = await startMetricsServer({
     pool: deps.db.pool,
     config: deps.config,
@@ -230,6 +232,11 @@ async function serveMetrics(
     workers,
     replica: deps.db.replica?.state,
     health: () => checkHealth(deps, true),
+    operations: () => readOperations(deps.db.pool, deps.config.health.heartbeatMs, relays),
+    readiness: () => checkReadiness(deps.db.pool, deps.config),
+    jobNames: buildJobRegistry()
+      .all()
+      .map((def) => def.name),
   });
   cleanups.unshift(metrics.stop);
   return metrics.port;

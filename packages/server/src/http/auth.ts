@@ -1,26 +1,18 @@
-import { timingSafeEqual } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { RouteAuth, RouteMeta } from '@pigeon/contract';
 import type { NextFunction, Request, Response } from 'express';
-import { LRUCache } from 'lru-cache';
-import { preparedRows, raw, sql } from '../db/query.js';
-import type { Queryable } from '../db/sql.js';
 import type { AppDeps } from '../deps.js';
-import {
-  bearerKey,
-  type Caller,
-  callerProjectOrUndefined,
-  type DeferredKey,
-  type KeyCheck,
-  type ProjectRef,
-  type SessionUser,
-} from '../kit/caller.js';
+import { bearerKey, type Caller, callerProjectOrUndefined, type ProjectRef } from '../kit/caller.js';
 import { AppError, badRequest, forbidden, unauthorized } from '../kit/errors.js';
-import { findSessionUser } from '../modules/accounts/service.js';
-import { readSession } from '../modules/auth/session.js';
-import { hashKey, keyTypeOf } from '../modules/projects/keys.js';
+import { requireSessionUser } from '../modules/accounts/session-user.js';
+import {
+  deferredKey,
+  disabledProjectError,
+  findProjectByKey,
+  requireKnownKey,
+} from '../modules/projects/key-lookup.js';
+import { keyTypeOf } from '../modules/projects/keys.js';
 import { findMembership } from '../modules/projects/membership.js';
-import { applyRateLimit, countSessionRequest, currentWindow, rateLimitCtes } from './rate-limit.js';
+import { applyRateLimit, countSessionRequest, currentWindow } from '../modules/rate-limits/service.js';
 
 type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> } };
 
@@ -66,12 +58,6 @@ async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth)
   return dashboardSessionCaller(deps, req);
 }
 
-/** A well-formed key, to be checked by the handler's own statement; undefined for anything else. */
-export function deferredKey(key: string | undefined): DeferredKey | undefined {
-  const keyType = key ? keyTypeOf(key) : undefined;
-  return key && keyType ? { keyType, keyHash: hashKey(key) } : undefined;
-}
-
 async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth): Promise<Caller> {
   if (!key) {
     throw new AppError(401, 'UNAUTHORIZED', 'Missing API key', {
@@ -90,74 +76,6 @@ async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth
   return { kind: 'key', keyType, project: found.project, hits: found.hits };
 }
 
-/**
- * Indexed lookup by the key's hash, then a constant-time comparison of the key itself. The
- * same statement counts the request against the project's rate limit: one round trip.
- */
-export async function findProjectByKey(db: Queryable, key: string, keyType: KeyType, rateLimitPerMinute: number) {
-  const column = keyType === 'public' ? 'public' : 'secret';
-  const limited = rateLimitPerMinute > 0;
-  const rows = await preparedRows<ProjectRef & { key: string; hits: number | null }>(
-    db,
-    `auth.${column}.${limited ? 'counted' : 'plain'}`,
-    sql`WITH p AS (
-       SELECT id, name, disabled, disabled_reason AS "disabledReason", ${raw(column)}_key AS key
-       FROM projects WHERE ${raw(column)}_key_hash = ${hashKey(key)}
-     )${limited ? sql`, ${rateLimitCtes('p', currentWindow().window, 'key')}` : raw('')}
-     SELECT p.*, ${raw(limited ? '(SELECT hits FROM hit)' : 'NULL::int')} AS hits FROM p`,
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  const stored = Buffer.from(row.key);
-  const given = Buffer.from(key);
-  if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
-  const project = { id: row.id, name: row.name, disabled: row.disabled, disabledReason: row.disabledReason };
-  return { project, hits: row.hits };
-}
-
-/**
- * Hashes of keys that were found lately (this process, at most 10,000, for a minute). A deferred
- * key is checked by its handler's statement, after the body is read: the body is read only for a
- * key found here or by one indexed lookup, so a client without a key makes Pigeon read nothing.
- * The cache only decides whether reading is worth it: a key regenerated since is still refused by
- * the statement (and forgotten here).
- */
-const knownKeyCaches = new WeakMap<object, LRUCache<string, true>>();
-const knownKeys = (deps: AppDeps) => {
-  let cache = knownKeyCaches.get(deps.db.pool);
-  if (!cache) {
-    cache = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
-    knownKeyCaches.set(deps.db.pool, cache);
-  }
-  return cache;
-};
-
-/** 401 before the body is read, unless the deferred key belongs to a project (or did a moment ago). */
-export async function requireKnownKey(deps: AppDeps, key: DeferredKey): Promise<void> {
-  const cache = knownKeys(deps);
-  const id = key.keyHash.toString('base64');
-  if (cache.has(id)) return;
-  const column = raw(key.keyType === 'public' ? 'public_key_hash' : 'secret_key_hash');
-  const rows = await preparedRows(
-    deps.db.pool,
-    `auth.known.${key.keyType}`,
-    sql`SELECT 1 FROM projects WHERE ${column} = ${key.keyHash}`,
-  );
-  if (rows.length === 0) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
-  cache.set(id, true);
-}
-
-/** Answers a deferred key exactly as the lookup here would have: 401, 403, or the rate limit. */
-export function settleKeyCheck(deps: AppDeps, res: ServerResponse, check: KeyCheck, key?: DeferredKey): void {
-  if (!check.found) {
-    if (key) knownKeys(deps).delete(key.keyHash.toString('base64'));
-    throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
-  }
-  if (check.hits !== null)
-    applyRateLimit(res, deps.config.rateLimitPerMinute, check.hits, currentWindow().resetSeconds);
-  if (check.disabled) throw disabledProject(check.disabledReason);
-}
-
 /** Key callers were counted by their lookup; dashboard sessions are counted here. */
 async function enforceRateLimit(deps: AppDeps, caller: Caller, res: Response): Promise<void> {
   const limit = deps.config.rateLimitPerMinute;
@@ -167,19 +85,6 @@ async function enforceRateLimit(deps: AppDeps, caller: Caller, res: Response): P
   const hits =
     caller.kind === 'key' && caller.hits !== null ? caller.hits : await countSessionRequest(deps, project.id, window);
   applyRateLimit(res, limit, hits, resetSeconds);
-}
-
-export async function requireSessionUser(deps: AppDeps, req: Request): Promise<SessionUser> {
-  const claims = await readSession(req, deps.config);
-  if (claims) {
-    const user = await findSessionUser(deps.db.pool, claims.userId, claims.id ?? null);
-    if (user && user.sessionVersion === claims.version) {
-      return { id: user.id, email: user.email, emailVerified: user.emailVerified, createdAt: user.createdAt };
-    }
-  }
-  throw new AppError(401, 'UNAUTHORIZED', 'Sign in first', {
-    suggestion: 'POST /auth/login sets the session cookie; API clients use "Authorization: Bearer sk_…" instead.',
-  });
 }
 
 async function dashboardSessionCaller(deps: AppDeps, req: Request): Promise<Caller> {
@@ -198,8 +103,5 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function refuseWritesToDisabledProject(req: Request): void {
   const project = callerProjectOrUndefined(req.caller);
-  if (project?.disabled && !READ_METHODS.has(req.method)) throw disabledProject(project.disabledReason);
+  if (project?.disabled && !READ_METHODS.has(req.method)) throw disabledProjectError(project.disabledReason);
 }
-
-const disabledProject = (reason: string | null) =>
-  forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', { details: { reason } });

@@ -1,31 +1,11 @@
 import type { Agenda, Job, NotificationChannel } from 'agenda';
 import type pg from 'pg';
-import type { z } from 'zod';
 import { queryRows, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
-import type { AppDeps } from '../deps.js';
+import type { AppDeps, Scheduler } from '../deps.js';
 import type { Logger } from '../logger.js';
 import { jobFailures, zeroJobFailures } from '../metrics/registry.js';
 import type { JobDefinition, JobRegistry } from './registry.js';
-
-export interface EnqueueOptions {
-  /** Run at this time instead of now. */
-  runAt?: Date;
-}
-
-export interface Scheduler {
-  /** Validates the payload against the job's schema and stores the job durably. Returns its id. */
-  /** Queues a run of a job, named by its definition or by a reference to it (name and payload schema). */
-  enqueue<P extends z.ZodTypeAny>(
-    job: Pick<JobDefinition<P>, 'name' | 'payload'>,
-    payload: z.infer<P>,
-    opts?: EnqueueOptions,
-  ): Promise<string>;
-  /** Starts running jobs in this process (worker role). */
-  startWorker(): Promise<void>;
-  /** Stops taking jobs; running jobs get `graceMs` to finish, the rest are unlocked for another worker. */
-  stop(graceMs: number): Promise<void>;
-}
 
 interface Options {
   pool: pg.Pool;

@@ -1,6 +1,3 @@
-import type { Queryable } from '../db/sql.js';
-import { buildJobRegistry } from '../jobs/index.js';
-import { readOperations } from '../modules/system/operations.js';
 import {
   campaignRecipientsPending,
   changeFeedLag,
@@ -18,11 +15,29 @@ import {
 } from './registry.js';
 
 /**
- * Reads the database's numbers into their gauges (labels that disappeared, e.g. a job name with
- * nothing due, disappear from the output too) and returns them in prom-client's JSON form.
+ * The database's numbers the gauges show: what the system module's `readOperations` reads, as far
+ * as the metrics need it (main.ts passes the reading in, so this floor imports no module).
  */
-export async function databaseMetricsNow(db: Queryable, heartbeatMs: number, relays: string[] = []) {
-  const ops = await readOperations(db, heartbeatMs, relays);
+export interface DatabaseNumbers {
+  queue: {
+    byPriority: Array<{ priority: string; queued: number; oldestDueSeconds: number }>;
+    sending: number;
+    campaignRecipientsPending: number;
+  };
+  feed: Array<{ consumer: string; lagSeconds: number }>;
+  workflows: { running: number; waiting: number; overdueTimers: number };
+  jobs: Array<{ name: string; due: number; running: number }>;
+  workers: Array<{ alive: boolean }>;
+  relays: Array<{ transport: string; state: string }>;
+  lastDeliveryError: { at: Date } | null;
+}
+
+/**
+ * Sets the gauges from one reading of the database's numbers (labels that disappeared, e.g. a job
+ * name with nothing due, disappear from the output too) and returns them in prom-client's JSON
+ * form. `jobNames`: every job this code defines, each with its series even at 0.
+ */
+export async function databaseMetricsNow(ops: DatabaseNumbers, jobNames: string[]) {
   databaseMetrics.resetMetrics();
   for (const q of ops.queue.byPriority) {
     emailsQueued.set({ priority: q.priority }, q.queued);
@@ -35,7 +50,7 @@ export async function databaseMetricsNow(db: Queryable, heartbeatMs: number, rel
   workflowExecutions.set({ state: 'waiting' }, ops.workflows.waiting);
   workflowTimersOverdue.set(ops.workflows.overdueTimers);
   // Every job this code defines has its series, at 0 when nothing of it is due or running.
-  for (const name of jobNames()) {
+  for (const name of jobNames) {
     jobsDue.set({ job: name }, 0);
     jobsRunning.set({ job: name }, 0);
   }
@@ -48,11 +63,3 @@ export async function databaseMetricsNow(db: Queryable, heartbeatMs: number, rel
   if (ops.lastDeliveryError) lastDeliveryError.set(ops.lastDeliveryError.at.getTime() / 1000);
   return databaseMetrics.getMetricsAsJSON();
 }
-
-let names: string[] | undefined;
-const jobNames = () => {
-  names ??= buildJobRegistry()
-    .all()
-    .map((def) => def.name);
-  return names;
-};

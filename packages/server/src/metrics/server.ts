@@ -5,8 +5,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import type { ReplicaState } from '../db/replica.js';
 import type { Logger } from '../logger.js';
-import { checkReadiness } from '../modules/system/service.js';
-import { databaseMetricsNow } from './database.js';
+import { type DatabaseNumbers, databaseMetricsNow } from './database.js';
 import { askWorkers } from './ipc.js';
 import { type MetricsJson, processMetricsNow } from './process.js';
 import {
@@ -33,6 +32,12 @@ export interface MetricsSources {
   replica?: () => ReplicaState;
   /** `/health` with the relay's last error (the public `/health` leaves it out). */
   health?: () => Promise<{ status: string }>;
+  /** One reading of the database's numbers (the system module's `readOperations`). */
+  operations: () => Promise<DatabaseNumbers>;
+  /** Whether this Pigeon is ready, and the checks that say it is not (the system module's `checkReadiness`). */
+  readiness: () => Promise<{ ready: boolean; reasons: Array<{ check: string }> }>;
+  /** Every job this code defines: each has its due and running series, at 0 when nothing of it waits. */
+  jobNames: string[];
 }
 
 /**
@@ -102,15 +107,21 @@ async function scrape(sources: MetricsSources): Promise<string> {
   return AggregatorRegistry.aggregate(merged).metrics();
 }
 
-async function fromDatabase({ pool, config, logger }: MetricsSources): Promise<MetricsJson> {
-  const relays = config.mail.relays.map((r) => r.name);
-  const numbers = await databaseMetricsNow(pool, config.health.heartbeatMs, relays).catch((err: unknown) => {
-    logger.warn({ err }, 'metrics: the database did not answer');
-    return undefined;
-  });
+async function fromDatabase({
+  logger,
+  operations,
+  readiness: readReadiness,
+  jobNames,
+}: MetricsSources): Promise<MetricsJson> {
+  const numbers = await operations()
+    .then((ops) => databaseMetricsNow(ops, jobNames))
+    .catch((err: unknown) => {
+      logger.warn({ err }, 'metrics: the database did not answer');
+      return undefined;
+    });
   scrapeMetrics.resetMetrics();
   databaseUp.set(numbers ? 1 : 0);
-  const readiness = await checkReadiness(pool, config).catch(() => undefined);
+  const readiness = await readReadiness().catch(() => undefined);
   ready.set(readiness?.ready ? 1 : 0);
   for (const reason of readiness?.reasons ?? []) notReady.set({ check: reason.check }, 1);
   return [...(numbers ?? []), ...(await scrapeMetrics.getMetricsAsJSON())];

@@ -28,7 +28,7 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * The job with its handler per kind. The handlers belong to the modules that own the work; the
- * composition root (`jobs/index.ts`) passes them in, so this module imports none of them.
+ * composition root (`job-list/index.ts`) passes them in, so this module imports none of them.
  */
 export function createBackgroundJob(handlers: Record<JobKind, JobHandler>) {
   return defineJob({

@@ -2,8 +2,8 @@ import type Stripe from 'stripe';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { firstReceipt } from '../../http/webhook-receipts.js';
 import { AppError, conflict } from '../../kit/errors.js';
+import { firstReceipt } from '../webhook-receipts/service.js';
 import { stripeOf } from './stripe.js';
 
 /** Stripe's own default: a signature older than this is stale (a replay of a captured request). */

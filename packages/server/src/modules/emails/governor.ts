@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps.js';
-import { CachingResolver } from '../domains/caching-resolver.js';
+import { CachingResolver } from '../../kit/caching-resolver.js';
 import { createGovernor, type Governor } from '../sending-governor/governor.js';
 
 /** Recipient domains whose MX answers a process keeps (the resolver's LRU; each for its TTL). */

@@ -9,6 +9,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { readTransportStatus } from '../../mail/transport-status.js';
 import { databaseMetricsNow } from '../../metrics/database.js';
 import { transportDuration } from '../../metrics/registry.js';
+import { readOperations } from '../system/operations.js';
 
 /**
  * Issue 64, item 3: two relays, each an SMTP sink that can be closed. A is first on both routes; it
@@ -77,7 +78,10 @@ describe('two relays with failover', () => {
     const status = await statusCommand(pigeon.deps.config, pigeon.deps.logger, {});
     expect(status).toMatch(/^ {2}a +down since .*ago: .*(ECONNREFUSED|421|connect)/im);
     expect(status).toMatch(/^ {2}b +up$/m);
-    const gauges = await databaseMetricsNow(db, pigeon.deps.config.health.heartbeatMs, ['a', 'b']);
+    const gauges = await databaseMetricsNow(
+      await readOperations(db, pigeon.deps.config.health.heartbeatMs, ['a', 'b']),
+      [],
+    );
     const up = gauges.find((m) => m.name === 'pigeon_relay_up')?.values.map((v) => [v.labels.relay, v.value]);
     expect(up).toEqual([
       ['a', 0],

@@ -1,9 +1,9 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { idempotency } from '../../http/idempotency.js';
 import { callerProject } from '../../kit/caller.js';
 import { requeueFailedEmails, requeueMessage } from '../email-states/requeue.js';
+import { idempotency } from '../idempotency/service.js';
 import { sendBatch, sendEmail } from './send.js';
 
 const s = initServer();

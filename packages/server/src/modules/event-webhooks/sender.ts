@@ -1,5 +1,5 @@
 import { type AppDeps, nowOf } from '../../deps.js';
-import { CachingResolver } from '../domains/caching-resolver.js';
+import { CachingResolver } from '../../kit/caching-resolver.js';
 import { sendWebhook, WEBHOOK_DNS, WebhookPools } from '../webhooks/service.js';
 import { signingSecrets } from './endpoints.js';
 import type { DeliveryRow, Outcome } from './record.js';

@@ -3,7 +3,7 @@ import { eventsNamed } from '../event-log/service.js';
 
 /**
  * Deletes every event of one name in committed batches; naturally resumable. The analytics
- * counts of the name are dropped after it by the job's registration (`jobs/index.ts`).
+ * counts of the name are dropped after it by the job's registration (`job-list/index.ts`).
  */
 export const deleteEventsByName: JobHandler = async (ctx) => {
   const project = ctx.job.project_id;

@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { contract } from '@pigeon/contract';
 import express from 'express';
 import type { AppDeps } from '../../deps.js';
-import { deferredKey, requireKnownKey, settleKeyCheck } from '../../http/auth.js';
-import { idempotencyKeyOf } from '../../http/idempotency.js';
 import type { BareRoute, BareRouter } from '../../kit/bare.js';
 import { sendJson } from '../../kit/bare.js';
 import { bearerKey, type KeyCheck } from '../../kit/caller.js';
 import { validationFailed } from '../../kit/errors.js';
 import { unreadBodyError, unsafeFields, zodIssuesToFieldErrors } from '../../kit/validation.js';
+import { idempotencyKeyOf } from '../idempotency/service.js';
+import { deferredKey, requireKnownKey, settleKeyCheck } from '../projects/key-lookup.js';
 import type { TrackEvent, TrackInput } from './track.js';
 
 const route = contract.events.track;

@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { findProjectByKey } from '../../http/auth.js';
 import { DEFAULT_BODY_LIMIT } from '../../kit/body-limits.js';
 import { bearerKey } from '../../kit/caller.js';
 import { AppError, unauthorized } from '../../kit/errors.js';
+import { findProjectByKey } from '../projects/key-lookup.js';
 import { keyTypeOf } from '../projects/keys.js';
 
 export const MCP_PATH = '/mcp';

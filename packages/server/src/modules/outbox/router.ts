@@ -1,10 +1,10 @@
 import { type Request, type Response, Router } from 'express';
 import { isUuid } from '../../db/scoped.js';
 import type { AppDeps } from '../../deps.js';
-import { requireSessionUser } from '../../http/auth.js';
 import type { SessionUser } from '../../kit/caller.js';
 import { AppError } from '../../kit/errors.js';
 import { sendPage } from '../../kit/pages.js';
+import { requireSessionUser } from '../accounts/session-user.js';
 import './pages.js';
 import {
   findOutboxMessage,

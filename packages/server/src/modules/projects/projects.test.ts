@@ -5,7 +5,7 @@ import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/
 import { mountProbe } from '../../../test/probe.js';
 import { until } from '../../../test/until.js';
 import { queryRows, runStatement, sql } from '../../db/query.js';
-import { deleteProjectKeys } from '../../http/idempotency.js';
+import { deleteProjectKeys } from '../idempotency/service.js';
 import { setProjectDisabled } from './service.js';
 
 let pigeon: TestPigeon;

@@ -1,6 +1,6 @@
 import { afterAll, expect, it } from 'vitest';
 import { startDnsServer } from '../../../test/dns-server.js';
-import { CachingResolver } from '../domains/caching-resolver.js';
+import { CachingResolver } from '../../kit/caching-resolver.js';
 import { mxGroups } from './mx-groups.js';
 
 const dns = await startDnsServer();

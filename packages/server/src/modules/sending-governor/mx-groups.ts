@@ -1,5 +1,5 @@
+import type { Lookup } from '../../kit/caching-resolver.js';
 import type { MailboxGroup } from '../../metrics/registry.js';
-import type { Lookup } from '../domains/caching-resolver.js';
 import { groupOfMxRecords } from './groups.js';
 
 /** What the groups need of a resolver: `CachingResolver.lookup` (its cache honours each answer's TTL). */

@@ -1,7 +1,7 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { CachingResolver } from '../domains/caching-resolver.js';
+import { CachingResolver } from '../../kit/caching-resolver.js';
 import { verifyAddress } from './service.js';
 
 const s = initServer();

@@ -1,6 +1,6 @@
 import type { Verification } from '@pigeon/contract';
 import type { z } from 'zod';
-import type { CachingResolver, Lookup } from '../domains/caching-resolver.js';
+import type { CachingResolver, Lookup } from '../../kit/caching-resolver.js';
 import { isPlusAddressed, isRandomInput, suggestCorrection } from './heuristics.js';
 import { isAliasDomain, isDisposableDomain, isPersonalDomain } from './lists.js';
 

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { TEST_TLS_CERT } from '../../../test/tls-fixture.js';
 import { type Received, startTarget, type Target } from '../../../test/webhook-targets.js';
-import { CachingResolver } from '../domains/caching-resolver.js';
+import { CachingResolver } from '../../kit/caching-resolver.js';
 import { createResolver } from '../domains/dns-check.js';
 import { forbiddenReason } from './guard.js';
 import { sendWebhook, WEBHOOK_DNS, type WebhookRequest } from './send.js';

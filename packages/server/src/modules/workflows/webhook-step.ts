@@ -2,9 +2,9 @@ import type { StepConfig, WebhookMethod } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
+import { CachingResolver } from '../../kit/caching-resolver.js';
 import { webhookDeliveries } from '../../metrics/registry.js';
 import { toContactDto } from '../contacts/rows.js';
-import { CachingResolver } from '../domains/caching-resolver.js';
 import {
   type HostResolver,
   sendWebhook,

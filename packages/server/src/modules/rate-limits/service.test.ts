@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newProject } from '../../test/accounts.js';
-import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+import { newProject } from '../../../test/accounts.js';
+import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {

@@ -1,3 +1,4 @@
+import { JobRegistry } from '../jobs/registry.js';
 import { foldCountsJob } from '../modules/analytics/jobs.js';
 import { forgetEventCounts } from '../modules/analytics/rollup.js';
 import { createBackgroundJob, type JobHandler } from '../modules/background-jobs/runner.js';
@@ -9,7 +10,6 @@ import { deleteEventsByName } from '../modules/events/jobs.js';
 import { historyPartitionsJob, retentionJob } from '../modules/retention/jobs.js';
 import { segmentsSweepJob } from '../modules/segments/jobs.js';
 import { cleanupJob } from './maintenance.js';
-import { JobRegistry } from './registry.js';
 
 /** Deleting an event name also drops its analytics counts (events cannot import analytics, which reads them). */
 const deleteEvents: JobHandler = async (ctx) => {

@@ -1,5 +1,5 @@
-import { queryRows, sql } from '../db/query.js';
-import type { Queryable } from '../db/sql.js';
+import { queryRows, sql } from '../../db/query.js';
+import type { Queryable } from '../../db/sql.js';
 
 /**
  * The `webhook_receipts` table's one writer: inbound provider notifications (Stripe events, SNS

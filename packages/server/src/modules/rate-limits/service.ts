@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type pg from 'pg';
-import { preparedRows, raw, runStatement, type Sql, sql } from '../db/query.js';
-import type { AppDeps } from '../deps.js';
-import { AppError } from '../kit/errors.js';
+import { preparedRows, raw, runStatement, type Sql, sql } from '../../db/query.js';
+import type { AppDeps } from '../../deps.js';
+import { AppError } from '../../kit/errors.js';
 
 const WINDOW_SECONDS = 60;
 

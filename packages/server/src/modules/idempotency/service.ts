@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type pg from 'pg';
-import { type BatchedDelete, deleteInBatches } from '../db/batched-delete.js';
-import { preparedRows, raw, runStatement, sql } from '../db/query.js';
-import { prepared, type Queryable } from '../db/sql.js';
-import type { AppDeps } from '../deps.js';
-import { callerProject } from '../kit/caller.js';
-import { AppError, validationFailed } from '../kit/errors.js';
+import { type BatchedDelete, deleteInBatches } from '../../db/batched-delete.js';
+import { preparedRows, raw, runStatement, sql } from '../../db/query.js';
+import { prepared, type Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
+import { callerProject } from '../../kit/caller.js';
+import { AppError, validationFailed } from '../../kit/errors.js';
 
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -170,9 +170,9 @@ export interface KeyRecord {
  * holds the key: the caller rolls back its work and answers from `findClaim`. A concurrent record of
  * the same key waits for this transaction and then finds it.
  */
-export async function recordKey(tx: Queryable, projectId: string, record: KeyRecord): Promise<boolean> {
+export async function recordKey(db: Queryable, projectId: string, record: KeyRecord): Promise<boolean> {
   const rows = await preparedRows<{ recorded: boolean }>(
-    tx,
+    db,
     'idem.record',
     sql`INSERT INTO idempotency_keys AS k (project_id, key, request, request_hash, status_code, response, expires_at)
         SELECT p.id, ${record.key}::text, ${record.request}::text, ${record.requestHash}::text, 200,
@@ -261,8 +261,8 @@ function settleOnResponse(res: Response, settle: (status: number, body: unknown)
  * running waited for the deletion to commit, or the deletion for it: either it saw no project, or its
  * key is visible here.
  */
-export async function deleteProjectKeys(tx: Queryable, projectId: string): Promise<void> {
-  await runStatement(tx, sql`DELETE FROM idempotency_keys WHERE project_id = ${projectId}::uuid`);
+export async function deleteProjectKeys(db: Queryable, projectId: string): Promise<void> {
+  await runStatement(db, sql`DELETE FROM idempotency_keys WHERE project_id = ${projectId}::uuid`);
 }
 
 /** Expired key claims, removed in bounded statements (the clean-up job, every minute). */

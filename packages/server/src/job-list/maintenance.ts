@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
-import { deleteFinishedWindows } from '../http/rate-limit.js';
+import { defineJob, noPayload } from '../jobs/registry.js';
 import { deleteExpiredRevocations } from '../modules/auth/session.js';
+import { deleteExpiredIdempotencyKeys } from '../modules/idempotency/service.js';
+import { deleteFinishedWindows } from '../modules/rate-limits/service.js';
 import { deleteExpiredAttempts } from '../modules/sso/attempts.js';
-import { defineJob, noPayload } from './registry.js';
 
 /**
  * Expired Idempotency-Key claims and revocations of expired sessions, removed in statements of at
