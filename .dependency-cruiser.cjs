@@ -10,7 +10,7 @@
  */
 const ALLOWED = {
   accounts: ['auth'],
-  activity: ['campaigns', 'events', 'retention', 'workflows'],
+  activity: ['campaigns', 'event-log', 'events', 'workflows'],
   analytics: ['change-feed', 'events'],
   auth: [],
   'background-jobs': [],
@@ -62,7 +62,6 @@ const ALLOWED = {
     'projects',
     'rate-limits',
     'references',
-    'retention',
   ],
   idempotency: [],
   'inbound-routes': ['contacts', 'event-log', 'rendering'],
@@ -232,6 +231,17 @@ module.exports = {
       severity: 'error',
       from: { path: `^${escapeRe(SRC)}/`, pathNot: floorPath(FLOORS.flatMap((f) => f.paths)) },
       to: {},
+    },
+    {
+      name: 'faces',
+      comment:
+        'A module imports another module only through its public face, modules/<name>/public.ts (ARCHITECTURE.md "Module faces").',
+      severity: 'error',
+      from: { path: `^${escapeRe(MODULES)}/([^/]+)/` },
+      to: {
+        path: `^${escapeRe(MODULES)}/[^/]+/`,
+        pathNot: [`^${escapeRe(MODULES)}/$1/`, `^${escapeRe(MODULES)}/[^/]+/public\\.ts$`],
+      },
     },
     ...floorRules,
     ...layerRules,

@@ -6,10 +6,19 @@ import type { AppDeps } from '../../deps.js';
 import type { SessionUser } from '../../kit/caller.js';
 import { AppError, conflict, forbidden, notFound } from '../../kit/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import type { TokenPurpose } from '../auth/auth-token.js';
-import { assertAcceptablePassword, hashPassword, verifyPassword } from '../auth/passwords.js';
-import { clearAccountFailures, clearFailures, lockedForSeconds, recordFailure } from '../auth/throttle.js';
-import { countTokensSince, issueToken, useToken } from '../auth/tokens.js';
+import type { TokenPurpose } from '../auth/public.js';
+import {
+  assertAcceptablePassword,
+  clearAccountFailures,
+  clearFailures,
+  countTokensSince,
+  hashPassword,
+  issueToken,
+  lockedForSeconds,
+  recordFailure,
+  useToken,
+  verifyPassword,
+} from '../auth/public.js';
 import { USER_COLUMNS, type User } from './user.js';
 
 const TOKEN_TTL_MS: Record<TokenPurpose, number> = {

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { SessionUser } from '../../kit/caller.js';
 import { AppError } from '../../kit/errors.js';
-import { readSession } from '../auth/session.js';
+import { readSession } from '../auth/public.js';
 import { findSessionUser } from './service.js';
 
 /** The user of a request's session cookie (a live session of the user's current version), or 401. */

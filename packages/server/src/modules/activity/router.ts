@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../kit/caller.js';
-import { withReach } from '../retention/reach.js';
+import { withReach } from '../event-log/public.js';
 import { activityStats, activityTypes, listActivity, recentActivityCount, upcomingActivity } from './service.js';
 
 const s = initServer();

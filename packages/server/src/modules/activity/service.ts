@@ -1,9 +1,8 @@
 import type { ActivityType } from '@pigeon/contract';
 import type { Queryable } from '../../db/sql.js';
-import { upcomingCampaigns } from '../campaigns/service.js';
-import { isReservedEventName } from '../events/reserved.js';
-import { countEvents, type EventFilter, eventStats, listEvents } from '../events/service.js';
-import { upcomingSteps } from '../workflows/executions.js';
+import { upcomingCampaigns } from '../campaigns/public.js';
+import { countEvents, type EventFilter, eventStats, isReservedEventName, listEvents } from '../events/public.js';
+import { upcomingSteps } from '../workflows/public.js';
 
 /** Every activity type, in the order a filter menu shows them. */
 export const ACTIVITY_TYPES: Array<{ type: ActivityType; description: string }> = [

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import type { FeedConsumer } from '../change-feed/feed.js';
+import type { FeedConsumer } from '../change-feed/public.js';
 
 /**
  * The change feed's analytics consumer: the events of a batch are added to `event_counts`

@@ -3,7 +3,8 @@ import { ANALYTICS_METRICS, type AnalyticsMetric, type CampaignStatus } from '@p
 import { and, join, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { notFound, validationFailed } from '../../kit/errors.js';
-import { EMITTED_EVENT_NAME, wholeDayCounts } from '../events/service.js';
+import { ratesOf } from '../../kit/mail-rates.js';
+import { EMITTED_EVENT_NAME, wholeDayCounts } from '../events/public.js';
 
 /**
  * Analytics reads only the rollup (`event_counts`, hourly, and `event_counts_daily`, kept by the
@@ -49,17 +50,6 @@ const inRange = (projectId: string, from: Date, to: Date): Sql =>
 
 const pickCounts = (row: Record<string, unknown>): Counts =>
   Object.fromEntries(METRICS.map((m) => [m, Number(row[m] ?? 0)])) as Counts;
-
-const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
-
-export const ratesOf = (c: Counts) => ({
-  delivery: rate(c.delivered, c.sent),
-  open: rate(c.opened, c.sent),
-  click: rate(c.clicked, c.sent),
-  bounce: rate(c.bounced, c.sent),
-  complaint: rate(c.complained, c.sent),
-  unsubscribe: rate(c.unsubscribed, c.sent),
-});
 
 async function ensureOwned(db: Queryable, table: 'campaigns' | 'templates', projectId: string, id: string) {
   const rows = await queryRows(

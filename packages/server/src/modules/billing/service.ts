@@ -4,7 +4,7 @@ import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { notFound } from '../../kit/errors.js';
-import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/service.js';
+import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/public.js';
 import { nextPeriod, periodStart } from './allowance.js';
 import { createCheckout, createPortal, listInvoices, stripeConfigOf } from './stripe.js';
 

@@ -3,7 +3,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict } from '../../kit/errors.js';
-import { firstReceipt } from '../webhook-receipts/service.js';
+import { firstReceipt } from '../webhook-receipts/public.js';
 import { stripeOf } from './stripe.js';
 
 /** Stripe's own default: a signature older than this is stale (a replay of a captured request). */

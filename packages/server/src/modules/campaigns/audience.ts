@@ -4,9 +4,9 @@ import type { z } from 'zod';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type Queryable, withQueryLimits } from '../../db/sql.js';
 import { validationFailed } from '../../kit/errors.js';
-import { checkCondition, conditionSql, refsOf } from '../conditions/engine.js';
-import type { Ref } from '../references/service.js';
-import { topicMemberCondition } from '../topics/reach.js';
+import { checkCondition, conditionSql, refsOf } from '../conditions/public.js';
+import type { Ref } from '../references/public.js';
+import { topicMemberCondition } from '../topics/public.js';
 
 type Input = z.output<typeof CampaignInput>;
 

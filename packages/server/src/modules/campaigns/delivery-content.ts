@@ -2,10 +2,10 @@ import type { ContentType } from '@pigeon/contract';
 import type pg from 'pg';
 import type { Config } from '../../config/index.js';
 import { preparedRows, queryRows, raw, sql } from '../../db/query.js';
-import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/compose.js';
-import type { ContactRow } from '../contacts/rows.js';
-import type { DeferredBatch, DeferredEmail, DeliveryComposer } from '../emails/composers.js';
-import { subscribedToTopicSql } from '../topics/reach.js';
+import { type ComposedMessage, composeMessage, type MessageContent } from '../composition/public.js';
+import type { ContactRow } from '../contacts/public.js';
+import type { DeferredBatch, DeferredEmail, DeliveryComposer } from '../emails/public.js';
+import { subscribedToTopicSql } from '../topics/public.js';
 
 /** `NOTIFY`ed (payload: the campaign id) when a campaign is cancelled; delivery listens for it. */
 export const CAMPAIGN_CANCELLED_CHANNEL = 'pigeon_campaign_cancelled';

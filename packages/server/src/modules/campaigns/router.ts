@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../kit/caller.js';
-import { requeueMessage } from '../email-states/requeue.js';
+import { requeueMessage } from '../email-states/public.js';
 import { countAudience } from './audience.js';
 import { cancelCampaign, requeueCampaignFailed, sendCampaign, testCampaign } from './sending.js';
 import * as campaigns from './service.js';

@@ -6,15 +6,21 @@ import type { AppDeps } from '../../deps.js';
 import type { ListenHub } from '../../jobs/listen-hub.js';
 import { type RunningLoop, startLoop } from '../../jobs/loop.js';
 import { AppError, badRequest, conflict, forbidden } from '../../kit/errors.js';
-import { refundEmails, requireAllowance } from '../billing/allowance.js';
-import { composeMessage } from '../composition/compose.js';
-import type { ContactRow } from '../contacts/rows.js';
-import { requireVerifiedSender } from '../domains/service.js';
-import { insertCampaignEmails, NOTIFY_CHANNEL, PRIORITY, queueEmail } from '../email-states/queue.js';
-import { analyzeQueuePartitions, BULK_QUEUED } from '../email-states/queue-window.js';
-import { requeueFailedEmails } from '../email-states/requeue.js';
-import { cancelCampaignEmails } from '../email-states/service.js';
-import { shouldTrack } from '../engagement/tracking.js';
+import { refundEmails, requireAllowance } from '../billing/public.js';
+import { composeMessage } from '../composition/public.js';
+import type { ContactRow } from '../contacts/public.js';
+import { requireVerifiedSender } from '../domains/public.js';
+import {
+  analyzeQueuePartitions,
+  BULK_QUEUED,
+  cancelCampaignEmails,
+  insertCampaignEmails,
+  NOTIFY_CHANNEL,
+  PRIORITY,
+  queueEmail,
+  requeueFailedEmails,
+} from '../email-states/public.js';
+import { shouldTrack } from '../engagement/public.js';
 import { recipientsSql } from './audience.js';
 import { CAMPAIGN_CANCELLED_CHANNEL } from './delivery-content.js';
 import { type CampaignRow, findCampaign } from './service.js';

@@ -15,9 +15,9 @@ import { findInProject } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../kit/cursor.js';
 import { badRequest, conflict } from '../../kit/errors.js';
-import { requireVerifiedSender } from '../domains/service.js';
-import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/service.js';
-import { requireTopic } from '../topics/service.js';
+import { requireVerifiedSender } from '../domains/public.js';
+import { copyRefs, dropRefs, type Ref, saveRefs } from '../references/public.js';
+import { requireTopic } from '../topics/public.js';
 import { type Audience, checkAudience } from './audience.js';
 import { type Counters, campaignCounters, campaignStats, NO_COUNTS } from './stats.js';
 

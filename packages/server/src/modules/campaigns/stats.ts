@@ -1,5 +1,6 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
+import { ratesOf } from '../../kit/mail-rates.js';
 
 export interface Counters {
   sent: number;
@@ -68,8 +69,6 @@ export async function campaignCounters(
   return out;
 }
 
-const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
-
 export async function campaignStats(
   db: Queryable,
   campaign: { id: string; project_id: string; total_recipients: number },
@@ -78,13 +77,6 @@ export async function campaignStats(
   return {
     totalRecipients: campaign.total_recipients,
     ...c,
-    rates: {
-      delivery: rate(c.delivered, c.sent),
-      open: rate(c.opened, c.sent),
-      click: rate(c.clicked, c.sent),
-      bounce: rate(c.bounced, c.sent),
-      complaint: rate(c.complained, c.sent),
-      unsubscribe: rate(c.unsubscribed, c.sent),
-    },
+    rates: ratesOf(c),
   };
 }

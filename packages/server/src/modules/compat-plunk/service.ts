@@ -2,8 +2,8 @@ import { ContactListQuery } from '@pigeon/contract';
 import type { PlunkContact } from '@pigeon/contract/compat';
 import type { Queryable } from '../../db/sql.js';
 import { conflict, notFound } from '../../kit/errors.js';
-import { listContacts } from '../contacts/list.js';
-import * as contacts from '../contacts/service.js';
+import * as contacts from '../contacts/public.js';
+import { listContacts } from '../contacts/public.js';
 import { type NativeContact, toPlunkContact, toPlunkData } from './shapes.js';
 
 /** Plunk's `GET /v1/contacts` answers every contact at once; Pigeon stops at this many. */

@@ -2,7 +2,7 @@ import { resendContract } from '@pigeon/contract/compat';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { type Caller, callerProject, type ProjectRef } from '../../kit/caller.js';
-import { idempotency } from '../idempotency/service.js';
+import { idempotency } from '../idempotency/public.js';
 import { requireAudience, toAudience } from './contacts.js';
 import * as resend from './service.js';
 

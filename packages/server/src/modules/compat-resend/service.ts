@@ -9,11 +9,10 @@ import type { z } from 'zod';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { notFound, validationFailed } from '../../kit/errors.js';
-import { listContacts } from '../contacts/list.js';
-import * as contacts from '../contacts/service.js';
-import { listDomains } from '../domains/service.js';
-import { cancelEmail, getEmail, rescheduleEmail } from '../emails/resource.js';
-import { sendBatch, sendEmail } from '../emails/send.js';
+import * as contacts from '../contacts/public.js';
+import { listContacts } from '../contacts/public.js';
+import { listDomains } from '../domains/public.js';
+import { cancelEmail, getEmail, rescheduleEmail, sendBatch, sendEmail } from '../emails/public.js';
 import { toNativeContact, toResendContact } from './contacts.js';
 import { toNativeSend, toResendEmail } from './emails.js';
 

@@ -1,6 +1,6 @@
 import { Headers } from '@zone-eu/mailsplit';
 import iconv from 'iconv-lite';
-import { addTracking, trackingOf } from '../engagement/tracking.js';
+import { addTracking, trackingOf } from '../engagement/public.js';
 
 /** One HTML body part of a built message: as sent, and decoded for tracking. */
 interface HtmlPart {

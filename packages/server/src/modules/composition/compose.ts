@@ -1,9 +1,15 @@
 import type { ContentType } from '@pigeon/contract';
-import { type ContactRow, toContactDto } from '../contacts/rows.js';
-import { addTracking, listUnsubscribeHeaders, trackedLink, trackingOf } from '../engagement/tracking.js';
-import { replyToken, subscriptionUrls } from '../rendering/links.js';
-import { htmlToText, missingVariables, renderSubject, renderTemplate } from '../rendering/render.js';
-import { textPart } from '../rendering/text-part.js';
+import { type ContactRow, toContactDto } from '../contacts/public.js';
+import { addTracking, listUnsubscribeHeaders, trackedLink, trackingOf } from '../engagement/public.js';
+import {
+  htmlToText,
+  missingVariables,
+  renderSubject,
+  renderTemplate,
+  replyToken,
+  subscriptionUrls,
+  textPart,
+} from '../rendering/public.js';
 
 /** What a message says before it is made for one contact. */
 export interface MessageContent {

@@ -2,7 +2,7 @@ import type { ConditionTree, FieldError, SegmentType } from '@pigeon/contract';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { AppError } from '../../kit/errors.js';
-import type { Ref } from '../references/service.js';
+import type { Ref } from '../references/public.js';
 import type { ContactFacts, Evaluation } from './operators.js';
 import {
   type ConditionRefs,

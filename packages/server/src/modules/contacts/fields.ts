@@ -1,7 +1,7 @@
 import type { FieldType } from '@pigeon/contract';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { findUsages, groupUsages } from '../references/service.js';
+import { findUsages, groupUsages } from '../references/public.js';
 
 const STANDARD_FIELDS = [
   { field: 'email', type: 'string' },

@@ -1,8 +1,14 @@
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { changeInBatches, type JobHandler, PermanentJobError } from '../background-jobs/runner.js';
-import { type JobError, recordBatch, setJobTotal } from '../background-jobs/service.js';
-import { insertSubscriptionEvents } from '../event-log/service.js';
+import {
+  changeInBatches,
+  type JobError,
+  type JobHandler,
+  PermanentJobError,
+  recordBatch,
+  setJobTotal,
+} from '../background-jobs/public.js';
+import { insertSubscriptionEvents } from '../event-log/public.js';
 
 const IMPORT_BATCH = 2000;
 

@@ -4,7 +4,7 @@ import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../kit/caller.js';
 import { csvUpload } from '../../kit/uploads.js';
-import { getJob } from '../background-jobs/service.js';
+import { getJob } from '../background-jobs/public.js';
 import { fieldUsage, fieldValues, listFields } from './fields.js';
 import { listContacts } from './list.js';
 import * as contacts from './service.js';

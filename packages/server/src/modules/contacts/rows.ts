@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { insertSubscriptionEvents, type SubscriptionSource } from '../event-log/service.js';
+import { insertSubscriptionEvents, type SubscriptionSource } from '../event-log/public.js';
 import type { DataChanges } from './data-rules.js';
 
 export interface ContactRow {

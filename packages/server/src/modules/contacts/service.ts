@@ -4,7 +4,7 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, notFound } from '../../kit/errors.js';
-import { queueJob } from '../background-jobs/queue.js';
+import { queueJob } from '../background-jobs/public.js';
 import { applyDataRules } from './data-rules.js';
 import { customKey, isStandardField } from './fields.js';
 import { type ContactRow, deleteContact, toContactDto, updateContact, upsertContact } from './rows.js';

@@ -3,9 +3,9 @@ import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { deliveryFeedback } from '../../metrics/registry.js';
-import { unsubscribeSuppressed } from '../contacts/rows.js';
-import { markBounced, markComplained, markDelivered } from '../email-states/service.js';
-import { recordEmailEvent } from '../event-log/service.js';
+import { unsubscribeSuppressed } from '../contacts/public.js';
+import { markBounced, markComplained, markDelivered } from '../email-states/public.js';
+import { recordEmailEvent } from '../event-log/public.js';
 import { checkProjectHealth } from './health.js';
 
 /** Where a piece of feedback came from. */

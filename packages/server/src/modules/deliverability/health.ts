@@ -4,7 +4,7 @@ import { queryRows, raw, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import { holdCampaignEmails, releaseCampaignEmails } from '../email-states/service.js';
+import { holdCampaignEmails, releaseCampaignEmails } from '../email-states/public.js';
 
 type HealthConfig = AppDeps['config']['deliverability']['health'];
 

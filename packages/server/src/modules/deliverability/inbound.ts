@@ -1,10 +1,8 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { AppDeps } from '../../deps.js';
 import { readMessage } from '../../mail/smtp-data.js';
-import { receiveDmarcReports } from '../dmarc-reports/receive.js';
-import { authResolver } from '../inbound-routes/auth.js';
-import { matchRecipient, type RouteMatch } from '../inbound-routes/match.js';
-import { receiveMessage } from '../inbound-routes/receive.js';
+import { receiveDmarcReports } from '../dmarc-reports/public.js';
+import { authResolver, matchRecipient, type RouteMatch, receiveMessage } from '../inbound-routes/public.js';
 import { recordDeliveryFeedback } from './feedback.js';
 import { feedbackOfReport } from './reports.js';
 import { emailIdOfReturnPath } from './verp.js';

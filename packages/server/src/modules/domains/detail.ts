@@ -1,8 +1,8 @@
 import type { DomainWarmupSettings } from '@pigeon/contract';
 import { findInProject } from '../../db/scoped.js';
 import type { AppDeps } from '../../deps.js';
-import { dmarcAlignment, dmarcReportAddress } from '../dmarc-reports/alignment.js';
-import { domainWarmup, setDomainWarmup } from '../sending-governor/service.js';
+import { dmarcAlignment, dmarcReportAddress } from '../dmarc-reports/public.js';
+import { domainWarmup, setDomainWarmup } from '../sending-governor/public.js';
 import { type DomainRow, toDomainDto } from './service.js';
 
 type Deps = Pick<AppDeps, 'db' | 'config'>;

@@ -7,7 +7,7 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, notFound } from '../../kit/errors.js';
-import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
+import { dmarcReportAddress } from '../dmarc-reports/public.js';
 import { generateDkimKeys } from './dkim.js';
 import { checkRecords, createResolver, expectedRecords } from './dns-check.js';
 import { sealDkimKey } from './key-storage.js';

@@ -1,7 +1,7 @@
 import type { EmailStatus } from '@pigeon/contract';
 import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { insertEmailEvents } from '../event-log/service.js';
+import { insertEmailEvents } from '../event-log/public.js';
 import type { QueueWindow } from './queue-window.js';
 
 /**

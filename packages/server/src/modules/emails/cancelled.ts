@@ -1,8 +1,8 @@
 import type { BillingCategory } from '@pigeon/contract';
 import type pg from 'pg';
 import { inTransaction } from '../../db/sql.js';
-import { refundEmails } from '../billing/allowance.js';
-import { cancelClaimed } from '../email-states/service.js';
+import { refundEmails } from '../billing/public.js';
+import { cancelClaimed } from '../email-states/public.js';
 
 /** The allowance each kind of mail was charged to when it was accepted (system mail is not charged). */
 const CHARGED_TO: Record<string, BillingCategory> = {

@@ -1,4 +1,4 @@
-import type { ComposedMessage } from '../composition/compose.js';
+import type { ComposedMessage } from '../composition/public.js';
 
 /** A queued email whose content is composed at delivery (campaign mail), as delivery hands it over. */
 export interface DeferredEmail {

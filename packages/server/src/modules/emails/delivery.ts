@@ -8,21 +8,22 @@ import { refusedRecipients } from '../../mail/transport.js';
 import { markTransportDown, markTransportUp } from '../../mail/transport-status.js';
 import { recordDeliveryOutcome } from '../../metrics/delivery.js';
 import { deliveryReclaimed } from '../../metrics/registry.js';
-import { recordDeliveryFeedback } from '../deliverability/feedback.js';
-import { feedbackIdFor, returnPathFor } from '../deliverability/verp.js';
-import { dkimKeyObject } from '../domains/dkim.js';
-import { NOTIFY_CHANNEL } from '../email-states/queue.js';
-import { type QueueWindowSource, queueWindowSource, REQUEUED_PAYLOAD } from '../email-states/queue-window.js';
+import { feedbackIdFor, recordDeliveryFeedback, returnPathFor } from '../deliverability/public.js';
+import { dkimKeyObject } from '../domains/public.js';
 import {
   type ClaimedEmail,
   claimEmails,
   failExpiredClaimed,
   failExpiredQueued,
+  NOTIFY_CHANNEL,
+  type QueueWindowSource,
+  queueWindowSource,
+  REQUEUED_PAYLOAD,
   reclaimAbandoned,
   requeueUncharged,
   retryLater,
-} from '../email-states/service.js';
-import type { Governor } from '../sending-governor/governor.js';
+} from '../email-states/public.js';
+import type { Governor } from '../sending-governor/public.js';
 import { dropClaimed } from './cancelled.js';
 import type { DeferredBatch, DeliveryComposer, DeliveryComposers } from './composers.js';
 import { startGovernor } from './governor.js';

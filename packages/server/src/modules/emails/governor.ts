@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../deps.js';
 import { CachingResolver } from '../../kit/caching-resolver.js';
-import { createGovernor, type Governor } from '../sending-governor/governor.js';
+import { createGovernor, type Governor } from '../sending-governor/public.js';
 
 /** Recipient domains whose MX answers a process keeps (the resolver's LRU; each for its TTL). */
 const MX_CACHE_ENTRIES = 20_000;

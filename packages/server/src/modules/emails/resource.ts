@@ -11,9 +11,7 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
 import { conflict, notFound, validationFailed } from '../../kit/errors.js';
-import { contentClearedSql } from '../email-states/expiry.js';
-import { requeueFailedEmails } from '../email-states/requeue.js';
-import { cancelQueued, rescheduleQueued } from '../email-states/service.js';
+import { cancelQueued, contentClearedSql, requeueFailedEmails, rescheduleQueued } from '../email-states/public.js';
 
 type Summary = z.infer<typeof EmailSummary>;
 

@@ -2,8 +2,8 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../kit/caller.js';
-import { requeueFailedEmails, requeueMessage } from '../email-states/requeue.js';
-import { idempotency } from '../idempotency/service.js';
+import { requeueFailedEmails, requeueMessage } from '../email-states/public.js';
+import { idempotency } from '../idempotency/public.js';
 import { sendBatch, sendEmail } from './send.js';
 
 const s = initServer();

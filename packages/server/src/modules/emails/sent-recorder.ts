@@ -1,6 +1,6 @@
 import { oneInFlight } from '../../db/one-in-flight.js';
 import type { Queryable } from '../../db/sql.js';
-import { markSent, type SentEmail } from '../email-states/service.js';
+import { markSent, type SentEmail } from '../email-states/public.js';
 
 /**
  * Records sent mail in groups, one statement in flight per process (`oneInFlight`): the outcomes of

@@ -1,7 +1,7 @@
 import { oneInFlight } from '../../db/one-in-flight.js';
 import type { Queryable } from '../../db/sql.js';
-import type { QueueWindowSource } from '../email-states/queue-window.js';
-import { type ClaimedEmail, claimEmails } from '../email-states/service.js';
+import type { QueueWindowSource } from '../email-states/public.js';
+import { type ClaimedEmail, claimEmails } from '../email-states/public.js';
 
 /**
  * The delivery loops' claims, one statement in flight per process (`oneInFlight`): loops that ask

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { sendPage } from '../../kit/pages.js';
-import { type LinkClaims, verifyLinkToken } from '../rendering/links.js';
+import { type LinkClaims, verifyLinkToken } from '../rendering/public.js';
 import './pages.js';
 import { findLinkContact, type LinkContact, setSubscribedFromLink } from './service.js';
 import {

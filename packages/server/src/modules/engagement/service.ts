@@ -1,9 +1,9 @@
 import { preparedRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { subscribeFromLink } from '../contacts/rows.js';
-import { markClicked, markOpened } from '../email-states/service.js';
-import { insertEmailEvents } from '../event-log/service.js';
-import type { LinkClaims, TrackingClaims } from '../rendering/links.js';
+import { subscribeFromLink } from '../contacts/public.js';
+import { markClicked, markOpened } from '../email-states/public.js';
+import { insertEmailEvents } from '../event-log/public.js';
+import type { LinkClaims, TrackingClaims } from '../rendering/public.js';
 
 /**
  * Burst rule: an open of an email less than this long after its last counted open, or a click of

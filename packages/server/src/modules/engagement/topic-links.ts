@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import type { LinkClaims } from '../rendering/links.js';
-import { applyTopicChoices, type ContactTopicState, contactTopicStates } from '../topics/choices.js';
+import type { LinkClaims } from '../rendering/public.js';
+import { applyTopicChoices, type ContactTopicState, contactTopicStates } from '../topics/public.js';
 import { findLinkContact, type LinkContact, setSubscribedFromLink } from './service.js';
 
 /** What the preference page (`manageUrl`) shows: the contact and the project's public topics. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppDeps } from '../../deps.js';
 import type { BareRoute, BareRouter } from '../../kit/bare.js';
 import { writePage } from '../../kit/pages.js';
-import { verifyTrackingToken } from '../rendering/links.js';
+import { verifyTrackingToken } from '../rendering/public.js';
 import './pages.js';
 import { recordClick, recordOpen } from './service.js';
 

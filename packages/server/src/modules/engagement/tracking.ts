@@ -1,7 +1,6 @@
 import type { ContentType, TrackingMode } from '@pigeon/contract';
 import { trackingBaseUrl } from '../../kit/public-url.js';
-import { ANCHOR_HREF, decodeAttribute } from '../rendering/anchors.js';
-import { signTrackingToken } from '../rendering/links.js';
+import { ANCHOR_HREF, decodeAttribute, signTrackingToken } from '../rendering/public.js';
 
 /** Whether one message gets the open pixel and click redirects: the send's own choice wins. */
 export function shouldTrack(mode: TrackingMode, type: ContentType, override: boolean | undefined): boolean {

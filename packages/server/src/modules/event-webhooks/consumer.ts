@@ -1,6 +1,6 @@
 import { raw, sql } from '../../db/query.js';
 import { nowOf } from '../../deps.js';
-import type { FeedConsumer } from '../change-feed/feed.js';
+import type { FeedConsumer } from '../change-feed/public.js';
 import { deliverBatch } from './direct.js';
 import { endpointWants } from './payload.js';
 import { disableFailing } from './record.js';

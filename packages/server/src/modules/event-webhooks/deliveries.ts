@@ -6,7 +6,7 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
 import { conflict, notFound } from '../../kit/errors.js';
-import { newWebhookId } from '../webhooks/service.js';
+import { newWebhookId } from '../webhooks/public.js';
 import { WEBHOOKS_CHANNEL } from './consumer.js';
 import { findEndpoint } from './endpoints.js';
 

@@ -6,7 +6,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { notFound, validationFailed } from '../../kit/errors.js';
-import { forbiddenReason, generateWebhookSecret, isLoopbackName } from '../webhooks/service.js';
+import { forbiddenReason, generateWebhookSecret, isLoopbackName } from '../webhooks/public.js';
 
 type Endpoint = z.infer<typeof WebhookEndpoint>;
 

@@ -3,7 +3,7 @@ import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import type { WebhookResult } from '../webhooks/service.js';
+import type { WebhookResult } from '../webhooks/public.js';
 import { DISABLE_AFTER_MS, retryDelayMs } from './schedule.js';
 
 /** One delivery as an attempt needs it (a claimed row, or one the change feed's batch is about to write). */

@@ -1,6 +1,6 @@
 import { type AppDeps, nowOf } from '../../deps.js';
 import { CachingResolver } from '../../kit/caching-resolver.js';
-import { sendWebhook, WEBHOOK_DNS, WebhookPools } from '../webhooks/service.js';
+import { sendWebhook, WEBHOOK_DNS, WebhookPools } from '../webhooks/public.js';
 import { signingSecrets } from './endpoints.js';
 import type { DeliveryRow, Outcome } from './record.js';
 

@@ -2,7 +2,7 @@ import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import type { ListenHub } from '../../jobs/listen-hub.js';
 import { startLoop } from '../../jobs/loop.js';
-import type { FeedConsumer } from '../change-feed/feed.js';
+import type { FeedConsumer } from '../change-feed/public.js';
 import { eventWebhooksConsumer, WEBHOOKS_CHANNEL } from './consumer.js';
 import { batchedRecorder, type DeliveryRow } from './record.js';
 import { createSender, type QueuedAttempt } from './sender.js';

@@ -1,5 +1,5 @@
-import { changeInBatches, type JobHandler } from '../background-jobs/runner.js';
-import { eventsNamed } from '../event-log/service.js';
+import { changeInBatches, type JobHandler } from '../background-jobs/public.js';
+import { eventsNamed } from '../event-log/public.js';
 
 /**
  * Deletes every event of one name in committed batches; naturally resumable. The analytics

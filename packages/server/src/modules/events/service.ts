@@ -4,7 +4,7 @@ import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
 import { notFound } from '../../kit/errors.js';
-import { findUsages, groupUsages } from '../references/service.js';
+import { findUsages, groupUsages } from '../references/public.js';
 
 interface EventRow {
   id: string;

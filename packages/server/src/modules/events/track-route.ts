@@ -7,8 +7,8 @@ import { sendJson } from '../../kit/bare.js';
 import { bearerKey, type KeyCheck } from '../../kit/caller.js';
 import { validationFailed } from '../../kit/errors.js';
 import { unreadBodyError, unsafeFields, zodIssuesToFieldErrors } from '../../kit/validation.js';
-import { idempotencyKeyOf } from '../idempotency/service.js';
-import { deferredKey, requireKnownKey, settleKeyCheck } from '../projects/key-lookup.js';
+import { idempotencyKeyOf } from '../idempotency/public.js';
+import { deferredKey, requireKnownKey, settleKeyCheck } from '../projects/public.js';
 import type { TrackEvent, TrackInput } from './track.js';
 
 const route = contract.events.track;

@@ -1,7 +1,7 @@
 import { preparedRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { insertEvents, insertSubscriptionEvents } from '../event-log/service.js';
-import { currentWindow, rateLimitCtes } from '../rate-limits/service.js';
+import { insertEvents, insertSubscriptionEvents } from '../event-log/public.js';
+import { currentWindow, rateLimitCtes } from '../rate-limits/public.js';
 
 /** Whose track it is: a key found by its hash (counted against the rate limit), or a project by id. */
 export type TrackOwner = { by: 'public' | 'secret'; keyHash: Buffer } | { by: 'project'; projectId: string };

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
-import { signToken, verifyToken } from '../rendering/links.js';
+import { signToken, verifyToken } from '../rendering/public.js';
 
 const KIND = 'inbound-attachment';
 

@@ -1,6 +1,6 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { emailIdOfReplyToken } from '../rendering/links.js';
+import { emailIdOfReplyToken } from '../rendering/public.js';
 
 export interface ReplyLink {
   emailId: string;

@@ -1,8 +1,8 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
-import { receiveStripeEvent } from '../billing/stripe-webhook.js';
-import { receiveSnsMessage } from '../ses-feedback/sns.js';
+import { receiveStripeEvent } from '../billing/public.js';
+import { receiveSnsMessage } from '../ses-feedback/public.js';
 
 const s = initServer();
 

@@ -4,8 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import { DEFAULT_BODY_LIMIT } from '../../kit/body-limits.js';
 import { bearerKey } from '../../kit/caller.js';
 import { AppError, unauthorized } from '../../kit/errors.js';
-import { findProjectByKey } from '../projects/key-lookup.js';
-import { keyTypeOf } from '../projects/keys.js';
+import { findProjectByKey, keyTypeOf } from '../projects/public.js';
 
 export const MCP_PATH = '/mcp';
 

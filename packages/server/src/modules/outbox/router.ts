@@ -4,7 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import type { SessionUser } from '../../kit/caller.js';
 import { AppError } from '../../kit/errors.js';
 import { sendPage } from '../../kit/pages.js';
-import { requireSessionUser } from '../accounts/session-user.js';
+import { requireSessionUser } from '../accounts/public.js';
 import './pages.js';
 import {
   findOutboxMessage,

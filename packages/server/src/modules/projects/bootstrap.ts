@@ -5,8 +5,8 @@ import type pg from 'pg';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { createUser } from '../accounts/service.js';
-import { createDomain } from '../domains/service.js';
+import { createUser } from '../accounts/public.js';
+import { createDomain } from '../domains/public.js';
 import { createProject } from './service.js';
 
 const FIRST_RUN_EMAIL = 'owner@pigeon.local';

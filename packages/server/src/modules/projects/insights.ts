@@ -2,7 +2,7 @@ import { queryRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { readTransportStatus } from '../../mail/transport-status.js';
-import { projectHealth, resumeCampaigns } from '../deliverability/health.js';
+import { projectHealth, resumeCampaigns } from '../deliverability/public.js';
 import type { Project } from './project.js';
 import { MANAGERS, requireMembership } from './service.js';
 

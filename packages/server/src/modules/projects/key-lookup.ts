@@ -6,7 +6,7 @@ import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import type { DeferredKey, KeyCheck, KeyType, ProjectRef } from '../../kit/caller.js';
 import { forbidden, unauthorized } from '../../kit/errors.js';
-import { applyRateLimit, currentWindow, rateLimitCtes } from '../rate-limits/service.js';
+import { applyRateLimit, currentWindow, rateLimitCtes } from '../rate-limits/public.js';
 import { hashKey, keyTypeOf } from './keys.js';
 
 /** A well-formed key, to be checked by the handler's own statement; undefined for anything else. */

@@ -6,7 +6,7 @@ import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, conflict, forbidden, notFound } from '../../kit/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
-import { hashToken, newToken } from '../auth/tokens.js';
+import { hashToken, newToken } from '../auth/public.js';
 import { findMembership } from './membership.js';
 import { INVITATION_COLUMNS, type Invitation, type Membership, type Project, seesSecretKey } from './project.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';

@@ -3,7 +3,7 @@ import { initServer } from '@ts-rest/express';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../kit/caller.js';
-import { toUserDto } from '../accounts/service.js';
+import { toUserDto } from '../accounts/public.js';
 import { memberSecurityState, memberSetupState, resumePausedCampaigns } from './insights.js';
 import * as members from './members.js';
 import { resetProject } from './project-data.js';

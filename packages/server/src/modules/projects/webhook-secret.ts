@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../deps.js';
-import { rotateWebhookSecret } from '../webhooks/secrets.js';
+import { rotateWebhookSecret } from '../webhooks/public.js';
 import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
 
 /** `POST /users/@me/projects/:id/webhook-secret`: OWNER or ADMIN, like the API keys. */

@@ -6,7 +6,7 @@ import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/
 import { seedHistory } from '../../db/history-seed.js';
 import { historyPartitions } from '../../db/partitions.js';
 import { queryRows, type Sql, sql } from '../../db/query.js';
-import { eventsRetainedSince } from './reach.js';
+import { eventsRetainedSince } from '../event-log/reach.js';
 import { applyRetention } from './service.js';
 
 const DAY = 86_400_000;

@@ -3,13 +3,13 @@ import { FIRST_ID, lowestIdAt } from '../../db/ids.js';
 import { type HistoryTable, historyPartitions, type PartitionInfo } from '../../db/partitions.js';
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { forgetSuppressionEmails } from '../deliverability/suppressions.js';
-import { deleteExpiredDmarcReports } from '../dmarc-reports/expiry.js';
-import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/expiry.js';
-import { deleteExpiredEvents } from '../event-log/service.js';
-import { DELIVERY_RETENTION_DAYS, deleteExpiredDeliveries } from '../event-webhooks/expiry.js';
-import { clearInboundContent, deleteExpiredInbound } from '../inbound-routes/expiry.js';
-import { expireFinishedExecutions } from '../workflows/expiry.js';
+import { forgetSuppressionEmails } from '../deliverability/public.js';
+import { deleteExpiredDmarcReports } from '../dmarc-reports/public.js';
+import { clearEmailContent, deleteExpiredEmails, deleteLinkClicksBetween, IN_FLIGHT } from '../email-states/public.js';
+import { deleteExpiredEvents } from '../event-log/public.js';
+import { DELIVERY_RETENTION_DAYS, deleteExpiredDeliveries } from '../event-webhooks/public.js';
+import { clearInboundContent, deleteExpiredInbound } from '../inbound-routes/public.js';
+import { expireFinishedExecutions } from '../workflows/public.js';
 
 /** Rows a single retention statement may touch at most. */
 export const RETENTION_BATCH = 5_000;

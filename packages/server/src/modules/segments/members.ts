@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import { badRequest } from '../../kit/errors.js';
-import { createMissingContacts } from '../contacts/rows.js';
+import { createMissingContacts } from '../contacts/public.js';
 import { applyMoves } from './membership.js';
 import { findSegment, type SegmentRow } from './service.js';
 

@@ -1,6 +1,6 @@
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { insertSegmentMoveEvents } from '../event-log/service.js';
+import { insertSegmentMoveEvents } from '../event-log/public.js';
 
 export type Move = 'entry' | 'exit';
 

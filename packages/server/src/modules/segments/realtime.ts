@@ -1,9 +1,8 @@
 import type { ConditionTree } from '@pigeon/contract';
 import type pg from 'pg';
 import { queryRows, sql } from '../../db/query.js';
-import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
-import { evaluation, loadFacts, loadScope } from '../conditions/engine.js';
-import { evaluateTree, prepareCondition } from '../conditions/tree.js';
+import type { ContactChange, FeedConsumer } from '../change-feed/public.js';
+import { evaluateTree, evaluation, loadFacts, loadScope, prepareCondition } from '../conditions/public.js';
 import { applyMoves, type MemberMove } from './membership.js';
 
 interface TrackedRow {

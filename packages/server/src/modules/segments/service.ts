@@ -11,14 +11,14 @@ import {
   type CheckedCondition,
   checkCondition,
   conditionSql,
+  dependsOnClock,
   loadScope,
+  prepareCondition,
   refsOf,
   treesInScope,
-} from '../conditions/engine.js';
-import { dependsOnClock, prepareCondition } from '../conditions/tree.js';
-import { contactTotal } from '../contacts/fields.js';
-import { type ContactRow, toContactDto } from '../contacts/rows.js';
-import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/service.js';
+} from '../conditions/public.js';
+import { type ContactRow, contactTotal, toContactDto } from '../contacts/public.js';
+import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/public.js';
 import { syncMembers } from './membership.js';
 
 export interface SegmentRow {

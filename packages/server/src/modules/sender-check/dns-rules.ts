@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { MailTransportKind, SenderCheckRule } from '@pigeon/contract';
 import { spf } from 'mailauth';
 import type { z } from 'zod';
-import { checkRecords, type DomainRecords, expectedRecords } from '../domains/dns-check.js';
+import { checkRecords, type DomainRecords, expectedRecords } from '../domains/public.js';
 
 export type Rule = z.infer<typeof SenderCheckRule>;
 

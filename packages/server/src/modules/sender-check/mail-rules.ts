@@ -1,6 +1,6 @@
-import { composeMessage } from '../composition/compose.js';
-import type { ContactRow } from '../contacts/rows.js';
-import type { ProjectHealth } from '../deliverability/health.js';
+import { composeMessage } from '../composition/public.js';
+import type { ContactRow } from '../contacts/public.js';
+import type { ProjectHealth } from '../deliverability/public.js';
 import type { RelayTarget, Rule } from './dns-rules.js';
 
 /** Gmail's and Yahoo's bulk sender rules: keep spam complaints under 0.1%, never reach 0.3%. */

@@ -3,10 +3,10 @@ import type { z } from 'zod';
 import { findInProject } from '../../db/scoped.js';
 import { type AppDeps, nowOf } from '../../deps.js';
 import { relaysOfProject } from '../../mail/relays.js';
-import { projectHealth } from '../deliverability/health.js';
-import { dmarcReportAddress } from '../dmarc-reports/alignment.js';
-import { createResolver } from '../domains/dns-check.js';
-import type { DomainRow } from '../domains/service.js';
+import { projectHealth } from '../deliverability/public.js';
+import { dmarcReportAddress } from '../dmarc-reports/public.js';
+import type { DomainRow } from '../domains/public.js';
+import { createResolver } from '../domains/public.js';
 import {
   dkimRule,
   dmarcAlignmentRule,

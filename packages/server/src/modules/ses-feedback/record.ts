@@ -1,8 +1,8 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { type DeliveryFeedback, type FeedbackOutcome, recordDeliveryFeedback } from '../deliverability/feedback.js';
-import { firstReceipt } from '../webhook-receipts/service.js';
+import { type DeliveryFeedback, type FeedbackOutcome, recordDeliveryFeedback } from '../deliverability/public.js';
+import { firstReceipt } from '../webhook-receipts/public.js';
 import type { SesFeedback } from './notification.js';
 
 /**

@@ -4,10 +4,9 @@ import { crossSite } from '../../kit/cross-site.js';
 import { AppError } from '../../kit/errors.js';
 import { definePage, sendPage } from '../../kit/pages.js';
 import { unsafeText } from '../../kit/validation.js';
-import * as accounts from '../accounts/service.js';
-import { safeNext } from '../auth/safe-next.js';
-import { startSession } from '../auth/session.js';
-import { oauthConfig } from '../sso/service.js';
+import * as accounts from '../accounts/public.js';
+import { safeNext, startSession } from '../auth/public.js';
+import { oauthConfig } from '../sso/public.js';
 
 definePage(
   'login',

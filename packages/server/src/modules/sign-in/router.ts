@@ -2,11 +2,11 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerUser } from '../../kit/caller.js';
-import * as accounts from '../accounts/service.js';
-import { endSession, startSession } from '../auth/session.js';
-import { acceptInvitation } from '../projects/members.js';
-import { listSignInMethods, unlinkIdentity } from '../sso/identities.js';
-import * as sso from '../sso/service.js';
+import * as accounts from '../accounts/public.js';
+import { endSession, startSession } from '../auth/public.js';
+import { acceptInvitation } from '../projects/public.js';
+import * as sso from '../sso/public.js';
+import { listSignInMethods, unlinkIdentity } from '../sso/public.js';
 
 const s = initServer();
 

@@ -1,8 +1,7 @@
 import { isIP } from 'node:net';
 import type { AppDeps } from '../../deps.js';
-import { findProjectByKey } from '../projects/key-lookup.js';
-import { keyTypeOf } from '../projects/keys.js';
-import { currentWindow } from '../rate-limits/service.js';
+import { findProjectByKey, keyTypeOf } from '../projects/public.js';
+import { currentWindow } from '../rate-limits/public.js';
 import { SmtpReply } from './replies.js';
 
 const WINDOW_MS = 15 * 60_000;

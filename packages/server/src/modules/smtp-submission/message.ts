@@ -5,8 +5,8 @@ import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { unsafeFields } from '../../kit/validation.js';
-import { takeApart } from '../composition/built.js';
-import type { BuiltMessage } from '../emails/send.js';
+import { takeApart } from '../composition/public.js';
+import type { BuiltMessage } from '../emails/public.js';
 import { SmtpReply } from './replies.js';
 
 /** The header section of a submitted message at most (Postfix's `header_size_limit` is 100 KB). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../deps.js';
-import { type QueuedSend, sendEmail } from '../emails/send.js';
-import { findClaim, recordKey } from '../idempotency/service.js';
+import { type QueuedSend, sendEmail } from '../emails/public.js';
+import { findClaim, recordKey } from '../idempotency/public.js';
 import type { Submission } from './message.js';
 import { SmtpReply } from './replies.js';
 

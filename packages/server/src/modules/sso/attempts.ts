@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { hashToken } from '../auth/tokens.js';
+import { hashToken } from '../auth/public.js';
 import type { AttemptSecrets } from './providers.js';
 
 /** How long a person has between leaving for the provider and coming back. */

@@ -1,9 +1,9 @@
 import type { Config } from '../../config/index.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, forbidden } from '../../kit/errors.js';
-import * as accounts from '../accounts/service.js';
-import type { User } from '../accounts/user.js';
-import { hasPendingInvitation } from '../projects/members.js';
+import type { User } from '../accounts/public.js';
+import * as accounts from '../accounts/public.js';
+import { hasPendingInvitation } from '../projects/public.js';
 import { type Attempt, consumeAttempt, newAttempt, saveAttempt } from './attempts.js';
 import { linkIdentity, signInWithIdentity } from './identities.js';
 import { ProviderClient, type ProviderProfile } from './providers.js';

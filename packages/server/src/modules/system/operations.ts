@@ -1,9 +1,9 @@
 import type { Queryable } from '../../db/sql.js';
 import { jobStats } from '../../jobs/scheduler.js';
 import { readRelayStatuses, type TransportStatus } from '../../mail/transport-status.js';
-import { feedLag } from '../change-feed/feed.js';
-import { type QueueStats, queueStats } from '../email-states/queue.js';
-import { executionStats } from '../workflows/executions.js';
+import { feedLag } from '../change-feed/public.js';
+import { type QueueStats, queueStats } from '../email-states/public.js';
+import { executionStats } from '../workflows/public.js';
 import { type WorkerHeartbeat, workerHeartbeats } from './heartbeat.js';
 
 /** What an operator wants to know about a running Pigeon, read from its database (any process, any host). */

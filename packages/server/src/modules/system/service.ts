@@ -5,7 +5,7 @@ import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
 import { readRelayStatuses } from '../../mail/transport-status.js';
 import { VERSION } from '../../version.js';
-import { feedLag } from '../change-feed/feed.js';
+import { feedLag } from '../change-feed/public.js';
 import { workerHeartbeats } from './heartbeat.js';
 
 /**

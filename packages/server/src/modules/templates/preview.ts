@@ -2,10 +2,9 @@ import type { TemplatePreviewInput } from '@pigeon/contract';
 import type { z } from 'zod';
 import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
-import { type CompositionSettings, composeMessage } from '../composition/compose.js';
-import type { ContactRow } from '../contacts/rows.js';
-import { markdownToHtml } from '../rendering/markdown.js';
-import { missingVariableWarnings } from '../rendering/warnings.js';
+import { type CompositionSettings, composeMessage } from '../composition/public.js';
+import type { ContactRow } from '../contacts/public.js';
+import { markdownToHtml, missingVariableWarnings } from '../rendering/public.js';
 
 type PreviewInput = z.output<typeof TemplatePreviewInput>;
 

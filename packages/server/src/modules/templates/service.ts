@@ -6,9 +6,9 @@ import { findInProject } from '../../db/scoped.js';
 import type { Queryable } from '../../db/sql.js';
 import { escapeLike } from '../../kit/cursor.js';
 import { conflict } from '../../kit/errors.js';
-import { requireVerifiedSender } from '../domains/service.js';
-import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/service.js';
-import { dataFieldsUsed } from '../rendering/render.js';
+import { requireVerifiedSender } from '../domains/public.js';
+import { dropRefs, findUsages, groupUsages, saveRefs } from '../references/public.js';
+import { dataFieldsUsed } from '../rendering/public.js';
 
 export interface TemplateRow {
   id: string;

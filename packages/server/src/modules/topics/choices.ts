@@ -2,7 +2,7 @@ import type { TopicVisibility } from '@pigeon/contract';
 import type pg from 'pg';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { insertTopicEvents, type TopicChoiceSource } from '../event-log/service.js';
+import { insertTopicEvents, type TopicChoiceSource } from '../event-log/public.js';
 
 /** One topic as one contact has it: their choice, else the topic's default. */
 export interface ContactTopicState {

@@ -14,7 +14,7 @@ import { queryRows, sql } from '../../db/query.js';
 import { findInProject } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { conflict, validationFailed } from '../../kit/errors.js';
-import { findUsages } from '../references/service.js';
+import { findUsages } from '../references/public.js';
 import { applyTopicChoices, type ContactTopicState, contactTopicStates } from './choices.js';
 
 export interface TopicRow {

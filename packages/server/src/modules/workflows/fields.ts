@@ -2,9 +2,9 @@ import type { WorkflowField as WorkflowFieldSchema } from '@pigeon/contract';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import type { FieldKind } from '../conditions/fields.js';
-import { operatorsOf } from '../conditions/operators.js';
-import { listFields } from '../contacts/fields.js';
+import type { FieldKind } from '../conditions/public.js';
+import { operatorsOf } from '../conditions/public.js';
+import { listFields } from '../contacts/public.js';
 
 /** How many of the trigger event's latest recordings are read to list its data keys. */
 const EVENT_SAMPLE = 1000;

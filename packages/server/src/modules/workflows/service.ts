@@ -14,9 +14,9 @@ import { queryRows, sql } from '../../db/query.js';
 import { findInProject, isUuid } from '../../db/scoped.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import { AppError, badRequest, conflict, notFound, validationFailed } from '../../kit/errors.js';
-import { checkCondition, refsOf } from '../conditions/engine.js';
-import { dropRefs, type Ref, saveRefs } from '../references/service.js';
-import { requireTopic } from '../topics/service.js';
+import { checkCondition, refsOf } from '../conditions/public.js';
+import { dropRefs, type Ref, saveRefs } from '../references/public.js';
+import { requireTopic } from '../topics/public.js';
 import {
   BRANCHES,
   conditionOf,

@@ -1,5 +1,5 @@
 import { queryRows, sql } from '../../db/query.js';
-import type { ContactChange, FeedConsumer } from '../change-feed/feed.js';
+import type { ContactChange, FeedConsumer } from '../change-feed/public.js';
 import { resumeWaiting, startFromEvents, WORKFLOW_CHANNEL } from './executions.js';
 
 /**

@@ -4,7 +4,7 @@ import { queryRows, sql } from '../../db/query.js';
 import type { AppDeps } from '../../deps.js';
 import { CachingResolver } from '../../kit/caching-resolver.js';
 import { webhookDeliveries } from '../../metrics/registry.js';
-import { toContactDto } from '../contacts/rows.js';
+import { toContactDto } from '../contacts/public.js';
 import {
   type HostResolver,
   sendWebhook,
@@ -14,7 +14,7 @@ import {
   type WebhookResult,
   webhookRetryDelayMs,
   webhookSecrets,
-} from '../webhooks/service.js';
+} from '../webhooks/public.js';
 import type { StepRow } from './graph.js';
 import { contactOf, renderDeep, type StepContext, variablesOf } from './steps.js';
 

@@ -1,0 +1,6 @@
+/**
+ * The billing module's public face: what other modules may import from it (a dependency-cruiser
+ * rule, `faces`, refuses an import of any other file of the module from outside it).
+ */
+export { billingLimitExceeded, chargeEmails, refundEmails, requireAllowance } from './allowance.js';
+export { receiveStripeEvent } from './stripe-webhook.js';

@@ -1,0 +1,8 @@
+/**
+ * The change-feed module's public face: what other modules may import from it (a dependency-cruiser
+ * rule, `faces`, refuses an import of any other file of the module from outside it).
+ */
+
+export type { ContactChange, FeedConsumer } from './feed.js';
+export { feedLag } from './feed.js';
+export { feedWaker } from './waker.js';

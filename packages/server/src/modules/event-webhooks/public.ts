@@ -1,0 +1,5 @@
+/**
+ * The event-webhooks module's public face: what other modules may import from it (a dependency-cruiser
+ * rule, `faces`, refuses an import of any other file of the module from outside it).
+ */
+export { DELIVERY_RETENTION_DAYS, deleteExpiredDeliveries } from './expiry.js';

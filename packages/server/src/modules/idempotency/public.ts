@@ -1,0 +1,7 @@
+/**
+ * The idempotency module's public face: what other modules may import from it (a dependency-cruiser
+ * rule, `faces`, refuses an import of any other file of the module from outside it).
+ */
+
+export type { Claim } from './service.js';
+export { deleteProjectKeys, findClaim, idempotency, idempotencyKeyOf, recordKey, reusedKeyError } from './service.js';

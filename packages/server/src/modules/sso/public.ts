@@ -1,0 +1,6 @@
+/**
+ * The sso module's public face: what other modules may import from it (a dependency-cruiser
+ * rule, `faces`, refuses an import of any other file of the module from outside it).
+ */
+export { listSignInMethods, unlinkIdentity } from './identities.js';
+export { oauthConfig } from './service.js';

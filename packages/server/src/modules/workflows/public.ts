@@ -1,0 +1,6 @@
+/**
+ * The workflows module's public face: what other modules may import from it (a dependency-cruiser
+ * rule, `faces`, refuses an import of any other file of the module from outside it).
+ */
+export { executionStats, upcomingSteps } from './executions.js';
+export { expireFinishedExecutions } from './expiry.js';
