@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { Config } from './config/index.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './logger.js';
+import type { MailTransport } from './mail/mail-transport.js';
 import type { Relays } from './mail/relays.js';
-import type { MailTransport } from './mail/transport.js';
 
 export interface EnqueueOptions {
   /** Run at this time instead of now. */

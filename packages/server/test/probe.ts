@@ -3,7 +3,7 @@ import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import type { Express } from 'express';
 import { z } from 'zod';
 import type { AppDeps } from '../src/deps.js';
-import { contractMiddleware } from '../src/http/app.js';
+import { contractMiddleware } from '../src/http/contract-middleware.js';
 import { callerProject } from '../src/kit/caller.js';
 import { requestValidationErrorHandler } from '../src/kit/validation.js';
 

@@ -2,7 +2,7 @@ import { contract } from '@pigeon/contract';
 import { createExpressEndpoints, initServer } from '@ts-rest/express';
 import express, { type Express } from 'express';
 import type { AppDeps } from '../deps.js';
-import { refuseUnreadBody, refuseUnsafeInput, requestValidationErrorHandler } from '../kit/validation.js';
+import { requestValidationErrorHandler } from '../kit/validation.js';
 import { httpMetrics } from '../metrics/http.js';
 import { createActivityRouter } from '../modules/activity/router.js';
 import { createAnalyticsRouter } from '../modules/analytics/router.js';
@@ -36,11 +36,9 @@ import { createUploadsRouter, imagesRouter } from '../modules/uploads/router.js'
 import { createImageStorage } from '../modules/uploads/storage.js';
 import { createVerifyRouter } from '../modules/verify/router.js';
 import { createWorkflowsRouter } from '../modules/workflows/router.js';
-import { authenticate } from './auth.js';
-import { readRouteBody } from './body.js';
 import { mountCompatEndpoints, mountCompatErrorHandlers } from './compat.js';
 import { consoleRouter, defaultConsoleDir } from './console.js';
-import { refuseCrossSiteCookieWrites } from './csrf.js';
+import { contractMiddleware } from './contract-middleware.js';
 import { docsRouter } from './docs.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { requestId } from './request-id.js';
@@ -50,21 +48,6 @@ export interface AppOptions {
   /** The process's tracker, shared with the bare track route (`http/fast-routes.ts`); default: one of its own. */
   trackEvent?: TrackEvent;
   mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
-}
-
-/**
- * What every contract route runs before its handler, in this order: the CSRF check, the caller
- * (key or session, rate limit), then its body (read only once the caller is known: none is read
- * for a 401), then the checks of what the body holds.
- */
-export function contractMiddleware(deps: AppDeps) {
-  return [
-    refuseCrossSiteCookieWrites(deps.config.http.publicUrl),
-    authenticate(deps),
-    readRouteBody(deps.config.http.bodies),
-    refuseUnreadBody,
-    refuseUnsafeInput,
-  ];
 }
 
 /** Builds the HTTP app. Never listens: `main.ts` or a test does. */

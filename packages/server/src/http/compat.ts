@@ -7,7 +7,7 @@ import { toPlunkFailure } from '../modules/compat-plunk/errors.js';
 import { createPlunkRouter } from '../modules/compat-plunk/router.js';
 import { toResendFailure } from '../modules/compat-resend/errors.js';
 import { createResendRouter } from '../modules/compat-resend/router.js';
-import type { contractMiddleware } from './app.js';
+import type { contractMiddleware } from './contract-middleware.js';
 import { layerErrorHandler } from './layer-errors.js';
 
 type Middleware = ReturnType<typeof contractMiddleware>;

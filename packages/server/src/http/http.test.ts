@@ -9,7 +9,7 @@ import { newProject } from '../../test/accounts.js';
 import { api } from '../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
 import { MAX_INPUT_DEPTH, requestValidationErrorHandler } from '../kit/validation.js';
-import { contractMiddleware } from './app.js';
+import { contractMiddleware } from './contract-middleware.js';
 
 // A tiny contract mounted next to the real one, to drive validation and failures through
 // the real middleware chain and error handler.

@@ -2,7 +2,8 @@ import type { MailTransportKind, RelayStream } from '@pigeon/contract';
 import type { Config, RelayRoutes } from '../config/index.js';
 import { queryRows, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
-import { createMailTransport, type MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
+import { createMailTransport } from './transport.js';
 
 /** A relay of the installation with its transport (one pool of connections per SMTP relay). */
 export interface Relay {

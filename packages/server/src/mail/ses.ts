@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import type { SesConfig } from '../config/index.js';
-import type { MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
 
 /** SES answers that say the message itself will never be accepted: recorded as a bounce, not retried. */
 const PERMANENT = new Set(['MessageRejected', 'MailFromDomainNotVerifiedException', 'BadRequestException']);

@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { MailTransport } from './transport.js';
+import type { MailTransport } from './mail-transport.js';
 
 /** Mail Pigeon sends on its own behalf (verification, password reset, invitations). */
 export async function sendSystemMail(

@@ -1,22 +1,11 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { MailTransportKind } from '@pigeon/contract';
 import nodemailer from 'nodemailer';
-import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { SesConfig } from '../config/index.js';
 import { connectCoalescedRelay } from './coalesced-socket.js';
 import type { DeliveryError } from './delivery-failure.js';
+import type { MailTransport, SentMessage } from './mail-transport.js';
 import { sesTransport } from './ses.js';
-
-export interface SentMessage {
-  messageId: string;
-  /** Where the local outbox stored the message; undefined for SMTP. */
-  file?: string;
-  /** The provider's id of the accepted message (SES's MessageId), matched against its feedback. */
-  providerMessageId?: string;
-  /** Recipients the relay refused at RCPT while it took the message for the others (SMTP). */
-  refused?: DeliveryError[];
-}
 
 /**
  * What `last_error` keeps of a message taken for some recipients and refused for others:
@@ -26,12 +15,6 @@ export function refusedRecipients(sent: SentMessage): string | null {
   if (!sent.refused?.length) return null;
   const each = sent.refused.map((e) => `${e.recipient} (${e.response ?? e.message})`);
   return `refused at RCPT: ${each.join('; ')}`.slice(0, 500);
-}
-
-export interface MailTransport {
-  kind: MailTransportKind;
-  send(message: Mail.Options): Promise<SentMessage>;
-  close(): void;
 }
 
 /** Amazon SES when `SES_REGION` is set, pooled SMTP when `SMTP_URL` is; otherwise the local outbox (a real `.eml` per message). */

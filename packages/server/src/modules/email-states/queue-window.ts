@@ -3,7 +3,7 @@ import { FIRST_ID, highestIdAt, LAST_ID, lowestIdAt } from '../../db/ids.js';
 import { historyPartitions } from '../../db/partitions.js';
 import { queryRows, raw, runStatement, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { status } from './service.js';
+import { status } from './status-name.js';
 
 /**
  * The range of `emails` ids that can hold mail on its way (QUEUED or SENDING). The delivery path's

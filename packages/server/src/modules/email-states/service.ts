@@ -3,6 +3,7 @@ import { preparedRows, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import { insertEmailEvents } from '../event-log/public.js';
 import type { QueueWindow } from './queue-window.js';
+import { status } from './status-name.js';
 
 /**
  * The `emails` table's one writer (ARCHITECTURE.md "Table owners"): every change of an email's
@@ -14,7 +15,7 @@ import type { QueueWindow } from './queue-window.js';
  * The module sits below emails (send, delivery), campaigns, deliverability and engagement, which
  * call it; it imports only the event log. Status names are the contract's `EmailStatus`.
  */
-export const status = (name: Exclude<EmailStatus, 'SCHEDULED' | 'DELIVERED'>): Sql => raw(`'${name}'`);
+export { status };
 
 /** A claimed email as the delivery loop needs it. */
 export interface ClaimedEmail {

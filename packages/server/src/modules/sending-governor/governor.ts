@@ -7,17 +7,10 @@ import {
   MAILBOX_GROUPS,
   type MailboxGroup,
 } from '../../metrics/registry.js';
+import type { GovernorConfig } from './config.js';
 import { GroupRate } from './group-rate.js';
 import { type MxResolver, mxGroups } from './mx-groups.js';
 import { nextDayStart, warmupCounter } from './warmup.js';
-
-export interface GovernorConfig {
-  enabled: boolean;
-  maxRate: number;
-  minRate: number;
-  decreaseFactor: number;
-  recoveryPerSecond: number;
-}
 
 /** What the governor reads of a claimed email. */
 export interface GovernedEmail {

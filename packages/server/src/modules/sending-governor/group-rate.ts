@@ -1,4 +1,4 @@
-import type { GovernorConfig } from './governor.js';
+import type { GovernorConfig } from './config.js';
 
 /** A deferral lowers the rate at most this often: the replies of one burst are one signal. */
 const DECREASE_EVERY_MS = 1000;
