@@ -60,14 +60,14 @@ async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth)
 
 async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth): Promise<Caller> {
   if (!key) {
-    throw new AppError(401, 'UNAUTHORIZED', 'Missing API key', {
+    throw new AppError('unauthenticated', 'UNAUTHORIZED', 'Missing API key', {
       suggestion: 'Send your project key as "Authorization: Bearer sk_…".',
     });
   }
   const keyType = keyTypeOf(key);
   if (!keyType) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
   if (keyType === 'public' && auth !== 'track') {
-    throw new AppError(401, 'INVALID_API_KEY', 'This endpoint requires a secret key, not a public key', {
+    throw new AppError('unauthenticated', 'INVALID_API_KEY', 'This endpoint requires a secret key, not a public key', {
       suggestion: 'Use the secret key (sk_…) from your server. Public keys (pk_…) may only call POST /v1/track.',
     });
   }

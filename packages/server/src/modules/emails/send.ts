@@ -416,6 +416,6 @@ async function atIndex<T>(index: number, work: () => Promise<T>): Promise<T> {
     const prefix = `messages.${index}.`;
     const errors = err.extra.errors?.map((e) => ({ ...e, field: `${prefix}${e.field}` }));
     if (errors && err.code === 'VALIDATION_ERROR') throw validationFailed(errors);
-    throw new AppError(err.statusCode, err.code, `messages.${index}: ${err.message}`, err.extra);
+    throw new AppError(err.kind, err.code, `messages.${index}: ${err.message}`, err.extra);
   }
 }

@@ -204,7 +204,8 @@ export async function acceptInvitation(pool: pg.Pool, user: { id: string; email:
           WHERE i.token_hash = ${hashToken(token)}::bytea AND i.accepted_at IS NULL AND i.expires_at > now()
           FOR UPDATE`,
     );
-    if (!invitation) throw new AppError(400, 'INVALID_TOKEN', 'This invitation is invalid, expired or already used');
+    if (!invitation)
+      throw new AppError('invalid', 'INVALID_TOKEN', 'This invitation is invalid, expired or already used');
     if (invitation.email !== user.email) {
       throw forbidden('This invitation was sent to another email address', 'INVITATION_EMAIL_MISMATCH');
     }

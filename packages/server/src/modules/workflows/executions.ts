@@ -137,7 +137,7 @@ export async function startExecution(
   const graph = await loadGraph(db, workflow.id);
   const problems = await graphProblems(db, projectId, graph);
   if (problems.length > 0) {
-    throw new AppError(422, 'VALIDATION_ERROR', `The workflow cannot run: ${problems[0]}`, {
+    throw new AppError('unprocessable', 'VALIDATION_ERROR', `The workflow cannot run: ${problems[0]}`, {
       errors: problems.map((message) => ({ field: 'workflow', message, code: 'invalid_workflow' })),
     });
   }

@@ -42,7 +42,7 @@ export async function contactOf(ctx: StepContext): Promise<ContactRow> {
       'workflows.contact',
       sql`SELECT * FROM contacts WHERE id = ${ctx.exec.contact_id}::uuid`,
     );
-    if (!row) throw new AppError(404, 'NOT_FOUND', 'The contact no longer exists');
+    if (!row) throw new AppError('not-found', 'NOT_FOUND', 'The contact no longer exists');
     ctx.contact = row;
   }
   return ctx.contact;
