@@ -61,7 +61,7 @@ const allowed = allowList();
 const problems = [];
 const unmarked = new Map();
 const reasons = new Map();
-for (const path of testFiles(join(SERVER, 'src'), join(SERVER, 'test'))) {
+for (const path of testFiles(SERVER)) {
   if (path === EXEMPT) continue;
   const file = relative(root, path);
   const calls = requestCalls(path);

@@ -37,16 +37,3 @@ export const LITERALS = new Set([
   ts.SyntaxKind.TemplateMiddle,
   ts.SyntaxKind.TemplateTail,
 ]);
-
-/** Every test `.ts` file: the `*.test.ts` files under `src` and every `.ts` file under `test` (helpers too). */
-export function* testFiles(src, test) {
-  const walk = function* (dir) {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) yield* walk(path);
-      else if (entry.name.endsWith('.ts')) yield path;
-    }
-  };
-  for (const path of walk(src)) if (path.endsWith('.test.ts')) yield path;
-  yield* walk(test);
-}
