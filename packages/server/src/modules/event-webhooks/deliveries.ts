@@ -1,4 +1,9 @@
-import type { WebhookDelivery, WebhookDeliveryStatus, WebhookEventPayload } from '@pigeon/contract';
+import type {
+  WebhookAttemptTrigger,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEventPayload,
+} from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
@@ -23,7 +28,7 @@ interface DeliveryRow {
   payload: WebhookEventPayload;
   attempt_log: Array<{
     at: string;
-    trigger: 'SCHEDULED' | 'REPLAY';
+    trigger: WebhookAttemptTrigger;
     status_code: number | null;
     duration_ms: number;
     response: string | null;
