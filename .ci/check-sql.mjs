@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LITERALS, sourceFiles } from './server-sources.mjs';
+import { LITERALS, readAllowList, sourceFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(root, 'packages/server/src');
@@ -55,19 +55,7 @@ function findings(path) {
   return found;
 }
 
-function allowList() {
-  const allowed = new Map();
-  for (const [n, line] of readFileSync(ALLOW_LIST, 'utf8').split('\n').entries()) {
-    const text = line.replace(/#.*/, '').trim();
-    if (!text) continue;
-    const match = /^(\S+)\s+(\d+)\s+(.+)$/.exec(text);
-    if (!match) throw new Error(`${ALLOW_LIST}:${n + 1}: expected "<file> <count> <reason>"`);
-    allowed.set(match[1], Number(match[2]));
-  }
-  return allowed;
-}
-
-const allowed = allowList();
+const allowed = readAllowList(ALLOW_LIST);
 const problems = [];
 const counted = new Map();
 for (const path of sourceFiles(SRC)) {
