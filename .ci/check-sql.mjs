@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LITERALS, sourceFiles, testFiles } from './server-sources.mjs';
+import { LITERALS, readAllowList, sourceFiles, testFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = join(root, 'packages/server');
@@ -55,22 +55,9 @@ function findings(path) {
   return found;
 }
 
-/** `<file> <count> <reason>` lines: file → how many findings it may still hold. */
-function allowList(path) {
-  const allowed = new Map();
-  for (const [n, line] of readFileSync(path, 'utf8').split('\n').entries()) {
-    const text = line.replace(/#.*/, '').trim();
-    if (!text) continue;
-    const match = /^(\S+)\s+(\d+)\s+(.+)$/.exec(text);
-    if (!match) throw new Error(`${path}:${n + 1}: expected "<file> <count> <reason>"`);
-    allowed.set(match[1], Number(match[2]));
-  }
-  return allowed;
-}
-
 /** Checks `files` against the allow-list `list` (relative to the root); answers the problems and the counts. */
 function check(files, list) {
-  const allowed = allowList(join(root, list));
+  const allowed = readAllowList(join(root, list));
   const problems = [];
   const counted = new Map();
   for (const path of files) {
