@@ -13,13 +13,15 @@ import {
 import { keyTypeOf } from '../modules/projects/keys.js';
 import { findMembership } from '../modules/projects/membership.js';
 import { applyRateLimit, countSessionRequest, currentWindow } from '../modules/rate-limits/service.js';
+import { checkPermission } from './permission.js';
 
 type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> } };
 
 /**
  * ts-rest global middleware: authenticates every contract route according to its `auth`
  * metadata, before the request is validated; counts the request against its project's rate
- * limit. A disabled project can read but not write.
+ * limit. A disabled project can read but not write. Then the route's permission: the caller's
+ * role in its project, checked against the contract's table (`checkPermission`).
  */
 export function authenticate(deps: AppDeps) {
   return <R extends object>(tsRestReq: R, res: Response, next: NextFunction) => {
@@ -35,6 +37,7 @@ export function authenticate(deps: AppDeps) {
         req.caller = caller;
         await enforceRateLimit(deps, caller, res);
         refuseWritesToDisabledProject(req);
+        req.access = await checkPermission(deps, req, caller, req.tsRestRoute?.metadata ?? {});
         next();
       })
       .catch(next);
