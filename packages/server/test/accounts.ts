@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { api, bodyOf } from './api.js';
 import type { TestPigeon, TestResponse } from './helpers.js';
 
 let counter = 0;
@@ -23,9 +24,8 @@ export async function signUp(
   email = uniqueEmail(),
   password = 'correct horse battery',
 ): Promise<SignedUp> {
-  const res = await pigeon.request('POST', '/auth/signup', { body: { email, password } });
-  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  return { cookie: sessionCookie(res), user: res.body };
+  const res = await api(pigeon).auth.signup({ body: { email, password } });
+  return { cookie: sessionCookie(res), user: bodyOf(res, 201) };
 }
 
 export interface TestProject {
@@ -35,9 +35,9 @@ export interface TestProject {
 }
 
 export async function createProject(pigeon: TestPigeon, cookie: string, name = 'Test project'): Promise<TestProject> {
-  const res = await pigeon.request('POST', '/users/@me/projects', { body: { name }, headers: { cookie } });
-  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
-  return res.body;
+  const project = bodyOf(await api(pigeon, { cookie }).users.createProject({ body: { name } }), 201);
+  if (!project.secretKey) throw new Error('a new project shows its creator the secret key');
+  return { ...project, secretKey: project.secretKey };
 }
 
 /** A fresh user owning a fresh project: the usual starting point of a test. */
@@ -99,6 +99,7 @@ export async function waitForJob(
 ) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    // untyped: every route (a job status path the caller gives)
     const res = await pigeon.request('GET', path, { headers });
     if (res.status !== 200) throw new Error(`job poll failed: ${res.status} ${res.text}`);
     if (res.body.status === 'completed' || res.body.status === 'failed') return res.body;

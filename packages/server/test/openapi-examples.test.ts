@@ -32,6 +32,7 @@ let document: Json;
 beforeAll(async () => {
   pigeon = await startTestPigeon();
   setup = await newProject(pigeon);
+  // untyped: outside the contract (the OpenAPI document)
   document = (await pigeon.request('GET', '/openapi.json')).body;
 });
 afterAll(() => pigeon?.stop());
@@ -80,6 +81,7 @@ describe('OpenAPI request examples, sent as they are', () => {
         : example.auth.includes('session')
           ? { cookie: setup.owner.cookie, 'x-project-id': setup.project.id }
           : {};
+      // untyped: every route (the OpenAPI document's examples, sent as they are)
       const res = await pigeon.request(example.method, path, { headers, body: example.body });
       const expected = EXPECTED[example.id] ?? (example.hasPathParameters ? PATH_PARAMETER : undefined);
       const ok = expected ? res.status === expected.status : res.status >= 200 && res.status < 300;

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { newProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import type { TestDnsServer } from './dns-server.js';
 import type { TestPigeon } from './helpers.js';
 
@@ -9,9 +10,10 @@ let domainCounter = 0;
 export async function verifiedSender(pigeon: TestPigeon, dns: TestDnsServer) {
   const setup = await newProject(pigeon);
   const domain = `mail${++domainCounter}-${process.pid}.example.com`;
-  const created = await pigeon.request('POST', '/domains', { headers: setup.auth, body: { domain } });
-  for (const record of created.body.records) dns.setTxt(record.name, record.value);
-  const verified = await pigeon.request('GET', `/domains/${created.body.id}/verify`, { headers: setup.auth });
-  expect(verified.body.status).toBe('verified');
+  const domains = api(pigeon, setup.auth).domains;
+  const created = bodyOf(await domains.create({ body: { domain } }), 201);
+  for (const record of created.records) dns.setTxt(record.name, record.value);
+  const verified = await domains.verify({ params: { id: created.id } });
+  expect(bodyOf(verified, 200).status).toBe('verified');
   return { ...setup, domain, from: `hello@${domain}` };
 }

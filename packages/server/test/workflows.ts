@@ -1,4 +1,6 @@
-import { expect } from 'vitest';
+import type { contract, TransitionBranch, WorkflowStepType } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
+import { api, bodyOf } from './api.js';
 import type { TestPigeon } from './helpers.js';
 
 export { until } from './until.js';
@@ -7,7 +9,7 @@ type Auth = Record<string, string>;
 
 export interface StepSpec {
   key: string;
-  type: string;
+  type: WorkflowStepType;
   config?: Record<string, unknown>;
   name?: string;
 }
@@ -27,72 +29,58 @@ export async function buildWorkflow(
   spec: {
     trigger: string;
     steps: StepSpec[];
-    transitions: Array<[string, string, string?]>;
+    transitions: Array<[string, string, TransitionBranch?]>;
     allowReentry?: boolean;
     enable?: boolean;
     name?: string;
   },
 ): Promise<Built> {
-  const created = await pigeon.request('POST', '/workflows', {
-    headers: auth,
+  const workflows = api(pigeon, auth).workflows;
+  const created = await workflows.create({
     body: {
       name: spec.name ?? `wf ${spec.trigger}`,
       triggerConfig: { eventName: spec.trigger },
       allowReentry: spec.allowReentry ?? false,
     },
   });
-  expect(created.status, created.text).toBe(201);
-  const id = created.body.id as string;
+  const { id } = bodyOf(created, 201);
+  const params = { id };
   const steps: Record<string, string> = {};
   for (const step of spec.steps) {
-    const res = await pigeon.request('POST', `/workflows/${id}/steps`, {
-      headers: auth,
+    const res = await workflows.addStep({
+      params,
       body: { type: step.type, name: step.name ?? step.key, config: step.config ?? {} },
     });
-    expect(res.status, res.text).toBe(201);
-    steps[step.key] = res.body.id;
+    steps[step.key] = bodyOf(res, 201).id;
   }
   for (const [from, to, branch] of spec.transitions) {
-    const res = await pigeon.request('POST', `/workflows/${id}/transitions`, {
-      headers: auth,
-      body: { fromStepId: steps[from], toStepId: steps[to], ...(branch ? { branch } : {}) },
+    const res = await workflows.addTransition({
+      params,
+      body: { fromStepId: steps[from] ?? '', toStepId: steps[to] ?? '', ...(branch ? { branch } : {}) },
     });
-    expect(res.status, res.text).toBe(201);
+    bodyOf(res, 201);
   }
-  if (spec.enable !== false) {
-    const res = await pigeon.request('PATCH', `/workflows/${id}`, { headers: auth, body: { enabled: true } });
-    expect(res.status, res.text).toBe(200);
-  }
+  if (spec.enable !== false) bodyOf(await workflows.update({ params, body: { enabled: true } }), 200);
   return { id, steps };
 }
 
-export async function createTemplate(pigeon: TestPigeon, auth: Auth, body: Record<string, unknown>) {
-  const res = await pigeon.request('POST', '/templates', { headers: auth, body: { name: 'wf template', ...body } });
-  expect(res.status, res.text).toBe(201);
-  return res.body.id as string;
+export async function createTemplate(
+  pigeon: TestPigeon,
+  auth: Auth,
+  body: Omit<ClientInferRequest<typeof contract.templates.create>['body'], 'name'> & { name?: string },
+) {
+  return bodyOf(await api(pigeon, auth).templates.create({ body: { name: 'wf template', ...body } }), 201).id;
 }
 
 /** The executions of a workflow (first page, newest first). */
-export async function executionsOf(pigeon: TestPigeon, auth: Auth, workflowId: string, query = '') {
-  const res = await pigeon.request('GET', `/workflows/${workflowId}/executions?limit=100${query}`, { headers: auth });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data as Array<Record<string, unknown> & { id: string; status: string; contactId: string }>;
+export async function executionsOf(pigeon: TestPigeon, auth: Auth, workflowId: string) {
+  const res = await api(pigeon, auth).workflows.listExecutions({ params: { id: workflowId }, query: { limit: 100 } });
+  return bodyOf(res, 200).data;
 }
 
 export async function executionDetail(pigeon: TestPigeon, auth: Auth, workflowId: string, executionId: string) {
-  const res = await pigeon.request('GET', `/workflows/${workflowId}/executions/${executionId}`, { headers: auth });
-  expect(res.status, res.text).toBe(200);
-  return res.body as Record<string, unknown> & {
-    status: string;
-    steps: Array<{
-      stepId: string;
-      stepType: string;
-      status: string;
-      output: Record<string, unknown> | null;
-      error: string | null;
-      attempts: number;
-    }>;
-  };
+  const res = await api(pigeon, auth).workflows.getExecution({ params: { id: workflowId, executionId } });
+  return bodyOf(res, 200);
 }
 
 /** Tracks an event for a contact with the secret key. */
@@ -104,10 +92,8 @@ export async function track(
   data?: Record<string, unknown>,
   subscribed?: boolean,
 ) {
-  const res = await pigeon.request('POST', '/v1/track', {
-    headers: auth,
+  const res = await api(pigeon, auth).events.track({
     body: { email, event, ...(data ? { data } : {}), ...(subscribed === undefined ? {} : { subscribed }) },
   });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data as { contact: string; event: string };
+  return bodyOf(res, 200).data;
 }

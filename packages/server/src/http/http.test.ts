@@ -66,6 +66,7 @@ afterAll(() => pigeon?.stop());
 // contract), so they stay on `pigeon.request`; the valid ones go through the typed client.
 describe('error envelope', () => {
   it('answers malformed JSON with 400 MALFORMED_JSON', async () => {
+    // untyped: raw body (malformed JSON)
     const res = await pigeon.request('POST', '/__probe/echo/x', {
       rawBody: '{"email": ',
       headers: { 'content-type': 'application/json' },
@@ -75,12 +76,14 @@ describe('error envelope', () => {
   });
 
   it('answers an unknown route with 404 NOT_FOUND', async () => {
+    // untyped: outside the contract (an unknown route)
     const res = await pigeon.request('GET', '/no/such/route');
     const error = expectEnvelope(res, 404, 'NOT_FOUND');
     expect(error.message).toContain('/no/such/route');
   });
 
   it('answers schema failures with 422 VALIDATION_ERROR and field-level errors', async () => {
+    // untyped: outside the contract (a test-only probe route)
     const res = await pigeon.request('POST', '/__probe/echo/not-a-uuid?limit=50', {
       body: { email: 'nope', count: 'three' },
     });
@@ -94,12 +97,14 @@ describe('error envelope', () => {
   });
 
   it('gives the bare { error } 400 body on routes that ask for it', async () => {
+    // untyped: outside the contract (a test-only probe route)
     const res = await pigeon.request('POST', '/__probe/bare', { body: {} });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: expect.stringContaining('email') });
   });
 
   it('hides internals of an unexpected exception behind a 500 envelope', async () => {
+    // untyped: outside the contract (a test-only probe route)
     const res = await pigeon.request('GET', '/__probe/boom');
     const error = expectEnvelope(res, 500, 'INTERNAL_SERVER_ERROR');
     expect(res.text).not.toContain('hunter2');
@@ -108,6 +113,7 @@ describe('error envelope', () => {
   });
 
   it('refuses bodies over the default limit with 413', async () => {
+    // untyped: outside the contract (a test-only probe route)
     const res = await pigeon.request('POST', '/__probe/bare', { body: { email: 'x'.repeat(1_100_000) } });
     expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
   });
@@ -129,11 +135,13 @@ describe('text and shapes that used to reach the database (500) are refused once
       ['{"email":"a@example.com","event":"e","data":{"k\\u0000ey":1}}', 'data.k\\u0000ey'],
     ];
     for (const [rawBody, field] of cases) {
+      // untyped: raw body (escapes JSON.stringify never writes)
       const res = await pigeon.request('POST', '/v1/track', { headers: json(pk), rawBody });
       const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
       expect(error.errors).toContainEqual(expect.objectContaining({ field, code: 'invalid_string' }));
     }
     // A valid surrogate pair (an emoji) is text like any other.
+    // untyped: raw body (escapes JSON.stringify never writes)
     const emoji = await pigeon.request('POST', '/v1/track', {
       headers: json(pk),
       rawBody: '{"email":"a@example.com","event":"e","data":{"mood":"\\ud83d\\ude00"}}',
@@ -149,15 +157,17 @@ describe('text and shapes that used to reach the database (500) are refused once
   it('refuses NUL in the query and in path parameters with 422, and bad percent-encoding with 400', async () => {
     const { auth } = await newProject(pigeon);
     const search = expectEnvelope(
-      await pigeon.request('GET', '/contacts?search=a%00b', { headers: auth }),
+      await api(pigeon, auth).contacts.list({ query: { search: 'a\u0000b' } }),
       422,
       'VALIDATION_ERROR',
     );
     expect(search.errors?.[0]).toMatchObject({ field: 'search', code: 'invalid_string' });
     for (const path of ['/events/a%00b', '/contacts/fields/a%00b/values']) {
+      // untyped: the HTTP layer (a NUL percent-encoded in the path)
       const res = await pigeon.request(path.startsWith('/events') ? 'DELETE' : 'GET', path, { headers: auth });
       expectEnvelope(res, 422, 'VALIDATION_ERROR');
     }
+    // untyped: the HTTP layer (bad percent-encoding in the path)
     const malformed = await pigeon.request('GET', '/contacts/%E0%A4%A', { headers: auth });
     expect(expectEnvelope(malformed, 400, 'BAD_REQUEST').message).toMatch(/percent-encod/);
   });
@@ -165,6 +175,7 @@ describe('text and shapes that used to reach the database (500) are refused once
   it('answers a body that is not what its Content-Encoding says with 400, and accepts a real one', async () => {
     const { project, auth } = await newProject(pigeon);
     for (const encoding of ['gzip', 'deflate', 'br']) {
+      // untyped: the HTTP layer (a body that is not its Content-Encoding)
       const res = await pigeon.request('POST', '/contacts', {
         headers: { ...json(auth), 'content-encoding': encoding },
         rawBody: '{"email":"plain@example.com"}',
@@ -185,6 +196,7 @@ describe('text and shapes that used to reach the database (500) are refused once
     const pk = { authorization: `Bearer ${project.publicKey}` };
     for (const depth of [MAX_INPUT_DEPTH + 1, 5_000, 200_000]) {
       const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      // untyped: raw body (JSON nested past the parser limit)
       const res = await pigeon.request('POST', '/v1/track', {
         headers: json(pk),
         rawBody: `{"email":"deep@example.com","event":"e","data":{"x":${nested}}}`,
@@ -193,6 +205,7 @@ describe('text and shapes that used to reach the database (500) are refused once
       expect(error.errors?.[0]).toMatchObject({ code: 'too_big', field: expect.stringMatching(/^data\.x\.0/) });
     }
     const fine = `${'{"a":'.repeat(20)}1${'}'.repeat(20)}`;
+    // untyped: raw body (JSON nested past the parser limit)
     const ok = await pigeon.request('POST', '/v1/track', {
       headers: json(pk),
       rawBody: `{"email":"deep@example.com","event":"e","data":{"x":${fine}}}`,
@@ -205,13 +218,14 @@ describe('text and shapes that used to reach the database (500) are refused once
 describe('request id', () => {
   it('echoes a caller-supplied uuid', async () => {
     const id = '3f1c1e0e-8d7a-4a53-9b7e-0c0f2d7f9a11';
+    // untyped: outside the contract (an unknown route)
     const res = await pigeon.request('GET', '/nope', { headers: { 'x-request-id': id } });
     expect(res.headers.get('x-request-id')).toBe(id);
     expect(res.body.error.requestId).toBe(id);
   });
 
   it('replaces a non-uuid request id with a fresh uuid', async () => {
-    const res = await pigeon.request('GET', '/health', { headers: { 'x-request-id': 'not-a-uuid; <script>' } });
+    const res = await api(pigeon, { 'x-request-id': 'not-a-uuid; <script>' }).system.health();
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
@@ -253,10 +267,12 @@ describe('system routes', () => {
   });
 
   it('serves the OpenAPI document and the API reference page', async () => {
+    // untyped: outside the contract (the OpenAPI document)
     const doc = await pigeon.request('GET', '/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
     expect(doc.body.paths['/health'].get.operationId).toBe('system.health');
+    // untyped: outside the contract (the OpenAPI document)
     const doc30 = await pigeon.request('GET', '/openapi-3.0.json');
     expect(doc30.body.openapi).toBe('3.0.3');
     expect(Object.keys(doc30.body.paths)).toEqual(Object.keys(doc.body.paths));
@@ -272,6 +288,7 @@ describe('system routes', () => {
     });
     expect(malformed).toBe(400);
     expect(doc.body.paths['/health'].get.responses['400']).toBeDefined();
+    // untyped: outside the contract (the API reference page)
     const page = await pigeon.request('GET', '/docs/');
     expect(page.status).toBe(200);
     expect(page.text).toContain('swagger-ui-bundle.js');

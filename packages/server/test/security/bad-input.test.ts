@@ -84,6 +84,7 @@ function isErrorEnvelope(route: AppRoute, status: number, body: unknown): boolea
 }
 
 async function probe(name: string, route: AppRoute, what: string, path: string, rawBody?: string): Promise<Probe> {
+  // untyped: every route (bad input sent raw to each route of the contract)
   const res = await pigeon.request(route.method, path, {
     headers: { ...headersFor(route), ...(rawBody === undefined ? {} : { 'content-type': 'application/json' }) },
     rawBody,

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../accounts.js';
+import { api } from '../api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../helpers.js';
 
 /**
@@ -125,7 +126,7 @@ describe('bodies are read only after the caller is known', () => {
   });
 
   it('a sign-in form is read up to 64 KB only', async () => {
-    const res = await pigeon.request('POST', '/auth/login', {
+    const res = await api(pigeon).auth.login({
       body: { email: 'a@example.com', password: 'x'.repeat(70 * 1024) },
     });
     expectEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
@@ -166,8 +167,7 @@ describe('bodies are read only after the caller is known', () => {
     expect(res.headers.get('retry-after')).toBe('1');
     expect(Date.now() - started).toBeGreaterThanOrEqual(900); // it waited for the slot first
     // A small uncompressed send does not need a slot: it is not held up by the large one.
-    const small = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
+    const small = await api(pigeon, auth).emails.send({
       body: { to: 'c@example.com', subject: 'x', body: '<p>x</p>' },
     });
     expect(small.status).not.toBe(503);

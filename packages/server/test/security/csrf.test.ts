@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../accounts.js';
+import { api, bodyOf } from '../api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../helpers.js';
 import { allRoutes, authOf, changedTables, fingerprint, isWrite, realPath } from './contract-routes.js';
 
@@ -20,21 +21,18 @@ beforeAll(async () => {
   setup = await newProject(pigeon);
   ids.project = setup.project.id;
   ids.user = setup.owner.user.id;
-  const made = async (path: string, body: unknown) => {
-    const res = await pigeon.request('POST', path, { headers: setup.auth, body });
-    if (res.status >= 300) throw new Error(`${path}: ${res.status} ${res.text}`);
-    return (res.body?.data?.id ?? res.body?.id) as string;
-  };
-  ids.domains = await made('/domains', { domain: `csrf-${process.pid}.example.com` });
-  ids.contacts = await made('/contacts', { email: 'someone@example.com', data: { plan: 'pro' } });
-  ids.templates = await made('/templates', {
-    name: 'T',
-    subject: 'Hi',
-    body: '<p>Hi</p>',
-    from: `hello@csrf-${process.pid}.example.com`,
+  const client = api(pigeon, setup.auth);
+  ids.domains = bodyOf(await client.domains.create({ body: { domain: `csrf-${process.pid}.example.com` } }), 201).id;
+  const contact = await client.contacts.create({ body: { email: 'someone@example.com', data: { plan: 'pro' } } });
+  ids.contacts = bodyOf(contact, 201).id;
+  const template = await client.templates.create({
+    body: { name: 'T', subject: 'Hi', body: '<p>Hi</p>', from: `hello@csrf-${process.pid}.example.com` },
   });
-  ids.workflows = await made('/workflows', { name: 'W', triggerConfig: { eventName: 'signup' } });
-  ids.step = await made(`/workflows/${ids.workflows}/steps`, { type: 'EXIT' });
+  ids.templates = bodyOf(template, 201).id;
+  const workflow = await client.workflows.create({ body: { name: 'W', triggerConfig: { eventName: 'signup' } } });
+  ids.workflows = bodyOf(workflow, 201).id;
+  const step = await client.workflows.addStep({ params: { id: ids.workflows }, body: { type: 'EXIT' } });
+  ids.step = bodyOf(step, 201).id;
 }, 60_000);
 afterAll(() => pigeon?.stop());
 
@@ -81,6 +79,7 @@ describe('cross-site requests with the session cookie', () => {
     const answers: Array<{ probe: string; status: number }> = [];
     for (const [name, route] of routes) {
       for (const [what, forged] of Object.entries(FORGED)) {
+        // untyped: every route (forged cross-site forms and raw bodies)
         const res = await pigeon.request(route.method, realPath(route.path, ids), {
           headers: { cookie: setup.owner.cookie, 'x-project-id': setup.project.id, ...forged.headers },
           rawBody: forged.body || undefined,
@@ -97,34 +96,30 @@ describe('cross-site requests with the session cookie', () => {
   it("accepts the same requests from Pigeon's own origin, typed by the person, or from a client that is not a browser", async () => {
     const { owner, project } = await newProject(pigeon);
     const rotate = (headers: Record<string, string>) =>
-      pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-        headers: { cookie: owner.cookie, ...headers },
-      });
+      api(pigeon, { cookie: owner.cookie, ...headers }).users.regenerateKeys({ params: { id: project.id } });
     expect((await rotate({ 'sec-fetch-site': 'same-origin', origin: pigeon.url })).status).toBe(200);
     expect((await rotate({ 'sec-fetch-site': 'none' })).status).toBe(200);
     expect((await rotate({ origin: pigeon.url })).status).toBe(200);
     expect((await rotate({})).status).toBe(200);
     // A cross-site read is not refused here (it changes nothing; SameSite and CORS govern it).
-    const read = await pigeon.request('GET', '/users/@me', {
-      headers: { cookie: owner.cookie, origin: FOREIGN, 'sec-fetch-site': 'cross-site' },
-    });
+    const read = await api(pigeon, {
+      cookie: owner.cookie,
+      origin: FOREIGN,
+      'sec-fetch-site': 'cross-site',
+    }).users.me();
     expect(read.status).toBe(200);
   });
 
   it('GET /auth/logout (the spec keeps it) cannot be made by another site: the session survives a link or an image elsewhere', async () => {
     const { owner } = await newProject(pigeon);
-    const me = () => pigeon.request('GET', '/users/@me', { headers: { cookie: owner.cookie } });
+    const me = () => api(pigeon, { cookie: owner.cookie }).users.me();
     for (const site of ['cross-site', 'same-site']) {
-      const forged = await pigeon.request('GET', '/auth/logout', {
-        headers: { cookie: owner.cookie, 'sec-fetch-site': site, origin: FOREIGN },
-      });
+      const forged = await api(pigeon, { cookie: owner.cookie, 'sec-fetch-site': site, origin: FOREIGN }).auth.logout();
       expectEnvelope(forged, 403, 'FORBIDDEN');
       expect((await me()).status).toBe(200);
     }
     // The person's own navigation (typed, or from Pigeon's pages) signs out.
-    const own = await pigeon.request('GET', '/auth/logout', {
-      headers: { cookie: owner.cookie, 'sec-fetch-site': 'none' },
-    });
+    const own = await api(pigeon, { cookie: owner.cookie, 'sec-fetch-site': 'none' }).auth.logout();
     expect(own.status).toBe(200);
     expect((await me()).status).toBe(401);
   });
@@ -132,14 +127,12 @@ describe('cross-site requests with the session cookie', () => {
   it('leaves API-key requests alone, whatever their origin', async () => {
     const { auth, owner } = await newProject(pigeon);
     const foreign = { origin: FOREIGN, 'sec-fetch-site': 'cross-site' };
-    const withKey = await pigeon.request('POST', '/contacts', {
-      headers: { ...auth, ...foreign },
+    const withKey = await api(pigeon, { ...auth, ...foreign }).contacts.create({
       body: { email: 'keyed@example.com' },
     });
     expect(withKey.status).toBe(201);
     // A dashboard route with both a key and a cookie acts with the key: not refused either.
-    const both = await pigeon.request('POST', '/contacts', {
-      headers: { ...auth, ...foreign, cookie: owner.cookie },
+    const both = await api(pigeon, { ...auth, ...foreign, cookie: owner.cookie }).contacts.create({
       body: { email: 'both@example.com' },
     });
     expect(both.status).toBe(201);

@@ -2,6 +2,7 @@ import { MAX_PAGE } from '@pigeon/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, signUp, uniqueEmail } from '../accounts.js';
+import { api } from '../api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon, type TestResponse } from '../helpers.js';
 import { imageFixture } from '../uploads.js';
 import {
@@ -33,16 +34,22 @@ const ids: Record<string, string> = {};
 const domain = `races-${process.pid}.example.com`;
 const from = `hello@${domain}`;
 
-const idOf = (res: TestResponse): string => res.body?.data?.id ?? res.body?.id;
-
-async function created(method: string, path: string, body: unknown, headers = auth): Promise<string> {
-  const res = await pigeon.request(method, path, { headers, body });
-  if (res.status !== 201 && res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
-  return idOf(res);
+/** The id of what a call created (201, or 200 for an upsert). */
+async function created(call: Promise<{ status: number; body: unknown }>): Promise<string> {
+  const res = await call;
+  if (res.status !== 201 && res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
+  const body = res.body as { id?: string; data?: { id?: string } };
+  return body.data?.id ?? body.id ?? '';
 }
 
 const template = () => ({ name: 'Same template', subject: 'Hi', body: '<p>Hi</p>', from });
-const campaign = () => ({ name: 'Same campaign', subject: 'Hi', body: '<p>Hi</p>', from, audienceType: 'ALL' });
+const campaign = () => ({
+  name: 'Same campaign',
+  subject: 'Hi',
+  body: '<p>Hi</p>',
+  from,
+  audienceType: 'ALL' as const,
+});
 const workflow = () => ({ name: 'Same workflow', triggerConfig: { eventName: 'signup' } });
 
 beforeAll(async () => {
@@ -51,20 +58,22 @@ beforeAll(async () => {
   ({ owner, project, auth } = await newProject(pigeon));
   ids.project = project.id;
   ids.user = owner.user.id;
-  ids.domains = await created('POST', '/domains', { domain });
-  ids.contacts = await created('POST', '/contacts', { email: uniqueEmail('contact'), data: { plan: 'pro' } });
-  ids.templates = await created('POST', '/templates', template());
-  ids.segments = await created('POST', '/segments', { name: 'Bounds', type: 'STATIC' });
-  await pigeon.request('POST', `/segments/${ids.segments}/members`, {
-    headers: auth,
-    body: { contactIds: [ids.contacts] },
-  });
-  ids.campaigns = await created('POST', '/campaigns', campaign());
-  ids.workflows = await created('POST', '/workflows', workflow());
-  ids.step = await created('POST', `/workflows/${ids.workflows}/steps`, { type: 'EXIT', name: 'end' });
+  ids.domains = await created(api(pigeon, auth).domains.create({ body: { domain } }));
+  const email = uniqueEmail('contact');
+  ids.contacts = await created(api(pigeon, auth).contacts.create({ body: { email, data: { plan: 'pro' } } }));
+  ids.templates = await created(api(pigeon, auth).templates.create({ body: template() }));
+  ids.segments = await created(api(pigeon, auth).segments.create({ body: { name: 'Bounds', type: 'STATIC' } }));
+  await api(pigeon, auth).segments.addMembers({ params: { id: ids.segments }, body: { emails: [email] } });
+  ids.campaigns = await created(api(pigeon, auth).campaigns.create({ body: campaign() }));
+  ids.workflows = await created(api(pigeon, auth).workflows.create({ body: workflow() }));
+  ids.step = await created(
+    api(pigeon, auth).workflows.addStep({ params: { id: ids.workflows }, body: { type: 'EXIT', name: 'end' } }),
+  );
   // A workflow of its own for executions (the step race adds steps to the one above).
-  ids.runnable = await created('POST', '/workflows', workflow());
-  await created('POST', `/workflows/${ids.runnable}/steps`, { type: 'EXIT', name: 'end' });
+  ids.runnable = await created(api(pigeon, auth).workflows.create({ body: workflow() }));
+  await created(
+    api(pigeon, auth).workflows.addStep({ params: { id: ids.runnable }, body: { type: 'EXIT', name: 'end' } }),
+  );
 }, 60_000);
 afterAll(() => pigeon?.stop());
 
@@ -100,6 +109,7 @@ interface RaceRequest {
 const twice = (req: RaceRequest): [RaceRequest, RaceRequest] => [req, req];
 
 async function send(method: string, req: RaceRequest): Promise<TestResponse> {
+  // untyped: every route (a path of the race table)
   if (!req.file) return pigeon.request(method, req.path, { headers: req.headers ?? auth, body: req.body });
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(req.file)], { type: 'image/png' }), 'logo.png');
@@ -168,8 +178,8 @@ const RACES: Race[] = [
     expected: [[200, 409]],
     prepare: async () => {
       const email = uniqueEmail('wanted');
-      const a = await created('POST', '/contacts', { email: uniqueEmail('a') });
-      const b = await created('POST', '/contacts', { email: uniqueEmail('b') });
+      const a = await created(api(pigeon, auth).contacts.create({ body: { email: uniqueEmail('a') } }));
+      const b = await created(api(pigeon, auth).contacts.create({ body: { email: uniqueEmail('b') } }));
       return [
         { path: `/contacts/${a}`, body: { email } },
         { path: `/contacts/${b}`, body: { email } },
@@ -212,7 +222,7 @@ const RACES: Race[] = [
     expected: [[201, 409]],
     prepare: async () => {
       const sender = `trk${++round}-${domain}`;
-      await created('POST', '/domains', { domain: sender });
+      await created(api(pigeon, auth).domains.create({ body: { domain: sender } }));
       return twice({ path: '/tracking-domains', body: { domain: `links.${sender}` } });
     },
   },
@@ -263,12 +273,17 @@ const RACES: Race[] = [
     label: 'one way out of a step',
     expected: [[201, 409]],
     prepare: async () => {
-      const wf = await created('POST', '/workflows', workflow());
-      const a = await created('POST', `/workflows/${wf}/steps`, {
-        type: 'DELAY',
-        config: { amount: 1, unit: 'hours' },
-      });
-      const b = await created('POST', `/workflows/${wf}/steps`, { type: 'EXIT' });
+      const wf = await created(api(pigeon, auth).workflows.create({ body: workflow() }));
+      const a = await created(
+        api(pigeon, auth).workflows.addStep({
+          params: { id: wf },
+          body: {
+            type: 'DELAY',
+            config: { amount: 1, unit: 'hours' },
+          },
+        }),
+      );
+      const b = await created(api(pigeon, auth).workflows.addStep({ params: { id: wf }, body: { type: 'EXIT' } }));
       return twice({ path: `/workflows/${wf}/transitions`, body: { fromStepId: a, toStepId: b } });
     },
   },
@@ -277,7 +292,7 @@ const RACES: Race[] = [
     label: 'one contact (re-entry off: one active execution)',
     expected: [[201, 409]],
     prepare: async () => {
-      const contactId = await created('POST', '/contacts', { email: uniqueEmail('runner') });
+      const contactId = await created(api(pigeon, auth).contacts.create({ body: { email: uniqueEmail('runner') } }));
       return twice({ path: `/workflows/${ids.runnable}/executions`, body: { contactId } });
     },
   },
@@ -405,6 +420,7 @@ describe('bounds over every query parameter of the contract', () => {
     for (const [name, route] of routes) {
       for (const key of keysOf((route as { query?: unknown }).query)) {
         for (const value of [...NUMBERS, ...PROTOTYPE_NAMES]) {
+          // untyped: every route (a query of the contract, out of bounds on purpose)
           const res = await pigeon.request(route.method, `${realPath(route.path, ids)}?${key}=${value}`, {
             headers: headersFor(route),
           });
@@ -422,10 +438,12 @@ describe('bounds over every query parameter of the contract', () => {
   it(`answers 422 naming "page" beyond page ${MAX_PAGE}, and an empty page at it`, async () => {
     for (const path of ['/templates', '/campaigns', `/segments/${ids.segments}/contacts`]) {
       for (const page of ['99999999999999999999999', String(MAX_PAGE + 1)]) {
+        // untyped: wrong on purpose (a page past the bound, over a list of paths)
         const res = await pigeon.request('GET', `${path}?page=${page}`, { headers: auth });
         const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
         expect(error.errors?.map((e) => e.field)).toEqual(['page']);
       }
+      // untyped: every route (one list query for a list of paths)
       const last = await pigeon.request('GET', `${path}?page=${MAX_PAGE}&pageSize=100`, { headers: auth });
       expect(last.status).toBe(200);
       expect(last.body.data).toEqual([]);
@@ -433,12 +451,14 @@ describe('bounds over every query parameter of the contract', () => {
   });
 
   it('treats prototype names as unrecognised sort keys: the default order, as the spec says', async () => {
-    await created('POST', '/campaigns', { ...campaign(), name: 'Another campaign' });
+    await created(api(pigeon, auth).campaigns.create({ body: { ...campaign(), name: 'Another campaign' } }));
     for (const path of ['/campaigns', '/templates', '/contacts']) {
       const ids = (res: TestResponse) => (res.body.data as Array<{ id: string }>).map((r) => r.id);
+      // untyped: every route (one list query for a list of paths)
       const standard = await pigeon.request('GET', path, { headers: auth });
       expect(ids(standard).length).toBeGreaterThan(0);
       for (const sort of PROTOTYPE_NAMES) {
+        // untyped: wrong on purpose (Object.prototype names as sort keys)
         const res = await pigeon.request('GET', `${path}?sort=${sort}&dir=${sort}`, { headers: auth });
         expect(res.status, `${path} sort=${sort}`).toBe(200);
         expect(ids(res)).toEqual(ids(standard));
@@ -478,6 +498,7 @@ describe('broken multipart over every route that writes', () => {
       const upload = (route as { contentType?: string }).contentType === 'multipart/form-data';
       const variants = { ...BROKEN_MULTIPART, ...(upload ? { empty: EMPTY_MULTIPART } : {}) };
       for (const [what, { contentType, body }] of Object.entries(variants)) {
+        // untyped: raw body (broken multipart, for every upload route)
         const res = await pigeon.request(route.method, realPath(route.path, ids), {
           headers: { ...headersFor(route), 'content-type': contentType },
           rawBody: body,

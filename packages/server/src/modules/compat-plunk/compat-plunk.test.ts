@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon, type TestResponse } from '../../../test/helpers.js';
 
 let pigeon: TestPigeon;
@@ -24,6 +25,7 @@ describe("Plunk's v1 contact routes", () => {
   it('create, read, count, list, update, subscribe, unsubscribe and delete in Plunk’s shapes', async () => {
     const { auth } = await newProject(pigeon);
     const call = (method: string, path: string, body?: unknown) =>
+      // untyped: outside the contract (Plunk's compatibility routes)
       pigeon.request(method, path, { headers: auth, body });
 
     const created = await call('POST', '/v1/contacts', {
@@ -78,7 +80,7 @@ describe("Plunk's v1 contact routes", () => {
     const unsubscribed = await call('POST', '/v1/contacts/unsubscribe', { id });
     expect(unsubscribed.body).toEqual({ success: true, contact: id, subscribed: false });
     // The native contact saw the same change.
-    const native = await pigeon.request('GET', `/contacts/${id}`, { headers: auth });
+    const native = await api(pigeon, auth).contacts.get({ params: { id } });
     expect(native.body).toMatchObject({ id, subscribed: false, data: { name: 'Ada', team: 'math' } });
 
     const deleted = await call('DELETE', '/v1/contacts', { id });
@@ -91,18 +93,21 @@ describe("Plunk's v1 contact routes", () => {
   it("another project's contact is a 404 in Plunk's shape, and nothing of it changes", async () => {
     const mine = await newProject(pigeon);
     const theirs = await newProject(pigeon);
+    // untyped: outside the contract (Plunk's compatibility routes)
     const theirContact = await pigeon.request('POST', '/v1/contacts', {
       headers: theirs.auth,
       body: { email: 'theirs@example.com', subscribed: true },
     });
     const id = theirContact.body.id;
     const as = (method: string, path: string, body?: unknown) =>
+      // untyped: outside the contract (Plunk's compatibility routes)
       pigeon.request(method, path, { headers: mine.auth, body });
     expectPlunkError(await as('GET', `/v1/contacts/${id}`), 404);
     expectPlunkError(await as('POST', '/v1/contacts/unsubscribe', { id }), 404);
     expectPlunkError(await as('POST', '/v1/contacts/unsubscribe', { email: 'theirs@example.com' }), 404);
     expectPlunkError(await as('PUT', '/v1/contacts', { id, subscribed: false }), 404);
     expectPlunkError(await as('DELETE', '/v1/contacts', { id }), 404);
+    // untyped: outside the contract (Plunk's compatibility routes)
     const still = await pigeon.request('GET', `/v1/contacts/${id}`, { headers: theirs.auth });
     expect(still.body).toMatchObject({ id, subscribed: true });
   });
@@ -110,6 +115,7 @@ describe("Plunk's v1 contact routes", () => {
   it('bad input is refused in Plunk’s shape and changes nothing', async () => {
     const { auth } = await newProject(pigeon);
     const call = (method: string, path: string, body?: unknown) =>
+      // untyped: outside the contract (Plunk's compatibility routes)
       pigeon.request(method, path, { headers: auth, body });
     const first = await call('POST', '/v1/contacts', { email: 'kept@example.com', subscribed: true, data: { a: 1 } });
 
@@ -143,14 +149,18 @@ describe("Plunk's v1 contact routes", () => {
 
   it('keys: none, a wrong one and the public one are refused in Plunk’s shape', async () => {
     const { project } = await newProject(pigeon);
+    // untyped: outside the contract (Plunk's compatibility routes)
     expectPlunkError(await pigeon.request('GET', '/v1/contacts'), 401, /API key/);
     expectPlunkError(
+      // untyped: outside the contract (Plunk's compatibility routes)
       await pigeon.request('GET', '/v1/contacts', { headers: { authorization: 'Bearer sk_nope' } }),
       401,
     );
     const publicKey = { authorization: `Bearer ${project.publicKey}` };
+    // untyped: outside the contract (Plunk's compatibility routes)
     expectPlunkError(await pigeon.request('GET', '/v1/contacts/count', { headers: publicKey }), 401, /secret key/);
     expectPlunkError(
+      // untyped: outside the contract (Plunk's compatibility routes)
       await pigeon.request('POST', '/v1/contacts/unsubscribe', { headers: publicKey, body: { email: 'a@b.co' } }),
       401,
     );
@@ -158,10 +168,11 @@ describe("Plunk's v1 contact routes", () => {
 
   it('leaves the native routes as they are', async () => {
     const { auth } = await newProject(pigeon);
-    const res = await pigeon.request('POST', '/contacts', { headers: auth, body: { email: 'native@example.com' } });
+    const contacts = api(pigeon, auth).contacts;
+    const res = await contacts.create({ body: { email: 'native@example.com' } });
     expect(res.status).toBe(201);
-    const missing = await pigeon.request('GET', '/contacts/00000000-0000-4000-8000-000000000000', { headers: auth });
-    expect(missing.body.success).toBe(false);
-    expect(missing.body.error.code).toBe('NOT_FOUND');
+    const missing = bodyOf(await contacts.get({ params: { id: '00000000-0000-4000-8000-000000000000' } }), 404);
+    expect(missing.success).toBe(false);
+    expect(missing.error.code).toBe('NOT_FOUND');
   });
 });

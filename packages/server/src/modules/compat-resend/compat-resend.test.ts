@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Resend } from 'resend';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon } from '../../../test/helpers.js';
 import { mailOf, parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -128,6 +129,7 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(cancelled.data).toEqual({ object: 'email', id });
     expect((await resend.emails.get(id)).data?.last_event).toBe('canceled');
 
+    // untyped: outside the contract (Resend's compatibility routes)
     const withTo = await pigeon.request('PATCH', `/resend/emails/${id}`, {
       headers: sender.auth,
       body: { scheduled_at: inAnHour(3), to: 'someone@example.com' },
@@ -174,7 +176,7 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     const id = created.data?.id as string;
     await client.contacts.create({ email: 'grace@example.com', properties: { plan: 'pro' } });
 
-    const native = await pigeon.request('GET', `/contacts/${id}`, { headers: auth });
+    const native = await api(pigeon, auth).contacts.get({ params: { id } });
     expect(native.body).toMatchObject({
       email: 'ada@example.com',
       subscribed: true,
@@ -206,12 +208,14 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(removed.data).toMatchObject({ object: 'contact', deleted: true });
     expect((await client.contacts.list()).data?.data).toHaveLength(1);
 
+    // untyped: outside the contract (Resend's compatibility routes)
     const withSegments = await pigeon.request('POST', '/resend/contacts', {
       headers: auth,
       body: { email: 'segmented@example.com', segments: ['vip'] },
     });
     expect(withSegments.body).toMatchObject({ statusCode: 422, name: 'validation_error' });
     expect(withSegments.body.message).toContain('segments');
+    // untyped: outside the contract (Resend's compatibility routes)
     const badProperties = await pigeon.request('PATCH', `/resend/contacts/${id}`, {
       headers: auth,
       body: { unsubscribed: 'no' },
@@ -249,10 +253,12 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(refused.error).toEqual({ statusCode: 403, name: 'invalid_api_Key', message: expect.any(String) });
 
     const raw = (body: unknown, headers: Record<string, string> = {}) =>
+      // untyped: outside the contract (Resend's compatibility routes)
       pigeon.request('POST', '/resend/emails', {
         headers: { authorization: `Bearer ${sender.project.secretKey}`, ...headers },
         body,
       });
+    // untyped: outside the contract (Resend's compatibility routes)
     const noKey = await pigeon.request('GET', '/resend/domains');
     expect(noKey.status).toBe(401);
     expect(noKey.body).toEqual({ statusCode: 401, name: 'missing_api_key', message: expect.any(String) });
@@ -287,10 +293,12 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(twoReplies.body.message).toContain('reply_to');
     const naturalTime = await raw({ ...base, scheduled_at: 'in 1 min' });
     expect(naturalTime.body.message).toContain('scheduled_at');
+    // untyped: outside the contract (Resend's compatibility routes)
     const badBatch = await pigeon.request('POST', '/resend/emails/batch', {
       headers: { authorization: `Bearer ${sender.project.secretKey}` },
       body: [base, { ...base, attachments: [] }],
     });
+    // untyped: outside the contract (Resend's compatibility routes)
     const badAddressInBatch = await pigeon.request('POST', '/resend/emails/batch', {
       headers: { authorization: `Bearer ${sender.project.secretKey}` },
       body: [base, { ...base, cc: 'nope' }],
@@ -337,11 +345,12 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
   });
 
   it('leaves the native routes and their error envelope as they are', async () => {
-    const res = await pigeon.request('GET', '/emails/00000000-0000-4000-8000-000000000000', {
-      headers: sender.auth,
+    const res = await api(pigeon, sender.auth).sentEmails.get({
+      params: { id: '00000000-0000-4000-8000-000000000000' },
     });
     expect(res.status).toBe(404);
-    expect(res.body.error.code).toBe('NOT_FOUND');
+    expect(bodyOf(res, 404).error.code).toBe('NOT_FOUND');
+    // untyped: outside the contract (Resend's compatibility routes)
     const unknownRoute = await pigeon.request('GET', '/resend/nothing-here', { headers: sender.auth });
     expect(unknownRoute.body).toEqual({ statusCode: 404, name: 'not_found', message: expect.any(String) });
   });
@@ -388,8 +397,10 @@ describe('the rate limit, in each layer’s shape', () => {
       for (let i = 0; i < 4 && !refused.error; i++) refused = await client.domains.list();
       expect(refused.error).toEqual({ statusCode: 429, name: 'rate_limit_exceeded', message: expect.any(String) });
       expect(Number(refused.headers?.['retry-after'])).toBeGreaterThan(0);
+      // untyped: outside the contract (Plunk's compatibility routes)
       let plunk = await limited.request('GET', '/v1/contacts/count', { headers: auth });
       for (let i = 0; i < 4 && plunk.status === 200; i++) {
+        // untyped: outside the contract (Plunk's compatibility routes)
         plunk = await limited.request('GET', '/v1/contacts/count', { headers: auth });
       }
       expect(plunk.status).toBe(429);

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { contract } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
 import { simpleParser } from 'mailparser';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Pigeon, verifyWebhook } from '../../../../sdk/dist/index.js';
@@ -63,10 +65,8 @@ async function swaks(args: string[]): Promise<{ code: number; output: string }> 
   }
 }
 
-async function route(s: Sender, body: Record<string, unknown>) {
-  const res = await pigeon.request('POST', '/inbound-routes', { headers: s.auth, body });
-  expect(res.status, res.text).toBe(201);
-  return res.body as { id: string; domain: string; pattern: string };
+async function route(s: Sender, body: ClientInferRequest<typeof contract.inboundRoutes.create>['body']) {
+  return bodyOf(await api(pigeon, s.auth).inboundRoutes.create({ body }), 201);
 }
 
 async function endpoint(s: Sender): Promise<{ target: Target; secret: string }> {
@@ -78,7 +78,7 @@ async function endpoint(s: Sender): Promise<{ target: Target; secret: string }> 
   return { target, secret: bodyOf(res, 201).secret };
 }
 
-const inbound = async (s: Sender) => (await pigeon.request('GET', '/inbound-emails', { headers: s.auth })).body.data;
+const inbound = async (s: Sender) => bodyOf(await api(pigeon, s.auth).inboundRoutes.listEmails(), 200).data;
 
 describe('inbound routes API', () => {
   it('creates, lists, changes and deletes routes on verified domains; refuses what it cannot take', async () => {
@@ -86,51 +86,43 @@ describe('inbound routes API', () => {
     const created = await route(s, { domain: `In.${s.domain}`, pattern: 'Support', action: 'RECORD' });
     expect(created).toMatchObject({ domain: `in.${s.domain}`, pattern: 'support', enabled: true });
 
-    const unverified = await pigeon.request('POST', '/inbound-routes', {
-      headers: s.auth,
+    const routes = api(pigeon, s.auth).inboundRoutes;
+    const unverified = await routes.create({
       body: { domain: 'elsewhere.example', pattern: '*', action: 'WEBHOOK' },
     });
     expect(expectEnvelope(unverified, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({
       field: 'domain',
       code: 'unverified_domain',
     });
+    // untyped: wrong on purpose (an action not in the enum)
     const badPattern = await pigeon.request('POST', '/inbound-routes', {
       headers: s.auth,
       body: { domain: s.domain, pattern: 'sup*port', action: 'SHOUT' },
     });
     const fields = expectEnvelope(badPattern, 422, 'VALIDATION_ERROR').errors?.map((e) => e.field);
     expect(fields).toEqual(expect.arrayContaining(['pattern', 'action']));
-    const twice = await pigeon.request('POST', '/inbound-routes', {
-      headers: s.auth,
+    const twice = await routes.create({
       body: { domain: `in.${s.domain}`, pattern: 'support', action: 'WEBHOOK' },
     });
     expectEnvelope(twice, 409, 'CONFLICT');
 
-    const changed = await pigeon.request('PATCH', `/inbound-routes/${created.id}`, {
-      headers: s.auth,
-      body: { action: 'WEBHOOK', enabled: false },
-    });
+    const params = { id: created.id };
+    const changed = await routes.update({ params, body: { action: 'WEBHOOK', enabled: false } });
     expect(changed.body).toMatchObject({ action: 'WEBHOOK', enabled: false, pattern: 'support' });
-    const list = await pigeon.request('GET', '/inbound-routes', { headers: s.auth });
-    expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([created.id]);
+    const list = await routes.list();
+    expect(bodyOf(list, 200).data.map((r) => r.id)).toEqual([created.id]);
 
     // Another project's route is not there for this one.
     const other = await verifiedSender(pigeon, dns);
-    for (const [method, body] of [['GET'], ['PATCH', { enabled: true }], ['DELETE']] as const) {
-      const res = await pigeon.request(method, `/inbound-routes/${created.id}`, { headers: other.auth, body });
-      expectEnvelope(res, 404, 'NOT_FOUND');
-    }
-    const elsewhere = await pigeon.request('PATCH', `/inbound-routes/${created.id}`, {
-      headers: s.auth,
-      body: { domain: other.domain },
-    });
+    const theirs = api(pigeon, other.auth).inboundRoutes;
+    expectEnvelope(await theirs.get({ params }), 404, 'NOT_FOUND');
+    expectEnvelope(await theirs.update({ params, body: { enabled: true } }), 404, 'NOT_FOUND');
+    expectEnvelope(await theirs.delete({ params }), 404, 'NOT_FOUND');
+    const elsewhere = await routes.update({ params, body: { domain: other.domain } });
     expect(expectEnvelope(elsewhere, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'domain' });
-    expect((await pigeon.request('GET', `/inbound-routes/${created.id}`, { headers: s.auth })).body).toMatchObject({
-      enabled: false,
-      domain: `in.${s.domain}`,
-    });
-    expect((await pigeon.request('DELETE', `/inbound-routes/${created.id}`, { headers: s.auth })).status).toBe(204);
-    expect((await pigeon.request('GET', '/inbound-routes', { headers: s.auth })).body.data).toEqual([]);
+    expect((await routes.get({ params })).body).toMatchObject({ enabled: false, domain: `in.${s.domain}` });
+    expect((await routes.delete({ params })).status).toBe(204);
+    expect(bodyOf(await routes.list(), 200).data).toEqual([]);
   });
 });
 
@@ -156,6 +148,7 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     }
     expect(await inbound(s)).toHaveLength(1);
     const [kept] = await inbound(s);
+    if (!kept) throw new Error('the message was not recorded');
     expect(kept).toMatchObject({
       routeId: archive.id,
       contactId: null,
@@ -178,11 +171,7 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     expect(await sdk.inboundRoutes.email(kept.id)).toMatchObject({ subject: 'Keep this', auth: kept.auth });
     // Another project reads none of it.
     const other = await verifiedSender(pigeon, dns);
-    expectEnvelope(
-      await pigeon.request('GET', `/inbound-emails/${kept.id}`, { headers: other.auth }),
-      404,
-      'NOT_FOUND',
-    );
+    expectEnvelope(await api(pigeon, other.auth).inboundRoutes.getEmail({ params: { id: kept.id } }), 404, 'NOT_FOUND');
     expect(await inbound(other)).toEqual([]);
   });
 
@@ -227,9 +216,10 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     if (!sent?.messageId) throw new Error('the campaign message did not arrive');
     const email = await until(
       async () =>
-        (await pigeon.request('GET', `/emails?campaignId=${campaign.id}`, { headers: s.auth })).body.data?.[0],
+        bodyOf(await api(pigeon, s.auth).sentEmails.list({ query: { campaignId: campaign.id } }), 200).data[0],
       (e) => e !== undefined,
     );
+    if (!email) throw new Error('the campaign email is not listed');
 
     const attachment = join(work, 'notes.txt');
     writeFileSync(attachment, 'my notes\n');
@@ -315,17 +305,18 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
       (list) => list.length > 0,
     );
     const contact = await until(
-      async () => (await pigeon.request('GET', `/contacts/${executions[0]?.contactId}`, { headers: s.auth })).body,
-      (c) => c?.data?.wroteIn === 'Order 42',
+      async () => (await api(pigeon, s.auth).contacts.get({ params: { id: executions[0]?.contactId ?? '' } })).body,
+      (c) => 'data' in c && c.data?.wroteIn === 'Order 42',
     );
     expect(contact).toMatchObject({ email: grace, subscribed: false, data: { wroteIn: 'Order 42' } });
     // The workflow consumer had the first message before the second: it started nothing for it.
     expect(await executionsOf(pigeon, s.auth, wf.id)).toHaveLength(1);
 
     // The endpoint's deliveries, once the third message's is written, are the two WEBHOOK ones.
-    const endpointId = (await pigeon.request('GET', '/webhook-endpoints', { headers: s.auth })).body.data[0].id;
+    const endpoints = api(pigeon, s.auth).webhookEndpoints;
+    const endpointId = bodyOf(await endpoints.list(), 200).data[0]?.id ?? '';
     const deliveries = async () =>
-      (await pigeon.request('GET', `/webhook-endpoints/${endpointId}/deliveries`, { headers: s.auth })).body.data as {
+      bodyOf(await endpoints.deliveries({ params: { id: endpointId } }), 200).data as {
         payload: { data: { subject: string } };
       }[];
     const written = await until(deliveries, (list) => list.some((d) => d.payload.data.subject === 'Hello again'));
@@ -352,13 +343,14 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     ]);
     expect(sent.code, sent.output).toBe(0);
     const [before] = await inbound(s);
+    if (!before) throw new Error('the message was not recorded');
     expect(before.text).toContain('Body text');
     const url = before.attachments[0]?.url as string;
     expect((await fetch(url)).status).toBe(200);
 
     const run = await applyRetention(pigeon.deps.db.pool, { now: new Date(Date.now() + 31 * 86_400_000) });
     expect(run.contentCleared).toBeGreaterThan(0);
-    const after = (await pigeon.request('GET', `/inbound-emails/${before.id}`, { headers: s.auth })).body;
+    const after = bodyOf(await api(pigeon, s.auth).inboundRoutes.getEmail({ params: { id: before.id } }), 200);
     expect(after).toMatchObject({ text: null, html: null, headers: [], attachments: [], from: { email: from } });
     expect(after.auth).toEqual(before.auth);
     expect((await fetch(url)).status).toBe(404);

@@ -1,7 +1,9 @@
-import { RETENTION_DEFAULTS } from '@pigeon/contract';
+import { type contract, RETENTION_DEFAULTS } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type SignedUp, type TestProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { seedHistory } from '../../db/history-seed.js';
 import { historyPartitions } from '../../db/partitions.js';
@@ -17,8 +19,11 @@ let long: { owner: SignedUp; project: TestProject };
 
 const n = async (text: string, values: unknown[] = []) =>
   Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM (${text}) t`, values)).rows[0]?.n);
-const patch = (who: { owner: SignedUp; project: TestProject }, body: unknown) =>
-  pigeon.request('PATCH', `/users/@me/projects/${who.project.id}`, { headers: { cookie: who.owner.cookie }, body });
+const patch = (
+  who: { owner: SignedUp; project: TestProject },
+  body: ClientInferRequest<typeof contract.users.updateProject>['body'],
+) => api(pigeon, { cookie: who.owner.cookie }).users.updateProject({ params: { id: who.project.id }, body });
+const bearer = (who: { project: TestProject }) => api(pigeon, { authorization: `Bearer ${who.project.secretKey}` });
 
 beforeAll(async () => {
   pigeon = await startTestPigeon({ role: 'api' });
@@ -48,11 +53,9 @@ afterAll(() => pigeon?.stop());
 describe('retention settings', () => {
   it('starts from the documented defaults and says in event lists how far back they reach', async () => {
     expect((short.project as TestProject & { retention: unknown }).retention).toEqual(RETENTION_DEFAULTS);
-    const events = await pigeon.request('GET', '/events?limit=1', {
-      headers: { authorization: `Bearer ${short.project.secretKey}` },
-    });
+    const events = await bearer(short).events.list({ query: { limit: 1 } });
     expect(events.status).toBe(200);
-    const reach = Date.parse(events.body.retainedSince);
+    const reach = Date.parse(bodyOf(events, 200).retainedSince);
     expect(Math.abs(reach - (Date.now() - RETENTION_DEFAULTS.eventsDays * DAY))).toBeLessThan(60_000);
   });
 
@@ -66,23 +69,25 @@ describe('retention settings', () => {
       const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
       expect(error.errors?.map((e) => e.field)).toEqual([`retention.${field}`]);
     }
-    const projects = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: short.owner.cookie } });
-    expect(projects.body[0].retention).toEqual(RETENTION_DEFAULTS);
+    const projects = await api(pigeon, { cookie: short.owner.cookie }).users.listProjects();
+    expect(bodyOf(projects, 200)[0]?.retention).toEqual(RETENTION_DEFAULTS);
   });
 
   it('changes one setting at a time and reports the new reach', async () => {
     const res = await patch(short, { retention: { eventsDays: 30, contentDays: 7 } });
     expect(res.status).toBe(200);
-    expect(res.body.retention).toEqual({ eventsDays: 30, contentDays: 7, emailsDays: RETENTION_DEFAULTS.emailsDays });
-    expect((await patch(short, { retention: { emailsDays: 60 } })).body.retention).toEqual({
+    expect(bodyOf(res, 200).retention).toEqual({
+      eventsDays: 30,
+      contentDays: 7,
+      emailsDays: RETENTION_DEFAULTS.emailsDays,
+    });
+    expect(bodyOf(await patch(short, { retention: { emailsDays: 60 } }), 200).retention).toEqual({
       eventsDays: 30,
       contentDays: 7,
       emailsDays: 60,
     });
-    const activity = await pigeon.request('GET', '/activity?limit=1', {
-      headers: { authorization: `Bearer ${short.project.secretKey}` },
-    });
-    expect(Math.abs(Date.parse(activity.body.retainedSince) - (Date.now() - 30 * DAY))).toBeLessThan(60_000);
+    const activity = bodyOf(await bearer(short).activity.list({ query: { limit: 1 } }), 200);
+    expect(Math.abs(Date.parse(activity.retainedSince) - (Date.now() - 30 * DAY))).toBeLessThan(60_000);
   });
 });
 
@@ -165,8 +170,6 @@ describe('applying retention', () => {
   });
 
   it('says on the email resource which messages retention emptied (contentCleared), per project', async () => {
-    const get = (who: { project: TestProject }, path: string) =>
-      pigeon.request('GET', path, { headers: { authorization: `Bearer ${who.project.secretKey}` } });
     const emailsBetween = async (who: { project: TestProject }, olderDays: number, newerDays: number) =>
       queryRows<{ id: string; cleared: boolean }>(
         pool,
@@ -188,13 +191,14 @@ describe('applying retention', () => {
       [short, shortNew],
     ] as const) {
       for (const row of rows) {
-        const res = await get(who, `/emails/${row.id}`);
+        const res = await bearer(who).sentEmails.get({ params: { id: row.id } });
         expect(res.status).toBe(200);
         expect(res.body).toMatchObject({ id: row.id, contentCleared: row.cleared, subject: expect.any(String) });
       }
     }
     // The list says the same, row by row.
-    const page = await get(short, '/emails?limit=100');
+    const page = await bearer(short).sentEmails.list({ query: { limit: 100 } });
+    if (page.status !== 200) throw new Error(`GET /emails: ${page.status}`);
     const cleared = new Map(
       (
         await queryRows<{ id: string; cleared: boolean }>(
@@ -205,8 +209,9 @@ describe('applying retention', () => {
     );
     expect(page.body.data.length).toBeGreaterThan(0);
     for (const e of page.body.data) expect(e.contentCleared).toBe(cleared.get(e.id));
-    const older = await get(short, `/emails?limit=5&before=${new Date(Date.now() - 10 * DAY).toISOString()}`);
-    expect(older.body.data.map((e: { contentCleared: boolean }) => e.contentCleared)).toEqual(Array(5).fill(true));
+    const before = new Date(Date.now() - 10 * DAY).toISOString();
+    const older = bodyOf(await bearer(short).sentEmails.list({ query: { limit: 5, before } }), 200);
+    expect(older.data.map((e) => e.contentCleared)).toEqual(Array(5).fill(true));
   });
 
   it('drops whole partitions once they are past every project, after clearing what references them', async () => {
@@ -334,7 +339,7 @@ describe('retention of workflow executions', () => {
     expect(await count(sql`emails WHERE id = ${email?.id}::uuid AND workflow_execution_id IS NULL`)).toBe(1);
 
     // The kept row still says the contact went through the workflow (no re-entry), without its steps.
-    const detail = await pigeon.request('GET', `/workflows/${once}/executions/${oldOnce}`, { headers: who.auth });
+    const detail = await api(pigeon, who.auth).workflows.getExecution({ params: { id: once, executionId: oldOnce } });
     expect(detail.status).toBe(200);
     expect(detail.body).toMatchObject({ id: oldOnce, status: 'COMPLETED', context: {}, steps: [] });
     expect((await applyRetention(pool, { batch: 2 })).executionsExpired).toBe(0);
@@ -347,12 +352,11 @@ describe('retention of event webhook deliveries', () => {
     const onDefaults = await newProject(pigeon);
     expect((await patch(shortLived, { retention: { eventsDays: 10 } })).status).toBe(200);
     const endpointOf = async (who: { auth: Record<string, string> }) => {
-      const res = await pigeon.request('POST', '/webhook-endpoints', {
-        headers: who.auth,
+      const res = await api(pigeon, who.auth).webhookEndpoints.create({
         body: { url: 'https://hooks.example.com/pigeon', eventTypes: ['order.*'] },
       });
       expect(res.status).toBe(201);
-      return res.body.id as string;
+      return bodyOf(res, 201).id;
     };
     const PAYLOAD = JSON.stringify({
       type: 'order.paid',
@@ -403,11 +407,13 @@ describe('retention of event webhook deliveries', () => {
     expect(run.largestStatement).toBeLessThanOrEqual(2);
     expect(await left(expired)).toBe(0);
     expect(await left(kept)).toBe(kept.length);
-    const listed = await pigeon.request('GET', `/webhook-endpoints/${shortEndpoint}/deliveries`, {
-      headers: shortLived.auth,
-    });
+    const listed = await api(pigeon, shortLived.auth).webhookEndpoints.deliveries({ params: { id: shortEndpoint } });
     expect(listed.status).toBe(200);
-    expect(listed.body.data.map((d: { id: string }) => d.id).sort()).toEqual(kept.slice(0, 2).sort());
+    expect(
+      bodyOf(listed, 200)
+        .data.map((d) => d.id)
+        .sort(),
+    ).toEqual(kept.slice(0, 2).sort());
     expect((await applyRetention(pool, { batch: 2 })).deliveriesDeleted).toBe(0);
   });
 });
