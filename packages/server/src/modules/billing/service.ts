@@ -101,7 +101,7 @@ export async function consumption(deps: AppDeps, projectId: string): Promise<z.i
     ),
   ]);
   // The database's clock decides the month, as it does when charging.
-  const start = usage[0]?.period ?? periodStart(new Date());
+  const start = usage[0]?.period ?? periodStart(deps.clock.now());
   const used = new Map(usage.map((u) => [u.category, Number(u.used ?? 0)]));
   const category = (c: BillingCategory) => {
     const n = used.get(c) ?? 0;

@@ -42,7 +42,7 @@ export async function receiveSnsMessage(
 ): Promise<{ received: true; type: string }> {
   await verify(message);
   const sentAt = Date.parse(String(message.Timestamp));
-  if (Number.isNaN(sentAt) || Date.now() - sentAt > MAX_AGE_MS) {
+  if (Number.isNaN(sentAt) || deps.clock.nowMs() - sentAt > MAX_AGE_MS) {
     throw invalid('The SNS message is stale (Timestamp older than an hour)');
   }
   const type = String(message.Type);
