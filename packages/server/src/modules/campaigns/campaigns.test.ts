@@ -137,7 +137,7 @@ describe('campaigns API', () => {
     expect(ann.headers.get('list-unsubscribe')).toMatch(/\/unsubscribe\//);
     expect(parseMessage(received('bob@c.example')[0]?.raw ?? '').text).toContain('Hello friend, your plan is free.');
     expect(received('out@c.example')).toHaveLength(0);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT html FROM emails WHERE campaign_id = $1', [c.id]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT html FROM emails WHERE campaign_id = ${c.id}`);
     expect(rows.map((r) => r.html)).toEqual(['', '']); // no per-recipient HTML is stored
     const stats = await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } });
     expect(stats.body).toMatchObject({ totalRecipients: 2, sent: 2, bounced: 0, cancelled: 0, pending: 0 });
@@ -495,18 +495,18 @@ describe('campaign delivery', () => {
     await contacts(s, [{ email: 'first@u.example' }, { email: 'second@u.example' }]);
     const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
     await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
-    const { rows } = await pigeon.deps.db.pool.query(
-      `SELECT c.id, c.email FROM emails e JOIN contacts c ON c.id = e.contact_id WHERE e.campaign_id = $1 ORDER BY e.next_attempt_at`,
-      [c.id],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT c.id, c.email FROM emails e JOIN contacts c ON c.id = e.contact_id WHERE e.campaign_id = ${c.id} ORDER BY e.next_attempt_at`,
     );
     const last = rows[1];
-    await api(pigeon, s.auth).contacts.update({ params: { id: last.id }, body: { subscribed: false } });
+    await api(pigeon, s.auth).contacts.update({ params: { id: last?.id }, body: { subscribed: false } });
     const done = await until(
       () => get(s, c.id),
       (x) => x.status === 'SENT',
     );
     expect(done.sentCount).toBe(1);
-    expect(received(last.email)).toHaveLength(0);
+    expect(received(last?.email)).toHaveLength(0);
     const stats = bodyOf(await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } }), 200);
     expect(stats).toMatchObject({ sent: 1, cancelled: 1 });
   });
