@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { setDomainsVerified } from './fixtures/domains.js';
+import { wakeExecution } from './fixtures/workflows.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 import { startTarget, type Target } from './webhook-targets.js';
@@ -141,7 +142,7 @@ it('WEBHOOK: a worker killed while the call is in flight retries it with the sam
   const [leased] = await executionsOf(api, auth, wf.id);
   expect(leased?.status).toBe('RUNNING');
   // The lease of the dead worker runs out.
-  await api.deps.db.pool.query('UPDATE workflow_executions SET wake_at = now() WHERE id = $1', [leased?.id]);
+  await wakeExecution(api.deps.db.pool, leased?.id as string);
 
   const second = worker();
   await second.ready;

@@ -8,7 +8,7 @@ import { databaseMigratedTo, poolWithProject } from '../../test/helpers.js';
 import { until } from '../../test/until.js';
 import { seedHistory } from './history-seed.js';
 import { columnsOf, ensureHistoryPartitions, historyPartitions, moveUnpartitionedHistory } from './partitions.js';
-import { queryRows, raw, runStatement, type Sql, sql } from './query.js';
+import { queryRows, raw, type Sql, sql } from './query.js';
 
 const BENCH_BUNDLE = fileURLToPath(new URL('../../dist/bench.js', import.meta.url));
 const PROJECT = '01900000-0000-7000-8000-00000000a001';

@@ -2,6 +2,7 @@ import type { contract } from '@pigeon/contract';
 import type { ClientInferRequest } from '@ts-rest/core';
 import { describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertManyContacts } from '../../../test/fixtures/contacts.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -437,11 +438,7 @@ describe('campaign delivery', () => {
     });
     try {
       const s = await verifiedSender(slow, dns);
-      await slow.deps.db.pool.query(
-        `INSERT INTO contacts (id, project_id, email, subscribed)
-         SELECT uuidv7_compat(), $1, 'bulk' || i || '@c.example', true FROM generate_series(1, 2000) AS i`,
-        [s.project.id],
-      );
+      await insertManyContacts(slow.deps.db.pool, s.project.id, 2000, { domain: 'c.example' });
       const c = bodyOf(await api(slow, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
       expect(
         bodyOf(await api(slow, s.auth).campaigns.send({ params: { id: c.id }, body: undefined }), 200).data

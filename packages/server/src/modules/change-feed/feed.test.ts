@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { insertContact } from '../../../test/fixtures/contacts.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
 import { queryRows, runStatement, sql } from '../../db/query.js';
@@ -178,10 +179,7 @@ describe('the snapshot xmin the feed reads below', () => {
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_current_xact_id()');
-      const [contact] = await queryRows<{ id: string }>(
-        db,
-        sql`INSERT INTO contacts (id, project_id, email, subscribed) VALUES (gen_random_uuid(), ${project.id}, 'held@x.example', true) RETURNING id`,
-      );
+      const contact = { id: await insertContact(db, { projectId: project.id, email: 'held@x.example' }) };
       await new Promise((r) => setTimeout(r, 1100));
       await drain();
       expect(seen).toEqual([]); // committed, but younger than the other database's open transaction

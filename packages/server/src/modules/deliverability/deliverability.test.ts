@@ -5,6 +5,8 @@ import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { eventNames, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { updateEmail } from '../../../test/fixtures/email-states.js';
+import { deleteEventsNamed } from '../../../test/fixtures/event-log.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -194,10 +196,8 @@ describe('the inbound receiver', () => {
     expect(await eventsOf(sent.contactId, 'email.delivery')).toHaveLength(1);
     // Mail whose delivery was not known yet (as with a relay that reports it later) gets it from the DSN.
     const later = await sendOne(s);
-    await pigeon.deps.db.pool.query("DELETE FROM events WHERE contact_id = $1 AND name = 'email.delivery'", [
-      later.contactId,
-    ]);
-    await pigeon.deps.db.pool.query('UPDATE emails SET delivered_at = NULL WHERE id = $1', [later.emailId]);
+    await deleteEventsNamed(pigeon.deps.db.pool, later.contactId, 'email.delivery');
+    await updateEmail(pigeon.deps.db.pool, later.emailId, sql`delivered_at = NULL`);
     await reportFor(later, s, 'dsn-delivered.eml');
     expect(await eventsOf(later.contactId, 'email.delivery')).toEqual([
       expect.objectContaining({ emailId: later.emailId, source: 'dsn', detail: expect.stringMatching(/^smtp; 250/) }),

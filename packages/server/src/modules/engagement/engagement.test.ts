@@ -3,6 +3,7 @@ import type { TrackingMode } from '@pigeon/contract';
 import { authenticate } from 'mailauth';
 import { assert, beforeAll, describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
+import { updateEmail } from '../../../test/fixtures/email-states.js';
 import { hrefs, type ParsedMessage, pixelUrl, receivedMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -312,9 +313,7 @@ describe('open and click tracking', () => {
     // A proxy refetching at once (a query string is not part of the route): folded into the first open.
     expect((await fetch(`${pixel}?cache=bust`)).headers.get('content-type')).toBe('image/gif');
     expect(await emailRow(emailId)).toMatchObject({ opens: 1, opened_at: expect.any(Date) });
-    await pigeon.deps.db.pool.query("UPDATE emails SET last_opened_at = now() - interval '2 minutes' WHERE id = $1", [
-      emailId,
-    ]);
+    await updateEmail(pigeon.deps.db.pool, emailId, sql`last_opened_at = now() - interval '2 minutes'`);
     await fetch(pixel); // a real second open, after the burst window
     expect((await emailRow(emailId))?.opens).toBe(2);
     const opens = await eventsOf(contactId, 'email.open');
