@@ -218,11 +218,11 @@ describe('transactional cap', () => {
       );
       expect(uncapped.every((r) => r.status === 200)).toBe(true);
       expect((await consumption(s)).transactional).toEqual({ used: cap + 20, limit: null, remaining: null });
-      const shards = await pigeon.deps.db.pool.query(
-        "SELECT count(*)::int AS n FROM billing_usage WHERE project_id = $1 AND category = 'transactional'",
-        [s.project.id],
+      const [shards] = await queryRows<{ n: number }>(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS n FROM billing_usage WHERE project_id = ${s.project.id} AND category = 'transactional'`,
       );
-      expect(shards.rows[0].n).toBeGreaterThan(1);
+      expect(shards?.n).toBeGreaterThan(1);
     } finally {
       other.child.kill('SIGTERM');
       await other.exited;

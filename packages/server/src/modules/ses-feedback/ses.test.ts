@@ -350,12 +350,16 @@ describe('POST /webhooks/sns', () => {
       expect.objectContaining({ emailId: hard.emailId, bounceType: 'hard', source: 'sns' }),
     ]);
     // The same path as a DSN received over SMTP: the address is suppressed, the contact unsubscribed.
-    const suppressed = await pigeon.deps.db.pool.query('SELECT reason, email_id FROM suppressions WHERE email = $1', [
-      hard.to,
-    ]);
-    expect(suppressed.rows).toEqual([{ reason: 'hard_bounce', email_id: hard.emailId }]);
-    const contact = await pigeon.deps.db.pool.query('SELECT subscribed FROM contacts WHERE id = $1', [hard.contactId]);
-    expect(contact.rows[0].subscribed).toBe(false);
+    const suppressed = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT reason, email_id FROM suppressions WHERE email = ${hard.to}`,
+    );
+    expect(suppressed).toEqual([{ reason: 'hard_bounce', email_id: hard.emailId }]);
+    const [contact] = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT subscribed FROM contacts WHERE id = ${hard.contactId}`,
+    );
+    expect(contact?.subscribed).toBe(false);
     // The same SNS message again (a redelivery or a replay): acknowledged, not recorded twice.
     expect((await post(bounce)).body).toEqual({ received: true, type: 'Duplicate' });
     expect(await bounceEvents()).toHaveLength(1);
@@ -385,10 +389,11 @@ describe('POST /webhooks/sns', () => {
     );
     expect((await emailRow(complained.emailId, ['COMPLAINED']))?.status).toBe('COMPLAINED');
     expect(await eventNames(pigeon, complained.contactId)).toContain('email.complaint');
-    const complaint = await pigeon.deps.db.pool.query('SELECT reason FROM suppressions WHERE email = $1', [
-      complained.to,
-    ]);
-    expect(complaint.rows).toEqual([{ reason: 'complaint' }]);
+    const complaint = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT reason FROM suppressions WHERE email = ${complained.to}`,
+    );
+    expect(complaint).toEqual([{ reason: 'complaint' }]);
 
     const delivered = await sentThroughSes();
     await post(
@@ -399,10 +404,11 @@ describe('POST /webhooks/sns', () => {
       }),
     );
     // As for SMTP: the status stays SENT and `delivered_at` carries the fact.
-    const deliveredRow = await pigeon.deps.db.pool.query('SELECT status, delivered_at FROM emails WHERE id = $1', [
-      delivered.emailId,
-    ]);
-    expect(deliveredRow.rows[0]).toMatchObject({ status: 'SENT', delivered_at: expect.any(Date) });
+    const [deliveredRow] = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT status, delivered_at FROM emails WHERE id = ${delivered.emailId}`,
+    );
+    expect(deliveredRow).toMatchObject({ status: 'SENT', delivered_at: expect.any(Date) });
     expect(await eventNames(pigeon, delivered.contactId)).toContain('email.delivery');
 
     // A notification about mail Pigeon never sent, or of a kind it does not record: acknowledged.
