@@ -5,6 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject, outboxMessages } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { hasChromium, launchChromium, SCREENSHOTS } from './chromium.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 
@@ -18,9 +19,9 @@ describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () 
     pigeon = await startTestPigeon(); // local outbox: the received email is the .eml it wrote
     browser = await launchChromium();
     owner = await newProject(pigeon);
-    await pigeon.request('POST', '/domains', { headers: owner.auth, body: { domain: 'browser.example' } });
-    const template = await pigeon.request('POST', '/templates', {
-      headers: owner.auth,
+    const client = api(pigeon, owner.auth);
+    await client.domains.create({ body: { domain: 'browser.example' } });
+    const template = await client.templates.create({
       body: {
         name: 'Newsletter',
         subject: 'Our November news',
@@ -29,11 +30,10 @@ describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () 
         type: 'MARKETING',
       },
     });
-    const sent = await pigeon.request('POST', '/v1/send', {
-      headers: owner.auth,
-      body: { to: 'reader@example.com', template: template.body.id, subscribed: true },
+    const sent = await client.emails.send({
+      body: { to: 'reader@example.com', template: bodyOf(template, 201).id, subscribed: true },
     });
-    contactId = sent.body.data.emails[0].contact.id;
+    contactId = bodyOf(sent, 200).data.emails[0]?.contact.id ?? '';
   });
   afterAll(async () => {
     await browser?.close();
@@ -112,16 +112,16 @@ describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () 
       // 403 with this message, not 401: the browser did send the cookie, and Pigeon refused the origin.
       expect(forged.status()).toBe(403);
       expect((await forged.json()).error.message).toMatch(/another site/);
-      const keys = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie } });
-      expect(keys.body.map((p: { secretKey: string }) => p.secretKey)).toContain(owner.project.secretKey);
+      const keys = bodyOf(await api(pigeon, { cookie }).users.listProjects(), 200);
+      expect(keys.map((p) => p.secretKey)).toContain(owner.project.secretKey);
 
       // The same POST from a page of Pigeon's own origin goes through (a JSON answer as the page:
       // Pigeon's HTML pages forbid scripts).
       await page.goto(`${pigeon.url}/users/@me`);
       const status = await page.evaluate(async (url) => (await fetch(url, { method: 'POST' })).status, target);
       expect(status).toBe(200);
-      const rotated = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie } });
-      expect(rotated.body.map((p: { secretKey: string }) => p.secretKey)).not.toContain(owner.project.secretKey);
+      const rotated = bodyOf(await api(pigeon, { cookie }).users.listProjects(), 200);
+      expect(rotated.map((p) => p.secretKey)).not.toContain(owner.project.secretKey);
     } finally {
       await context.close();
       await new Promise((resolve) => attacker.close(resolve));

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 
 // The official Plunk Node client, installed from the registry at the pinned version (a
@@ -33,14 +34,14 @@ async function plunkProject(sender?: string) {
   const domainName = `plunk${++projects}.example.com`;
   const at = (local: string) => `${local}@${domainName}`;
   const defaultFrom = sender && at(sender);
-  const domain = await pigeon.request('POST', '/domains', { headers: setup.auth, body: { domain: domainName } });
-  expect(domain.body.status).toBe('verified');
+  const domain = await api(pigeon, setup.auth).domains.create({ body: { domain: domainName } });
+  expect(bodyOf(domain, 201).status).toBe('verified');
   if (defaultFrom) {
-    const patched = await pigeon.request('PATCH', `/users/@me/projects/${setup.project.id}`, {
-      headers: { cookie: setup.owner.cookie },
+    const patched = await api(pigeon, { cookie: setup.owner.cookie }).users.updateProject({
+      params: { id: setup.project.id },
       body: { defaultFrom },
     });
-    expect(patched.body.defaultFrom).toBe(defaultFrom);
+    expect(bodyOf(patched, 200).defaultFrom).toBe(defaultFrom);
   }
   const plunk = new Plunk(setup.project.secretKey, { baseUrl: `${pigeon.url}/v1/` });
   return { ...setup, plunk, at };
@@ -91,9 +92,9 @@ describe('@plunk/node 3.0.3 against Pigeon', () => {
       data: { plan: 'pro', coupon: { value: 'WELCOME', persistent: false } },
     });
     expect(res.success).toBe(true);
-    const contact = await pigeon.request('GET', `/contacts/${res.data.contact}`, { headers: auth });
-    expect(contact.body).toMatchObject({ email: 'grace@example.com', subscribed: true, data: { plan: 'pro' } });
-    expect(contact.body.data.coupon).toBeUndefined();
+    const contact = bodyOf(await api(pigeon, auth).contacts.get({ params: { id: res.data.contact } }), 200);
+    expect(contact).toMatchObject({ email: 'grace@example.com', subscribed: true, data: { plan: 'pro' } });
+    expect(contact.data.coupon).toBeUndefined();
   });
 
   it("surfaces Pigeon's messages in its errors instead of `Unknown API Error`", async () => {
@@ -151,8 +152,8 @@ describe("docs/coming-from-plunk.md's snippets", () => {
     } finally {
       rmSync(file, { force: true });
     }
-    const contacts = await pigeon.request('GET', '/contacts', { headers: auth });
-    expect(contacts.body.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'pro' } }]);
+    const contacts = bodyOf(await api(pigeon, auth).contacts.list(), 200);
+    expect(contacts.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'pro' } }]);
     const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT subject FROM emails WHERE project_id = ${project.id}`);
     expect(rows).toEqual([{ subject: 'Welcome' }]);
   });

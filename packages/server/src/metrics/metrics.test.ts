@@ -32,6 +32,7 @@ describe('metrics are off by default', () => {
   it('opens no listener and the public API port does not serve /metrics', async () => {
     expect(pigeon.deps.config.metrics.port).toBeUndefined();
     expect(pigeon.metricsPort).toBeUndefined();
+    // untyped: outside the contract (/metrics)
     expectEnvelope(await pigeon.request('GET', '/metrics'), 404, 'NOT_FOUND');
   });
 });
@@ -51,6 +52,7 @@ describe('with METRICS_PORT', () => {
     expect(port).toBeGreaterThan(0);
     expect(port).not.toBe(new URL(pigeon.url).port);
     expect(pigeon.deps.config.metrics.host).toBe('127.0.0.1');
+    // untyped: outside the contract (/metrics)
     expectEnvelope(await pigeon.request('GET', '/metrics'), 404, 'NOT_FOUND');
     expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(404);
     const text = await metricsText(port);
@@ -70,16 +72,17 @@ describe('with METRICS_PORT', () => {
     const { auth, project } = await newProject(pigeon);
     const contacts = api(pigeon, auth).contacts;
     // Routes answered before express (http/fast-routes.ts) are timed the same way.
-    const tracked = await pigeon.request('POST', '/v1/track', {
-      headers: { authorization: `Bearer ${project.publicKey}` },
+    const tracked = await api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
       body: { email: 't@metrics.example', event: 'metered' },
     });
     expect(tracked.status).toBe(200);
+    // untyped: outside the contract (the open-tracking pixel)
     expect((await pigeon.request('GET', '/t/o/not-a-token.gif')).status).toBe(200);
     const created = await contacts.create({ body: { email: 'm@metrics.example' } });
     expect(created.status).toBe(201);
     const id = bodyOf(created, 201).id;
     expect((await contacts.get({ params: { id } })).status).toBe(200);
+    // untyped: outside the contract (an unknown route)
     await pigeon.request('GET', '/no/such/route'); // not in the contract, on purpose
     const text = await metricsText(port);
     const route = { method: 'GET', route: '/contacts/:id', status_class: '2xx' };

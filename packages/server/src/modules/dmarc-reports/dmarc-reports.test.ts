@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
+import { api, bodyOf } from '../../../test/api.js';
 import {
   googleReport,
   mailReport,
@@ -30,15 +31,15 @@ const send = (mail: ReportMail) => mailReport(pigeon.inboundSmtpPort as number, 
 let reportIds = 0;
 const reportId = () => `${Date.now()}${++reportIds}`;
 
-async function domainOf(s: Sender): Promise<{ id: string; records: Array<{ purpose: string; value: string }> }> {
-  const list = await pigeon.request('GET', `/domains/project/${s.project.id}`, { headers: s.auth });
-  return list.body.find((d: { domain: string }) => d.domain === s.domain);
+async function domainOf(s: Sender) {
+  const list = await api(pigeon, s.auth).domains.list({ params: { projectId: s.project.id } });
+  const domain = bodyOf(list, 200).find((d) => d.domain === s.domain);
+  if (!domain) throw new Error(`${s.domain} is not listed`);
+  return domain;
 }
 
-async function dmarcOf(s: Sender, id: string, query = '') {
-  const res = await pigeon.request('GET', `/domains/${id}/dmarc${query}`, { headers: s.auth });
-  expect(res.status, res.text).toBe(200);
-  return res.body;
+async function dmarcOf(s: Sender, id: string, query: { from?: string; to?: string } = {}) {
+  return bodyOf(await api(pigeon, s.auth).dmarcReports.get({ params: { id }, query }), 200);
 }
 
 /** pigeon_dmarc_reports_total{outcome} of this process (the receiver runs in it). */
@@ -164,9 +165,8 @@ describe('DMARC aggregate reports', () => {
     expect(quiet).toHaveLength(29);
 
     // The domain warns: two sources failed alignment in the last 7 days.
-    const domain = await pigeon.request('GET', `/domains/${id}`, { headers: s.auth });
-    expect(domain.status, domain.text).toBe(200);
-    expect(domain.body.dmarc).toMatchObject({
+    const domain = bodyOf(await api(pigeon, s.auth).domains.get({ params: { id } }), 200);
+    expect(domain.dmarc).toMatchObject({
       messages: 166,
       dmarcFail: 6,
       failingSources: [
@@ -175,7 +175,7 @@ describe('DMARC aggregate reports', () => {
       ],
       lastReportAt: new Date(yesterday.end * 1000).toISOString(),
     });
-    expect(domain.body.dmarc.warning).toMatch(/^6 messages from 2 sources failed DMARC alignment in the last 7 days/);
+    expect(domain.dmarc?.warning).toMatch(/^6 messages from 2 sources failed DMARC alignment in the last 7 days/);
   });
 
   it('answers a range: older reports only when asked for, and a range that ends before it starts is refused', async () => {
@@ -187,15 +187,15 @@ describe('DMARC aggregate reports', () => {
 
     expect(await dmarcOf(s, id)).toMatchObject({ reports: 0, policy: null, totals: { messages: 0 } });
     // Older than the warning's window too; and its one source passed.
-    const { dmarc } = (await pigeon.request('GET', `/domains/${id}`, { headers: s.auth })).body;
+    const { dmarc } = bodyOf(await api(pigeon, s.auth).domains.get({ params: { id } }), 200);
     expect(dmarc).toMatchObject({ messages: 0, dmarcFail: 0, failingSources: [], warning: null });
     const from = new Date((old.begin - 86_400) * 1000).toISOString();
     const to = new Date((old.end + 86_400) * 1000).toISOString();
-    const ranged = await dmarcOf(s, id, `?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);
+    const ranged = await dmarcOf(s, id, { from, to });
     expect(ranged).toMatchObject({ reports: 1, totals: { messages: 7, dmarcPass: 7 } });
     expect(ranged.daily.map((d: { messages: number }) => d.messages)).toEqual([0, 7, 0]);
 
-    const backwards = await pigeon.request('GET', `/domains/${id}/dmarc?from=${to}&to=${from}`, { headers: s.auth });
+    const backwards = await api(pigeon, s.auth).dmarcReports.get({ params: { id }, query: { from: to, to: from } });
     expect(expectEnvelope(backwards, 422, 'VALIDATION_ERROR').errors?.[0]).toMatchObject({ field: 'from' });
   });
 
@@ -207,7 +207,7 @@ describe('DMARC aggregate reports', () => {
     expect(await send(yahooReport({ domain: theirs.domain, reportId: reportId(), ...reportDay(1), rows }))).toBe(250);
 
     expect((await dmarcOf(theirs, theirDomain.id)).totals.messages).toBe(50);
-    const peek = await pigeon.request('GET', `/domains/${theirDomain.id}/dmarc`, { headers: mine.auth });
+    const peek = await api(pigeon, mine.auth).dmarcReports.get({ params: { id: theirDomain.id } });
     expectEnvelope(peek, 404, 'NOT_FOUND');
     expect((await dmarcOf(mine, (await domainOf(mine)).id)).reports).toBe(0);
   });
@@ -288,11 +288,11 @@ describe('DMARC aggregate reports', () => {
     const rows = [{ ip: '192.0.2.44', count: 9, dkim: 'pass' as const, spf: 'pass' as const }];
     expect(await send(googleReport({ domain: s.domain, reportId: reportId(), ...reportDay(20), rows }))).toBe(250);
     expect(await send(googleReport({ domain: s.domain, reportId: reportId(), ...reportDay(1), rows }))).toBe(250);
-    const patched = await pigeon.request('PATCH', `/users/@me/projects/${s.project.id}`, {
-      headers: { cookie: s.owner.cookie },
+    const patched = await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
+      params: { id: s.project.id },
       body: { retention: { eventsDays: 14 } },
     });
-    expect(patched.status, patched.text).toBe(200);
+    expect(patched.status).toBe(200);
 
     await applyRetention(pigeon.deps.db.pool);
     expect((await dmarcOf(s, id)).totals.messages).toBe(9);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { bodyOf, api as client } from '../../../test/api.js';
 import { setDkimPrivateKey } from '../../../test/fixtures/domains.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
@@ -39,12 +40,11 @@ async function deliveredMail(dataDir: string, auth: Record<string, string>, from
     env: { ...FROM_SECRETS_FILE, PIGEON_DATA_DIR: dataDir },
   });
   try {
-    const sent = await worker.request('POST', '/v1/send', {
-      headers: auth,
+    const sent = await client(worker, auth).emails.send({
       body: { to: 'reader@example.com', from, subject: 'Signed', body: '<p>hello</p>' },
     });
     expect(sent.status).toBe(200);
-    const id = sent.body.data.emails[0].email as string;
+    const id = bodyOf(sent, 200).data.emails[0]?.email ?? '';
     const outcome = async () =>
       (
         await queryRows<{ status: string; outbox_file: string | null }>(
@@ -65,7 +65,7 @@ describe('DKIM private keys at rest', () => {
   it('stores them sealed with AES-256-GCM: the row alone holds no key, and mail is still signed', async () => {
     const { auth } = await newProject(api);
     const domain = `sealed-${Date.now()}.example`;
-    expect((await api.request('POST', '/domains', { headers: auth, body: { domain } })).status).toBe(201);
+    expect((await client(api, auth).domains.create({ body: { domain } })).status).toBe(201);
     const row = await storedKey(domain);
     const key = Buffer.from(secretsOf(api.deps.config.dataDir).dataEncryption, 'hex');
     expect(row.dkim_private_key).toMatch(new RegExp(`^enc:v1:${keyId(key)}:`));
@@ -84,7 +84,7 @@ describe('DKIM private keys at rest', () => {
   it('seals keys stored before encryption at the next start', async () => {
     const { auth } = await newProject(api);
     const domain = `legacy-${Date.now()}.example`;
-    await api.request('POST', '/domains', { headers: auth, body: { domain } });
+    await client(api, auth).domains.create({ body: { domain } });
     const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' });
     await setDkimPrivateKey(api.deps.db.pool, domain, pem);
     const restarted = await startTestPigeon({
@@ -102,7 +102,7 @@ describe('DKIM private keys at rest', () => {
   it('pigeon rotate-data-key re-encrypts every key under a new key kept in the secrets file', async () => {
     const { auth } = await newProject(api);
     const domain = `rotated-${Date.now()}.example`;
-    await api.request('POST', '/domains', { headers: auth, body: { domain } });
+    await client(api, auth).domains.create({ body: { domain } });
     const dataDir = api.deps.config.dataDir;
     const old = secretsOf(dataDir).dataEncryption;
     const output = await rotateDataKeyCommand(api.deps.config, api.deps.logger, {});

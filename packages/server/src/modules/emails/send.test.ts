@@ -95,11 +95,7 @@ describe('sender domains', () => {
     const { auth } = await newProject(pigeon);
     // Invalid names on purpose.
     for (const domain of ['localhost', 'exa mple.com', '-bad.com', 'a..b.com']) {
-      expectEnvelope(
-        await pigeon.request('POST', '/domains', { headers: auth, body: { domain } }),
-        422,
-        'VALIDATION_ERROR',
-      );
+      expectEnvelope(await api(pigeon, auth).domains.create({ body: { domain } }), 422, 'VALIDATION_ERROR');
     }
   });
 
@@ -246,6 +242,7 @@ describe('POST /v1/send', () => {
     ];
     for (const body of bad) {
       // Bad on purpose: several of these bodies do not fit the contract's types.
+      // untyped: wrong on purpose (bodies the contract's types refuse)
       expectEnvelope(await pigeon.request('POST', '/v1/send', { headers: auth, body }), 422, 'VALIDATION_ERROR');
     }
     const rows = await queryRows(
@@ -340,6 +337,7 @@ describe('POST /v1/send', () => {
   it('needs the secret key', async () => {
     const { project } = await newProject(pigeon);
     // The public key where the secret one belongs, with an empty body: both wrong on purpose.
+    // untyped: wrong on purpose (the public key and an empty body)
     const res = await pigeon.request('POST', '/v1/send', {
       headers: { authorization: `Bearer ${project.publicKey}` },
       body: {},

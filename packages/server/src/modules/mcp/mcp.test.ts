@@ -170,6 +170,7 @@ describe('MCP over Streamable HTTP (POST /mcp)', () => {
     expect(bodyOf(await api(pigeon, auth).contacts.list({ query: {} }), 200).data).toEqual([]);
 
     // Not JSON-RPC at all: the transport's own refusal.
+    // untyped: outside the contract (the MCP endpoint)
     const garbage = await pigeon.request('POST', '/mcp', {
       headers: { ...auth, accept: 'application/json, text/event-stream' },
       body: { hello: 'world' },
@@ -179,6 +180,7 @@ describe('MCP over Streamable HTTP (POST /mcp)', () => {
       code: ErrorCode.ParseError,
       message: expect.stringContaining('JSON-RPC'),
     });
+    // untyped: outside the contract (the MCP endpoint)
     const notJson = await pigeon.request('POST', '/mcp', {
       headers: { ...auth, 'content-type': 'application/json' },
       rawBody: '{"jsonrpc":',
@@ -190,8 +192,10 @@ describe('MCP over Streamable HTTP (POST /mcp)', () => {
     const { project } = await projectWithSender();
     const init = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
     const accept = 'application/json, text/event-stream';
+    // untyped: outside the contract (the MCP endpoint)
     expectEnvelope(await pigeon.request('POST', '/mcp', { headers: { accept }, body: init }), 401, 'UNAUTHORIZED');
     for (const key of [project.publicKey, `sk_${'0'.repeat(64)}`, 'nonsense']) {
+      // untyped: outside the contract (the MCP endpoint)
       const res = await pigeon.request('POST', '/mcp', {
         headers: { accept, authorization: `Bearer ${key}` },
         body: init,
@@ -203,6 +207,7 @@ describe('MCP over Streamable HTTP (POST /mcp)', () => {
       requestInit: { headers: { authorization: `Bearer sk_${'1'.repeat(64)}` } },
     });
     await expect(wrong.connect(transport)).rejects.toThrow();
+    // untyped: outside the contract (the MCP endpoint)
     const get = await pigeon.request('GET', '/mcp', { headers: { authorization: `Bearer ${project.secretKey}` } });
     expect(expectEnvelope(get, 405, 'BAD_REQUEST').message).toContain('stateless');
     expect(get.headers.get('allow')).toBe('POST');

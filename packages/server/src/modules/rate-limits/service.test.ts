@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { queryRows, sql } from '../../db/query.js';
 
@@ -9,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => pigeon?.stop());
 
-const list = (p: TestPigeon, auth: Record<string, string>) => p.request('GET', '/contacts', { headers: auth });
+const list = (p: TestPigeon, auth: Record<string, string>) => api(p, auth).contacts.list();
 
 describe('per-project rate limit', () => {
   it('counts requests with headers and refuses the one over the limit with 429 and Retry-After', async () => {
@@ -24,8 +25,7 @@ describe('per-project rate limit', () => {
     const reset = Number(answers[0]?.headers.get('ratelimit-reset'));
     expect(reset).toBeGreaterThan(0);
     expect(reset).toBeLessThanOrEqual(60);
-    const refused = await pigeon.request('POST', '/v1/track', {
-      headers: { authorization: `Bearer ${project.publicKey}` },
+    const refused = await api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
       body: { email: 'x@example.com', event: 'x' },
     });
     const error = expectEnvelope(refused, 429, 'RATE_LIMIT_EXCEEDED');
@@ -92,12 +92,12 @@ describe('per-project rate limit', () => {
       const minute = Math.floor(Date.now() / 60_000);
       const statuses = (
         await Promise.all(
-          apis.flatMap((api, a) =>
+          apis.flatMap((node, a) =>
             [0, 1, 2, 3].map(async (c) => {
               const seen: number[] = [];
               for (let i = 0; i < perClient; i++) {
                 const body = { email: `p${a}-c${c}-${i}@example.com`, event: 'burst' };
-                seen.push((await api.request('POST', '/v1/track', { headers, body })).status);
+                seen.push((await api(node, headers).events.track({ body })).status);
               }
               return seen;
             }),
@@ -105,9 +105,7 @@ describe('per-project rate limit', () => {
         )
       ).flat();
       const after = await Promise.all(
-        apis.map((api) =>
-          api.request('POST', '/v1/track', { headers, body: { email: 'late@example.com', event: 'late' } }),
-        ),
+        apis.map((node) => api(node, headers).events.track({ body: { email: 'late@example.com', event: 'late' } })),
       );
       if (Math.floor(Date.now() / 60_000) !== minute) return; // crossed a window edge: the counts restart
       const accepted = statuses.filter((s) => s === 200).length;

@@ -88,6 +88,7 @@ describe('segments API', () => {
     ];
     for (const [body, message] of cases) {
       // Invalid on purpose (several do not fit the contract's types): sent untyped.
+      // untyped: wrong on purpose (bodies the contract's types refuse)
       const res = await pigeon.request('POST', '/segments', { headers: auth, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(Object.keys(res.body)).toEqual(['error']);
@@ -100,6 +101,7 @@ describe('segments API', () => {
     const { auth } = await newProject(pigeon);
     // Written as text: JSON.stringify itself cannot nest 10,000 levels.
     const deep = `${'{"logic":"AND","groups":[{"filters":[],"conditions":'.repeat(10_000)}${JSON.stringify(plan('pro'))}${'}]}'.repeat(10_000)}`;
+    // untyped: raw body (conditions nested past the depth limit)
     const tooDeep = await pigeon.request('POST', '/segments', {
       headers: { ...auth, 'content-type': 'application/json' },
       rawBody: `{"name":"deep","condition":${deep}}`,
@@ -109,6 +111,7 @@ describe('segments API', () => {
     expect(tooDeep.body.error).toMatch(/^condition\.groups\.0\.conditions[.\w]*: nests deeper than 64 levels/);
     // A tree too deep for conditions but within that limit gets the condition engine's own message.
     const seven = `${'{"logic":"AND","groups":[{"filters":[],"conditions":'.repeat(7)}${JSON.stringify(plan('pro'))}${'}]}'.repeat(7)}`;
+    // untyped: raw body (conditions nested past the depth limit)
     const tooDeepForConditions = await pigeon.request('POST', '/segments', {
       headers: { ...auth, 'content-type': 'application/json' },
       rawBody: `{"name":"seven","condition":${seven}}`,
@@ -142,6 +145,7 @@ describe('segments API', () => {
         }),
     });
     try {
+      // untyped: outside the contract (a test-only route)
       const res = await slow.request('GET', '/test/slow');
       expect(expectEnvelope(res, 503, 'QUERY_TIMEOUT').suggestion).toMatch(/Narrow the condition/);
     } finally {

@@ -9,6 +9,7 @@ import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eventNames, uniqueEmail } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -125,12 +126,12 @@ async function emailRow(id: string, until: string[], timeoutMs = 15_000) {
 async function sentThroughSes() {
   const s = await verifiedSender(pigeon, dns);
   const to = uniqueEmail('ses');
-  const res = await pigeon.request('POST', '/v1/send', {
-    headers: s.auth,
+  const res = await api(pigeon, s.auth).emails.send({
     body: { to, from: s.from, subject: 'Through SES', body: '<p>Hello</p>', headers: { 'X-Campaign': 'spring' } },
   });
-  expect(res.status, res.text).toBe(200);
-  const { email: emailId, contact } = res.body.data.emails[0];
+  const [sent] = bodyOf(res, 200).data.emails;
+  if (!sent) throw new Error('no email in the answer');
+  const { email: emailId, contact } = sent;
   const row = await emailRow(emailId, ['SENT', 'BOUNCED', 'FAILED']);
   return { s, to, emailId, contactId: contact.id as string, row };
 }
@@ -145,7 +146,7 @@ describe('Amazon SES transport', () => {
   });
 
   it('GET /config says the transport is ses', async () => {
-    expect((await pigeon.request('GET', '/config')).body.mailTransport).toBe('ses');
+    expect(bodyOf(await api(pigeon).system.config(), 200).mailTransport).toBe('ses');
   });
 
   it("sends raw MIME with Pigeon's headers and DKIM signature through SES v2, and stores SES's MessageId", async () => {
@@ -232,6 +233,7 @@ const notification = (message: Record<string, unknown>, extra: Record<string, st
   signed({ Type: 'Notification', Message: JSON.stringify(message), ...extra });
 
 const post = (body: Record<string, string>) =>
+  // untyped: raw body (SNS posts its JSON as text/plain)
   pigeon.request('POST', '/webhooks/sns', {
     rawBody: JSON.stringify(body),
     headers: { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': body.Type ?? '' },
@@ -314,6 +316,7 @@ describe('POST /webhooks/sns', () => {
     expectEnvelope(await post(phishing), 400, 'INVALID_SIGNATURE');
     expect(elsewhere).toEqual([]);
     expect(confirmations.length).toBe(confirmationsBefore);
+    // untyped: raw body (malformed JSON)
     const notJson = await pigeon.request('POST', '/webhooks/sns', {
       rawBody: '{"Type": "Notif',
       headers: { 'content-type': 'text/plain' },
