@@ -25,7 +25,7 @@ export const createActivityRouter = (deps: AppDeps) => {
     }),
     recentCount: async ({ req, query }) => ({
       status: 200,
-      body: await recentActivityCount(db, callerProject(req).id, query),
+      body: await recentActivityCount(deps, callerProject(req).id, query),
     }),
     upcoming: async ({ req, query }) => ({
       status: 200,

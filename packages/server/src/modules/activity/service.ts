@@ -1,5 +1,6 @@
 import type { ActivityType } from '@pigeon/contract';
 import type { Queryable } from '../../db/sql.js';
+import type { AppDeps } from '../../deps.js';
 import { upcomingCampaigns } from '../campaigns/public.js';
 import { countEvents, type EventFilter, eventStats, isReservedEventName, listEvents } from '../events/public.js';
 import { upcomingSteps } from '../workflows/public.js';
@@ -74,12 +75,12 @@ export async function activityStats(db: Queryable, projectId: string, range: { f
 }
 
 export async function recentActivityCount(
-  db: Queryable,
+  deps: Pick<AppDeps, 'db' | 'clock'>,
   projectId: string,
   q: { minutes: number; types?: ActivityType[] },
 ) {
-  const since = new Date(Date.now() - q.minutes * 60_000).toISOString();
-  return { count: await countEvents(db, projectId, { from: since, names: namesFor(q.types) }), since };
+  const since = new Date(deps.clock.nowMs() - q.minutes * 60_000).toISOString();
+  return { count: await countEvents(deps.db.pool, projectId, { from: since, names: namesFor(q.types) }), since };
 }
 
 /** What Pigeon will do on its own, soonest first: scheduled campaigns and waiting workflow steps. */

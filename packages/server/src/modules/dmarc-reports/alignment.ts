@@ -55,13 +55,13 @@ const recordsIn = (projectId: string, domainId: string, from: Date, to: Date): S
  * days): totals, each source IP, and each UTC day by the day its reports began.
  */
 export async function domainDmarc(
-  deps: Pick<AppDeps, 'db' | 'config'>,
+  deps: Pick<AppDeps, 'db' | 'config' | 'clock'>,
   projectId: string,
   input: { id: string; from?: string; to?: string; now?: Date },
 ): Promise<DomainDmarc> {
   const db = deps.db.reads;
   const domain = await findInProject<{ id: string; domain: string }>(db, 'domains', projectId, input.id, 'Domain');
-  const { from, to } = range(input, input.now ?? new Date());
+  const { from, to } = range(input, input.now ?? deps.clock.now());
   const [reports] = await queryRows<{ reports: number; reporters: string[] }>(
     db,
     sql`SELECT count(*)::int AS reports, coalesce(array_agg(DISTINCT r.org_name ORDER BY r.org_name), '{}') AS reporters
@@ -134,14 +134,13 @@ const policyOf = ({ p, sp, pct, adkim, aspf }: AggregateReport['policy']) => ({ 
 export async function dmarcAlignment(
   db: Queryable,
   projectId: string,
-  input: { domainId: string; now?: Date },
+  input: { domainId: string; now: Date },
 ): Promise<DmarcAlignment> {
-  const now = input.now ?? new Date();
-  const since = new Date(now.getTime() - ALIGNMENT_WINDOW_DAYS * DAY_MS);
+  const since = new Date(input.now.getTime() - ALIGNMENT_WINDOW_DAYS * DAY_MS);
   const sources = await queryRows<{ sourceIp: string; messages: number; dmarcFail: number }>(
     db,
     sql`SELECT host(x.source_ip) AS "sourceIp", ${COUNTS}
-        FROM ${recordsIn(projectId, input.domainId, since, now)}
+        FROM ${recordsIn(projectId, input.domainId, since, input.now)}
         GROUP BY x.source_ip`,
   );
   const [last] = await queryRows<{ end_at: Date }>(

@@ -5,7 +5,7 @@ import { dmarcAlignment, dmarcReportAddress } from '../dmarc-reports/public.js';
 import { domainWarmup, setDomainWarmup } from '../sending-governor/public.js';
 import { type DomainRow, toDomainDto } from './service.js';
 
-type Deps = Pick<AppDeps, 'db' | 'config'>;
+type Deps = Pick<AppDeps, 'db' | 'config' | 'clock'>;
 
 const findDomain = (deps: Deps, projectId: string, id: string) =>
   findInProject<DomainRow>(deps.db.pool, 'domains', projectId, id, 'Domain');
@@ -14,7 +14,7 @@ const findDomain = (deps: Deps, projectId: string, id: string) =>
 export async function getDomain(deps: Deps, projectId: string, id: string) {
   const domain = await findDomain(deps, projectId, id);
   const warmup = await domainWarmup(deps.db.pool, projectId, domain.domain);
-  const dmarc = await dmarcAlignment(deps.db.pool, projectId, { domainId: domain.id });
+  const dmarc = await dmarcAlignment(deps.db.pool, projectId, { domainId: domain.id, now: deps.clock.now() });
   return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup, dmarc };
 }
 
@@ -23,6 +23,6 @@ export async function setWarmup(deps: Deps, projectId: string, input: { id: stri
   const domain = await findDomain(deps, projectId, input.id);
   const settings = input.settings;
   const warmup = await setDomainWarmup(deps.db.pool, projectId, { domain: domain.domain, settings });
-  const dmarc = await dmarcAlignment(deps.db.pool, projectId, { domainId: domain.id });
+  const dmarc = await dmarcAlignment(deps.db.pool, projectId, { domainId: domain.id, now: deps.clock.now() });
   return { ...toDomainDto(domain, dmarcReportAddress(deps.config)), warmup, dmarc };
 }

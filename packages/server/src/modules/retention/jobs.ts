@@ -23,7 +23,7 @@ export const retentionJob = defineJob({
   payload: noPayload,
   every: (config) => `${config.retention.intervalMinutes} minutes`,
   async handler(_payload, { deps, logger }) {
-    const run = await applyRetention(deps.db.pool, { dayMs: deps.config.retention.dayMs });
+    const run = await applyRetention(deps.db.pool, { dayMs: deps.config.retention.dayMs, now: deps.clock.now() });
     if (
       run.droppedPartitions.length ||
       run.eventsDeleted ||
