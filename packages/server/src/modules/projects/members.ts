@@ -135,8 +135,7 @@ function withMembersLocked<T>(
   return inTransaction(pool, async (tx) => {
     await queryRows(tx, sql`SELECT 1 FROM projects WHERE id = ${projectId}::uuid FOR UPDATE`);
     const found = await findMembership(tx, projectId, actor.userId);
-    if (!found) throw notFound('Project');
-    if (!permits(MEMBERS_PERMISSION, found.membership.role)) {
+    if (!found || !permits(MEMBERS_PERMISSION, found.membership.role)) {
       throw forbidden(insufficientRoleMessage(MEMBERS_PERMISSION), 'INSUFFICIENT_ROLE');
     }
     return change(tx, found.membership, found.project);
