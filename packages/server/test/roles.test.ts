@@ -10,6 +10,7 @@ import {
 import { type AppRoute, isAppRouteNoBody } from '@ts-rest/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type SignedUp, signUp, type TestProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { startTestPigeon, type TestPigeon, type TestResponse } from './helpers.js';
 import { allRoutes, fillPath } from './security/contract-routes.js';
 
@@ -42,19 +43,19 @@ afterAll(() => pigeon?.stop());
 async function projectWithRoles(): Promise<TestProject> {
   const created = await createProject(pigeon, users.OWNER.cookie);
   for (const role of ['ADMIN', 'MEMBER'] as const) {
-    const res = await pigeon.request('POST', `/projects/${created.id}/members`, {
-      headers: { cookie: users.OWNER.cookie },
+    const res = await api(pigeon, { cookie: users.OWNER.cookie }).projects.inviteMember({
+      params: { id: created.id },
       body: { email: users[role].user.email, role },
     });
-    if (res.status !== 201) throw new Error(`adding the ${role}: ${res.status} ${res.text}`);
+    if (res.status !== 201) throw new Error(`adding the ${role}: ${res.status} ${JSON.stringify(res.body)}`);
   }
   return created;
 }
 
 /** The project's secret key now (a route walked before may have regenerated it). */
 async function currentSecretKey(projectId: string): Promise<string> {
-  const res = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: users.OWNER.cookie } });
-  return (res.body as TestProject[]).find((p) => p.id === projectId)?.secretKey ?? '';
+  const projects = bodyOf(await api(pigeon, { cookie: users.OWNER.cookie }).users.listProjects(), 200);
+  return projects.find((p) => p.id === projectId)?.secretKey ?? '';
 }
 
 interface Walked {
@@ -82,6 +83,7 @@ const pathOn = (route: AppRoute, projectId: string) =>
 const hasBody = (route: AppRoute) => 'body' in route && route.body !== undefined && !isAppRouteNoBody(route.body);
 
 function call(route: AppRoute, projectId: string, headers: Record<string, string>): Promise<TestResponse> {
+  // untyped: walks every route of the contract by its method and path, with an empty body
   return pigeon.request(route.method, pathOn(route, projectId), { headers, body: hasBody(route) ? {} : undefined });
 }
 
