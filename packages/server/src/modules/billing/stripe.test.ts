@@ -7,6 +7,7 @@ import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { loadConfig } from '../../config/index.js';
 import { queryRows, runStatement, sql } from '../../db/query.js';
+import { setProjectDisabled } from '../projects/service.js';
 
 /** Stripe's API is unreachable from here: msw answers for api.stripe.com, as Stripe documents it. */
 const WEBHOOK_SECRET = 'whsec_test_0123456789abcdef';
@@ -174,7 +175,9 @@ describe('checkout, portal and invoices', () => {
       customerOf(s.project.id),
     );
 
-    const invoices = await client.invoices(project);
+    await setProjectDisabled(pigeon.deps.db.pool, s.project.id, 'unpaid');
+    expectEnvelope(await client.portal(project), 403, 'PROJECT_DISABLED');
+    const invoices = await client.invoices(project); // a read: a disabled project still sees its invoices
     expect(invoices.status, JSON.stringify(invoices.body)).toBe(200);
     expect(stripeCalls.find((c) => c.path === '/v1/invoices')?.query.get('customer')).toBe(customerOf(s.project.id));
     expect(bodyOf(invoices, 200).data).toEqual([
