@@ -4,6 +4,12 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type SignedUp, type TestProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertDailyCounts } from '../../../test/fixtures/analytics.js';
+import { insertSentCampaign } from '../../../test/fixtures/campaigns.js';
+import { insertContact } from '../../../test/fixtures/contacts.js';
+import { insertWorkflowEmail, setEmailStatus } from '../../../test/fixtures/email-states.js';
+import { insertDelivery } from '../../../test/fixtures/event-webhooks.js';
+import { insertExecution, insertWorkflow } from '../../../test/fixtures/workflows.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { seedHistory } from '../../db/history-seed.js';
 import { historyPartitions } from '../../db/partitions.js';
@@ -17,8 +23,8 @@ let pool: pg.Pool;
 let short: { owner: SignedUp; project: TestProject };
 let long: { owner: SignedUp; project: TestProject };
 
-const n = async (text: string, values: unknown[] = []) =>
-  Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM (${text}) t`, values)).rows[0]?.n);
+const n = async (query: Sql) =>
+  Number((await queryRows<{ n: string }>(pool, sql`SELECT count(*) AS n FROM (${query}) t`))[0]?.n);
 const patch = (
   who: { owner: SignedUp; project: TestProject },
   body: ClientInferRequest<typeof contract.users.updateProject>['body'],
@@ -37,16 +43,8 @@ beforeAll(async () => {
     await seedHistory(pool, { projectId: project.id, contacts: 40, emails: 400, events: 2_000, days: 365 });
   }
   // Rollup rows (analytics, campaign stats read them) and a campaign of the short-retention project.
-  await pool.query(
-    `INSERT INTO event_counts (project_id, hour, name, part, count)
-     SELECT $1, date_trunc('hour', now() - g * interval '1 day'), 'page.viewed', 0, 10 FROM generate_series(1, 300) g`,
-    [short.project.id],
-  );
-  await pool.query(
-    `INSERT INTO campaigns (id, project_id, name, subject, body, from_email, type, status, audience_type, total_recipients)
-     VALUES (uuidv7_compat(), $1, 'Old news', 'Hi', 'Body', 'news@example.com', 'MARKETING', 'SENT', 'ALL', 400)`,
-    [short.project.id],
-  );
+  await insertDailyCounts(pool, short.project.id, { name: 'page.viewed', days: 300, count: 10 });
+  await insertSentCampaign(pool, short.project.id, { name: 'Old news', totalRecipients: 400 });
 }, 120_000);
 afterAll(() => pigeon?.stop());
 
@@ -95,24 +93,23 @@ describe('applying retention', () => {
   it('deletes and clears in bounded batches per project; rollups, campaigns, contacts and suppressions stay', async () => {
     const p = short.project.id;
     const other = long.project.id;
-    const old = (days: number) => `uuidv7_floor(now() - interval '${days} days')`;
+    const old = (days: number) => sql`uuidv7_floor(now() - make_interval(days => ${days}::int))`;
     // A message still queued 20 days after it was made (scheduled ahead): content clearing waits behind it.
-    const queued = (
-      await pool.query(
-        `UPDATE emails SET status = 'QUEUED' WHERE id = (SELECT id FROM emails WHERE project_id = $1 AND id < ${old(20)}
-           ORDER BY id DESC LIMIT 1) RETURNING id::text`,
-        [p],
-      )
-    ).rows[0].id as string;
+    const [last] = await queryRows<{ id: string }>(
+      pool,
+      sql`SELECT id::text FROM emails WHERE project_id = ${p} AND id < ${old(20)} ORDER BY id DESC LIMIT 1`,
+    );
+    const queued = last?.id as string;
+    await setEmailStatus(pool, queued, 'QUEUED');
     const before = {
-      events: await n('SELECT 1 FROM events WHERE project_id = $1', [p]),
-      recentEvents: await n(`SELECT 1 FROM events WHERE project_id = $1 AND id >= ${old(30)}`, [p]),
-      recentEmails: await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id >= ${old(60)}`, [p]),
-      otherEvents: await n('SELECT 1 FROM events WHERE project_id = $1', [other]),
-      otherEmails: await n(`SELECT 1 FROM emails WHERE project_id = $1 AND html <> ''`, [other]),
+      events: await n(sql`SELECT 1 FROM events WHERE project_id = ${p}`),
+      recentEvents: await n(sql`SELECT 1 FROM events WHERE project_id = ${p} AND id >= ${old(30)}`),
+      recentEmails: await n(sql`SELECT 1 FROM emails WHERE project_id = ${p} AND id >= ${old(60)}`),
+      otherEvents: await n(sql`SELECT 1 FROM events WHERE project_id = ${other}`),
+      otherEmails: await n(sql`SELECT 1 FROM emails WHERE project_id = ${other} AND html <> ''`),
       rollup: (await queryRows(pool, sql`SELECT sum(count)::int AS n FROM event_counts WHERE project_id = ${p}`))[0]?.n,
-      contacts: await n('SELECT 1 FROM contacts WHERE project_id = $1', [p]),
-      suppressions: await n('SELECT 1 FROM suppressions WHERE project_id = $1', [p]),
+      contacts: await n(sql`SELECT 1 FROM contacts WHERE project_id = ${p}`),
+      suppressions: await n(sql`SELECT 1 FROM suppressions WHERE project_id = ${p}`),
     };
     expect(before.events - before.recentEvents).toBeGreaterThan(1_000);
 
@@ -122,47 +119,47 @@ describe('applying retention', () => {
     expect(run.droppedPartitions).toEqual([]); // the other project keeps 400 days
     expect(run.eventsDeleted).toBe(before.events - before.recentEvents);
 
-    expect(await n(`SELECT 1 FROM events WHERE project_id = $1 AND id < ${old(31)}`, [p])).toBe(0);
-    expect(await n('SELECT 1 FROM events WHERE project_id = $1', [p])).toBe(before.recentEvents);
-    expect(await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id < ${old(61)} AND status <> 'QUEUED'`, [p])).toBe(
+    expect(await n(sql`SELECT 1 FROM events WHERE project_id = ${p} AND id < ${old(31)}`)).toBe(0);
+    expect(await n(sql`SELECT 1 FROM events WHERE project_id = ${p}`)).toBe(before.recentEvents);
+    expect(await n(sql`SELECT 1 FROM emails WHERE project_id = ${p} AND id < ${old(61)} AND status <> 'QUEUED'`)).toBe(
       0,
     );
-    expect(await n(`SELECT 1 FROM emails WHERE project_id = $1 AND status = 'QUEUED' AND html <> ''`, [p])).toBe(1);
-    expect(await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id >= ${old(60)}`, [p])).toBe(before.recentEmails);
+    expect(await n(sql`SELECT 1 FROM emails WHERE project_id = ${p} AND status = 'QUEUED' AND html <> ''`)).toBe(1);
+    expect(await n(sql`SELECT 1 FROM emails WHERE project_id = ${p} AND id >= ${old(60)}`)).toBe(before.recentEmails);
     // Content older than 7 days is gone, its metadata stays; newer content stays. Up to the queued
     // message only: it and what came after wait until it is sent.
     const content = () =>
-      pool.query(
-        `SELECT CASE WHEN id < $2::uuid THEN 'before queued' WHEN id < ${old(8)} THEN 'old' ELSE 'new' END AS age,
-                bool_and(html = '' AND text = '' AND headers = '{}') AS cleared,
-                bool_and(subject <> '' AND to_email <> '') AS metadata
-         FROM emails WHERE project_id = $1 AND id <> $2::uuid GROUP BY 1 ORDER BY 1`,
-        [p, queued],
+      queryRows(
+        pool,
+        sql`SELECT CASE WHEN id < ${queued}::uuid THEN 'before queued' WHEN id < ${old(8)} THEN 'old' ELSE 'new' END AS age,
+                   bool_and(html = '' AND text = '' AND headers = '{}') AS cleared,
+                   bool_and(subject <> '' AND to_email <> '') AS metadata
+            FROM emails WHERE project_id = ${p} AND id <> ${queued}::uuid GROUP BY 1 ORDER BY 1`,
       );
-    expect((await content()).rows).toEqual([
+    expect(await content()).toEqual([
       { age: 'before queued', cleared: true, metadata: true },
       { age: 'new', cleared: false, metadata: true },
       { age: 'old', cleared: false, metadata: true },
     ]);
-    await pool.query(`UPDATE emails SET status = 'DELIVERED' WHERE id = $1`, [queued]);
+    await setEmailStatus(pool, queued, 'DELIVERED');
     expect((await applyRetention(pool, { batch: 50 })).contentCleared).toBeGreaterThan(1);
-    expect((await content()).rows).toEqual([
+    expect(await content()).toEqual([
       { age: 'before queued', cleared: true, metadata: true },
       { age: 'new', cleared: false, metadata: true },
       { age: 'old', cleared: true, metadata: true },
     ]);
     // The other project, on the defaults, lost nothing.
-    expect(await n('SELECT 1 FROM events WHERE project_id = $1', [other])).toBe(before.otherEvents);
+    expect(await n(sql`SELECT 1 FROM events WHERE project_id = ${other}`)).toBe(before.otherEvents);
     expect(
-      await n(`SELECT 1 FROM emails WHERE project_id = $1 AND html <> '' AND id >= ${old(29)}`, [other]),
+      await n(sql`SELECT 1 FROM emails WHERE project_id = ${other} AND html <> '' AND id >= ${old(29)}`),
     ).toBeGreaterThan(0);
     // Rollup (analytics and campaign stats), the campaign, contacts and suppressions outlive raw events.
     expect(
       (await queryRows(pool, sql`SELECT sum(count)::int AS n FROM event_counts WHERE project_id = ${p}`))[0]?.n,
     ).toBe(before.rollup);
-    expect(await n(`SELECT 1 FROM campaigns WHERE project_id = $1 AND total_recipients = 400`, [p])).toBe(1);
-    expect(await n('SELECT 1 FROM contacts WHERE project_id = $1', [p])).toBe(before.contacts);
-    expect(await n('SELECT 1 FROM suppressions WHERE project_id = $1', [p])).toBe(before.suppressions);
+    expect(await n(sql`SELECT 1 FROM campaigns WHERE project_id = ${p} AND total_recipients = 400`)).toBe(1);
+    expect(await n(sql`SELECT 1 FROM contacts WHERE project_id = ${p}`)).toBe(before.contacts);
+    expect(await n(sql`SELECT 1 FROM suppressions WHERE project_id = ${p}`)).toBe(before.suppressions);
 
     // A second run finds nothing left to do.
     const again = await applyRetention(pool, { batch: 50 });
@@ -219,14 +216,16 @@ describe('applying retention', () => {
       expect((await patch(who, { retention: { eventsDays: 100, emailsDays: 100 } })).status).toBe(200);
     }
     // Mail still on its way keeps its partition.
-    await pool.query(
-      `UPDATE emails SET status = 'SENDING' WHERE id = (SELECT id FROM emails WHERE id < uuidv7_floor(now() - interval '200 days') LIMIT 1)`,
+    const [onItsWay] = await queryRows<{ id: string }>(
+      pool,
+      sql`SELECT id::text FROM emails WHERE id < uuidv7_floor(now() - interval '200 days') LIMIT 1`,
     );
+    await setEmailStatus(pool, onItsWay?.id as string, 'SENDING');
     const partitionsBefore = await historyPartitions(pool, 'emails');
     const { cut } = (await pool.query(`SELECT uuidv7_floor(now() - interval '100 days')::text AS cut`)).rows[0];
     const pastEveryone = partitionsBefore.filter((part) => part.to !== null && part.to <= cut).length;
     const holdingQueued = 1;
-    const suppressions = await n('SELECT 1 FROM suppressions');
+    const suppressions = await n(sql`SELECT 1 FROM suppressions`);
     const run = await applyRetention(pool, { batch: 50 });
     expect(run.largestStatement).toBeLessThanOrEqual(50);
     const expired = (table: string) => run.droppedPartitions.filter((name) => name.startsWith(`${table}_p`)).length;
@@ -236,12 +235,12 @@ describe('applying retention', () => {
     const partitionsAfter = await historyPartitions(pool, 'emails');
     expect(partitionsAfter.length).toBe(partitionsBefore.length - expired('emails'));
     expect(partitionsAfter.some((part) => part.name === 'emails_default')).toBe(true);
-    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '101 days')`)).toBe(0);
-    expect(await n(`SELECT 1 FROM emails WHERE id < uuidv7_floor(now() - interval '101 days')`)).toBe(1);
-    expect(await n('SELECT 1 FROM suppressions')).toBe(suppressions);
+    expect(await n(sql`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '101 days')`)).toBe(0);
+    expect(await n(sql`SELECT 1 FROM emails WHERE id < uuidv7_floor(now() - interval '101 days')`)).toBe(1);
+    expect(await n(sql`SELECT 1 FROM suppressions`)).toBe(suppressions);
     expect(
       await n(
-        'SELECT 1 FROM suppressions s WHERE s.email_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.id = s.email_id)',
+        sql`SELECT 1 FROM suppressions s WHERE s.email_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.id = s.email_id)`,
       ),
     ).toBe(0);
   });
@@ -249,14 +248,14 @@ describe('applying retention', () => {
   it('counts a retention day as RETENTION_DAY_SECONDS, in the expiry and in the reach alike', async () => {
     // Both projects keep 100 days since the test before; a day of 2.4 hours makes that 10 days.
     const dayMs = DAY / 10;
-    const newer = await n(`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`);
-    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBeGreaterThan(
-      0,
-    );
+    const newer = await n(sql`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`);
+    expect(
+      await n(sql`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`),
+    ).toBeGreaterThan(0);
     const run = await applyRetention(pool, { batch: 50, dayMs });
     expect(run.largestStatement).toBeLessThanOrEqual(50);
-    expect(await n(`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBe(0);
-    expect(await n(`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`)).toBe(newer);
+    expect(await n(sql`SELECT 1 FROM events WHERE id < uuidv7_floor(now() - interval '10 days 1 hour')`)).toBe(0);
+    expect(await n(sql`SELECT 1 FROM events WHERE id >= uuidv7_floor(now() - interval '9 days 23 hours')`)).toBe(newer);
     const deps = { ...pigeon.deps, config: { ...pigeon.deps.config, retention: { intervalMinutes: 1, dayMs } } };
     const reach = Date.parse(await eventsRetainedSince(deps, short.project.id));
     expect(Math.abs(reach - (Date.now() - 100 * dayMs))).toBeLessThan(60_000);
@@ -272,51 +271,34 @@ describe('retention of workflow executions', () => {
     );
     const count = async (where: Sql) =>
       (await queryRows<{ n: number }>(pool, sql`SELECT count(*)::int AS n FROM ${where}`))[0]?.n;
-    const [contact] = await queryRows<{ id: string }>(
-      pool,
-      sql`INSERT INTO contacts (id, project_id, email, subscribed) VALUES (uuidv7_compat(), ${p}::uuid, 'runs@example.com', true)
-          RETURNING id`,
-    );
-    const workflow = async (reentry: boolean) =>
-      (
-        await queryRows<{ id: string }>(
-          pool,
-          sql`INSERT INTO workflows (id, project_id, name, trigger_event, allow_reentry)
-              VALUES (uuidv7_compat(), ${p}::uuid, ${`reentry ${reentry}`}, 'signed-up', ${reentry}) RETURNING id`,
-        )
-      )[0]?.id as string;
+    const contact = { id: await insertContact(pool, { projectId: p, email: 'runs@example.com' }) };
+    const workflow = (reentry: boolean) =>
+      insertWorkflow(pool, { projectId: p, name: `reentry ${reentry}`, trigger: 'signed-up', allowReentry: reentry });
     const [again, once] = [await workflow(true), await workflow(false)];
     /** An execution started `startedDays` ago, finished `finishedDays` ago (null: still waiting), with two step runs. */
-    const execution = async (workflowId: string, startedDays: number, finishedDays: number | null) => {
-      const status = finishedDays === null ? 'WAITING' : 'COMPLETED';
-      const [row] = await queryRows<{ id: string }>(
-        pool,
-        sql`INSERT INTO workflow_executions (id, project_id, workflow_id, contact_id, status, context, started_at, completed_at, wake_at)
-            VALUES (uuidv7_compat(), ${p}::uuid, ${workflowId}::uuid, ${contact?.id}::uuid, ${status}, '{"event": {"plan": "pro"}}',
-                    now() - make_interval(days => ${startedDays}::int), now() - make_interval(days => ${finishedDays}::int),
-                    CASE WHEN ${finishedDays}::int IS NULL THEN now() + interval '1 day' END)
-            RETURNING id`,
-      );
-      await queryRows(
-        pool,
-        sql`INSERT INTO workflow_step_runs (id, execution_id, step_type, step_name, status)
-            SELECT uuidv7_compat(), ${row?.id}::uuid, 'DELAY', 'wait ' || g, 'COMPLETED' FROM generate_series(1, 2) g`,
-      );
-      return row?.id as string;
-    };
+    const execution = (workflowId: string, startedDays: number, finishedDays: number | null) =>
+      insertExecution(pool, {
+        projectId: p,
+        workflowId,
+        contactId: contact.id,
+        startedDays,
+        finishedDays,
+        stepRuns: 2,
+      });
     const oldAgain = [await execution(again, 50, 40), await execution(again, 45, 35)];
     const oldOnce = await execution(once, 60, 31);
     const recent = await execution(again, 40, 5); // started long ago, finished within the retention
     const waiting = await execution(once, 90, null);
     // A message the re-entrant execution sent keeps its row and loses the link.
-    const [email] = await queryRows<{ id: string }>(
-      pool,
-      sql`INSERT INTO emails (id, project_id, contact_id, content_type, message_id, to_email, from_email, subject, html, text,
-                              status, workflow_execution_id)
-          VALUES (uuidv7_compat(), ${p}::uuid, ${contact?.id}::uuid, 'TRANSACTIONAL', '<runs@example.com>', 'runs@example.com',
-                  'app@example.com', 'Hi', '<p>Hi</p>', 'Hi', 'DELIVERED', ${oldAgain[0]}::uuid)
-          RETURNING id`,
-    );
+    const email = {
+      id: await insertWorkflowEmail(pool, {
+        projectId: p,
+        contactId: contact.id,
+        to: 'runs@example.com',
+        status: 'DELIVERED',
+        executionId: oldAgain[0] as string,
+      }),
+    };
 
     const run = await applyRetention(pool, { batch: 2 });
     expect(run.executionsExpired).toBe(3);
@@ -367,18 +349,8 @@ describe('retention of event webhook deliveries', () => {
       },
     });
     /** A delivery made `days` ago in the given state; answers its id. */
-    const delivery = async (endpointId: string, days: number, state: string) =>
-      (
-        await queryRows<{ id: string }>(
-          pool,
-          sql`INSERT INTO webhook_messages (id, webhook_id, project_id, endpoint_id, event_type, payload, status, next_attempt_at, created_at)
-              SELECT uuidv7_compat(), 'msg_' || md5(random()::text), e.project_id, e.id, 'order.paid', ${PAYLOAD}::jsonb,
-                     ${state}, CASE WHEN ${state} = 'PENDING' THEN now() + interval '1 hour' END, t
-              FROM webhook_endpoints e, (SELECT now() - make_interval(days => ${days}::int) AS t) at
-              WHERE e.id = ${endpointId}::uuid
-              RETURNING id::text`,
-        )
-      )[0]?.id as string;
+    const delivery = (endpointId: string, days: number, state: string) =>
+      insertDelivery(pool, { endpointId, days, state, payload: PAYLOAD });
     const shortEndpoint = await endpointOf(shortLived);
     const defaultEndpoint = await endpointOf(onDefaults);
     const expired = [
