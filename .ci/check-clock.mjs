@@ -10,11 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { readAllowList, sourceFiles } from './server-sources.mjs';
+import { checkAllowListed, sourceFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(root, 'packages/server/src');
-const ALLOW_LIST = join(root, '.ci/clock-allow-list.txt');
 
 const isDateNow = (node) =>
   ts.isCallExpression(node) &&
@@ -39,31 +38,16 @@ function findings(path) {
   return found;
 }
 
-const allowed = readAllowList(ALLOW_LIST);
-const problems = [];
-const counted = new Map();
-for (const path of sourceFiles(SRC)) {
-  const found = findings(path);
-  const file = relative(root, path);
-  if (found.length) counted.set(file, found.length);
-  const limit = allowed.get(file) ?? 0;
-  if (found.length > limit) {
-    problems.push(
-      `${file}: ${found.length} read(s) of the machine's clock, ${limit} allowed. Use deps.clock (kit/clock.ts) for a decision; an elapsed-time measurement goes in .ci/clock-allow-list.txt:`,
-      ...found.map((f) => `  ${f}`),
-    );
-  }
-}
-for (const [file, limit] of allowed) {
-  const n = counted.get(file) ?? 0;
-  if (n < limit)
-    problems.push(
-      `${file}: holds ${n} now; lower its count in .ci/clock-allow-list.txt to ${n}${n ? '' : ' (remove the line)'}`,
-    );
-}
+const { problems, summary } = checkAllowListed({
+  root,
+  files: sourceFiles(SRC),
+  findings,
+  list: '.ci/clock-allow-list.txt',
+  over: (file, n, limit) =>
+    `${file}: ${n} read(s) of the machine's clock, ${limit} allowed. Use deps.clock (kit/clock.ts) for a decision; an elapsed-time measurement goes in .ci/clock-allow-list.txt:`,
+});
 if (problems.length) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-const total = [...counted.values()].reduce((a, b) => a + b, 0);
-console.log(`clock check: decisions read deps.clock (${total} allow-listed reads in ${counted.size} files)`);
+console.log(`clock check: decisions read deps.clock (${summary.replace('allow-listed', 'allow-listed reads')})`);

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LITERALS, readAllowList, sourceFiles, testFiles } from './server-sources.mjs';
+import { checkAllowListed, LITERALS, sourceFiles, testFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SERVER = join(root, 'packages/server');
@@ -55,31 +55,15 @@ function findings(path) {
   return found;
 }
 
-/** Checks `files` against the allow-list `list` (relative to the root); answers the problems and the counts. */
-function check(files, list) {
-  const allowed = readAllowList(join(root, list));
-  const problems = [];
-  const counted = new Map();
-  for (const path of files) {
-    const found = findings(path);
-    const file = relative(root, path);
-    if (found.length) counted.set(file, found.length);
-    const limit = allowed.get(file) ?? 0;
-    if (found.length > limit) {
-      problems.push(
-        `${file}: ${found.length} literal SQL placeholder string(s), ${limit} allowed. Use sql\`…\` from db/query.ts:`,
-        ...found.map((f) => `  ${f}`),
-      );
-    }
-  }
-  for (const [file, limit] of allowed) {
-    const n = counted.get(file) ?? 0;
-    if (n < limit)
-      problems.push(`${file}: holds ${n} now; lower its count in ${list} to ${n}${n ? '' : ' (remove the line)'}`);
-  }
-  const total = [...counted.values()].reduce((a, b) => a + b, 0);
-  return { problems, summary: `${total} allow-listed in ${counted.size} files` };
-}
+const check = (files, list) =>
+  checkAllowListed({
+    root,
+    files,
+    findings,
+    list,
+    over: (file, n, limit) =>
+      `${file}: ${n} literal SQL placeholder string(s), ${limit} allowed. Use sql\`…\` from db/query.ts:`,
+  });
 
 const sources = check(sourceFiles(join(SERVER, 'src')), '.ci/sql-allow-list.txt');
 const tests = check(testFiles(SERVER), '.ci/sql-allow-list-tests.txt');

@@ -1,6 +1,6 @@
 /** What the checks (.ci/check-sql.mjs, check-clock.mjs, check-table-owners.mjs, check-service-shape.mjs) read: server source files, their literals and allow-lists. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import ts from 'typescript';
 
 /** Every `.ts` file under `dir` that `keep(name)` accepts, skipping paths that start with one of `exempt`. */
@@ -49,4 +49,29 @@ export function readAllowList(path) {
     allowed.set(match[1], Number(match[2]));
   }
   return allowed;
+}
+
+/**
+ * Checks each of `files` against an allow-list that only shrinks: `findings(path)` lists what a
+ * file holds, `list` (relative to `root`) says how many each file may still hold; a file over its
+ * count, or under it (the line must come down), is a problem. `over(file, n, limit)` words the first.
+ */
+export function checkAllowListed({ root, files, findings, list, over }) {
+  const allowed = readAllowList(join(root, list));
+  const problems = [];
+  const counted = new Map();
+  for (const path of files) {
+    const found = findings(path);
+    const file = relative(root, path);
+    if (found.length) counted.set(file, found.length);
+    const limit = allowed.get(file) ?? 0;
+    if (found.length > limit) problems.push(over(file, found.length, limit), ...found.map((f) => `  ${f}`));
+  }
+  for (const [file, limit] of allowed) {
+    const n = counted.get(file) ?? 0;
+    if (n < limit)
+      problems.push(`${file}: holds ${n} now; lower its count in ${list} to ${n}${n ? '' : ' (remove the line)'}`);
+  }
+  const total = [...counted.values()].reduce((a, b) => a + b, 0);
+  return { problems, summary: `${total} allow-listed in ${counted.size} files` };
 }
