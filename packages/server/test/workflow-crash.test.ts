@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
+import { api as client } from './api.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 import { startTarget, type Target } from './webhook-targets.js';
@@ -47,7 +48,7 @@ afterAll(async () => {
 const worker = () => workers.start();
 
 async function verified(auth: Record<string, string>, projectId: string) {
-  await api.request('POST', '/domains', { headers: auth, body: { domain: 'crash-wf.example' } });
+  await client(api, auth).domains.create({ body: { domain: 'crash-wf.example' } });
   await api.deps.db.pool.query('UPDATE domains SET verified_at = now() WHERE project_id = $1', [projectId]);
 }
 
