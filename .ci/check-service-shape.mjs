@@ -4,9 +4,9 @@
  * (a) no file is named for a layer instead of what it does: `repository.ts`, `queries.ts`,
  *     `index.ts`, `dao.ts` (a module's public functions live in `service.ts`);
  * (b) an exported async function of a `service.ts` takes its one handle first, named `db`
- *     (a Queryable), `pool` (a pg.Pool: it opens its own transactions), `deps` (AppDeps or part of
- *     it) or `em` (MikroORM entity code); no exported function of a module takes two handles; a
- *     `db` is never typed `pg.Pool` and a `pool` is never a Queryable;
+ *     (a Queryable), `pool` (a pg.Pool: it opens its own transactions) or `deps` (AppDeps or part
+ *     of it); no exported function of a module takes two handles; a `db` is never typed `pg.Pool`
+ *     and a `pool` is never a Queryable;
  * (c) a router (`router.ts`, `*-router.ts`, `*-routes.ts`) holds no SQL (`sql\`…\``, `queryRows`,
  *     `runStatement`, `preparedRows`, `.query(`) and each of its ts-rest handlers awaits at most one
  *     call: parse, call one service function, map the result (signing the session cookie onto the
@@ -22,9 +22,9 @@ import { sourceFiles } from './server-sources.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const MODULES = join(root, 'packages/server/src/modules');
 const LAYER_NAMES = new Set(['repository.ts', 'queries.ts', 'index.ts', 'dao.ts']);
-const HANDLE_NAMES = new Set(['db', 'deps', 'pool', 'em']);
+const HANDLE_NAMES = new Set(['db', 'deps', 'pool']);
 /** A parameter is a handle by its name, or by a type that is one (a second handle renamed still counts). */
-const HANDLE_TYPE = /^(?:Queryable|pg\.Pool|pg\.PoolClient|EntityManager|AppDeps|Pick<AppDeps\b.*)$/s;
+const HANDLE_TYPE = /^(?:Queryable|pg\.Pool|pg\.PoolClient|AppDeps|Pick<AppDeps\b.*)$/s;
 const SQL_CALLS = new Set(['queryRows', 'runStatement', 'preparedRows']);
 /** Awaited calls that map a result onto the response rather than do the work. */
 const MAPPING_CALLS = new Set(['startSession']);
@@ -73,7 +73,7 @@ function checkSignatures(file, source, problems) {
     }
     if (basename(file) === 'service.ts' && isAsync(fn) && !HANDLE_NAMES.has(params[0]?.name)) {
       problems.push(
-        `${where(fn)}: ${name}: an async service function takes its handle first (db, pool, deps or em), not ${params[0]?.name || 'nothing'}`,
+        `${where(fn)}: ${name}: an async service function takes its handle first (db, pool or deps), not ${params[0]?.name || 'nothing'}`,
       );
     }
   }

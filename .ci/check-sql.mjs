@@ -2,19 +2,19 @@
 /**
  * One way to write SQL: refuses literal `$1`-style placeholders in string and template literals
  * (write `sql\`… ${value} …\`` from db/query.ts instead) and MikroORM raw `execute` calls with `?`
- * placeholders, in packages/server/src. What is left from before the builder is in
- * .ci/sql-allow-list.txt, one file per line with how many such strings it may hold and why; a
- * file may only go down. Run by `pnpm lint` and .ci/run.
+ * placeholders, in packages/server/src and in the server's tests (`*.test.ts` files of src, all of test/).
+ * What is left from before the builder is in .ci/sql-allow-list.txt (sources) and
+ * .ci/sql-allow-list-tests.txt (tests), one file per line with how many such strings it may hold
+ * and why; a file may only go down. Run by `pnpm lint` and .ci/run.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { LITERALS, sourceFiles } from './server-sources.mjs';
+import { LITERALS, readAllowList, sourceFiles, testFiles } from './server-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SRC = join(root, 'packages/server/src');
-const ALLOW_LIST = join(root, '.ci/sql-allow-list.txt');
+const SERVER = join(root, 'packages/server');
 const PLACEHOLDER = /\$[1-9]\d*(?!\d)/;
 
 /** Every literal with a `$n` placeholder, and every `.execute(<literal with ?>)`: one finding per SQL string. */
@@ -55,43 +55,37 @@ function findings(path) {
   return found;
 }
 
-function allowList() {
-  const allowed = new Map();
-  for (const [n, line] of readFileSync(ALLOW_LIST, 'utf8').split('\n').entries()) {
-    const text = line.replace(/#.*/, '').trim();
-    if (!text) continue;
-    const match = /^(\S+)\s+(\d+)\s+(.+)$/.exec(text);
-    if (!match) throw new Error(`${ALLOW_LIST}:${n + 1}: expected "<file> <count> <reason>"`);
-    allowed.set(match[1], Number(match[2]));
+/** Checks `files` against the allow-list `list` (relative to the root); answers the problems and the counts. */
+function check(files, list) {
+  const allowed = readAllowList(join(root, list));
+  const problems = [];
+  const counted = new Map();
+  for (const path of files) {
+    const found = findings(path);
+    const file = relative(root, path);
+    if (found.length) counted.set(file, found.length);
+    const limit = allowed.get(file) ?? 0;
+    if (found.length > limit) {
+      problems.push(
+        `${file}: ${found.length} literal SQL placeholder string(s), ${limit} allowed. Use sql\`…\` from db/query.ts:`,
+        ...found.map((f) => `  ${f}`),
+      );
+    }
   }
-  return allowed;
+  for (const [file, limit] of allowed) {
+    const n = counted.get(file) ?? 0;
+    if (n < limit)
+      problems.push(`${file}: holds ${n} now; lower its count in ${list} to ${n}${n ? '' : ' (remove the line)'}`);
+  }
+  const total = [...counted.values()].reduce((a, b) => a + b, 0);
+  return { problems, summary: `${total} allow-listed in ${counted.size} files` };
 }
 
-const allowed = allowList();
-const problems = [];
-const counted = new Map();
-for (const path of sourceFiles(SRC)) {
-  const found = findings(path);
-  const file = relative(root, path);
-  if (found.length) counted.set(file, found.length);
-  const limit = allowed.get(file) ?? 0;
-  if (found.length > limit) {
-    problems.push(
-      `${file}: ${found.length} literal SQL placeholder string(s), ${limit} allowed. Use sql\`…\` from db/query.ts:`,
-      ...found.map((f) => `  ${f}`),
-    );
-  }
-}
-for (const [file, limit] of allowed) {
-  const n = counted.get(file) ?? 0;
-  if (n < limit)
-    problems.push(
-      `${file}: holds ${n} now; lower its count in .ci/sql-allow-list.txt to ${n}${n ? '' : ' (remove the line)'}`,
-    );
-}
+const sources = check(sourceFiles(join(SERVER, 'src')), '.ci/sql-allow-list.txt');
+const tests = check(testFiles(SERVER), '.ci/sql-allow-list-tests.txt');
+const problems = [...sources.problems, ...tests.problems];
 if (problems.length) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-const total = [...counted.values()].reduce((a, b) => a + b, 0);
-console.log(`SQL check: no new literal placeholders (${total} allow-listed in ${counted.size} files)`);
+console.log(`SQL check: no new literal placeholders (sources: ${sources.summary}; tests: ${tests.summary})`);

@@ -44,7 +44,7 @@ function requestCalls(path) {
 
 const problems = [];
 const reasons = new Map();
-for (const path of testFiles(join(SERVER, 'src'), join(SERVER, 'test'))) {
+for (const path of testFiles(SERVER)) {
   if (path === EXEMPT) continue;
   for (const { where, reason } of requestCalls(path)) {
     if (reason === undefined)

@@ -29,6 +29,7 @@ import { workflowSchemas, workflowsContract } from './routes/workflows.js';
 
 export * from './common.js';
 export * from './meta.js';
+export * from './permissions.js';
 export * from './routes/activity.js';
 export * from './routes/analytics.js';
 export * from './routes/auth.js';

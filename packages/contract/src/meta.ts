@@ -1,3 +1,5 @@
+import type { ACCOUNT, Permission } from './permissions.js';
+
 /**
  * Who may call a route (read by the server's authentication middleware, shown in OpenAPI):
  * - `none`: anyone
@@ -10,8 +12,20 @@
  */
 export type RouteAuth = 'none' | 'session' | 'secret' | 'track' | 'dashboard' | 'project';
 
-export interface RouteMeta {
-  auth: RouteAuth;
+/**
+ * Every route a signed-in user can reach names its permission (`PERMISSIONS` in permissions.ts):
+ * a `session` route `account` (the user's own account, no project) or a permission on project
+ * `:id` of its path; a `dashboard` route on the project of `X-Project-Id` (or of the key); a
+ * `project` route on project `:id`. A route without one does not compile.
+ */
+export type RouteMeta = RouteMetaOptions &
+  (
+    | { auth: 'none' | 'secret' | 'track'; permission?: never }
+    | { auth: 'session'; permission: Permission | typeof ACCOUNT }
+    | { auth: 'dashboard' | 'project'; permission: Permission }
+  );
+
+interface RouteMetaOptions {
   /** Validation failures answer the bare `{ error }` 400 instead of the 422 envelope (spec §7). */
   errorStyle?: 'bare';
   /**

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ignoreOverride, zodToJsonSchema } from 'zod-to-json-schema';
 import type { ErrorCode } from './common.js';
 import { type RouteAuth, type RouteMeta, SESSION_COOKIE } from './meta.js';
+import { ACCOUNT, PERMISSIONS, type Permission, Role, SECRET_KEY_ROLE } from './permissions.js';
 import { WEBHOOK_EVENT_EXAMPLES } from './routes/webhook-events.js';
 
 export { toOpenApi30 } from './openapi30.js';
@@ -241,7 +242,9 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
   const op: OperationObject = {
     operationId: id,
     summary: route.summary,
-    description: `${route.description ?? `${route.summary}.`}\n\n${AUTH_TEXT[authOf(route)]}`,
+    description: [route.description ?? `${route.summary}.`, AUTH_TEXT[authOf(route)], permissionText(route)]
+      .filter(Boolean)
+      .join('\n\n'),
     tags,
     parameters: [
       ...objectParameters(route.pathParams, 'path', converter),
@@ -251,6 +254,8 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
     responses: buildResponses(route, converter),
   };
   op.security = SECURITY[authOf(route)];
+  const permission = permissionOf(route);
+  if (permission) op['x-pigeon-permission'] = { name: permission, roles: [...PERMISSIONS[permission]] };
   if ('body' in route && !isAppRouteNoBody(route.body) && route.body !== undefined) {
     const contentType = route.contentType ?? 'application/json';
     op.requestBody = {
@@ -264,6 +269,21 @@ function buildOperation(id: string, tags: string[], route: AppRoute, converter: 
 }
 
 const authOf = (route: AppRoute): RouteAuth => ((route.metadata ?? {}) as Partial<RouteMeta>).auth ?? 'secret';
+
+/** The project permission a route names (`RouteMeta.permission`), if any; `account` names none. */
+function permissionOf(route: AppRoute): Permission | undefined {
+  const permission = ((route.metadata ?? {}) as Partial<RouteMeta>).permission;
+  return permission === undefined || permission === ACCOUNT ? undefined : permission;
+}
+
+function permissionText(route: AppRoute): string | undefined {
+  const permission = permissionOf(route);
+  if (!permission) return undefined;
+  const roles: readonly Role[] = PERMISSIONS[permission];
+  const key = authOf(route) === 'session' ? '' : ` (a secret key counts as the ${SECRET_KEY_ROLE})`;
+  const others = roles.length < Role.options.length ? '; other members get 403 `INSUFFICIENT_ROLE`' : '';
+  return `Permission: \`${permission}\`, the ${roles.join(' or ')} role${key}${others}.`;
+}
 
 function objectParameters(
   schema: unknown,

@@ -1531,6 +1531,7 @@ export type InboundEmail = {
   id: string;
   headers: { value: string; name: string }[];
   contactId: string | null;
+  auth: { dkim: string; spf: string; dmarc: string };
   from: { name: string | null; email: string };
   to: string[];
   subject: string;
@@ -1540,7 +1541,6 @@ export type InboundEmail = {
   text: string | null;
   routeId: string | null;
   messageId: string | null;
-  auth: { dkim: string; spf: string; dmarc: string };
   inReplyTo: { contactId: string | null; emailId: string; by: 'header' | 'address' } | null;
   receivedAt: string;
 };
@@ -1649,6 +1649,7 @@ export interface EmailReceivedEventPayload {
   timestamp: string;
   data: {
     headers: { value: string; name: string }[];
+    auth: { dkim: string; spf: string; dmarc: string };
     contact: { id: string; email: string };
     from: { name: string | null; email: string };
     to: string[];
@@ -1660,7 +1661,6 @@ export interface EmailReceivedEventPayload {
     inboundEmailId: string;
     routeId: string;
     messageId: string | null;
-    auth: { dkim: string; spf: string; dmarc: string };
     inReplyTo: { contactId: string | null; emailId: string; by: 'header' | 'address' } | null;
   };
 }

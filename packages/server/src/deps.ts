@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Config } from './config/index.js';
 import type { Database } from './db/database.js';
+import type { Clock } from './kit/clock.js';
 import type { Logger } from './logger.js';
 import type { MailTransport } from './mail/mail-transport.js';
 import type { Relays } from './mail/relays.js';
@@ -39,8 +40,6 @@ export interface AppDeps {
   /** Check every response against the contract (on in tests, off in production). */
   validateResponses?: boolean;
   startedAt: Date;
-  /** The clock of time-based decisions that tests move (event webhook retries and disabling); default: now. */
-  clock?: () => Date;
+  /** The time of every time-based decision (expiry, schedules, rate windows): the system clock, or a test's. */
+  clock: Clock;
 }
-
-export const nowOf = (deps: Pick<AppDeps, 'clock'>): Date => deps.clock?.() ?? new Date();

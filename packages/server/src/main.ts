@@ -13,6 +13,7 @@ import { buildJobRegistry } from './job-list/index.js';
 import { startListenHub } from './jobs/listen-hub.js';
 import type { JobDefinition } from './jobs/registry.js';
 import { createScheduler } from './jobs/scheduler.js';
+import { clockOf, systemClock } from './kit/clock.js';
 import type { Logger } from './logger.js';
 import { createRelays } from './mail/relays.js';
 import { answerMetricsRequests } from './metrics/ipc.js';
@@ -39,7 +40,7 @@ export interface StartOptions {
   validateResponses?: boolean;
   /** Extra routes mounted before the 404 handler (tests). */
   mountExtraRoutes?: (app: Express, deps: AppDeps) => void;
-  /** The clock of event webhook retries and disabling (tests move it). */
+  /** The time of time-based decisions, when a test moves it (`deps.clock`); default: the system clock. */
   clock?: () => Date;
   /** Extra job definitions (tests). */
   extraJobs?: JobDefinition[];
@@ -126,6 +127,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
     const relays = createRelays(config.mail);
     cleanups.unshift(async () => relays.close());
     const mailer = relays.system.transport;
+    const clock = options.clock ? clockOf(options.clock) : systemClock;
     deps = {
       config,
       db,
@@ -135,7 +137,7 @@ export async function startPigeon(config: Config, logger: Logger, options: Start
       relays,
       startedAt: new Date(),
       validateResponses: options.validateResponses,
-      clock: options.clock,
+      clock,
     };
 
     if (config.role !== 'api') {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { queryRows, sql } from '../src/db/query.js';
 import { api, bodyOf } from './api.js';
 import type { TestPigeon, TestResponse } from './helpers.js';
 
@@ -110,9 +111,9 @@ export async function waitForJob(
 
 /** Names of the events stored for a contact, oldest first. */
 export async function eventNames(pigeon: TestPigeon, contactId: string): Promise<string[]> {
-  const { rows } = await pigeon.deps.db.pool.query<{ name: string }>(
-    'SELECT name FROM events WHERE contact_id = $1 ORDER BY created_at, id',
-    [contactId],
+  const rows = await queryRows<{ name: string }>(
+    pigeon.deps.db.pool,
+    sql`SELECT name FROM events WHERE contact_id = ${contactId} ORDER BY created_at, id`,
   );
   return rows.map((r) => r.name);
 }

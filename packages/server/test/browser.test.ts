@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject, outboxMessages } from './accounts.js';
 import { api, bodyOf } from './api.js';
 import { hasChromium, launchChromium, SCREENSHOTS } from './chromium.js';
@@ -56,7 +57,7 @@ describe.skipIf(!hasChromium)('pages in a real browser (headless Chromium)', () 
     await page.getByRole('button', { name: 'Unsubscribe' }).click();
     await page.getByRole('heading', { name: 'You are unsubscribed' }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'browser-unsubscribed.png') });
-    const { rows } = await pigeon.deps.db.pool.query('SELECT subscribed FROM contacts WHERE id = $1', [contactId]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT subscribed FROM contacts WHERE id = ${contactId}`);
     expect(rows[0]?.subscribed).toBe(false);
     await page.close();
   });

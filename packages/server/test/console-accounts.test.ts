@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject, outboxMessages, uniqueEmail } from './accounts.js';
 import { api } from './api.js';
 import { checkPage, hasChromium, launchChromium } from './chromium.js';
@@ -73,8 +74,8 @@ describe.skipIf(!hasChromium)('the console before sign-in', () => {
     await checkPage(page, 'verify-email');
     await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.getByText(`${email} is confirmed`).waitFor();
-    const user = await pigeon.deps.db.pool.query('SELECT email_verified FROM users WHERE email = $1', [email]);
-    expect(user.rows[0]?.email_verified).toBe(true);
+    const [user] = await queryRows(pigeon.deps.db.pool, sql`SELECT email_verified FROM users WHERE email = ${email}`);
+    expect(user?.email_verified).toBe(true);
     await page.context().close();
   });
 

@@ -2,6 +2,7 @@ import { afterAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { bodyOf, api as client } from './api.js';
+import { setDomainsVerified } from './fixtures/domains.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { startSmtpSink } from './smtp-sink.js';
 import { until } from './until.js';
@@ -19,7 +20,7 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
   try {
     const { auth, project } = await newProject(api);
     await client(api, auth).domains.create({ body: { domain: 'crash.example' } });
-    await api.deps.db.pool.query('UPDATE domains SET verified_at = now() WHERE project_id = $1', [project.id]);
+    await setDomainsVerified(api.deps.db.pool, project.id);
     workers = workerProcesses({
       DATABASE_URL: databaseUrl,
       SMTP_URL: sink.url,

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject, outboxMessages } from './accounts.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 import { freePort, onFreePort } from './ports.js';
@@ -284,7 +285,7 @@ describe.skipIf(tlsUnavailable)('deploy/nginx/pigeon.conf in front of Pigeon', (
     const click = await call('GET', new URL(link ?? '').pathname);
     expect(click.status).toBe(302);
     expect(click.headers.location).toBe('https://example.com/pricing');
-    const { rows } = await pigeon.deps.db.pool.query('SELECT clicks FROM emails WHERE id = $1', [emailId]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT clicks FROM emails WHERE id = ${emailId}`);
     expect(rows[0]?.clicks).toBe(1);
   });
 

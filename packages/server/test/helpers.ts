@@ -8,6 +8,7 @@ import { loadConfig, type ProcessRole } from '../src/config/index.js';
 import { runMigrations } from '../src/db/migrator.js';
 import { createLogger } from '../src/logger.js';
 import { type RunningPigeon, type StartOptions, startPigeon } from '../src/main.js';
+import { insertBareProject } from './fixtures/projects.js';
 import { adminQuery, withDatabase } from './global-setup.js';
 
 export const TEST_DATA_ENCRYPTION_KEY = 'a1'.repeat(32);
@@ -54,11 +55,7 @@ export async function databaseMigratedTo(to: string): Promise<{ url: string; up:
  */
 export async function poolWithProject(projectId: string, max = 2): Promise<pg.Pool> {
   const pool = new pg.Pool({ connectionString: await createTestDatabase(), max });
-  await pool.query(
-    `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
-     VALUES ($1, 'test', $2, $3, $4, $5)`,
-    [projectId, `pk-${projectId}`, `sk-${projectId}`, Buffer.from(projectId), Buffer.from(`s${projectId}`)],
-  );
+  await insertBareProject(pool, projectId);
   return pool;
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { api, bodyOf } from './api.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
@@ -47,8 +48,9 @@ async function plunkProject(sender?: string) {
 }
 
 const storedEmail = async (id: string) =>
-  (await pigeon.deps.db.pool.query('SELECT from_email, from_name, subject, html FROM emails WHERE id = $1', [id]))
-    .rows[0];
+  (
+    await queryRows(pigeon.deps.db.pool, sql`SELECT from_email, from_name, subject, html FROM emails WHERE id = ${id}`)
+  )[0];
 
 describe('@plunk/node 3.0.3 against Pigeon', () => {
   it('sends without `from` through the project default sender, Markdown rendered', async () => {
@@ -66,9 +68,9 @@ describe('@plunk/node 3.0.3 against Pigeon', () => {
     expect(sent.contact.email).toBe('ada@example.com');
     const stored = await storedEmail(sent.email);
     expect(stored).toMatchObject({ from_email: at('hello'), from_name: 'Plunk user', subject: 'Welcome' });
-    expect(stored.html).toContain('<h1>Welcome</h1>');
-    expect(stored.html).toContain('<strong>signing up</strong>');
-    expect(stored.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(stored?.html).toContain('<h1>Welcome</h1>');
+    expect(stored?.html).toContain('<strong>signing up</strong>');
+    expect(stored?.html).toContain('&lt;img src=x onerror=alert(1)&gt;');
   });
 
   it('sends to several recipients with an explicit from', async () => {
@@ -152,7 +154,7 @@ describe("docs/coming-from-plunk.md's snippets", () => {
     }
     const contacts = bodyOf(await api(pigeon, auth).contacts.list(), 200);
     expect(contacts.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'pro' } }]);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT subject FROM emails WHERE project_id = $1', [project.id]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT subject FROM emails WHERE project_id = ${project.id}`);
     expect(rows).toEqual([{ subject: 'Welcome' }]);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { api, bodyOf } from './api.js';
 import { killAllCli, startCli } from './cli.js';
@@ -170,7 +171,7 @@ describe('pigeon start with worker processes', () => {
       expect(sent.status).toBe(200);
       const emailId = bodyOf(sent, 200).data.emails[0]?.email;
       await waitFor('the email to be delivered', async () => {
-        const { rows } = await db.query('SELECT status FROM emails WHERE id = $1', [emailId]);
+        const rows = await queryRows(db, sql`SELECT status FROM emails WHERE id = ${emailId}`);
         return rows[0]?.status === 'SENT';
       });
       const outbox = readdirSync(join(dataDir, 'outbox'))

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newProject } from './accounts.js';
 import { api, bodyOf } from './api.js';
+import { forgetMigration } from './fixtures/db.js';
 import { adminQuery } from './global-setup.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
 
@@ -39,9 +40,7 @@ describe('GET /health/ready with workers in this process', () => {
 
   it('503 while a migration this code knows is not applied', async () => {
     const { pool } = pigeon.deps.db;
-    const { rows } = await pool.query("SELECT * FROM mikro_orm_migrations WHERE name LIKE 'Migration20261203000000%'");
-    expect(rows).toHaveLength(1);
-    await pool.query('DELETE FROM mikro_orm_migrations WHERE id = $1', [rows[0].id]);
+    const restore = await forgetMigration(pool, 'Migration20261203000000');
     try {
       const res = await ready(pigeon);
       expect(res.status).toBe(503);
@@ -50,11 +49,7 @@ describe('GET /health/ready with workers in this process', () => {
         reasons: [{ check: 'migrations', message: 'migrations pending: Migration20261203000000_worker_heartbeats' }],
       });
     } finally {
-      await pool.query('INSERT INTO mikro_orm_migrations (id, name, executed_at) VALUES ($1, $2, $3)', [
-        rows[0].id,
-        rows[0].name,
-        rows[0].executed_at,
-      ]);
+      await restore();
     }
     expect((await ready(pigeon)).status).toBe(200);
   });

@@ -2,11 +2,12 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { readTransportStatus } from '../src/mail/transport-status.js';
 import { api, bodyOf } from './api.js';
 import { killAllCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
-import { emailStatus, ensureEmailsPartition, idAt, insertEmailRow, monthStart } from './email-rows.js';
+import { emailStatus, ensureEmailsPartition, idAt, insertEmailRow, monthStart } from './fixtures/email-states.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon, type TestPigeon } from './helpers.js';
 import { verifiedSender } from './sending.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
@@ -83,9 +84,9 @@ async function expectAllDeliveredOnce(
   expect(new Set(addresses).size).toBe(RECIPIENTS);
   const stats = (await client.campaigns.stats({ params })).body;
   expect(stats).toMatchObject({ sent: RECIPIENTS, pending: 0 });
-  const { rows } = await pigeon.deps.db.pool.query(
-    'SELECT status, max(attempts)::int AS attempts, count(*)::int AS n FROM emails WHERE campaign_id = $1 GROUP BY status',
-    [setup.campaignId],
+  const rows = await queryRows(
+    pigeon.deps.db.pool,
+    sql`SELECT status, max(attempts)::int AS attempts, count(*)::int AS n FROM emails WHERE campaign_id = ${setup.campaignId} GROUP BY status`,
   );
   // No attempt was charged for the outage.
   expect(rows).toEqual([{ status: 'SENT', attempts: 1, n: RECIPIENTS }]);
@@ -120,11 +121,11 @@ it('a relay down longer than the old retry schedule costs no mail: the campaign 
       lastError: expect.stringMatching(/ECONNREFUSED|421|connect/i),
     });
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
-    const { rows: failed } = await pigeon.deps.db.pool.query(
-      "SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status = 'FAILED'",
-      [setup.campaignId],
+    const failed = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM emails WHERE campaign_id = ${setup.campaignId} AND status = 'FAILED'`,
     );
-    expect(failed[0].n).toBe(0);
+    expect(failed[0]?.n).toBe(0);
     const campaign = await api(pigeon, setup.s.auth).campaigns.get({ params: { id: setup.campaignId } });
     expect(bodyOf(campaign, 200).status).toBe('SENDING');
     await sink.restart();
@@ -208,10 +209,10 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     await client.campaigns.send({ params, body: undefined });
     const get = async () => bodyOf(await client.campaigns.get({ params }), 200);
     expect((await until(get, (k) => k.status === 'SENT')).status).toBe('SENT');
-    const { rows: failed } = await db.query(
-      `SELECT status, attempts, last_error, next_attempt_at <= created_at + make_interval(secs => $2) AS within
-       FROM emails WHERE campaign_id = $1`,
-      [campaignId, lifetimeMs / 1000],
+    const failed = await queryRows(
+      db,
+      sql`SELECT status, attempts, last_error, next_attempt_at <= created_at + make_interval(secs => ${lifetimeMs / 1000}) AS within
+       FROM emails WHERE campaign_id = ${campaignId}`,
     );
     expect(failed).toHaveLength(3);
     for (const row of failed) {
@@ -226,8 +227,8 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     const bounced = await client.emails.send({ body: { to: a, from: s.from, subject: 'bounce', body: '<p>b</p>' } });
     const bouncedId = bodyOf(bounced, 200).data.emails[0]?.email;
     const status = async () =>
-      (await db.query('SELECT status, attempts FROM emails WHERE id = $1', [bouncedId])).rows[0];
-    expect(await until(status, (r) => r.status !== 'QUEUED' && r.status !== 'SENDING')).toEqual({
+      (await queryRows(db, sql`SELECT status, attempts FROM emails WHERE id = ${bouncedId}`))[0];
+    expect(await until(status, (r) => r?.status !== 'QUEUED' && r?.status !== 'SENDING')).toEqual({
       status: 'BOUNCED',
       attempts: 1,
     });
@@ -244,9 +245,10 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     await until(get, (k) => k.status === 'SENT');
     await new Promise((r) => setTimeout(r, 300));
     expect(sink.messages.flatMap((m) => m.to).filter((t) => t.startsWith('rq-'))).toEqual([c]);
-    const { rows } = await db.query('SELECT to_email, status FROM emails WHERE campaign_id = $1 ORDER BY to_email', [
-      campaignId,
-    ]);
+    const rows = await queryRows(
+      db,
+      sql`SELECT to_email, status FROM emails WHERE campaign_id = ${campaignId} ORDER BY to_email`,
+    );
     expect(rows).toEqual([
       { to_email: a, status: 'FAILED' },
       { to_email: b, status: 'FAILED' },
@@ -263,7 +265,7 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     sink.failFor(d, 451);
     const sent = await client.emails.send({ body: { to: d, from: s.from, subject: 'later', body: '<p>l</p>' } });
     const dId = bodyOf(sent, 200).data.emails[0]?.email;
-    const dStatus = async () => (await db.query('SELECT status FROM emails WHERE id = $1', [dId])).rows[0].status;
+    const dStatus = async () => (await queryRows(db, sql`SELECT status FROM emails WHERE id = ${dId}`))[0]?.status;
     expect(await until(dStatus, (v) => v === 'FAILED')).toBe('FAILED');
     sink.failFor(d, null);
     const project = await client.emails.requeueFailed();

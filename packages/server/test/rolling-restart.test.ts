@@ -2,9 +2,11 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { api, bodyOf } from './api.js';
 import { killAllCli, startCli } from './cli.js';
+import { setDomainsVerified } from './fixtures/domains.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { freePort } from './ports.js';
 import { startSmtpSink } from './smtp-sink.js';
@@ -38,7 +40,7 @@ it('a rolling restart of every API and worker process during a campaign loses an
     const { auth, project } = await newProject(setup);
     const client = api(setup, auth);
     bodyOf(await client.domains.create({ body: { domain: 'rolling.example' } }), 201);
-    await setup.deps.db.pool.query('UPDATE domains SET verified_at = now() WHERE project_id = $1', [project.id]);
+    await setDomainsVerified(setup.deps.db.pool, project.id);
     const emails = Array.from({ length: RECIPIENTS }, (_, i) => `r${i}@example.com`);
     for (let i = 0; i < emails.length; i += 25) {
       await Promise.all(emails.slice(i, i + 25).map((email) => client.contacts.create({ body: { email } })));
@@ -132,10 +134,10 @@ it('a rolling restart of every API and worker process during a campaign loses an
     );
     expect(detail).toMatchObject({ status: 'SENT', sentCount: RECIPIENTS });
 
-    const { rows } = await setup.deps.db.pool.query(
-      `SELECT count(*)::int AS n, count(DISTINCT data->>'n')::int AS distinct_n FROM events
-        WHERE project_id = $1 AND name = 'rolling'`,
-      [project.id],
+    const rows = await queryRows(
+      setup.deps.db.pool,
+      sql`SELECT count(*)::int AS n, count(DISTINCT data->>'n')::int AS distinct_n FROM events
+        WHERE project_id = ${project.id} AND name = 'rolling'`,
     );
     expect(rows[0]).toEqual({ n: tracked.length, distinct_n: tracked.length });
     expect(tracked.length).toBeGreaterThan(10);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The built SDK, exactly as customers install it (the test command builds before running).
 import { createPigeon, Pigeon, PigeonError } from '../../sdk/dist/index.js';
+import { queryRows, sql } from '../src/db/query.js';
 import { recordDeliveryFeedback } from '../src/modules/deliverability/feedback.js';
 import { newProject } from './accounts.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
@@ -48,7 +49,7 @@ describe('the SDK against a real server', () => {
       feed = await api.activity.list({ types: ['email.sent'] });
     }
     expect(feed.data).toMatchObject([{ type: 'email.sent', emailId, subject: 'Hello' }]);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT tracked, html FROM emails WHERE id = $1', [emailId]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT tracked, html FROM emails WHERE id = ${emailId}`);
     expect(rows[0]).toMatchObject({ tracked: false, html: '<a href="https://example.com">x</a>' });
   });
 
@@ -257,7 +258,10 @@ describe('the SDK against a real server', () => {
     [calls, dropNext] = [0, true];
     const sent = await api.emails.send({ to: 'lost@example.com', from: 'hi@lossy.example', subject: 'Hi', body: 'Hi' });
     expect(calls).toBe(2);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT id FROM emails WHERE to_email = $1', ['lost@example.com']);
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT id FROM emails WHERE to_email = ${'lost@example.com'}`,
+    );
     expect(rows.map((r) => r.id)).toEqual([sent.emails[0]?.email]);
   });
 });

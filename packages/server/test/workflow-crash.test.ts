@@ -1,7 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
 import { api as client } from './api.js';
+import { setDomainsVerified } from './fixtures/domains.js';
+import { wakeExecution } from './fixtures/workflows.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
 import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 import { startTarget, type Target } from './webhook-targets.js';
@@ -49,7 +52,7 @@ const worker = () => workers.start();
 
 async function verified(auth: Record<string, string>, projectId: string) {
   await client(api, auth).domains.create({ body: { domain: 'crash-wf.example' } });
-  await api.deps.db.pool.query('UPDATE domains SET verified_at = now() WHERE project_id = $1', [projectId]);
+  await setDomainsVerified(api.deps.db.pool, projectId);
 }
 
 it('SEND_EMAIL: a worker killed after queueing the email but before recording the step sends it once', async () => {
@@ -89,11 +92,11 @@ it('SEND_EMAIL: a worker killed after queueing the email but before recording th
   await blocker.query('COMMIT');
   await blocker.end();
   // The killed transaction took its email with it.
-  const { rows: none } = await api.deps.db.pool.query(
-    'SELECT count(*)::int AS n FROM emails WHERE workflow_execution_id IS NOT NULL AND project_id = $1',
-    [project.id],
+  const none = await queryRows(
+    api.deps.db.pool,
+    sql`SELECT count(*)::int AS n FROM emails WHERE workflow_execution_id IS NOT NULL AND project_id = ${project.id}`,
   );
-  expect(none[0].n).toBe(0);
+  expect(none[0]?.n).toBe(0);
 
   const second = worker();
   await second.ready;
@@ -108,11 +111,11 @@ it('SEND_EMAIL: a worker killed after queueing the email but before recording th
   );
   await new Promise((r) => setTimeout(r, 500)); // room for a duplicate to show up
   expect(sink.messages.filter((m) => m.to.includes(email))).toHaveLength(1);
-  const { rows } = await api.deps.db.pool.query(
-    'SELECT count(*)::int AS n FROM emails WHERE project_id = $1 AND workflow_execution_id IS NOT NULL',
-    [project.id],
+  const rows = await queryRows(
+    api.deps.db.pool,
+    sql`SELECT count(*)::int AS n FROM emails WHERE project_id = ${project.id} AND workflow_execution_id IS NOT NULL`,
   );
-  expect(rows[0].n).toBe(1);
+  expect(rows[0]?.n).toBe(1);
   expect(await stopGracefully(second)).toBe(0);
 }, 90_000);
 
@@ -140,7 +143,7 @@ it('WEBHOOK: a worker killed while the call is in flight retries it with the sam
   const [leased] = await executionsOf(api, auth, wf.id);
   expect(leased?.status).toBe('RUNNING');
   // The lease of the dead worker runs out.
-  await api.deps.db.pool.query('UPDATE workflow_executions SET wake_at = now() WHERE id = $1', [leased?.id]);
+  await wakeExecution(api.deps.db.pool, leased?.id as string);
 
   const second = worker();
   await second.ready;

@@ -77,7 +77,7 @@ const TypesFilter = z
   })
   .describe('Comma-separated activity types, e.g. `email.open,email.click`; omitted means all');
 
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 
 export const activityContract = c.router(
   {

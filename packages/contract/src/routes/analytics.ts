@@ -5,7 +5,7 @@ import { meta } from '../meta.js';
 import { CampaignStatus } from './campaigns.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 
 /** The email metrics, in the order they are reported; each counts the events of one name. */
 export const ANALYTICS_METRICS = {

@@ -106,7 +106,7 @@ export const authContract = c.router(
       method: 'POST',
       path: '/auth/request-verification',
       summary: 'Mail a new email-verification link to the signed-in user',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       body: c.noBody(),
       responses: { 202: Accepted, ...commonErrors },
     },
@@ -144,7 +144,7 @@ export const authContract = c.router(
       method: 'GET',
       path: '/users/@me/sign-in-methods',
       summary: "The signed-in user's ways to sign in: a password, linked providers, or both",
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       responses: { 200: SignInMethods, ...commonErrors },
     },
     unlinkIdentity: {
@@ -154,7 +154,7 @@ export const authContract = c.router(
       description:
         'Refused with 409 CONFLICT (details.reason LAST_SIGN_IN_METHOD) when it is the only way left to sign in (no ' +
         'password, no other provider): set a password first (POST /auth/request-password-reset) or link another provider.',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       pathParams: z.object({ provider: OAuthProviderId }),
       body: c.noBody(),
       responses: { 200: SignInMethods, 404: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
@@ -163,7 +163,7 @@ export const authContract = c.router(
       method: 'POST',
       path: '/auth/accept-invitation',
       summary: 'Join a project with an invitation token (signed-in user whose email was invited)',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       body: z.object({ token: Token }),
       responses: {
         200: z.object({ projectId: z.string().uuid(), role: z.string() }),

@@ -113,7 +113,7 @@ export const billingContract = c.router(
       method: 'GET',
       path: '/users/@me/projects/:id/billing-limits',
       summary: 'The monthly caps per category (null: no cap)',
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.use' }),
       pathParams: ProjectId,
       responses: { 200: BillingLimits, ...billingErrors },
     },
@@ -122,7 +122,7 @@ export const billingContract = c.router(
       path: '/users/@me/projects/:id/billing-limits',
       summary:
         'Set monthly caps (OWNER or ADMIN); categories left out keep their cap. Mail over a cap is refused with 403 BILLING_LIMIT_EXCEEDED',
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: BillingLimitsUpdate,
       responses: { 200: BillingLimits, ...billingErrors },
@@ -131,7 +131,7 @@ export const billingContract = c.router(
       method: 'GET',
       path: '/users/@me/projects/:id/billing-consumption',
       summary: 'Emails queued this month per category, against the caps, and when the counters reset',
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.use' }),
       pathParams: ProjectId,
       responses: { 200: BillingConsumption, ...billingErrors },
     },
@@ -140,7 +140,7 @@ export const billingContract = c.router(
       path: '/users/@me/projects/:id/checkout',
       summary:
         'A Stripe Checkout session for the subscription (OWNER or ADMIN); 404 BILLING_DISABLED when billing is off',
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: CheckoutBody,
       responses: { 200: RedirectSession, ...stripeErrors },
@@ -150,7 +150,7 @@ export const billingContract = c.router(
       path: '/users/@me/projects/:id/billing-portal',
       summary:
         'A Stripe billing portal session (OWNER or ADMIN); 409 before the first checkout, 404 BILLING_DISABLED when billing is off',
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: c.noBody(),
       responses: { 200: RedirectSession, ...stripeErrors },
@@ -160,7 +160,7 @@ export const billingContract = c.router(
       path: '/users/@me/projects/:id/billing-invoices',
       summary:
         "The project's Stripe invoices, newest first (empty before the first checkout); 404 BILLING_DISABLED when billing is off",
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.manage' }),
       pathParams: ProjectId,
       responses: { 200: Invoices, ...stripeErrors },
     },

@@ -102,7 +102,7 @@ export const AudienceCountInput = CampaignInput.pick({
 const CampaignId = z.object({ id: z.string().uuid() });
 const notFound = { 404: ErrorEnvelope };
 /** A secret key, or a member's session (the console) with `X-Project-Id`. */
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 /** Audience queries run under the segments' statement timeout. */
 const timeout = { 503: ErrorEnvelope };
 
@@ -114,6 +114,7 @@ export const campaignsContract = c.router(
       summary: 'Create a campaign (DRAFT)',
       metadata: meta({
         auth: 'dashboard',
+        permission: 'project.use',
         example: {
           name: 'November newsletter',
           subject: 'News for {{name ?? "you"}}',
@@ -183,7 +184,11 @@ export const campaignsContract = c.router(
       summary: 'How many contacts an audience would reach if sent now',
       description:
         'Counted as sending freezes it: subscribed contacts only for MARKETING and HEADLESS (and with a `topicId`, whatever the type, only those subscribed to the topic too), suppressed addresses left out. Refused as creating a campaign with this audience would be (422 for a missing or unknown segment or topic, 400 `INVALID_CONDITION` naming the filter).',
-      metadata: meta({ auth: 'dashboard', example: { type: 'MARKETING', audienceType: 'ALL' } }),
+      metadata: meta({
+        auth: 'dashboard',
+        permission: 'project.use',
+        example: { type: 'MARKETING', audienceType: 'ALL' },
+      }),
       body: AudienceCountInput,
       responses: { 200: z.object({ count: z.number().int() }), 400: ErrorEnvelope, ...timeout, ...commonErrors },
     },

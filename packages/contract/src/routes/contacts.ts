@@ -146,7 +146,7 @@ export const FieldInfo = z.object({
 });
 
 const notFound = { 404: ErrorEnvelope };
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 
 export const contactsContract = c.router(
   {
@@ -278,7 +278,7 @@ export const contactsContract = c.router(
       path: '/contacts',
       summary: 'Create or update a contact by email (upsert)',
       description: '201 when created, 200 when an existing contact was updated; both carry `_meta`.',
-      metadata: meta({ auth: 'dashboard', errorStyle: 'bare' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use', errorStyle: 'bare' }),
       body: z.object({ email: ContactEmail, subscribed: z.boolean().optional(), data: ContactData.optional() }),
       responses: { 201: ContactWithMeta, 200: ContactWithMeta, 400: BareError, ...commonErrors },
     },

@@ -118,7 +118,7 @@ export const dmarcReportsContract = c.router(
       description:
         'Reports mailed by receivers (Google, Microsoft, Yahoo…) to the rua address of the domain’s DMARC record ' +
         '(`reportAddress`), counted once per reporter and report id. Alignment is the receivers’ own verdict.',
-      metadata: meta({ auth: 'dashboard' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use' }),
       pathParams: z.object({ id: z.string().uuid() }),
       query: DmarcRange,
       responses: { 200: DomainDmarc, 404: ErrorEnvelope, ...commonErrors },

@@ -5,7 +5,8 @@ import { meta } from '../meta.js';
 import { DmarcAlignment } from './dmarc-reports.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
+const manage = meta({ auth: 'dashboard', permission: 'project.manage' });
 const Id = z.object({ id: z.string().uuid() });
 
 export const DnsRecordPurpose = z.enum(['dkim', 'spf', 'dmarc']);
@@ -102,7 +103,7 @@ export const domainsContract = c.router(
       method: 'POST',
       path: '/domains',
       summary: 'Add a sender domain; returns the DNS records to publish (DKIM, plus SPF and DMARC suggestions)',
-      metadata: dashboard,
+      metadata: manage,
       body: z.object({ domain: DomainName }),
       responses: { 201: Domain, 403: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
     },
@@ -127,7 +128,11 @@ export const domainsContract = c.router(
       method: 'PUT',
       path: '/domains/:id/warmup',
       summary: "Set the domain's warm-up: a daily cap on campaign and workflow mail, ramping over days",
-      metadata: meta({ auth: 'dashboard', example: { enabled: true, startCap: 50, targetCap: 20000, days: 30 } }),
+      metadata: meta({
+        auth: 'dashboard',
+        permission: 'project.manage',
+        example: { enabled: true, startCap: 50, targetCap: 20000, days: 30 },
+      }),
       pathParams: Id,
       body: DomainWarmupSettings,
       responses: { 200: DomainDetail, 403: ErrorEnvelope, 404: ErrorEnvelope, ...commonErrors },
@@ -144,7 +149,7 @@ export const domainsContract = c.router(
       method: 'DELETE',
       path: '/domains/:id',
       summary: 'Remove a domain (409 while a template sends from it)',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       body: c.noBody(),
       responses: { 204: c.noBody(), 403: ErrorEnvelope, 404: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },

@@ -4,7 +4,7 @@ import { CursorQuery, cappedCursorPage, commonErrors, ErrorEnvelope, Timestamp }
 import { meta } from '../meta.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 
 /**
  * What became of an email. The names are the ones `emails` rows keep, plus two derived ones:

@@ -96,7 +96,7 @@ export const RangeTotals = z.object({
   byDay: z.array(z.object({ day: z.string().describe('YYYY-MM-DD (UTC)'), count: z.number().int() })),
 });
 
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 const EventNamePath = z.object({ eventName: z.string().min(1).max(200) });
 
 const track = {

@@ -5,7 +5,7 @@ import { meta } from '../meta.js';
 import { DomainName } from './domains.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 const Id = z.object({ id: z.string().uuid() });
 
 /** Routes per project at most (README "Receiving mail"). */

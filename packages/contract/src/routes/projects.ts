@@ -2,13 +2,12 @@ import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
+import { Role } from '../permissions.js';
 import { Email, User } from './auth.js';
 import { MailTransportStatus, RelayRoutes } from './mail-transport.js';
 
 const c = initContract();
 
-export const Role = z.enum(['OWNER', 'ADMIN', 'MEMBER']);
-export type Role = z.infer<typeof Role>;
 export const TrackingMode = z.enum(['ENABLED', 'DISABLED', 'MARKETING_ONLY']);
 export type TrackingMode = z.infer<typeof TrackingMode>;
 
@@ -193,21 +192,21 @@ export const usersContract = c.router(
       method: 'GET',
       path: '/users/@me',
       summary: 'The signed-in user',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       responses: { 200: User, ...commonErrors },
     },
     listProjects: {
       method: 'GET',
       path: '/users/@me/projects',
       summary: "The signed-in user's projects, with keys",
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       responses: { 200: z.array(Project), ...commonErrors },
     },
     createProject: {
       method: 'POST',
       path: '/users/@me/projects',
       summary: 'Create a project; the caller becomes its OWNER',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'account' }),
       body: z.object({ name: z.string().trim().min(1).max(100) }),
       responses: { 201: Project, ...commonErrors },
     },
@@ -215,7 +214,7 @@ export const usersContract = c.router(
       method: 'PATCH',
       path: '/users/@me/projects/:id',
       summary: 'Update project settings (OWNER or ADMIN)',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: z
         .object({
@@ -237,7 +236,7 @@ export const usersContract = c.router(
       method: 'DELETE',
       path: '/users/@me/projects/:id',
       summary: 'Delete a project and all its data (OWNER)',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.own' }),
       pathParams: ProjectId,
       body: c.noBody(),
       responses: { 204: c.noBody(), ...forbidden, ...commonErrors },
@@ -246,7 +245,7 @@ export const usersContract = c.router(
       method: 'POST',
       path: '/users/@me/projects/:id/regenerate-keys',
       summary: 'Replace both API keys at once (OWNER or ADMIN); old keys stop working immediately',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: c.noBody(),
       responses: { 200: Project, ...forbidden, ...commonErrors },
@@ -256,7 +255,7 @@ export const usersContract = c.router(
       path: '/users/@me/projects/:id/webhook-secret',
       summary:
         'Create or rotate the webhook signing secret (OWNER or ADMIN); the only time it is shown. The previous one keeps signing for 24 hours',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: c.noBody(),
       responses: {
@@ -269,7 +268,7 @@ export const usersContract = c.router(
       method: 'POST',
       path: '/users/@me/projects/:id/reset',
       summary: "Wipe the project's data (irreversible; OWNER); keeps the project, members and keys",
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.own' }),
       pathParams: ProjectId,
       body: c.noBody(),
       responses: {
@@ -282,7 +281,7 @@ export const usersContract = c.router(
       method: 'GET',
       path: '/users/@me/projects/:id/security',
       summary: 'Bounce and complaint rates and recent suspensions',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.use' }),
       pathParams: ProjectId,
       responses: { 200: SecurityState, ...forbidden, ...commonErrors },
     },
@@ -296,7 +295,7 @@ export const projectsContract = c.router(
       method: 'GET',
       path: '/projects/:id/setup-state',
       summary: 'What a new project still has to do',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.use' }),
       pathParams: ProjectId,
       responses: { 200: SetupState, ...forbidden, ...commonErrors },
     },
@@ -304,7 +303,7 @@ export const projectsContract = c.router(
       method: 'GET',
       path: '/projects/:id/security',
       summary: 'Bounce and complaint rates and recent suspensions',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.use' }),
       pathParams: ProjectId,
       responses: { 200: SecurityState, ...forbidden, ...commonErrors },
     },
@@ -313,7 +312,7 @@ export const projectsContract = c.router(
       path: '/projects/:id/security/resume-campaigns',
       summary:
         'Lift a campaign pause set by the deliverability thresholds (OWNER or ADMIN): held campaign mail goes out again',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: c.noBody(),
       responses: { 200: SecurityState, ...forbidden, ...commonErrors },
@@ -322,7 +321,7 @@ export const projectsContract = c.router(
       method: 'GET',
       path: '/projects/:id/members',
       summary: 'Members and pending invitations',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.use' }),
       pathParams: ProjectId,
       responses: { 200: Members, ...forbidden, ...commonErrors },
     },
@@ -330,7 +329,7 @@ export const projectsContract = c.router(
       method: 'POST',
       path: '/projects/:id/members',
       summary: 'Add an existing user, or mail an invitation to an unknown address (OWNER or ADMIN)',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: ProjectId,
       body: z.object({ email: Email, role: Role.default('MEMBER') }),
       responses: { 201: InviteResult, 409: ErrorEnvelope, ...forbidden, ...commonErrors },
@@ -339,7 +338,7 @@ export const projectsContract = c.router(
       method: 'PATCH',
       path: '/projects/:id/members/:userId',
       summary: "Change a member's role (OWNER or ADMIN; only an OWNER grants or removes OWNER)",
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: MemberPath,
       body: z.object({ role: Role }),
       responses: { 200: Member, 409: ErrorEnvelope, ...forbidden, ...commonErrors },
@@ -349,7 +348,7 @@ export const projectsContract = c.router(
       path: '/projects/:id/members/:userId',
       summary:
         'Remove a member (OWNER or ADMIN); the last OWNER cannot be removed. Says whether they could see the secret key',
-      metadata: meta({ auth: 'session' }),
+      metadata: meta({ auth: 'session', permission: 'project.manage' }),
       pathParams: MemberPath,
       body: c.noBody(),
       responses: { 200: MemberRemoved, 409: ErrorEnvelope, ...forbidden, ...commonErrors },

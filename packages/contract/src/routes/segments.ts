@@ -87,7 +87,7 @@ export const SegmentUsage = z.object({ campaigns: Named, workflows: Named, segme
 const notFound = { 404: ErrorEnvelope };
 /** Condition queries run under a statement timeout (SEGMENT_QUERY_TIMEOUT_SECONDS). */
 const timeout = { 503: ErrorEnvelope };
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 
 export const segmentsContract = c.router(
   {
@@ -97,7 +97,7 @@ export const segmentsContract = c.router(
       summary: 'Create a segment',
       description:
         'A DYNAMIC segment (the default) needs a condition; a STATIC segment must not have one. Invalid input answers the bare `{ error }` 400.',
-      metadata: meta({ auth: 'dashboard', errorStyle: 'bare' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use', errorStyle: 'bare' }),
       body: SegmentCreate,
       responses: { 201: Segment, 400: BareError, ...timeout, ...commonErrors },
     },

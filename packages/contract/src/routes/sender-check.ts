@@ -47,7 +47,7 @@ export const senderCheckContract = c.router(
         'Check a sender domain against what Gmail and Yahoo require of bulk senders: SPF, DKIM, DMARC policy and alignment, the return path MX, one-click unsubscribe, complaint and bounce rates, TLS to the relay',
       description:
         'Each rule answers pass, warn or fail with what was found and the fix. DNS is looked up now; the rates are the project health window’s (`health` of the project’s security state), per project, not per domain.',
-      metadata: meta({ auth: 'dashboard' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use' }),
       pathParams: z.object({ id: z.string().uuid() }),
       responses: { 200: SenderCheck, 404: ErrorEnvelope, ...commonErrors },
     },

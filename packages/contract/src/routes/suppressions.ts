@@ -32,7 +32,7 @@ export const suppressionsContract = c.router(
       method: 'GET',
       path: '/suppressions',
       summary: 'Addresses this project no longer sends to (hard bounces and complaints), newest first',
-      metadata: meta({ auth: 'dashboard' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use' }),
       query: SuppressionListQuery,
       responses: { 200: cursorPage(Suppression), ...commonErrors },
     },
@@ -41,7 +41,7 @@ export const suppressionsContract = c.router(
       path: '/suppressions/:id',
       summary:
         'Lift a suppression: later sends go to the address again (the contact stays unsubscribed until it opts in)',
-      metadata: meta({ auth: 'dashboard' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use' }),
       pathParams: z.object({ id: z.string().uuid() }),
       body: c.noBody(),
       responses: { 204: c.noBody(), 404: ErrorEnvelope, ...commonErrors },

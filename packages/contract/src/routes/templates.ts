@@ -13,7 +13,7 @@ import { meta } from '../meta.js';
 import { SendWarning } from './send-options.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 const Id = z.object({ id: z.string().uuid() });
 
 export const ContentType = z.enum(['TRANSACTIONAL', 'MARKETING', 'HEADLESS']);
@@ -89,7 +89,7 @@ export const templatesContract = c.router(
       method: 'POST',
       path: '/templates',
       summary: 'Create a template',
-      metadata: meta({ auth: 'dashboard', errorStyle: 'bare' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use', errorStyle: 'bare' }),
       body: TemplateFields,
       responses: { 201: Template, 400: BareError, 403: ErrorEnvelope, ...commonErrors },
     },
@@ -144,6 +144,7 @@ export const templatesContract = c.router(
         'The subject, HTML and text a contact would receive, and the same missing-variable warnings as `/v1/send`. The unsubscribe and manage links are real signed links for the contact.',
       metadata: meta({
         auth: 'dashboard',
+        permission: 'project.use',
         example: {
           subject: 'Welcome, {{firstName ?? "friend"}}',
           body: '# Hello {{firstName}}\n\nYour plan: {{plan}}.',

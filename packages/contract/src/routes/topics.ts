@@ -4,7 +4,7 @@ import { commonErrors, ErrorEnvelope, Timestamp } from '../common.js';
 import { meta } from '../meta.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 const Id = z.object({ id: z.string().uuid() });
 
 /** Topics per project at most (README "Topics"). */
@@ -86,6 +86,7 @@ export const topicsContract = c.router(
       summary: `Add a topic (at most ${MAX_TOPICS} per project)`,
       metadata: meta({
         auth: 'dashboard',
+        permission: 'project.use',
         example: {
           name: 'Product news',
           description: 'New features, once a month',
@@ -115,7 +116,11 @@ export const topicsContract = c.router(
       method: 'PATCH',
       path: '/topics/:id',
       summary: 'Rename a topic, change its description or visibility (its default subscription is fixed)',
-      metadata: meta({ auth: 'dashboard', example: { description: 'New features, twice a month' } }),
+      metadata: meta({
+        auth: 'dashboard',
+        permission: 'project.use',
+        example: { description: 'New features, twice a month' },
+      }),
       pathParams: Id,
       body: TopicUpdateInput,
       responses: { 200: Topic, 409: ErrorEnvelope, ...notFoundErrors },
@@ -147,6 +152,7 @@ export const topicsContract = c.router(
         'A choice is recorded even when it equals the default; an event is recorded only when the state changes. The contact’s own `subscribed` is not changed: mail of a topic reaches a contact only while both hold.',
       metadata: meta({
         auth: 'dashboard',
+        permission: 'project.use',
         example: { topics: [{ topicId: '0190c2a4-7b7e-7cc0-9a3f-1c2d3e4f5a6b', subscribed: false }] },
       }),
       pathParams: Id,

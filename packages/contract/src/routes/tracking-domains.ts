@@ -5,7 +5,8 @@ import { meta } from '../meta.js';
 import { DnsRecordStatus, DomainName, DomainStatus } from './domains.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
+const manage = meta({ auth: 'dashboard', permission: 'project.manage' });
 const Id = z.object({ id: z.string().uuid() });
 
 const trackingDomainObject = z.object({
@@ -44,7 +45,7 @@ export const trackingDomainsContract = c.router(
       description:
         'The domain must be a subdomain of one of the project’s sender domains (links.example.com for example.com); ' +
         'mail from that sender domain uses it once its CNAME to Pigeon’s public host is verified. One per sender domain.',
-      metadata: meta({ auth: 'dashboard', example: { domain: 'links.example.com' } }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.manage', example: { domain: 'links.example.com' } }),
       body: z.object({ domain: DomainName }),
       responses: { 201: TrackingDomain, 403: ErrorEnvelope, 409: ErrorEnvelope, ...commonErrors },
     },
@@ -75,7 +76,7 @@ export const trackingDomainsContract = c.router(
       method: 'DELETE',
       path: '/tracking-domains/:id',
       summary: 'Remove a tracking domain; links already sent on it keep working while its CNAME stays',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       body: c.noBody(),
       responses: { 204: c.noBody(), ...notFoundErrors },

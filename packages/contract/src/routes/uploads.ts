@@ -32,7 +32,7 @@ export const uploadsContract = c.router(
       summary: 'Upload an image for template bodies (multipart field `file`, at most 10 MB); returns its public URL',
       description:
         "JPEG, PNG, GIF or WebP, recognised by the bytes; SVG and anything else is refused (415). Counts against the project's storage quota (403 `STORAGE_QUOTA_EXCEEDED`). The same bytes uploaded again answer 200 with the existing image.",
-      metadata: meta({ auth: 'dashboard' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use' }),
       contentType: 'multipart/form-data',
       body: z.object({ file: z.unknown().describe('The image file (binary)') }),
       responses: {

@@ -6,7 +6,8 @@ import { Job, JobAccepted } from './contacts.js';
 import { EventTypeFilter, WebhookEvent } from './webhook-events.js';
 
 const c = initContract();
-const dashboard = meta({ auth: 'dashboard' });
+/** Endpoints carry their signing secrets: OWNER or ADMIN, like the secret key. */
+const manage = meta({ auth: 'dashboard', permission: 'project.manage' });
 
 /** Endpoints per project at most (documented in README "Webhooks"). */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
@@ -113,7 +114,7 @@ export const webhookEndpointsContract = c.router(
       method: 'POST',
       path: '/webhook-endpoints',
       summary: `Add a webhook endpoint (at most ${MAX_WEBHOOK_ENDPOINTS} per project); the answer carries its signing secret`,
-      metadata: dashboard,
+      metadata: manage,
       body: EndpointFields,
       responses: { 201: WebhookEndpoint, 403: ErrorEnvelope, ...commonErrors },
     },
@@ -121,14 +122,14 @@ export const webhookEndpointsContract = c.router(
       method: 'GET',
       path: '/webhook-endpoints',
       summary: "The project's webhook endpoints",
-      metadata: dashboard,
+      metadata: manage,
       responses: { 200: WebhookEndpointList, 403: ErrorEnvelope, ...commonErrors },
     },
     get: {
       method: 'GET',
       path: '/webhook-endpoints/:id',
       summary: 'Get a webhook endpoint',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       responses: { 200: WebhookEndpoint, ...notFoundErrors },
     },
@@ -136,7 +137,7 @@ export const webhookEndpointsContract = c.router(
       method: 'PATCH',
       path: '/webhook-endpoints/:id',
       summary: 'Change a webhook endpoint; enabling it again clears what disabled it',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       body: EndpointFields.partial(),
       responses: { 200: WebhookEndpoint, ...notFoundErrors },
@@ -145,7 +146,7 @@ export const webhookEndpointsContract = c.router(
       method: 'DELETE',
       path: '/webhook-endpoints/:id',
       summary: 'Remove a webhook endpoint and its deliveries',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       body: c.noBody(),
       responses: { 204: c.noBody(), ...notFoundErrors },
@@ -154,7 +155,7 @@ export const webhookEndpointsContract = c.router(
       method: 'POST',
       path: '/webhook-endpoints/:id/rotate-secret',
       summary: 'A new signing secret; the old one keeps signing (a second signature) during the overlap',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       body: z.object({
         overlapHours: z
@@ -170,7 +171,7 @@ export const webhookEndpointsContract = c.router(
       method: 'POST',
       path: '/webhook-endpoints/:id/test',
       summary: 'Send a `webhook.test` event to the endpoint now (whatever its filters); returns the delivery',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       body: z.object({}).optional(),
       responses: { 202: WebhookDelivery, ...notFoundErrors },
@@ -179,7 +180,7 @@ export const webhookEndpointsContract = c.router(
       method: 'GET',
       path: '/webhook-endpoints/:id/deliveries',
       summary: 'Deliveries to the endpoint, newest first, each with its attempts (cursor pages)',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: Id,
       query: CursorQuery.extend({
         status: WebhookDeliveryStatus.optional(),
@@ -191,7 +192,7 @@ export const webhookEndpointsContract = c.router(
       method: 'GET',
       path: '/webhook-endpoints/:id/deliveries/:deliveryId',
       summary: 'One delivery with its attempts',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: DeliveryPath,
       responses: { 200: WebhookDelivery, ...notFoundErrors },
     },
@@ -199,7 +200,7 @@ export const webhookEndpointsContract = c.router(
       method: 'POST',
       path: '/webhook-endpoints/:id/deliveries/:deliveryId/replay',
       summary: 'Send a delivery again now, with the same `webhook-id` and payload (a new attempt)',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: DeliveryPath,
       body: z.object({}).optional(),
       responses: { 202: WebhookDelivery, 409: ErrorEnvelope, ...notFoundErrors },
@@ -210,7 +211,11 @@ export const webhookEndpointsContract = c.router(
       summary: 'Send again every FAILED delivery created in a time range (a job: poll GET …/recoveries/:jobId)',
       description:
         'After an outage of your endpoint: each FAILED delivery created at or after `after` and before `before` is attempted once more, as a replay (same `webhook-id` and payload). The job walks the range in statements of at most 1,000 deliveries; its `processed` counts deliveries looked at, `updated` those sent again, `skipped` those that were not FAILED. The endpoint must be enabled (409).',
-      metadata: meta({ auth: 'dashboard', example: { after: '2026-11-20T00:00:00Z', before: '2026-11-23T00:00:00Z' } }),
+      metadata: meta({
+        auth: 'dashboard',
+        permission: 'project.manage',
+        example: { after: '2026-11-20T00:00:00Z', before: '2026-11-23T00:00:00Z' },
+      }),
       pathParams: Id,
       body: DeliveryRecovery,
       responses: { 202: JobAccepted, 409: ErrorEnvelope, ...notFoundErrors },
@@ -219,7 +224,7 @@ export const webhookEndpointsContract = c.router(
       method: 'GET',
       path: '/webhook-endpoints/:id/recoveries/:jobId',
       summary: 'Poll a recovery of failed deliveries',
-      metadata: dashboard,
+      metadata: manage,
       pathParams: RecoveryPath,
       responses: { 200: Job, ...notFoundErrors },
     },

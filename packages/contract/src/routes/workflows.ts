@@ -271,7 +271,7 @@ const WorkflowId = z.object({ id: z.string().uuid() });
 const StepParams = z.object({ id: z.string().uuid(), stepId: z.string().uuid() });
 const TransitionParams = z.object({ id: z.string().uuid(), transitionId: z.string().uuid() });
 const ExecutionParams = z.object({ id: z.string().uuid(), executionId: z.string().uuid() });
-const dashboard = meta({ auth: 'dashboard' });
+const dashboard = meta({ auth: 'dashboard', permission: 'project.use' });
 const notFound = { 404: ErrorEnvelope };
 
 export const workflowsContract = c.router(
@@ -289,6 +289,7 @@ export const workflowsContract = c.router(
       summary: 'Create an EVENT-triggered workflow (disabled)',
       metadata: meta({
         auth: 'dashboard',
+        permission: 'project.use',
         example: { name: 'Welcome', triggerConfig: { eventName: 'signed-up' }, allowReentry: false },
       }),
       body: WorkflowCreate,

@@ -2,11 +2,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertEvent } from '../../test/fixtures/event-log.js';
+import { insertBareProject } from '../../test/fixtures/projects.js';
 import { databaseMigratedTo, poolWithProject } from '../../test/helpers.js';
 import { until } from '../../test/until.js';
 import { seedHistory } from './history-seed.js';
 import { columnsOf, ensureHistoryPartitions, historyPartitions, moveUnpartitionedHistory } from './partitions.js';
-import { queryRows, raw, runStatement, type Sql, sql } from './query.js';
+import { queryRows, raw, type Sql, sql } from './query.js';
 
 const BENCH_BUNDLE = fileURLToPath(new URL('../../dist/bench.js', import.meta.url));
 const PROJECT = '01900000-0000-7000-8000-00000000a001';
@@ -58,10 +60,7 @@ describe('history partitions', () => {
   it('never loses a write when the job fell behind, and the late partition starts after the DEFAULT rows', async () => {
     const lateMonth = new Date(Date.UTC(2035, 1, 1));
     const early = await idAt(pool, new Date(Date.UTC(2035, 1, 3)));
-    await runStatement(
-      pool,
-      sql`INSERT INTO events (id, project_id, name) VALUES (${early}, ${PROJECT}, 'late.write')`,
-    );
+    await insertEvent(pool, { id: early, projectId: PROJECT, name: 'late.write' });
     const where = async (id: string) =>
       (await one<{ part: string }>(pool, sql`SELECT tableoid::regclass::text AS part FROM events WHERE id = ${id}`))
         .part;
@@ -70,10 +69,7 @@ describe('history partitions', () => {
     expect(await ensureHistoryPartitions(pool, lateMonth, 0)).toEqual(['emails_p203502', 'events_p203502']);
     const later = await idAt(pool, new Date(Date.UTC(2035, 1, 20)));
     const before = await idAt(pool, new Date(Date.UTC(2035, 1, 2)));
-    await runStatement(
-      pool,
-      sql`INSERT INTO events (id, project_id, name) VALUES (${later}, ${PROJECT}, 'x'), (${before}, ${PROJECT}, 'x')`,
-    );
+    for (const id of [later, before]) await insertEvent(pool, { id, projectId: PROJECT, name: 'x' });
     expect(await where(early)).toBe('events_default');
     expect(await where(before)).toBe('events_default');
     expect(await where(later)).toBe('events_p203502');
@@ -85,13 +81,13 @@ describe('history partitions', () => {
     const byId = await pool.query(`EXPLAIN (FORMAT JSON) SELECT * FROM events WHERE id = '${id}'`);
     const scanned = JSON.stringify(byId.rows[0]).match(/"Relation Name":"events_[a-z0-9]+"/g) ?? [];
     expect(scanned).toHaveLength(1);
-    const month = await pool.query(
-      `EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM events
-       WHERE project_id = $1 AND id >= uuidv7_floor(now() - interval '10 days') AND id < uuidv7_floor(now())`,
-      [PROJECT],
+    const month = await queryRows(
+      pool,
+      sql`EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM events
+          WHERE project_id = ${PROJECT} AND id >= uuidv7_floor(now() - interval '10 days') AND id < uuidv7_floor(now())`,
     );
     const partitions = (await historyPartitions(pool, 'events')).length;
-    const touched = JSON.stringify(month.rows[0]).match(/"Relation Name":"events_[a-z0-9]+"/g) ?? [];
+    const touched = JSON.stringify(month[0]).match(/"Relation Name":"events_[a-z0-9]+"/g) ?? [];
     expect(partitions).toBeGreaterThan(5);
     expect(touched.length).toBeLessThanOrEqual(2);
   });
@@ -105,11 +101,7 @@ describe('converting an existing database', () => {
     const db = await databaseMigratedTo('Migration20261206010000_send_options');
     url = db.url;
     pool = new pg.Pool({ connectionString: url, max: 3 });
-    await pool.query(
-      `INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
-       VALUES ($1, 'history', 'pk-c', 'sk-c', 'pkh-c', 'skh-c')`,
-      [PROJECT],
-    );
+    await insertBareProject(pool, PROJECT, 'history');
     await seedHistory(pool, { projectId: PROJECT, contacts: 500, emails: 4_000, events: 40_000, days: 365 });
     await db.up();
   }, 120_000);

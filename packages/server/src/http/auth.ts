@@ -13,13 +13,15 @@ import {
 import { keyTypeOf } from '../modules/projects/keys.js';
 import { findMembership } from '../modules/projects/membership.js';
 import { applyRateLimit, countSessionRequest, currentWindow } from '../modules/rate-limits/service.js';
+import { checkPermission } from './permission.js';
 
 type RoutedRequest = Request & { tsRestRoute?: { metadata?: Partial<RouteMeta> } };
 
 /**
  * ts-rest global middleware: authenticates every contract route according to its `auth`
  * metadata, before the request is validated; counts the request against its project's rate
- * limit. A disabled project can read but not write.
+ * limit. A disabled project can read but not write. Then the route's permission: the caller's
+ * role in its project, checked against the contract's table (`checkPermission`).
  */
 export function authenticate(deps: AppDeps) {
   return <R extends object>(tsRestReq: R, res: Response, next: NextFunction) => {
@@ -35,6 +37,7 @@ export function authenticate(deps: AppDeps) {
         req.caller = caller;
         await enforceRateLimit(deps, caller, res);
         refuseWritesToDisabledProject(req);
+        req.access = await checkPermission(deps, req, caller, req.tsRestRoute?.metadata ?? {});
         next();
       })
       .catch(next);
@@ -60,14 +63,14 @@ async function resolveCaller(deps: AppDeps, req: RoutedRequest, auth: RouteAuth)
 
 async function keyCaller(deps: AppDeps, key: string | undefined, auth: RouteAuth): Promise<Caller> {
   if (!key) {
-    throw new AppError(401, 'UNAUTHORIZED', 'Missing API key', {
+    throw new AppError('unauthenticated', 'UNAUTHORIZED', 'Missing API key', {
       suggestion: 'Send your project key as "Authorization: Bearer sk_…".',
     });
   }
   const keyType = keyTypeOf(key);
   if (!keyType) throw unauthorized('The API key is not valid', 'INVALID_API_KEY');
   if (keyType === 'public' && auth !== 'track') {
-    throw new AppError(401, 'INVALID_API_KEY', 'This endpoint requires a secret key, not a public key', {
+    throw new AppError('unauthenticated', 'INVALID_API_KEY', 'This endpoint requires a secret key, not a public key', {
       suggestion: 'Use the secret key (sk_…) from your server. Public keys (pk_…) may only call POST /v1/track.',
     });
   }

@@ -128,7 +128,7 @@ export function bodyGate(slots: number, waitMs: number): BodyGate {
 }
 
 const serverBusy = () =>
-  new AppError(503, 'SERVER_BUSY', 'Too many large requests are being read at once; try again shortly', {
+  new AppError('unavailable', 'SERVER_BUSY', 'Too many large requests are being read at once; try again shortly', {
     suggestion: 'Retry after a second (the SDK does). Large means over 1 MB, compressed, or without Content-Length.',
     headers: { 'Retry-After': '1' },
   });

@@ -6,6 +6,7 @@ import {
   BareBadRequest,
   badRequest,
   conflict,
+  httpStatusOf,
   notFound,
   toEnvelope,
   validationFailed,
@@ -21,7 +22,7 @@ interface BodyParserError extends Error {
 
 /** Unknown routes: 404 in the envelope. */
 export function notFoundHandler(req: Request, _res: Response, next: NextFunction): void {
-  next(new AppError(404, 'NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  next(new AppError('not-found', 'NOT_FOUND', `No route for ${req.method} ${req.path}`));
 }
 
 /** What `errorAnswer` needs to know about the request that failed. */
@@ -43,12 +44,12 @@ export function errorAnswer(err: unknown, req: FailedRequest, logger: Logger): E
   const { requestId } = req;
   if (err instanceof BareBadRequest) return { status: 400, body: { error: err.message }, unexpected: false };
   const appError = err instanceof AppError ? err : fromKnownError(err as BodyParserError, req.contentEncoding);
-  if (appError?.statusCode === 400 && req.bareErrors) {
+  if (appError?.kind === 'invalid' && req.bareErrors) {
     return { status: 400, body: { error: appError.message }, unexpected: false };
   }
-  if (appError) return { status: appError.statusCode, body: toEnvelope(appError, requestId), unexpected: false };
+  if (appError) return { status: httpStatusOf(appError), body: toEnvelope(appError, requestId), unexpected: false };
   logger.error({ err, requestId, method: req.method, path: req.path }, 'unexpected error');
-  const internal = new AppError(500, 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
+  const internal = new AppError('internal', 'INTERNAL_SERVER_ERROR', 'An unexpected error occurred', {
     suggestion: `If this keeps happening, report it with the request id ${requestId}.`,
   });
   return { status: 500, body: toEnvelope(internal, requestId), unexpected: true };
@@ -129,14 +130,14 @@ function fromKnownError(err: BodyParserError, contentEncoding: string | undefine
   }
   switch (err?.type) {
     case 'entity.parse.failed':
-      return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON', {
+      return new AppError('invalid', 'MALFORMED_JSON', 'The request body is not valid JSON', {
         suggestion: 'Send a JSON document with Content-Type: application/json.',
       });
     case 'entity.too.large':
-      return new AppError(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${err.limit} bytes`);
+      return new AppError('too-large', 'PAYLOAD_TOO_LARGE', `The request body is larger than ${err.limit} bytes`);
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', err.message);
+      return new AppError('unsupported-type', 'UNSUPPORTED_MEDIA_TYPE', err.message);
     default:
       if ((err as { constraint?: string })?.constraint === 'contacts_data_limits') {
         return validationFailed(
@@ -152,7 +153,7 @@ function fromKnownError(err: BodyParserError, contentEncoding: string | undefine
         );
       }
       if ((err as { code?: string })?.code === QUERY_CANCELED) {
-        return new AppError(503, 'QUERY_TIMEOUT', 'The query took too long and was stopped', {
+        return new AppError('unavailable', 'QUERY_TIMEOUT', 'The query took too long and was stopped', {
           suggestion: 'Narrow the condition (fewer event filters or segment references) and try again.',
         });
       }

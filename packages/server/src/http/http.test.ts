@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { newProject } from '../../test/accounts.js';
 import { api } from '../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
+import { queryRows, sql } from '../db/query.js';
 import { MAX_INPUT_DEPTH, requestValidationErrorHandler } from '../kit/validation.js';
 import { contractMiddleware } from './contract-middleware.js';
 
@@ -122,8 +123,9 @@ describe('error envelope', () => {
 describe('text and shapes that used to reach the database (500) are refused once, for every route', () => {
   const json = (auth: Record<string, string>) => ({ ...auth, 'content-type': 'application/json' });
   const countContacts = async (projectId: string) =>
-    (await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts WHERE project_id = $1', [projectId]))
-      .rows[0].n;
+    (
+      await queryRows(pigeon.deps.db.pool, sql`SELECT count(*)::int AS n FROM contacts WHERE project_id = ${projectId}`)
+    )[0]?.n;
 
   it('refuses NUL characters and lone surrogates in body values and keys with 422 naming the field', async () => {
     const { project, auth } = await newProject(pigeon);

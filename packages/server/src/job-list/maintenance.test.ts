@@ -1,5 +1,8 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertRevokedSessions } from '../../test/fixtures/auth.js';
+import { deleteFeedCursors, insertContactChanges, insertFeedCursor } from '../../test/fixtures/change-feed.js';
+import { insertIdempotencyKeys } from '../../test/fixtures/idempotency.js';
 import { poolWithProject } from '../../test/helpers.js';
 import { pruneChangeFeed } from '../modules/change-feed/feed.js';
 import { deleteExpiredShortLived } from './maintenance.js';
@@ -16,17 +19,8 @@ afterAll(() => pool.end());
 
 describe('short-lived tables', () => {
   it('removes expired keys and revocations in statements of at most the batch, keeping the live ones', async () => {
-    await pool.query(
-      `INSERT INTO idempotency_keys (project_id, key, request, expires_at)
-       SELECT $1, 'k' || g, 'POST /v1/track', now() + CASE WHEN g <= 2500 THEN interval '-1 minute' ELSE interval '1 hour' END
-       FROM generate_series(1, 2510) g`,
-      [PROJECT],
-    );
-    await pool.query(
-      `INSERT INTO revoked_sessions (jti, expires_at)
-       SELECT gen_random_uuid(), now() + CASE WHEN g <= 700 THEN interval '-1 second' ELSE interval '1 day' END
-       FROM generate_series(1, 705) g`,
-    );
+    await insertIdempotencyKeys(pool, PROJECT, 2510, 2500);
+    await insertRevokedSessions(pool, 705, 700);
     const run = await deleteExpiredShortLived(pool, 300);
     expect(run.idempotencyKeys).toEqual({ deleted: 2500, largestStatement: 300 });
     expect(run.revokedSessions).toEqual({ deleted: 700, largestStatement: 300 });
@@ -41,17 +35,10 @@ describe('short-lived tables', () => {
   it('prunes the change feed up to the slowest consumer of each part, in batches', async () => {
     // Part 1: 1,000 changes, the slowest of two consumers at the 600th. Part 2: no consumer, kept.
     // (This database's own consumers are set aside.)
-    await pool.query('DELETE FROM change_feed_cursors');
-    await pool.query(
-      `INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind)
-       OVERRIDING SYSTEM VALUE
-       SELECT p, '5'::xid8, g, $1, gen_random_uuid(), 'created' FROM generate_series(1, 1000) g, (VALUES (1), (2)) v(p)`,
-      [PROJECT],
-    );
-    await pool.query(
-      `INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES
-         ('test.fast', 1, '5'::xid8, 900), ('test.slow', 1, '5'::xid8, 600)`,
-    );
+    await deleteFeedCursors(pool);
+    await insertContactChanges(pool, PROJECT, { parts: [1, 2], txid: 5, count: 1000 });
+    await insertFeedCursor(pool, { consumer: 'test.fast', part: 1, txid: 5, seq: 900 });
+    await insertFeedCursor(pool, { consumer: 'test.slow', part: 1, txid: 5, seq: 600 });
     expect(await pruneChangeFeed(pool, 250)).toBe(600);
     expect(await count(`SELECT count(*) AS n FROM contact_changes WHERE part = 1`)).toBe(400);
     expect(await count(`SELECT min(seq) AS n FROM contact_changes WHERE part = 1`)).toBe(601);

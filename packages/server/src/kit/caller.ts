@@ -17,7 +17,6 @@ export interface SessionUser {
   createdAt: Date;
 }
 
-/** Who is calling, resolved once per request by `authenticate`. */
 /**
  * A well-formed key on a route that checks keys in its own statement (`checkKeyInHandler`): no
  * lookup here; the handler's statement finds the project by the hash, counts the rate limit and
@@ -33,16 +32,33 @@ export type KeyCheck =
   | { found: false }
   | { found: true; disabled: boolean; disabledReason: string | null; hits: number | null };
 
+/** Who is calling, resolved once per request by `authenticate`. */
 export type Caller =
   | { kind: 'anonymous' }
   | { kind: 'key'; keyType: KeyType; project: ProjectRef; hits: number | null }
   | ({ kind: 'deferred-key' } & DeferredKey)
   | { kind: 'session'; user: SessionUser; project?: ProjectRef; role?: Role };
 
+/**
+ * The project a route with a permission acts on, and the caller's role in it: resolved and checked
+ * against the route's permission by `authenticate` (a secret key acts as `SECRET_KEY_ROLE`).
+ */
+export interface ProjectAccess {
+  project: ProjectRef;
+  role: Role;
+}
+
+/** A signed-in member's access, with who they are (the routes only a session reaches). */
+export interface MemberAccess extends ProjectAccess {
+  userId: string;
+}
+
 declare global {
   namespace Express {
     interface Request {
       caller: Caller;
+      /** Set by `authenticate` on routes whose permission names a project. */
+      access?: ProjectAccess;
     }
   }
 }
@@ -69,4 +85,15 @@ export function callerProject(req: { caller: Caller }): ProjectRef {
 export function callerUser(req: { caller: Caller }): SessionUser {
   if (req.caller.kind !== 'session') throw new Error('route has no session: check its auth metadata');
   return req.caller.user;
+}
+
+/** The project and role of a route with a project permission (checked by `authenticate`). */
+export function callerAccess(req: { caller: Caller; access?: ProjectAccess }): ProjectAccess {
+  if (!req.access) throw new Error('route has no project permission: check its metadata');
+  return req.access;
+}
+
+/** The signed-in member's access, on a route only a session reaches. */
+export function callerMember(req: { caller: Caller; access?: ProjectAccess }): MemberAccess {
+  return { ...callerAccess(req), userId: callerUser(req).id };
 }

@@ -8,10 +8,47 @@ export interface AppErrorExtra {
   headers?: Record<string, string>;
 }
 
-/** An error the client should see, rendered into the spec's envelope by the error handler. */
+/**
+ * What went wrong, in the service's words. Services say the kind and the spec's error code; how
+ * each way in answers it is decided once per way in: HTTP by `httpStatusOf` below (the spec's
+ * codes are not one-to-one with statuses: `403 INTERNAL_SERVER_ERROR` for an unverified sender is
+ * the spec's), SMTP by smtp-submission/replies.ts.
+ */
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-found'
+  | 'not-served'
+  | 'conflict'
+  | 'too-large'
+  | 'unsupported-type'
+  | 'unprocessable'
+  | 'too-many'
+  | 'internal'
+  | 'upstream'
+  | 'unavailable';
+
+const HTTP_STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'not-served': 405,
+  conflict: 409,
+  'too-large': 413,
+  'unsupported-type': 415,
+  unprocessable: 422,
+  'too-many': 429,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
+};
+
+/** An error the caller should see, in the domain's terms; the way in renders it (the HTTP envelope, an SMTP reply). */
 export class AppError extends Error {
   constructor(
-    readonly statusCode: number,
+    readonly kind: ErrorKind,
     readonly code: ErrorCode,
     message: string,
     readonly extra: AppErrorExtra = {},
@@ -26,14 +63,20 @@ export class BareBadRequest extends Error {
   readonly statusCode = 400;
 }
 
-export const notFound = (what = 'Resource') => new AppError(404, 'NOT_FOUND', `${what} not found`);
-export const badRequest = (message: string, extra?: AppErrorExtra) => new AppError(400, 'BAD_REQUEST', message, extra);
-export const conflict = (message: string, extra?: AppErrorExtra) => new AppError(409, 'CONFLICT', message, extra);
+/** The HTTP status of an error's kind. */
+export const httpStatusOf = (err: AppError): number => HTTP_STATUS[err.kind];
+
+export const notFound = (what = 'Resource') => new AppError('not-found', 'NOT_FOUND', `${what} not found`);
+export const badRequest = (message: string, extra?: AppErrorExtra) =>
+  new AppError('invalid', 'BAD_REQUEST', message, extra);
+export const conflict = (message: string, extra?: AppErrorExtra) =>
+  new AppError('conflict', 'CONFLICT', message, extra);
 export const forbidden = (message: string, code: ErrorCode = 'FORBIDDEN', extra?: AppErrorExtra) =>
-  new AppError(403, code, message, extra);
-export const unauthorized = (message: string, code: ErrorCode = 'UNAUTHORIZED') => new AppError(401, code, message);
+  new AppError('forbidden', code, message, extra);
+export const unauthorized = (message: string, code: ErrorCode = 'UNAUTHORIZED') =>
+  new AppError('unauthenticated', code, message);
 export const validationFailed = (errors: FieldError[], message = firstFailure(errors)) =>
-  new AppError(422, 'VALIDATION_ERROR', message, { errors });
+  new AppError('unprocessable', 'VALIDATION_ERROR', message, { errors });
 
 /**
  * The top-level message names the first failing field and why: clients written for Plunk (and most
@@ -52,7 +95,7 @@ export function toEnvelope(err: AppError, requestId: string): ErrorEnvelope {
     error: {
       code: err.code,
       message: err.message,
-      statusCode: err.statusCode,
+      statusCode: httpStatusOf(err),
       requestId,
       ...(err.extra.errors ? { errors: err.extra.errors } : {}),
       ...(err.extra.details ? { details: err.extra.details } : {}),

@@ -25,7 +25,7 @@ function singleFile(limitBytes: number, tooLarge: () => AppError): RequestHandle
           return next(
             err.code === 'LIMIT_FILE_SIZE'
               ? tooLarge()
-              : new AppError(422, 'VALIDATION_ERROR', err.message, {
+              : new AppError('unprocessable', 'VALIDATION_ERROR', err.message, {
                   errors: [{ field: err.field ?? 'file', message: err.message, code: 'invalid_type' }],
                 }),
           );
@@ -44,7 +44,7 @@ function singleFile(limitBytes: number, tooLarge: () => AppError): RequestHandle
 export const csvUpload = singleFile(
   CSV_LIMIT_BYTES,
   () =>
-    new AppError(413, 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB', {
+    new AppError('too-large', 'PAYLOAD_TOO_LARGE', 'The CSV file is larger than 5 MB', {
       suggestion: 'Split the file into parts of at most 5 MB.',
     }),
 );
@@ -53,7 +53,7 @@ export const csvUpload = singleFile(
 export const imageUpload = singleFile(
   IMAGE_UPLOAD_LIMIT_BYTES,
   () =>
-    new AppError(413, 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
+    new AppError('too-large', 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
       suggestion: 'Resize or compress the image to at most 10 MB.',
     }),
 );

@@ -88,7 +88,7 @@ export function unreadBodyError(headers: IncomingHttpHeaders, body: unknown): Ap
   const sent = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
   if (!sent || body !== undefined) return undefined;
   return new AppError(
-    415,
+    'unsupported-type',
     'UNSUPPORTED_MEDIA_TYPE',
     `This route reads JSON, not ${headers['content-type'] ?? 'a body without a type'}`,
     { suggestion: 'Send the body with Content-Type: application/json.' },

@@ -1,4 +1,4 @@
-import type { MailTransportKind, RelayStream } from '@pigeon/contract';
+import { type MailTransportKind, RelayStream } from '@pigeon/contract';
 import type { Config, RelayRoutes } from '../config/index.js';
 import { queryRows, sql } from '../db/query.js';
 import type { Queryable } from '../db/sql.js';
@@ -102,13 +102,12 @@ export async function relaysOfProject(
   const { relays, routes } = deps.config.mail;
   const own = (await readProjectRoutes(deps.db.pool, [projectId])).get(projectId);
   const known = relays.map((r) => r.name);
-  const streams: RelayStream[] = ['transactional', 'campaign'];
   return relays
     .map((r) => ({
       name: r.name,
       kind: r.kind,
       url: shownUrl(r.url),
-      streams: streams.filter((s) => routeNames(routes, known, s, own?.[s] ?? null).includes(r.name)),
+      streams: RelayStream.options.filter((s) => routeNames(routes, known, s, own?.[s] ?? null).includes(r.name)),
     }))
     .filter((r) => r.streams.length > 0);
 }

@@ -1,3 +1,4 @@
+import type { TransportState } from '@pigeon/contract';
 import {
   campaignRecipientsPending,
   changeFeedLag,
@@ -28,7 +29,7 @@ export interface DatabaseNumbers {
   workflows: { running: number; waiting: number; overdueTimers: number };
   jobs: Array<{ name: string; due: number; running: number }>;
   workers: Array<{ alive: boolean }>;
-  relays: Array<{ transport: string; state: string }>;
+  relays: Array<{ transport: string; state: TransportState }>;
   lastDeliveryError: { at: Date } | null;
 }
 

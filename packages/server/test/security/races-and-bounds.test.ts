@@ -1,6 +1,7 @@
 import { MAX_PAGE } from '@pigeon/contract';
 import type { AppRoute } from '@ts-rest/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows, sql } from '../../src/db/query.js';
 import { newProject, signUp, uniqueEmail } from '../accounts.js';
 import { api } from '../api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon, type TestResponse } from '../helpers.js';
@@ -372,11 +373,11 @@ describe('two identical requests at once', () => {
   it('leaves one row where a value is unique, and gives same-named segments different slugs', async () => {
     const email = uniqueEmail('counted');
     await Promise.all([0, 1, 2, 3].map(() => send('POST', { path: '/contacts', body: { email } })));
-    const { rows } = await pigeon.deps.db.pool.query(
-      'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1 AND email = $2',
-      [project.id, email],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM contacts WHERE project_id = ${project.id} AND email = ${email}`,
     );
-    expect(rows[0].n).toBe(1);
+    expect(rows[0]?.n).toBe(1);
     const segments = await Promise.all(
       [0, 1, 2, 3].map(() => send('POST', { path: '/segments', body: { name: 'Quad', type: 'STATIC' } })),
     );

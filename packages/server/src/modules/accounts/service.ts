@@ -131,7 +131,7 @@ export async function claimWithVerifiedEmail(db: Queryable, user: User): Promise
 }
 
 const tooManyAttempts = (message: string, seconds: number) =>
-  new AppError(429, 'TOO_MANY_ATTEMPTS', message, { details: { retryAfterSeconds: seconds } });
+  new AppError('too-many', 'TOO_MANY_ATTEMPTS', message, { details: { retryAfterSeconds: seconds } });
 
 /**
  * Checks the password; failures are counted per address and client IP together, and per client
@@ -149,7 +149,7 @@ export async function login(deps: AppDeps, email: string, password: string, ip: 
   if (!(await verifyPassword(user?.passwordHash, password)) || !user) {
     await recordFailure(db, 'account-ip', accountIp);
     await recordFailure(db, 'ip', ip);
-    throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
+    throw new AppError('unauthenticated', 'INVALID_CREDENTIALS', 'Email or password is wrong');
   }
   await clearFailures(db, 'account-ip', accountIp);
   return user;
@@ -227,7 +227,7 @@ async function consumeToken(db: Queryable, token: string, purpose: TokenPurpose)
   return user;
 }
 
-const invalidToken = () => new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used');
+const invalidToken = () => new AppError('invalid', 'INVALID_TOKEN', 'This link is invalid, expired or already used');
 
 export async function verifyEmail(pool: pg.Pool, token: string): Promise<User> {
   return inTransaction(pool, async (client) => {

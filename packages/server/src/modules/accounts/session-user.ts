@@ -14,7 +14,7 @@ export async function requireSessionUser(deps: AppDeps, req: Request): Promise<S
       return { id: user.id, email: user.email, emailVerified: user.emailVerified, createdAt: user.createdAt };
     }
   }
-  throw new AppError(401, 'UNAUTHORIZED', 'Sign in first', {
+  throw new AppError('unauthenticated', 'UNAUTHORIZED', 'Sign in first', {
     suggestion: 'POST /auth/login sets the session cookie; API clients use "Authorization: Bearer sk_…" instead.',
   });
 }

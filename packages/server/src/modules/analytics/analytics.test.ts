@@ -2,6 +2,8 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertEvent } from '../../../test/fixtures/event-log.js';
+import { insertBareProject } from '../../../test/fixtures/projects.js';
 import { databaseMigratedTo, expectEnvelope } from '../../../test/helpers.js';
 import { hrefs, parseMessage, pixelUrl } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -178,11 +180,7 @@ describe('analytics', () => {
     const b = await newProject(pigeon);
     const contactB = bodyOf(await api(pigeon, b.auth).contacts.create({ body: { email: 'b@example.com' } }), 201).id;
     const event = (projectId: string, contactId: string, name: string, data: object) =>
-      queryRows<{ id: string }>(
-        pigeon.deps.db.pool,
-        sql`INSERT INTO events (id, project_id, contact_id, name, data)
-            VALUES (uuidv7_compat(), ${projectId}::uuid, ${contactId}::uuid, ${name}, ${JSON.stringify(data)}::jsonb) RETURNING id`,
-      );
+      insertEvent(pigeon.deps.db.pool, { projectId, contactId, name, data }).then((id) => [{ id }]);
     const crafted = [
       await event(a.project.id, email.contact.id, 'email.opened', { emailId: email.email }),
       await event(a.project.id, email.contact.id, 'contact.unsubscribed', { emailId: email.email }),
@@ -534,11 +532,7 @@ describe('the daily totals migration', () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     try {
       const projectId = '01900000-0000-7000-8000-00000000d001';
-      await queryRows(
-        pool,
-        sql`INSERT INTO projects (id, name, public_key, secret_key, public_key_hash, secret_key_hash)
-            VALUES (${projectId}::uuid, 'daily', 'pk-d', 'sk-d', 'pkh-d', 'skh-d')`,
-      );
+      await insertBareProject(pool, projectId, 'daily');
       const counts: Array<[string, string, number, number]> = [
         ['2026-03-01T00:00:00Z', 'viewed', -1, 10],
         ['2026-03-01T23:00:00Z', 'viewed', -1, 5],

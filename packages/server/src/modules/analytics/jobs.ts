@@ -1,5 +1,4 @@
 import { CLEANUP_BATCH } from '../../db/batched-delete.js';
-import { nowOf } from '../../deps.js';
 import { defineJob, noPayload } from '../../jobs/registry.js';
 import { foldFinishedHours } from './rollup.js';
 
@@ -14,7 +13,7 @@ export const foldCountsJob = defineJob({
   payload: noPayload,
   every: '10 minutes',
   async handler(_payload, { deps, logger }) {
-    const before = new Date(Math.floor(nowOf(deps).getTime() / HOUR_MS) * HOUR_MS - HOUR_MS);
+    const before = new Date(Math.floor(deps.clock.now().getTime() / HOUR_MS) * HOUR_MS - HOUR_MS);
     const folded = await foldFinishedHours(deps.db.pool, before, CLEANUP_BATCH);
     if (folded) logger.debug({ folded }, 'analytics counts folded');
   },

@@ -3,6 +3,7 @@ import { mailedToken, sessionCookie, signUp, uniqueEmail, waitForMailedToken } f
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/smtp-sink.js';
+import { queryRows, sql } from '../../db/query.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -151,8 +152,8 @@ describe('signup and sessions', () => {
     for (const a of answers.filter((x) => x.status === 409)) {
       expect(expectEnvelope(a, 409, 'CONFLICT').message).toBe('An account with this email already exists');
     }
-    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM users WHERE email = $1', [email]);
-    expect(rows[0].n).toBe(1);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT count(*)::int AS n FROM users WHERE email = ${email}`);
+    expect(rows[0]?.n).toBe(1);
   });
 
   it('lists no OAuth providers when none are configured', async () => {

@@ -101,7 +101,7 @@ export async function chargeEmails(
 export function billingLimitExceeded(refusal: Refusal): AppError {
   const remaining = Math.max(0, refusal.limit - refusal.used);
   return new AppError(
-    403,
+    'forbidden',
     'BILLING_LIMIT_EXCEEDED',
     `The monthly ${refusal.category} limit of ${refusal.limit} emails would be exceeded: ${refusal.used} used, ${remaining} left, ${refusal.requested} requested. It resets at ${refusal.resetsAt.toISOString()}`,
     {

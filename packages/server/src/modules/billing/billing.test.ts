@@ -7,6 +7,7 @@ import { api, bodyOf } from '../../../test/api.js';
 import { startCli } from '../../../test/cli.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { buildWorkflow, createTemplate, executionDetail, executionsOf, track, until } from '../../../test/workflows.js';
+import { queryRows, sql } from '../../db/query.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -57,8 +58,8 @@ const send = (s: Sender, to: string | string[], p: Server = pigeon) =>
 
 const emailCount = async (s: Sender) =>
   Number(
-    (await pigeon.deps.db.pool.query('SELECT count(*) FROM emails WHERE project_id = $1', [s.project.id])).rows[0]
-      .count,
+    (await queryRows(pigeon.deps.db.pool, sql`SELECT count(*) FROM emails WHERE project_id = ${s.project.id}`))[0]
+      ?.count,
   );
 
 const nextMonth = () => {
@@ -218,11 +219,11 @@ describe('transactional cap', () => {
       );
       expect(uncapped.every((r) => r.status === 200)).toBe(true);
       expect((await consumption(s)).transactional).toEqual({ used: cap + 20, limit: null, remaining: null });
-      const shards = await pigeon.deps.db.pool.query(
-        "SELECT count(*)::int AS n FROM billing_usage WHERE project_id = $1 AND category = 'transactional'",
-        [s.project.id],
+      const [shards] = await queryRows<{ n: number }>(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS n FROM billing_usage WHERE project_id = ${s.project.id} AND category = 'transactional'`,
       );
-      expect(shards.rows[0].n).toBeGreaterThan(1);
+      expect(shards?.n).toBeGreaterThan(1);
     } finally {
       other.child.kill('SIGTERM');
       await other.exited;

@@ -1,40 +1,38 @@
 import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
-import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerUser } from '../../kit/caller.js';
+import { callerAccess } from '../../kit/caller.js';
 import * as billing from './service.js';
 
 const s = initServer();
 
-/** A secret key's project, or the signed-in user (who must be a member: the service checks). */
-const callerOf = (req: Request): billing.BillingCaller =>
-  req.caller.kind === 'key' ? { keyProjectId: req.caller.project.id } : { userId: callerUser(req).id };
+/** The project of `:id`: the secret key's own, or one the signed-in user belongs to (checked by authenticate). */
+const projectOf = (req: Parameters<typeof callerAccess>[0]) => callerAccess(req).project;
 
 export const createBillingRouter = (deps: AppDeps) =>
   s.router(contract.billing, {
-    getLimits: async ({ req, params }) => ({
+    getLimits: async ({ req }) => ({
       status: 200,
-      body: await billing.readLimits(deps, callerOf(req), params.id),
+      body: await billing.readLimits(deps, projectOf(req)),
     }),
-    setLimits: async ({ req, params, body }) => ({
+    setLimits: async ({ req, body }) => ({
       status: 200,
-      body: await billing.changeLimits(deps, callerOf(req), params.id, body),
+      body: await billing.changeLimits(deps, projectOf(req), body),
     }),
-    consumption: async ({ req, params }) => ({
+    consumption: async ({ req }) => ({
       status: 200,
-      body: await billing.readConsumption(deps, callerOf(req), params.id),
+      body: await billing.readConsumption(deps, projectOf(req)),
     }),
-    checkout: async ({ req, params, body }) => ({
+    checkout: async ({ req, body }) => ({
       status: 200,
-      body: await billing.startCheckout(deps, callerOf(req), params.id, body),
+      body: await billing.startCheckout(deps, projectOf(req), body),
     }),
-    portal: async ({ req, params }) => ({
+    portal: async ({ req }) => ({
       status: 200,
-      body: await billing.openPortal(deps, callerOf(req), params.id),
+      body: await billing.openPortal(deps, projectOf(req)),
     }),
-    invoices: async ({ req, params }) => ({
+    invoices: async ({ req }) => ({
       status: 200,
-      body: await billing.readInvoices(deps, callerOf(req), params.id),
+      body: await billing.readInvoices(deps, projectOf(req)),
     }),
   });

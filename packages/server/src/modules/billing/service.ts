@@ -1,76 +1,56 @@
-import { type BillingCategory, type BillingConsumption, type BillingLimits, Role } from '@pigeon/contract';
+import type { BillingCategory, BillingConsumption, BillingLimits } from '@pigeon/contract';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { notFound } from '../../kit/errors.js';
-import { MANAGERS, refuseIfDisabled, requireMembership } from '../projects/public.js';
+import type { ProjectRef } from '../../kit/caller.js';
+import { refuseIfDisabled } from '../projects/public.js';
 import { nextPeriod, periodStart } from './allowance.js';
 import { createCheckout, createPortal, listInvoices, stripeConfigOf } from './stripe.js';
 
 type Limits = z.infer<typeof BillingLimits>;
-const ANYONE: Role[] = [...Role.options];
-
-/** Who calls a billing route (`/projects/:id/billing/*`): a project's secret key, or a signed-in user. */
-export type BillingCaller = { keyProjectId: string } | { userId: string };
 
 /**
- * The project of a billing route: the secret key's own project (another id is 404, as for any
- * resource of another project), or a project the signed-in user belongs to with one of `roles`.
- * Writes (`write`) are refused for a disabled project.
+ * The billing routes (`/users/@me/projects/:id/billing-*`) act on the project `authenticate`
+ * resolved from the path and checked against the route's permission (a secret key reaches only
+ * its own project). Writes are refused for a disabled project.
  */
-async function billingProject(
-  deps: Pick<AppDeps, 'db'>,
-  caller: BillingCaller,
-  id: string,
-  { roles = ANYONE, write = false }: { roles?: Role[]; write?: boolean } = {},
-): Promise<string> {
-  if ('keyProjectId' in caller) {
-    if (caller.keyProjectId !== id) throw notFound('Project');
-    return id;
-  }
-  const { project } = await requireMembership(deps.db.pool, caller.userId, id, roles);
-  if (write) refuseIfDisabled(project);
-  return project.id;
+
+/** GET …/billing-limits (`project.use`). */
+export async function readLimits(deps: AppDeps, project: ProjectRef) {
+  return getLimits(deps.db.pool, project.id);
 }
 
-const managers = { roles: MANAGERS, write: true };
-
-/** GET /projects/:id/billing/limits: any member. */
-export async function readLimits(deps: AppDeps, caller: BillingCaller, id: string) {
-  return getLimits(deps.db.pool, await billingProject(deps, caller, id));
+/** PUT …/billing-limits (`project.manage`) of an enabled project. */
+export async function changeLimits(deps: AppDeps, project: ProjectRef, update: Partial<Limits>) {
+  refuseIfDisabled(project);
+  return setLimits(deps.db.pool, project.id, update);
 }
 
-/** PATCH /projects/:id/billing/limits: OWNER or ADMIN of an enabled project. */
-export async function changeLimits(deps: AppDeps, caller: BillingCaller, id: string, update: Partial<Limits>) {
-  return setLimits(deps.db.pool, await billingProject(deps, caller, id, managers), update);
+/** GET …/billing-consumption (`project.use`). */
+export async function readConsumption(deps: AppDeps, project: ProjectRef) {
+  return consumption(deps, project.id);
 }
 
-/** GET /projects/:id/billing/consumption: any member. */
-export async function readConsumption(deps: AppDeps, caller: BillingCaller, id: string) {
-  return consumption(deps, await billingProject(deps, caller, id));
-}
+// The Stripe routes answer 404 BILLING_DISABLED (stripeConfigOf) before their work when billing is off
+// (after the route's permission, which authenticate checks first).
 
-// The Stripe routes answer 404 BILLING_DISABLED (stripeConfigOf) before anything else when billing is off.
-
-export async function startCheckout(
-  deps: AppDeps,
-  caller: BillingCaller,
-  id: string,
-  body: Parameters<typeof createCheckout>[2],
-) {
+export async function startCheckout(deps: AppDeps, project: ProjectRef, body: Parameters<typeof createCheckout>[2]) {
   stripeConfigOf(deps);
-  return createCheckout(deps, await billingProject(deps, caller, id, managers), body);
+  refuseIfDisabled(project);
+  return createCheckout(deps, project.id, body);
 }
 
-export async function openPortal(deps: AppDeps, caller: BillingCaller, id: string) {
+export async function openPortal(deps: AppDeps, project: ProjectRef) {
   stripeConfigOf(deps);
-  return createPortal(deps, await billingProject(deps, caller, id, managers));
+  refuseIfDisabled(project);
+  return createPortal(deps, project.id);
 }
 
-export async function readInvoices(deps: AppDeps, caller: BillingCaller, id: string) {
+export async function readInvoices(deps: AppDeps, project: ProjectRef) {
   stripeConfigOf(deps);
-  return listInvoices(deps, await billingProject(deps, caller, id, managers));
+  refuseIfDisabled(project);
+  return listInvoices(deps, project.id);
 }
 
 export async function getLimits(db: Queryable, projectId: string): Promise<Limits> {
@@ -121,7 +101,7 @@ export async function consumption(deps: AppDeps, projectId: string): Promise<z.i
     ),
   ]);
   // The database's clock decides the month, as it does when charging.
-  const start = usage[0]?.period ?? periodStart(new Date());
+  const start = usage[0]?.period ?? periodStart(deps.clock.now());
   const used = new Map(usage.map((u) => [u.category, Number(u.used ?? 0)]));
   const category = (c: BillingCategory) => {
     const n = used.get(c) ?? 0;

@@ -9,7 +9,7 @@ import { stripeOf } from './stripe.js';
 /** Stripe's own default: a signature older than this is stale (a replay of a captured request). */
 const TOLERANCE_SECONDS = 300;
 
-export const invalidSignature = (message: string) => new AppError(400, 'INVALID_SIGNATURE', message);
+export const invalidSignature = (message: string) => new AppError('invalid', 'INVALID_SIGNATURE', message);
 
 /**
  * POST /webhooks/incoming/stripe. The `Stripe-Signature` header must sign the raw body with

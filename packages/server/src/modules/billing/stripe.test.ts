@@ -6,6 +6,7 @@ import { newProject, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { loadConfig } from '../../config/index.js';
+import { queryRows, runStatement, sql } from '../../db/query.js';
 
 /** Stripe's API is unreachable from here: msw answers for api.stripe.com, as Stripe documents it. */
 const WEBHOOK_SECRET = 'whsec_test_0123456789abcdef';
@@ -229,11 +230,11 @@ describe('checkout, portal and invoices', () => {
 describe('POST /webhooks/incoming/stripe', () => {
   const account = async (projectId: string) =>
     (
-      await pigeon.deps.db.pool.query(
-        'SELECT stripe_customer_id, subscription_id, subscription_status, current_period_end FROM billing_accounts WHERE project_id = $1',
-        [projectId],
+      await queryRows(
+        pigeon.deps.db.pool,
+        sql`SELECT stripe_customer_id, subscription_id, subscription_status, current_period_end FROM billing_accounts WHERE project_id = ${projectId}`,
       )
-    ).rows[0];
+    )[0];
 
   it('applies a signed checkout and subscription update; consumption shows the subscription', async () => {
     const s = await newProject(pigeon);
@@ -291,14 +292,14 @@ describe('POST /webhooks/incoming/stripe', () => {
 
     const signature = stripeSignature(payload);
     expect((await deliver(payload, signature)).status).toBe(200);
-    await pigeon.deps.db.pool.query('UPDATE billing_accounts SET subscription_status = $2 WHERE project_id = $1', [
-      s.project.id,
-      'canceled',
-    ]);
+    await runStatement(
+      pigeon.deps.db.pool,
+      sql`UPDATE billing_accounts SET subscription_status = ${'canceled'} WHERE project_id = ${s.project.id}`,
+    );
     // The same signed delivery again, within the tolerance: refused, and it does not re-apply.
     const replay = await deliver(payload, signature);
     expect(expectEnvelope(replay, 409, 'CONFLICT').message).toContain('already processed');
-    expect((await account(s.project.id)).subscription_status).toBe('canceled');
+    expect((await account(s.project.id))?.subscription_status).toBe('canceled');
   });
 });
 

@@ -17,7 +17,7 @@ const clients = new WeakMap<StripeConfig, Stripe>();
 export function stripeConfigOf(deps: AppDeps): StripeConfig {
   const config = deps.config.billing.stripe;
   if (!config) {
-    throw new AppError(404, 'BILLING_DISABLED', 'Billing is not enabled on this Pigeon deployment', {
+    throw new AppError('not-found', 'BILLING_DISABLED', 'Billing is not enabled on this Pigeon deployment', {
       suggestion:
         'Set STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID to turn Stripe billing on; GET /config says whether it is.',
     });
@@ -44,7 +44,7 @@ async function callStripe<T>(what: string, call: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof AppError) throw err;
     const message = err instanceof Error ? err.message : String(err);
-    throw new AppError(502, 'UPSTREAM_ERROR', `Stripe refused to ${what}: ${message}`);
+    throw new AppError('upstream', 'UPSTREAM_ERROR', `Stripe refused to ${what}: ${message}`);
   }
 }
 
@@ -91,7 +91,8 @@ export async function createCheckout(
       cancel_url: body.cancelUrl ?? `${back}/?billing=cancelled`,
     }),
   );
-  if (!session.url) throw new AppError(502, 'UPSTREAM_ERROR', 'Stripe returned a checkout session without a URL');
+  if (!session.url)
+    throw new AppError('upstream', 'UPSTREAM_ERROR', 'Stripe returned a checkout session without a URL');
   return { id: session.id, url: session.url };
 }
 

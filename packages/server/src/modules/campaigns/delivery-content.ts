@@ -1,4 +1,4 @@
-import type { ContentType } from '@pigeon/contract';
+import type { CampaignStatus, ContentType } from '@pigeon/contract';
 import type pg from 'pg';
 import type { Config } from '../../config/index.js';
 import { preparedRows, queryRows, raw, sql } from '../../db/query.js';
@@ -19,7 +19,7 @@ interface CampaignContent extends MessageContent {
 /** The contact of one campaign email as it is now (its columns null when it is gone) and its campaign's status. */
 interface RecipientRow extends ContactRow {
   email_id: string;
-  campaign_status: string;
+  campaign_status: CampaignStatus;
   topic_id: string | null;
   /** Still subscribed to the campaign's topic (true without one). */
   in_topic: boolean;

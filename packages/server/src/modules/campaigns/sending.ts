@@ -52,8 +52,9 @@ export async function sendCampaign(
   }
   await requireVerifiedSender(deps.db.pool, projectId, campaign.from_email);
   const at = parseSchedule(scheduledFor);
-  if (!(at && at.getTime() > Date.now())) await refuseIfCampaignsPaused(deps.db.pool, projectId);
-  if (at && at.getTime() > Date.now()) {
+  const later = at !== null && at.getTime() > deps.clock.nowMs();
+  if (!later) await refuseIfCampaignsPaused(deps.db.pool, projectId);
+  if (at && later) {
     const [row] = await queryRows<CampaignRow>(
       deps.db.pool,
       sql`WITH scheduled AS (
@@ -272,7 +273,7 @@ export async function testCampaign(deps: AppDeps, projectId: string, id: string,
     deps.db.pool,
     sql`SELECT * FROM contacts WHERE project_id = ${projectId}::uuid AND email = ${email}`,
   );
-  const now = new Date();
+  const now = deps.clock.now();
   const contact: ContactRow = found ?? {
     id: '00000000-0000-0000-0000-000000000000',
     project_id: projectId,

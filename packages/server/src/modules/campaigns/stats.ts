@@ -1,15 +1,8 @@
 import { queryRows, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { ratesOf } from '../../kit/mail-rates.js';
+import { type MailCounts, ratesOf } from '../../kit/mail-rates.js';
 
-export interface Counters {
-  sent: number;
-  delivered: number;
-  opened: number;
-  clicked: number;
-  bounced: number;
-  complained: number;
-  unsubscribed: number;
+export interface Counters extends MailCounts {
   cancelled: number;
   pending: number;
 }

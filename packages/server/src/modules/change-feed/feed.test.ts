@@ -1,9 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { insertContact } from '../../../test/fixtures/contacts.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
-import { queryRows, sql } from '../../db/query.js';
+import { queryRows, runStatement, sql } from '../../db/query.js';
 import {
   type ContactChange,
   type FeedConsumer,
@@ -48,10 +49,10 @@ describe('change feed order', () => {
     ];
     const part = 5;
     for (const [txid, seq] of rows) {
-      await db.query(
-        `INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind)
-         OVERRIDING SYSTEM VALUE VALUES ($1, $2::text::xid8, $3, $4, gen_random_uuid(), 'created')`,
-        [part, txid, seq, project.id],
+      await runStatement(
+        db,
+        sql`INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind)
+         OVERRIDING SYSTEM VALUE VALUES (${part}, ${txid}::text::xid8, ${seq}, ${project.id}, gen_random_uuid(), 'created')`,
       );
     }
     const seen: string[] = [];
@@ -61,10 +62,10 @@ describe('change feed order', () => {
         seen.push(...changes.map((c) => `${c.txid}/${c.seq}`));
       },
     };
-    await db.query(`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES ($1, $2, '1'::xid8, 0)`, [
-      consumer.name,
-      part,
-    ]);
+    await runStatement(
+      db,
+      sql`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES (${consumer.name}, ${part}, '1'::xid8, 0)`,
+    );
     for (let i = 0; i < 10; i++) await processPart(pigeon.deps, consumer, part, 2);
     expect(seen).toEqual(['9/101', '10/9', '10/10', '100/1']);
   });
@@ -81,11 +82,11 @@ describe('change feed order', () => {
       ['updated', null],
     ];
     for (const [i, [kind, name]] of kinds.entries()) {
-      await db.query(
-        `INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind, event_id, name)
-         OVERRIDING SYSTEM VALUE VALUES ($1, '50'::xid8, $2, $3, '00000000-0000-4000-8000-000000000001',
-                                         $4, CASE WHEN $4 = 'event' THEN gen_random_uuid() END, $5)`,
-        [part, i + 1, project.id, kind, name],
+      await runStatement(
+        db,
+        sql`INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind, event_id, name)
+         OVERRIDING SYSTEM VALUE VALUES (${part}, '50'::xid8, ${i + 1}, ${project.id}, '00000000-0000-4000-8000-000000000001',
+                                         ${kind}, CASE WHEN ${kind} = 'event' THEN gen_random_uuid() END, ${name})`,
       );
     }
     const seen: string[] = [];
@@ -96,20 +97,20 @@ describe('change feed order', () => {
         seen.push(...changes.map((c) => `${c.kind}:${c.name}:${c.seq}`));
       },
     };
-    await db.query(`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES ($1, $2, '1'::xid8, 0)`, [
-      consumer.name,
-      part,
-    ]);
+    await runStatement(
+      db,
+      sql`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES (${consumer.name}, ${part}, '1'::xid8, 0)`,
+    );
     // Batches of 2: the first holds nothing wanted, yet the cursor moves past it; the second holds b.
     const first = await processParts(pigeon.deps, consumer, [part], 2);
     expect(first).toEqual({ handled: 0, backlog: true });
     const cursor = async () =>
       (
-        await db.query<{ seq: string }>('SELECT seq::text FROM change_feed_cursors WHERE consumer = $1 AND part = $2', [
-          consumer.name,
-          part,
-        ])
-      ).rows[0]?.seq;
+        await queryRows<{ seq: string }>(
+          db,
+          sql`SELECT seq::text FROM change_feed_cursors WHERE consumer = ${consumer.name} AND part = ${part}`,
+        )
+      )[0]?.seq;
     expect(await cursor()).toBe('2');
     expect(await processParts(pigeon.deps, consumer, [part], 2)).toEqual({ handled: 1, backlog: true });
     expect(await cursor()).toBe('4');
@@ -129,21 +130,21 @@ describe('change feed order', () => {
     const seen: string[] = [];
     const parts = Array.from({ length: PARTS }, (_, p) => p);
     for (const p of parts) {
-      await db.query(
-        `INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind)
-         OVERRIDING SYSTEM VALUE VALUES ($1, '200'::xid8, 1, $2, $3, 'created')`,
-        [p, project.id, `00000000-0000-4000-8000-00000000000${p}`],
+      await runStatement(
+        db,
+        sql`INSERT INTO contact_changes (part, txid, seq, project_id, contact_id, kind)
+         OVERRIDING SYSTEM VALUE VALUES (${p}, '200'::xid8, 1, ${project.id}, ${`00000000-0000-4000-8000-00000000000${p}`}, 'created')`,
       );
-      await db.query(`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES ($1, $2, '199'::xid8, 0)`, [
-        consumer.name,
-        p,
-      ]);
+      await runStatement(
+        db,
+        sql`INSERT INTO change_feed_cursors (consumer, part, txid, seq) VALUES (${consumer.name}, ${p}, '199'::xid8, 0)`,
+      );
     }
     // (txids above the other tests' rows.) Another worker holds part 6 for the length of its transaction.
     const other = await db.connect();
     try {
       await other.query('BEGIN');
-      await other.query('SELECT pg_advisory_xact_lock(hashtext($1), 6)', [`change-feed:${consumer.name}`]);
+      await runStatement(other, sql`SELECT pg_advisory_xact_lock(hashtext(${`change-feed:${consumer.name}`}), 6)`);
       expect(await processParts(pigeon.deps, consumer, parts, 10)).toEqual({ handled: PARTS - 1, backlog: false });
       await other.query('COMMIT');
     } finally {
@@ -178,10 +179,7 @@ describe('the snapshot xmin the feed reads below', () => {
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_current_xact_id()');
-      const [contact] = await queryRows<{ id: string }>(
-        db,
-        sql`INSERT INTO contacts (id, project_id, email, subscribed) VALUES (gen_random_uuid(), ${project.id}, 'held@x.example', true) RETURNING id`,
-      );
+      const contact = { id: await insertContact(db, { projectId: project.id, email: 'held@x.example' }) };
       await new Promise((r) => setTimeout(r, 1100));
       await drain();
       expect(seen).toEqual([]); // committed, but younger than the other database's open transaction

@@ -7,6 +7,7 @@ import { Resend } from 'resend';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertSuppression } from '../../../test/fixtures/deliverability.js';
 import { startTestPigeon } from '../../../test/helpers.js';
 import { mailOf, parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -316,11 +317,7 @@ describe("Resend's wire format under /resend, with the resend npm client", () =>
     expect(unverified.status).toBe(403);
     expect(unverified.body).toMatchObject({ statusCode: 403, name: 'validation_error' });
     expect(unverified.body.message).toContain('not-verified.example.com');
-    await queryRows(
-      pigeon.deps.db.pool,
-      sql`INSERT INTO suppressions (id, project_id, email, reason)
-          VALUES (gen_random_uuid(), ${sender.project.id}, 'gone@example.com', 'hard_bounce')`,
-    );
+    await insertSuppression(pigeon.deps.db.pool, sender.project.id, 'gone@example.com');
     const suppressed = await raw({ ...base, to: 'gone@example.com' });
     expect(suppressed.body).toEqual({
       statusCode: 422,

@@ -3,6 +3,9 @@ import { CONDITION_OPERATORS, ConditionFieldKind, ConditionTree } from '@pigeon/
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertContact } from '../../../test/fixtures/contacts.js';
+import { insertEvent } from '../../../test/fixtures/event-log.js';
+import { addSegmentMembers, insertSegment } from '../../../test/fixtures/segments.js';
 import { poolWithProject } from '../../../test/helpers.js';
 import { queryRows, sql } from '../../db/query.js';
 import { checkCondition, conditionSql, evaluation, loadFacts } from './engine.js';
@@ -67,20 +70,10 @@ beforeAll(async () => {
   pool = await poolWithProject(projectId);
   for (const [label, c] of Object.entries(CONTACTS)) {
     ids[label] = uuidv7();
-    await pool.query(
-      `INSERT INTO contacts (id, project_id, email, subscribed, data, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6)`,
-      [ids[label], projectId, c.email, c.subscribed, JSON.stringify(c.data), new Date(c.createdAt)],
-    );
+    await insertContact(pool, { id: ids[label], projectId, ...c, createdAt: new Date(c.createdAt) });
   }
   const event = (label: string, name: string, at: number) =>
-    pool.query('INSERT INTO events (id, project_id, contact_id, name, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      uuidv7(),
-      projectId,
-      ids[label],
-      name,
-      new Date(at),
-    ]);
+    insertEvent(pool, { id: uuidv7(), projectId, contactId: ids[label], name, createdAt: new Date(at) });
   await event('ann', 'purchase', NOW - 1 * DAY);
   await event('ann', 'purchase', NOW - 20 * DAY);
   await event('bob', 'purchase', NOW - 60 * DAY);
@@ -88,21 +81,15 @@ beforeAll(async () => {
   await event('dan', 'email.click', NOW - 5 * DAY);
   staticSegment = uuidv7();
   dynamicSegment = uuidv7();
-  await pool.query(
-    `INSERT INTO segments (id, project_id, name, type, condition, slug) VALUES
-       ($1, $3, 'static', 'STATIC', NULL, 'static'),
-       ($2, $3, 'dynamic', 'DYNAMIC', $4, 'dynamic')`,
-    [
-      staticSegment,
-      dynamicSegment,
-      projectId,
-      JSON.stringify(tree({ field: 'data.age', operator: 'greaterThan', value: 30 })),
-    ],
-  );
-  await pool.query(
-    'INSERT INTO segment_members (segment_id, contact_id, project_id) VALUES ($1, $2, $3), ($1, $4, $3)',
-    [staticSegment, ids.bob, projectId, ids.cat],
-  );
+  await insertSegment(pool, { id: staticSegment, projectId, name: 'static', type: 'STATIC' });
+  await insertSegment(pool, {
+    id: dynamicSegment,
+    projectId,
+    name: 'dynamic',
+    type: 'DYNAMIC',
+    condition: tree({ field: 'data.age', operator: 'greaterThan', value: 30 }),
+  });
+  await addSegmentMembers(pool, projectId, staticSegment, [ids.bob, ids.cat] as string[]);
 });
 afterAll(() => pool?.end());
 

@@ -34,7 +34,7 @@ export function invalidCondition(problems: Array<{ path: string; message: string
     code: 'invalid_condition',
   }));
   const first = errors[0] as FieldError;
-  return new AppError(400, 'INVALID_CONDITION', `${first.field}: ${first.message}`, { errors });
+  return new AppError('invalid', 'INVALID_CONDITION', `${first.field}: ${first.message}`, { errors });
 }
 
 /**

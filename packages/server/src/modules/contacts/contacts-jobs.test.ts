@@ -1,9 +1,12 @@
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { setJobRunning } from '../../../test/fixtures/background-jobs.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 import { insertJob, type JobRow } from '../background-jobs/service.js';
 import { contactJobHandlers } from './jobs.js';
+import { createMissingContacts } from './rows.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -93,10 +96,11 @@ describe('CSV import', () => {
     const job = await waitForJob(pigeon, `/contacts/import/${accepted.body.jobId}`, auth, 5_000);
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/quoted cell is never closed.*line 3/);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM contacts WHERE project_id = $1', [
-      project.id,
-    ]);
-    expect(rows[0].n).toBe(0);
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM contacts WHERE project_id = ${project.id}`,
+    );
+    expect(rows[0]?.n).toBe(0);
   });
 
   it('counts lines as the file has them: a quoted cell over two lines and blank lines', async () => {
@@ -176,34 +180,26 @@ describe('CSV import', () => {
     const file = Buffer.from(`email,n\n${rows.join('\n')}\n`);
     const jobId = await insertJob(pigeon.deps.db.pool, project.id, 'import', {}, file);
     // A worker that crashed after the first batch of 2000 had committed this much:
-    await pigeon.deps.db.pool.query(
-      `UPDATE background_jobs SET status = 'running', total = 4500, processed = 2000, created = 2000 WHERE id = $1`,
-      [jobId],
-    );
-    const crashedRows = rows.slice(0, 2000).map((r) => `('${r.split(',')[0]}')`);
-    await pigeon.deps.db.pool.query(
-      `INSERT INTO contacts (id, project_id, email, subscribed) SELECT uuidv7_compat(), $1, e, true FROM (VALUES ${crashedRows.join(',')}) v(e)`,
-      [project.id],
-    );
-    const { rows: jobs } = await pigeon.deps.db.pool.query<JobRow>('SELECT * FROM background_jobs WHERE id = $1', [
-      jobId,
-    ]);
+    await setJobRunning(pigeon.deps.db.pool, jobId, { total: 4500, processed: 2000, created: 2000 });
+    const crashedEmails = rows.slice(0, 2000).map((r) => r.split(',')[0] as string);
+    await createMissingContacts(pigeon.deps.db.pool, project.id, crashedEmails, true);
+    const jobs = await queryRows<JobRow>(pigeon.deps.db.pool, sql`SELECT * FROM background_jobs WHERE id = ${jobId}`);
     await contactJobHandlers.import({
       pool: pigeon.deps.db.pool,
       job: jobs[0] as JobRow,
       logger: pigeon.deps.logger,
       heartbeat: async () => {},
     });
-    const { rows: after } = await pigeon.deps.db.pool.query(
-      'SELECT processed, created, updated FROM background_jobs WHERE id = $1',
-      [jobId],
+    const after = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT processed, created, updated FROM background_jobs WHERE id = ${jobId}`,
     );
     expect(after[0]).toEqual({ processed: 4500, created: 4500, updated: 0 });
-    const { rows: count } = await pigeon.deps.db.pool.query(
-      'SELECT count(*)::int AS n FROM contacts WHERE project_id = $1',
-      [project.id],
+    const count = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM contacts WHERE project_id = ${project.id}`,
     );
-    expect(count[0].n).toBe(4500);
+    expect(count[0]?.n).toBe(4500);
   });
 });
 

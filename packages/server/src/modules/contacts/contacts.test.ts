@@ -3,6 +3,7 @@ import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -260,11 +261,11 @@ describe('maintained totals', () => {
       const all = bodyOf(await api(pigeon, auth).contacts.list(), 200).total;
       const on = bodyOf(await api(pigeon, auth).contacts.list({ query: { subscribed: 'true' } }), 200).total;
       const off = bodyOf(await api(pigeon, auth).contacts.list({ query: { subscribed: 'false' } }), 200).total;
-      const { rows } = await pigeon.deps.db.pool.query(
-        'SELECT count(*)::int AS n, (count(*) FILTER (WHERE subscribed))::int AS s FROM contacts WHERE project_id = $1',
-        [project.id],
+      const rows = await queryRows(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS n, (count(*) FILTER (WHERE subscribed))::int AS s FROM contacts WHERE project_id = ${project.id}`,
       );
-      expect([all, on, off]).toEqual([rows[0].n, rows[0].s, rows[0].n - rows[0].s]);
+      expect([all, on, off]).toEqual([rows[0]?.n, rows[0]?.s, rows[0]?.n - rows[0]?.s]);
       return [all, on, off];
     };
     const a = bodyOf(await api(pigeon, auth).contacts.create({ body: { email: 't1@example.com' } }), 201);

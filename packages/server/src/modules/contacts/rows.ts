@@ -1,3 +1,4 @@
+import type { SuppressionReason } from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -138,7 +139,7 @@ export async function unsubscribeSuppressed(
   db: Queryable,
   projectId: string,
   email: string,
-  reason: 'hard_bounce' | 'complaint',
+  reason: SuppressionReason,
   emailId: string,
 ): Promise<void> {
   await queryRows(

@@ -66,7 +66,7 @@ type QueueDeps = Pick<AppDeps, 'db' | 'scheduler'>;
 /** DELETE /contacts/fields/:field: queues removing a custom data key from every contact; the job's id. */
 export async function queueDeleteField(deps: QueueDeps, projectId: string, field: string): Promise<string> {
   if (isStandardField(field)) {
-    throw new AppError(400, 'BAD_REQUEST', `${field} is a standard field and cannot be deleted`);
+    throw new AppError('invalid', 'BAD_REQUEST', `${field} is a standard field and cannot be deleted`);
   }
   return queueJob(deps, projectId, 'delete_field', { key: customKey(field) });
 }
@@ -74,7 +74,7 @@ export async function queueDeleteField(deps: QueueDeps, projectId: string, field
 /** POST /contacts/import: queues the import of the uploaded CSV (the multipart field "file"); the job's id. */
 export async function queueImport(deps: QueueDeps, projectId: string, file: Buffer | undefined): Promise<string> {
   if (!file) {
-    throw new AppError(422, 'VALIDATION_ERROR', 'Upload the CSV as the multipart field "file"', {
+    throw new AppError('unprocessable', 'VALIDATION_ERROR', 'Upload the CSV as the multipart field "file"', {
       errors: [{ field: 'file', message: 'Required', code: 'invalid_type' }],
     });
   }

@@ -5,6 +5,8 @@ import nodemailer from 'nodemailer';
 import { describe, expect, it } from 'vitest';
 import { eventNames, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { updateEmail } from '../../../test/fixtures/email-states.js';
+import { deleteEventsNamed } from '../../../test/fixtures/event-log.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -47,7 +49,7 @@ async function sendOne(s: Sender, to = recipient()) {
   );
   if (!message) throw new Error(`no message ${messageId} in the sink`);
   await until(
-    async () => (await pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [sent.email])).rows[0],
+    async () => (await queryRows(pigeon.deps.db.pool, sql`SELECT status FROM emails WHERE id = ${sent.email}`))[0],
     (r) => r?.status === 'SENT',
   );
   return { emailId: sent.email, contactId: sent.contact.id, to, messageId, message };
@@ -89,14 +91,14 @@ async function smtpRefusal(to: string, raw: string): Promise<{ responseCode?: nu
 
 const eventsOf = async (contactId: string, name: string) =>
   (
-    await pigeon.deps.db.pool.query<{ data: Record<string, unknown> }>(
-      'SELECT data FROM events WHERE contact_id = $1 AND name = $2 ORDER BY id',
-      [contactId, name],
+    await queryRows<{ data: Record<string, unknown> }>(
+      pigeon.deps.db.pool,
+      sql`SELECT data FROM events WHERE contact_id = ${contactId} AND name = ${name} ORDER BY id`,
     )
-  ).rows.map((r) => r.data);
+  ).map((r) => r.data);
 
 const emailRow = async (id: string) =>
-  (await pigeon.deps.db.pool.query('SELECT * FROM emails WHERE id = $1', [id])).rows[0];
+  (await queryRows(pigeon.deps.db.pool, sql`SELECT * FROM emails WHERE id = ${id}`))[0];
 
 async function reportFor(sent: Awaited<ReturnType<typeof sendOne>>, s: Sender, name: string) {
   const raw = fixture(name, {
@@ -121,8 +123,8 @@ describe('outgoing mail', () => {
     expect(/^DKIM-Signature:.*? h=([^;]+);/m.exec(unfolded)?.[1]?.toLowerCase()).toContain('feedback-id');
     expect(await eventNames(pigeon, sent.contactId)).toEqual(expect.arrayContaining(['email.sent', 'email.delivery']));
     const row = await emailRow(sent.emailId);
-    expect(row.sent_at).not.toBeNull();
-    expect(row.delivered_at).not.toBeNull();
+    expect(row?.sent_at).not.toBeNull();
+    expect(row?.delivered_at).not.toBeNull();
 
     const custom = await api(pigeon, s.auth).emails.send({
       body: { to: recipient(), from: s.from, subject: 's', body: 'b', headers: { 'feedback-id': 'mine' } },
@@ -194,15 +196,13 @@ describe('the inbound receiver', () => {
     expect(await eventsOf(sent.contactId, 'email.delivery')).toHaveLength(1);
     // Mail whose delivery was not known yet (as with a relay that reports it later) gets it from the DSN.
     const later = await sendOne(s);
-    await pigeon.deps.db.pool.query("DELETE FROM events WHERE contact_id = $1 AND name = 'email.delivery'", [
-      later.contactId,
-    ]);
-    await pigeon.deps.db.pool.query('UPDATE emails SET delivered_at = NULL WHERE id = $1', [later.emailId]);
+    await deleteEventsNamed(pigeon.deps.db.pool, later.contactId, 'email.delivery');
+    await updateEmail(pigeon.deps.db.pool, later.emailId, sql`delivered_at = NULL`);
     await reportFor(later, s, 'dsn-delivered.eml');
     expect(await eventsOf(later.contactId, 'email.delivery')).toEqual([
       expect.objectContaining({ emailId: later.emailId, source: 'dsn', detail: expect.stringMatching(/^smtp; 250/) }),
     ]);
-    expect((await emailRow(later.emailId)).delivered_at).not.toBeNull();
+    expect((await emailRow(later.emailId))?.delivered_at).not.toBeNull();
   });
 
   it('records a delayed DSN as a soft bounce without suppressing', async () => {
@@ -212,7 +212,7 @@ describe('the inbound receiver', () => {
     const [bounce] = await eventsOf(sent.contactId, 'email.bounce');
     expect(bounce).toMatchObject({ bounceType: 'soft', source: 'dsn' });
     expect(bounce?.diagnosticCode).toMatch(/452 4\.2\.2/);
-    expect((await emailRow(sent.emailId)).status).toBe('SENT');
+    expect((await emailRow(sent.emailId))?.status).toBe('SENT');
     expect(bodyOf(await api(pigeon, s.auth).suppressions.list(), 200).total).toBe(0);
     expect(await eventsOf(sent.contactId, 'contact.unsubscribed')).toEqual([]);
   });
@@ -274,7 +274,7 @@ describe('the inbound receiver', () => {
 
     expect(await eventsOf(sent.contactId, 'email.bounce')).toEqual([]);
     expect(await eventsOf(sent.contactId, 'email.complaint')).toEqual([]);
-    expect((await emailRow(sent.emailId)).bounced_at).toBeNull();
+    expect((await emailRow(sent.emailId))?.bounced_at).toBeNull();
     expect(bodyOf(await api(pigeon, s.auth).suppressions.list(), 200).total).toBe(0);
 
     // Still up: the real report is accepted afterwards.
@@ -296,7 +296,7 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
       () => emailRow(emailId),
       (r) => r?.status === 'BOUNCED',
     );
-    expect(row.status).toBe('BOUNCED');
+    expect(row?.status).toBe('BOUNCED');
     const list = await until(
       async () => bodyOf(await client.suppressions.list(), 200),
       (b) => b.total === 1,
@@ -361,11 +361,11 @@ describe('feedback at delivery and through recordDeliveryFeedback', () => {
     const row = await until(
       async () =>
         (
-          await pigeon.deps.db.pool.query(
-            "SELECT status, last_error FROM emails WHERE project_id = $1 AND to_email = $2 AND source <> 'TRANSACTIONAL'",
-            [s.project.id, sent.to],
+          await queryRows(
+            pigeon.deps.db.pool,
+            sql`SELECT status, last_error FROM emails WHERE project_id = ${s.project.id} AND to_email = ${sent.to} AND source <> 'TRANSACTIONAL'`,
           )
-        ).rows[0],
+        )[0],
       (r) => r?.status === 'CANCELLED',
     );
     expect(row).toEqual({ status: 'CANCELLED', last_error: 'suppressed: complaint' });

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { DmarcDisposition, DmarcResult } from '@pigeon/contract';
+import { DmarcDisposition, type DmarcResult } from '@pigeon/contract';
 import { XMLParser } from 'fast-xml-parser';
 
 /** One `<record>` of a report: what a source IP sent as one header-from domain, and how it fared. */
@@ -56,11 +56,8 @@ function epoch(value: unknown, what: string): Date {
   return new Date(Number(v) * 1000);
 }
 
-const DISPOSITIONS = new Set<string>(['none', 'quarantine', 'reject']);
-const disposition = (value: unknown): DmarcDisposition => {
-  const v = text(value)?.toLowerCase() ?? 'none';
-  return (DISPOSITIONS.has(v) ? v : 'none') as DmarcDisposition;
-};
+const disposition = (value: unknown): DmarcDisposition =>
+  DmarcDisposition.catch('none').parse(text(value)?.toLowerCase() ?? 'none');
 const result = (value: unknown): DmarcResult => (text(value)?.toLowerCase() === 'pass' ? 'pass' : 'fail');
 const lower = (value: unknown) => text(value)?.toLowerCase() ?? null;
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { bodyOf, api as client } from '../../../test/api.js';
+import { setDkimPrivateKey } from '../../../test/fixtures/domains.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
 import { rotateDataKeyCommand } from '../../admin-commands.js';
@@ -22,11 +23,11 @@ afterAll(() => api?.stop());
 const secretsOf = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'));
 const storedKey = async (domain: string) =>
   (
-    await api.deps.db.pool.query<{ dkim_private_key: string; dkim_public_key: string; dkim_selector: string }>(
-      'SELECT dkim_private_key, dkim_public_key, dkim_selector FROM domains WHERE domain = $1',
-      [domain],
+    await queryRows<{ dkim_private_key: string; dkim_public_key: string; dkim_selector: string }>(
+      api.deps.db.pool,
+      sql`SELECT dkim_private_key, dkim_public_key, dkim_selector FROM domains WHERE domain = ${domain}`,
     )
-  ).rows[0] as { dkim_private_key: string; dkim_public_key: string; dkim_selector: string };
+  )[0] as { dkim_private_key: string; dkim_public_key: string; dkim_selector: string };
 
 /**
  * Sends one message through a delivering Pigeon on `dataDir` and returns the .eml it wrote. Waits
@@ -85,7 +86,7 @@ describe('DKIM private keys at rest', () => {
     const domain = `legacy-${Date.now()}.example`;
     await client(api, auth).domains.create({ body: { domain } });
     const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' });
-    await api.deps.db.pool.query('UPDATE domains SET dkim_private_key = $1 WHERE domain = $2', [pem, domain]);
+    await setDkimPrivateKey(api.deps.db.pool, domain, pem);
     const restarted = await startTestPigeon({
       databaseUrl: api.deps.db.url,
       role: 'api',

@@ -160,10 +160,15 @@ export async function requireVerifiedSender(db: Queryable, projectId: string, fr
         WHERE d.project_id = ${projectId} AND d.domain = ${domain} AND d.verified_at IS NOT NULL`,
   );
   if (!rows[0]) {
-    throw new AppError(403, 'INTERNAL_SERVER_ERROR', `The sender domain ${domain} is not verified for this project`, {
-      details: { reason: 'DOMAIN_NOT_VERIFIED', domain },
-      suggestion: `Add ${domain} with POST /domains, publish its DNS records, then check it with GET /domains/:id/verify.`,
-    });
+    throw new AppError(
+      'forbidden',
+      'INTERNAL_SERVER_ERROR',
+      `The sender domain ${domain} is not verified for this project`,
+      {
+        details: { reason: 'DOMAIN_NOT_VERIFIED', domain },
+        suggestion: `Add ${domain} with POST /domains, publish its DNS records, then check it with GET /domains/:id/verify.`,
+      },
+    );
   }
   return rows[0];
 }

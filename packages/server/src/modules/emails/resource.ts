@@ -27,7 +27,7 @@ const STATUS: Sql = raw(`CASE
 interface EmailRow {
   id: string;
   shown_status: EmailStatus;
-  status: string;
+  status: EmailStatus;
   to_email: string;
   to_name: string | null;
   from_email: string;

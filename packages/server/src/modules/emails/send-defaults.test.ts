@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 
 // The local outbox (no SMTP_URL): domains are verified as soon as they are added.
 let pigeon: TestPigeon;
@@ -26,8 +27,14 @@ async function projectWithDomain(domain: string) {
 const queued = (res: Awaited<ReturnType<ReturnType<typeof api>['emails']['send']>>) =>
   bodyOf(res, 200).data.emails[0]?.email ?? 'nothing queued';
 
-const storedEmail = async (id: string) =>
-  (await pigeon.deps.db.pool.query('SELECT from_email, from_name, html FROM emails WHERE id = $1', [id])).rows[0];
+const storedEmail = async (id: string) => {
+  const [email] = await queryRows(
+    pigeon.deps.db.pool,
+    sql`SELECT from_email, from_name, html FROM emails WHERE id = ${id}`,
+  );
+  if (!email) throw new Error(`no email ${id}`);
+  return email;
+};
 
 describe('project default sender', () => {
   it('is refused without a verified domain, set on one, and used when the request and template name none', async () => {

@@ -5,6 +5,7 @@ import { expectEnvelope } from '../../../test/helpers.js';
 import { mailOf, receivedMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
+import { queryRows, sql } from '../../db/query.js';
 
 const setup = await startMailingPigeon({ DELIVERY_RETRY_BASE_MS: '100' });
 
@@ -13,24 +14,23 @@ const send = (auth: Record<string, string>, body: unknown, path = '/v1/send', he
   setup.pigeon.request('POST', path, { headers: { ...auth, ...headers }, body });
 
 const emailsOf = async (projectId: string) =>
-  (
-    await setup.pigeon.deps.db.pool.query(
-      'SELECT to_email, cc, bcc, tags, subject FROM emails WHERE project_id = $1 ORDER BY to_email',
-      [projectId],
-    )
-  ).rows;
+  await queryRows(
+    setup.pigeon.deps.db.pool,
+    sql`SELECT to_email, cc, bcc, tags, subject FROM emails WHERE project_id = ${projectId} ORDER BY to_email`,
+  );
 
 const contactEmails = async (projectId: string) =>
   (
-    await setup.pigeon.deps.db.pool.query('SELECT email FROM contacts WHERE project_id = $1 ORDER BY email', [
-      projectId,
-    ])
-  ).rows.map((r) => r.email);
+    await queryRows(
+      setup.pigeon.deps.db.pool,
+      sql`SELECT email FROM contacts WHERE project_id = ${projectId} ORDER BY email`,
+    )
+  ).map((r) => r.email);
 
 async function waitForStatus(id: string, statuses: string[]) {
   for (let i = 0; i < 600; i++) {
-    const { rows } = await setup.pigeon.deps.db.pool.query('SELECT status FROM emails WHERE id = $1', [id]);
-    if (statuses.includes(rows[0]?.status)) return rows[0].status;
+    const rows = await queryRows(setup.pigeon.deps.db.pool, sql`SELECT status FROM emails WHERE id = ${id}`);
+    if (statuses.includes(rows[0]?.status)) return rows[0]?.status;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`email ${id} never reached ${statuses}`);
@@ -206,7 +206,7 @@ describe('POST /v1/send/batch', () => {
     expect(again.status).not.toBe(200);
     expect(await emailsOf(project.id)).toHaveLength(3);
     const [first] = await emailsOf(project.id);
-    expect(first.tags).toEqual({ n: '1' });
+    expect(first?.tags).toEqual({ n: '1' });
   });
 
   it('is all or nothing: one bad message answers its errors under messages.<i> and nothing is sent', async () => {

@@ -22,7 +22,7 @@ const dnsResolver = () => {
 async function emailStatus(id: string, until: string[], timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await pigeon.deps.db.pool.query('SELECT status, attempts FROM emails WHERE id = $1', [id]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT status, attempts FROM emails WHERE id = ${id}`);
     if (until.includes(rows[0]?.status) || Date.now() > deadline) return rows[0];
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -245,10 +245,11 @@ describe('POST /v1/send', () => {
       // untyped: wrong on purpose (bodies the contract's types refuse)
       expectEnvelope(await pigeon.request('POST', '/v1/send', { headers: auth, body }), 422, 'VALIDATION_ERROR');
     }
-    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM emails WHERE project_id = $1', [
-      project.id,
-    ]);
-    expect(rows[0].n).toBe(0);
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM emails WHERE project_id = ${project.id}`,
+    );
+    expect(rows[0]?.n).toBe(0);
     expect(sink.messages.some((m) => m.raw.includes('victim@example.com'))).toBe(false);
   });
 
@@ -296,10 +297,11 @@ describe('POST /v1/send', () => {
       });
     expect((await send()).status).toBe(200);
     expectEnvelope(await send(), 409, 'IDEMPOTENCY_KEY_REUSED');
-    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM emails WHERE project_id = $1', [
-      project.id,
-    ]);
-    expect(rows[0].n).toBe(1);
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM emails WHERE project_id = ${project.id}`,
+    );
+    expect(rows[0]?.n).toBe(1);
   });
 
   it('answers a key reused with another body, or on another endpoint, with 422 and performs neither', async () => {

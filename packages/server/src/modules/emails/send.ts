@@ -161,15 +161,15 @@ const replyToHeader = (reply: { email: string; name?: string }) =>
   reply.name ? `"${reply.name.replace(/["\\]/g, '\\$&')}" <${reply.email}>` : reply.email;
 
 /** `sendAt` within the documented horizon; a time already past sends now (null). */
-function scheduledTime(sendAt: string | undefined): Date | null {
+function scheduledTime(sendAt: string | undefined, now: number): Date | null {
   if (sendAt === undefined) return null;
   const at = new Date(sendAt);
-  if (at.getTime() - Date.now() > SEND_AT_MAX_DAYS * 86_400_000) {
+  if (at.getTime() - now > SEND_AT_MAX_DAYS * 86_400_000) {
     throw validationFailed([
       { field: 'sendAt', message: `must be at most ${SEND_AT_MAX_DAYS} days ahead`, code: 'too_big', received: sendAt },
     ]);
   }
-  return at.getTime() > Date.now() ? at : null;
+  return at.getTime() > now ? at : null;
 }
 
 const bodyHtml = async (body: string, format: BodyFormat | undefined) =>
@@ -214,7 +214,7 @@ async function prepareSend(
 ): Promise<PreparedSend> {
   const tooMany = recipientLimitError(body);
   if (tooMany) throw validationFailed([tooMany]);
-  const sendAt = scheduledTime(body.sendAt);
+  const sendAt = scheduledTime(body.sendAt, deps.clock.nowMs());
   const content = await resolveContent(deps, projectId, body, built);
   return {
     ...(built ? { built } : {}),
@@ -377,7 +377,7 @@ export async function sendEmail(
     await requireAllowance(client, projectId, 'transactional', queued.emails.length);
     return queued;
   });
-  return { ...result, timestamp: new Date().toISOString() };
+  return { ...result, timestamp: deps.clock.now().toISOString() };
 }
 
 /**
@@ -403,7 +403,7 @@ export async function sendBatch(deps: AppDeps, projectId: string, messages: Send
     );
     return queued;
   });
-  const timestamp = new Date().toISOString();
+  const timestamp = deps.clock.now().toISOString();
   return { results: results.map((r) => ({ ...r, timestamp })), timestamp };
 }
 
@@ -416,6 +416,6 @@ async function atIndex<T>(index: number, work: () => Promise<T>): Promise<T> {
     const prefix = `messages.${index}.`;
     const errors = err.extra.errors?.map((e) => ({ ...e, field: `${prefix}${e.field}` }));
     if (errors && err.code === 'VALIDATION_ERROR') throw validationFailed(errors);
-    throw new AppError(err.statusCode, err.code, `messages.${index}: ${err.message}`, err.extra);
+    throw new AppError(err.kind, err.code, `messages.${index}: ${err.message}`, err.extra);
   }
 }

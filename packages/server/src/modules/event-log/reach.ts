@@ -9,7 +9,7 @@ export async function eventsRetainedSince(deps: AppDeps, projectId: string): Pro
     sql`SELECT retention_events_days AS days FROM projects WHERE id = ${projectId}::uuid`,
   );
   const days = row?.days ?? RETENTION_DEFAULTS.eventsDays;
-  return new Date(Date.now() - days * deps.config.retention.dayMs).toISOString();
+  return new Date(deps.clock.nowMs() - days * deps.config.retention.dayMs).toISOString();
 }
 
 /** A page of events or activity with how far back such lists reach (`retainedSince`). */

@@ -1,3 +1,4 @@
+import { SuppressionReason } from '@pigeon/contract';
 import { join, queryRows, raw, runStatement, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 
@@ -21,9 +22,6 @@ export function insertEvents(select: Sql): Sql {
 
 /** Where a subscription change came from; stored in the event's data. */
 export type SubscriptionSource = 'api' | 'track' | 'send' | 'import' | 'bulk' | 'link' | 'workflow';
-/** A suppression that unsubscribed the contact (the data's `source` and `reason`). */
-type SuppressionSource = 'hard_bounce' | 'complaint';
-
 const quoted = (word: string) => raw(`'${word.replace(/'/g, "''")}'`);
 
 /**
@@ -39,10 +37,11 @@ const quoted = (word: string) => raw(`'${word.replace(/'/g, "''")}'`);
  */
 export function insertSubscriptionEvents(
   changed: 'changed',
-  source: SubscriptionSource | SuppressionSource,
+  source: SubscriptionSource | SuppressionReason,
   { id = raw('uuidv7_compat()'), emailId = raw('NULL') }: { id?: Sql; emailId?: Sql } = {},
 ): Sql {
-  const reason = source === 'hard_bounce' || source === 'complaint' ? quoted(source) : raw('NULL');
+  // A suppression that unsubscribed the contact names itself as the reason too.
+  const reason = SuppressionReason.safeParse(source).success ? quoted(source) : raw('NULL');
   return insertEvents(sql`
   SELECT ${id}, ch.project_id, ch.id,
          CASE WHEN ch.subscribed THEN 'contact.subscribed' ELSE 'contact.unsubscribed' END,

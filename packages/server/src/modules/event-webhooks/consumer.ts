@@ -1,5 +1,4 @@
 import { raw, sql } from '../../db/query.js';
-import { nowOf } from '../../deps.js';
 import type { FeedConsumer } from '../change-feed/public.js';
 import { deliverBatch } from './direct.js';
 import { endpointWants } from './payload.js';
@@ -27,7 +26,7 @@ export function eventWebhooksConsumer(sender: Sender, recordWhenOver: (attempt: 
     async handle(client, changes, deps) {
       const eventIds = changes.flatMap((c) => (c.eventId ? [c.eventId] : []));
       if (eventIds.length === 0) return;
-      const batch = await deliverBatch(client, { sender, eventIds, now: nowOf(deps) });
+      const batch = await deliverBatch(client, { sender, eventIds, now: deps.clock.now() });
       // Deliveries left for the claim loop: wake it (NOTIFY is delivered at commit).
       if (batch.pending) await client.query(`SELECT pg_notify('${WEBHOOKS_CHANNEL}', '')`);
       return () => {

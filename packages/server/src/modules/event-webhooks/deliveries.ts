@@ -1,9 +1,14 @@
-import type { WebhookDelivery, WebhookDeliveryStatus, WebhookEventPayload } from '@pigeon/contract';
+import type {
+  WebhookAttemptTrigger,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEventPayload,
+} from '@pigeon/contract';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { countUpToCap, LATER_PAGE } from '../../db/capped-count.js';
 import { and, queryRows, raw, type Sql, sql } from '../../db/query.js';
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import { decodeCursor, encodeCursor } from '../../kit/cursor.js';
 import { conflict, notFound } from '../../kit/errors.js';
 import { newWebhookId } from '../webhooks/public.js';
@@ -23,7 +28,7 @@ interface DeliveryRow {
   payload: WebhookEventPayload;
   attempt_log: Array<{
     at: string;
-    trigger: 'SCHEDULED' | 'REPLAY';
+    trigger: WebhookAttemptTrigger;
     status_code: number | null;
     duration_ms: number;
     response: string | null;
@@ -110,7 +115,7 @@ export const requireEnabled = (endpoint: { enabled: boolean }) => {
 /** Due now, as a REPLAY attempt, with the same webhook-id and payload. */
 export async function replayDelivery(deps: AppDeps, projectId: string, endpointId: string, id: string) {
   requireEnabled(await findEndpoint(deps.db.pool, projectId, endpointId));
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   // A claim past its timeout is a dead worker's (the claim statement takes it back): replayable.
   const stale = new Date(now.getTime() - deps.config.webhooks.claimTimeoutSeconds * 1000);
   const updated = await queryRows(
@@ -132,7 +137,7 @@ export async function replayDelivery(deps: AppDeps, projectId: string, endpointI
 /** A `webhook.test` event queued for this endpoint alone, whatever its filters. */
 export async function sendTestEvent(deps: AppDeps, projectId: string, endpointId: string) {
   requireEnabled(await findEndpoint(deps.db.pool, projectId, endpointId));
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   const id = uuidv7();
   const payload = {
     type: 'webhook.test',

@@ -4,7 +4,7 @@ import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import { notFound, validationFailed } from '../../kit/errors.js';
 import { forbiddenReason, generateWebhookSecret, isLoopbackName } from '../webhooks/public.js';
 
@@ -86,7 +86,7 @@ export async function createEndpoint(
   fields: Required<Pick<EndpointFields, 'url' | 'eventTypes'>> & EndpointFields,
 ) {
   checkUrl(deps, fields.url);
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   const row = await inTransaction(deps.db.pool, async (client) => {
     // Serialises creations per project, so the limit holds under concurrent requests.
     await queryRows(
@@ -123,18 +123,18 @@ export async function listEndpoints(deps: AppDeps, projectId: string) {
     deps.db.pool,
     sql`SELECT * FROM webhook_endpoints WHERE project_id = ${projectId}::uuid ORDER BY created_at, id`,
   );
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   return { data: rows.map((r) => toEndpoint(r, now)) };
 }
 
 export async function getEndpoint(deps: AppDeps, projectId: string, id: string) {
-  return toEndpoint(await findEndpoint(deps.db.pool, projectId, id), nowOf(deps));
+  return toEndpoint(await findEndpoint(deps.db.pool, projectId, id), deps.clock.now());
 }
 
 /** Enabling an endpoint again forgets what disabled it: the failure clock starts afresh. */
 export async function updateEndpoint(deps: AppDeps, projectId: string, id: string, fields: EndpointFields) {
   checkUrl(deps, fields.url);
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   const [row] = await queryRows<EndpointRow>(
     deps.db.pool,
     sql`UPDATE webhook_endpoints SET
@@ -161,7 +161,7 @@ export async function deleteEndpoint(deps: AppDeps, projectId: string, id: strin
 
 /** A new secret; the current one keeps signing (a second signature) for `overlapHours`. */
 export async function rotateEndpointSecret(deps: AppDeps, projectId: string, id: string, overlapHours: number) {
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   const expires = new Date(now.getTime() + overlapHours * 3_600_000);
   const [row] = await queryRows<EndpointRow>(
     deps.db.pool,

@@ -6,6 +6,7 @@ import { verifyWebhook, WebhookVerificationError } from '../../../../sdk/dist/in
 import { decodeQuotedPrintable, newProject, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
+import { insertEventsFrom } from '../../../test/fixtures/event-log.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { hrefs, pixelUrl, receivedMessage } from '../../../test/mail.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -508,11 +509,10 @@ describe('event webhooks', () => {
       // its deliveries share one due time and only their ids order them.
       const events = 150;
       await track(pigeon, auth, 'load@example.com', 'load.start');
-      await pigeon.deps.db.pool.query(
-        `INSERT INTO events (id, project_id, contact_id, name, data)
-         SELECT uuidv7_compat(), $1, c.id, 'load.tick', jsonb_build_object('n', i)
-         FROM contacts c, generate_series(1, $2::int - 1) AS i WHERE c.project_id = $1`,
-        [project.id, events],
+      await insertEventsFrom(
+        pigeon.deps.db.pool,
+        sql`SELECT uuidv7_compat(), ${project.id}::uuid, c.id, 'load.tick', jsonb_build_object('n', i), now()
+            FROM contacts c, generate_series(1, ${events}::int - 1) AS i WHERE c.project_id = ${project.id}`,
       );
       await until(
         () => quick.received.length,
@@ -523,11 +523,11 @@ describe('event webhooks', () => {
       // and at most 4 × 16 deliveries claimed (the rest wait in the database for whoever can send).
       expect(silent.received.length).toBeGreaterThan(0);
       expect(silent.received.length).toBeLessThanOrEqual(16);
-      const { rows } = await pigeon.deps.db.pool.query(
-        "SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1 AND status = 'SENDING'",
-        [stuck.id],
+      const rows = await queryRows(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = ${stuck.id} AND status = 'SENDING'`,
       );
-      expect(rows[0].n).toBeLessThanOrEqual(64);
+      expect(rows[0]?.n).toBeLessThanOrEqual(64);
     } finally {
       await silent.close();
     }

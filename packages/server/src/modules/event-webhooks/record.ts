@@ -1,3 +1,4 @@
+import type { WebhookDeliveryStatus } from '@pigeon/contract';
 import { oneInFlight } from '../../db/one-in-flight.js';
 import { preparedRows, queryRows, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -35,7 +36,7 @@ export const ATTEMPTS_KEPT = 20;
  * What an ended attempt makes of its delivery: SUCCEEDED; PENDING at its next time; FAILED after
  * the last attempt, or at once when Pigeon refused to call the URL (the SSRF guard: a retry would be refused too).
  */
-export function stateAfter({ row, result, at }: Outcome): { status: string; next: string | null } {
+export function stateAfter({ row, result, at }: Outcome): { status: WebhookDeliveryStatus; next: string | null } {
   const ok = result.outcome === 'success';
   const delay = ok || result.refused ? null : retryDelayMs(row.attempts);
   return {
@@ -125,7 +126,7 @@ export interface NewDelivery {
   /** 1 when it was attempted (ended or under way), 0 when not tried yet. */
   attempts: number;
   /** SUCCEEDED, PENDING (failed, or not tried), FAILED, or SENDING (still in flight: recorded when it ends). */
-  status: string;
+  status: WebhookDeliveryStatus;
   next: string | null;
   claimedAt: string | null;
   attempt: string | null;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { queryRows, type Sql, sql } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { JobHandler } from '../background-jobs/public.js';
 import { getJob, queueJob, recordBatch, setJobTotal } from '../background-jobs/public.js';
 import { WEBHOOKS_CHANNEL } from './consumer.js';
@@ -32,7 +32,7 @@ export async function queueRecovery(
   range: { after: string; before?: string },
 ): Promise<{ jobId: string }> {
   requireEnabled(await findEndpoint(deps.db.pool, projectId, endpointId));
-  const askedAt = nowOf(deps).toISOString();
+  const askedAt = deps.clock.now().toISOString();
   const input: RecoveryInput = { endpointId, after: range.after, before: range.before ?? askedAt, askedAt };
   return { jobId: await queueJob(deps, projectId, 'recover_deliveries', { ...input }) };
 }

@@ -1,4 +1,4 @@
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import { CachingResolver } from '../../kit/caching-resolver.js';
 import { sendWebhook, WEBHOOK_DNS, WebhookPools } from '../webhooks/public.js';
 import { signingSecrets } from './endpoints.js';
@@ -65,7 +65,7 @@ export function createSender(deps: AppDeps): Sender {
   let closed = false;
 
   const attempt = async (row: DeliveryRow): Promise<Outcome> => {
-    const at = nowOf(deps);
+    const at = deps.clock.now();
     const result = await sendWebhook({
       url: row.url,
       body: row.body,
@@ -75,7 +75,7 @@ export function createSender(deps: AppDeps): Sender {
       timeoutMs: cfg.timeoutMs,
       allowPrivateNetworks: cfg.allowPrivateNetworks,
       resolver,
-      now: () => nowOf(deps),
+      now: () => deps.clock.now(),
       pools,
     });
     return { row, result, at };

@@ -1,5 +1,5 @@
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { ListenHub } from '../../jobs/listen-hub.js';
 import { startLoop } from '../../jobs/loop.js';
 import type { FeedConsumer } from '../change-feed/public.js';
@@ -105,7 +105,7 @@ export async function startEventWebhooks(deps: AppDeps, hub: ListenHub): Promise
     const free = CLAIM_AHEAD * cfg.concurrency - held;
     budgetBound = free <= 0;
     if (free <= 0) return undefined;
-    const rows = await claimDue(deps, free, nowOf(deps));
+    const rows = await claimDue(deps, free, deps.clock.now());
     budgetBound = rows.length >= free;
     return rows.length > 0 ? { rows, full: rows.length === free } : undefined;
   };

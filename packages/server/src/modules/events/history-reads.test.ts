@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertEventsFrom } from '../../../test/fixtures/event-log.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
 import { seedHistory } from '../../db/history-seed.js';
@@ -173,12 +174,11 @@ describe('stats from the rollup', () => {
 describe('the first page of a long history', () => {
   /** `n` events of a new project, their ids of `idAgo` and `created_at` of `createdAgo` (intervals). */
   const insert = (projectId: string, n: number, idAgo: string, createdAgo = idAgo) =>
-    queryRows(
+    insertEventsFrom(
       pool,
-      sql`INSERT INTO events (id, project_id, name, data, created_at)
-          SELECT overlay(uuidv7_floor(now() - ${idAgo}::interval - make_interval(secs => g))::text
+      sql`SELECT overlay(uuidv7_floor(now() - ${idAgo}::interval - make_interval(secs => g))::text
                          placing substr(md5(random()::text), 1, 12) from 25)::uuid,
-                 ${projectId}::uuid, 'page.viewed', '{}', now() - ${createdAgo}::interval - make_interval(secs => g)
+                 ${projectId}::uuid, NULL::uuid, 'page.viewed', '{}'::jsonb, now() - ${createdAgo}::interval - make_interval(secs => g)
           FROM generate_series(1, ${n}::int) g`,
     );
   const newest = async (projectId: string) =>

@@ -6,7 +6,7 @@ import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/workflows.js';
-import { runStatement, sql } from '../../db/query.js';
+import { queryRows, runStatement, sql } from '../../db/query.js';
 import { hashKey } from '../projects/keys.js';
 import { toTrackRow } from './track.js';
 import { TrackBatcher } from './track-batcher.js';
@@ -22,13 +22,11 @@ const track = (publicKey: string, body: ClientInferRequest<typeof contract.event
   api(pigeon, { authorization: `Bearer ${publicKey}` }).events.track({ body });
 
 const eventsOf = async (projectId: string) =>
-  (
-    await pigeon.deps.db.pool.query(
-      `SELECT c.email, e.name, e.data FROM events e JOIN contacts c ON c.id = e.contact_id
-       WHERE e.project_id = $1 AND e.name NOT LIKE 'contact.%' ORDER BY e.id`,
-      [projectId],
-    )
-  ).rows;
+  await queryRows(
+    pigeon.deps.db.pool,
+    sql`SELECT c.email, e.name, e.data FROM events e JOIN contacts c ON c.id = e.contact_id
+       WHERE e.project_id = ${projectId} AND e.name NOT LIKE 'contact.%' ORDER BY e.id`,
+  );
 
 /** A batcher on the test Pigeon's pool: no rate limit, one statement at a time, unless told otherwise. */
 const newBatcher = (options: Partial<ConstructorParameters<typeof TrackBatcher>[1]> = {}) =>
@@ -69,11 +67,11 @@ describe('grouped track statements', () => {
       const mine = stored.filter((e) => e.email === `c${c}@group.example`).map((e) => e.data.n);
       expect(mine).toEqual([c, c + 10, c + 20, c + 30]);
     }
-    const { rows } = await pigeon.deps.db.pool.query(
-      `SELECT data->>'n' AS n FROM contacts WHERE project_id = $1 AND email = 'c3@group.example'`,
-      [project.id],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT data->>'n' AS n FROM contacts WHERE project_id = ${project.id} AND email = 'c3@group.example'`,
     );
-    expect(rows[0].n).toBe('33'); // the last write wins, as with one statement per track
+    expect(rows[0]?.n).toBe('33'); // the last write wins, as with one statement per track
   });
 
   it('a row that breaks a constraint fails alone; the rest of its group is recorded', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { insertManyContacts } from '../../../test/fixtures/contacts.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { runStatement, sql } from '../../db/query.js';
 import { hashKey } from '../projects/keys.js';
 import { toTrackRow } from './track.js';
 import { runTrackStatement } from './track-statement.js';
@@ -29,12 +29,7 @@ describe('the track statement plan', () => {
       const group = (tag: string) =>
         Array.from({ length: 20 }, (_, i) => toTrackRow({ email: `${tag}-${i}@plan.example`, event: 'e' }));
       await runTrackStatement(client, owner, group('first'), options);
-      await runStatement(
-        pigeon.deps.db.pool,
-        sql`INSERT INTO contacts (id, project_id, email, subscribed)
-            SELECT gen_random_uuid(), ${project.id}, 'grown-' || i || '@plan.example', true
-            FROM generate_series(1, 20000) i`,
-      );
+      await insertManyContacts(pigeon.deps.db.pool, project.id, 20000, { prefix: 'grown-', domain: 'plan.example' });
       plans.length = 0;
       const outcomes = await runTrackStatement(client, owner, [...group('second'), ...group('first')], options);
       expect(outcomes.every((o) => o.tracked)).toBe(true);

@@ -3,6 +3,8 @@ import type { ClientInferRequest } from '@ts-rest/core';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertEvent } from '../../../test/fixtures/event-log.js';
+import { expireIdempotencyKeys, insertIdempotencyKey } from '../../../test/fixtures/idempotency.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
 import { queryRows, sql } from '../../db/query.js';
@@ -33,11 +35,7 @@ describe('POST /v1/track', () => {
     try {
       await client.query('BEGIN');
       // Uncommitted: the foreign-key check of this row holds FOR KEY SHARE on the contact.
-      await queryRows(
-        client,
-        sql`INSERT INTO events (id, project_id, contact_id, name, data)
-            VALUES (uuidv7_compat(), ${project.id}::uuid, ${first.data.contact}::uuid, 'held', '{}')`,
-      );
+      await insertEvent(client, { projectId: project.id, contactId: first.data.contact, name: 'held' });
       const track = api(pigeon, pk(project)).events.track({
         body: { email: 'held@example.com', event: 'b', data: { n: 1 } },
       });
@@ -199,15 +197,18 @@ describe('Idempotency-Key', () => {
 
   it('carries no originalResponse while the first request is in flight or after a 5xx', async () => {
     const { project } = await newProject(pigeon);
-    const { rows } = await pigeon.deps.db.pool.query('SELECT id FROM projects WHERE public_key = $1', [
-      project.publicKey,
-    ]);
-    await pigeon.deps.db.pool.query(
-      `INSERT INTO idempotency_keys (project_id, key, request, status_code, response, expires_at)
-       VALUES ($1, 'in-flight', 'POST /v1/track', NULL, NULL, now() + interval '1 hour'),
-              ($1, 'failed', 'POST /v1/track', 500, NULL, now() + interval '1 hour')`,
-      [rows[0].id],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT id FROM projects WHERE public_key = ${project.publicKey}`,
     );
+    const projectId = rows[0]?.id;
+    await insertIdempotencyKey(pigeon.deps.db.pool, { projectId, key: 'in-flight', request: 'POST /v1/track' });
+    await insertIdempotencyKey(pigeon.deps.db.pool, {
+      projectId,
+      key: 'failed',
+      request: 'POST /v1/track',
+      statusCode: 500,
+    });
     const inFlight = expectEnvelope(await track(project, 'in-flight'), 409, 'IDEMPOTENCY_KEY_REUSED');
     expect(inFlight.details).toMatchObject({ originalStatusCode: null });
     expect(inFlight.details).not.toHaveProperty('originalResponse');
@@ -277,10 +278,7 @@ describe('Idempotency-Key', () => {
     const b = await newProject(pigeon);
     expect((await track(a.project, 'shared')).status).toBe(200);
     expect((await track(b.project, 'shared')).status).toBe(200);
-    await pigeon.deps.db.pool.query(
-      "UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE project_id = $1",
-      [a.project.id],
-    );
+    await expireIdempotencyKeys(pigeon.deps.db.pool, a.project.id);
     expect((await track(a.project, 'shared')).status).toBe(200);
   });
 
@@ -369,8 +367,9 @@ describe('events API', () => {
 
 describe('key checked inside the track statement (no Idempotency-Key)', () => {
   const stored = async (projectId: string) =>
-    (await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM events WHERE project_id = $1', [projectId]))
-      .rows[0].n;
+    (
+      await queryRows(pigeon.deps.db.pool, sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${projectId}`)
+    )[0]?.n;
 
   it('answers an unknown, rotated or disabled key like every other route, storing nothing', async () => {
     const { owner, project } = await newProject(pigeon);

@@ -214,7 +214,7 @@ function reused(key: string, existing: Claim, retry = true): AppError {
   };
   if (!retry) {
     return new AppError(
-      422,
+      'unprocessable',
       'IDEMPOTENCY_KEY_REUSED',
       'This Idempotency-Key was used for another request (another endpoint or another body); this one was not performed',
       {
@@ -224,7 +224,7 @@ function reused(key: string, existing: Claim, retry = true): AppError {
     );
   }
   return new AppError(
-    409,
+    'conflict',
     'IDEMPOTENCY_KEY_REUSED',
     'This Idempotency-Key was already used; the request was not performed again',
     {

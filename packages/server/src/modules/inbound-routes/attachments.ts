@@ -28,7 +28,7 @@ export interface AttachmentFile {
 export async function readAttachment(deps: AppDeps, token: string): Promise<AttachmentFile | undefined> {
   const claims = verifyToken(KIND, token, deps.config.secrets.linkSigning);
   const { i, n, x } = claims ?? {};
-  if (typeof i !== 'string' || typeof n !== 'number' || typeof x !== 'number' || x * 1000 < Date.now())
+  if (typeof i !== 'string' || typeof n !== 'number' || typeof x !== 'number' || x * 1000 < deps.clock.nowMs())
     return undefined;
   if (!/^[0-9a-f-]{36}$/.test(i)) return undefined;
   const [row] = await queryRows<{ raw: Buffer | null }>(

@@ -118,7 +118,7 @@ function receiveForRoute(deps: AppDeps, arrived: Arrived, group: RouteMatch[]): 
     }
     const base = { inboundEmailId: id, routeId: route.routeId, eventId: null };
     if (!contact) return { ...base, retry: false };
-    const expires = Date.now() + route.contentDays * 86_400_000;
+    const expires = deps.clock.nowMs() + route.contentDays * 86_400_000;
     const data = {
       inboundEmailId: id,
       routeId: route.routeId,

@@ -3,7 +3,7 @@ import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
 import { queryRows, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import { conflict, notFound, validationFailed } from '../../kit/errors.js';
 
 export interface RouteRow {
@@ -62,7 +62,7 @@ export async function createRoute(
   projectId: string,
   fields: Required<Omit<RouteFields, 'enabled'>> & RouteFields,
 ) {
-  const now = nowOf(deps);
+  const now = deps.clock.now();
   const row = await inTransaction(deps.db.pool, async (client) => {
     await checkDomain(client, projectId, fields.domain);
     await queryRows(
@@ -122,7 +122,7 @@ export async function updateRoute(deps: AppDeps, projectId: string, id: string, 
           pattern = coalesce(${fields.pattern ?? null}, pattern),
           action = coalesce(${fields.action ?? null}, action),
           enabled = coalesce(${fields.enabled ?? null}::boolean, enabled),
-          updated_at = ${nowOf(deps)}
+          updated_at = ${deps.clock.now()}
         WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid RETURNING *`,
   ).catch((err) => {
     throw taken(err) ? takenError() : err;

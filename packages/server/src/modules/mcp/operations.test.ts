@@ -17,7 +17,7 @@ const router = c.router({
       body: z.object({ name: z.string(), note: z.string().optional() }),
       responses: ok,
       summary: 'Rename a thing',
-      metadata: meta({ auth: 'dashboard' }),
+      metadata: meta({ auth: 'dashboard', permission: 'project.use' }),
     },
     replaceTags: {
       method: 'PUT',
@@ -35,7 +35,7 @@ const router = c.router({
       body: z.object({ id: z.string() }),
       responses: ok,
       summary: 'Copy a thing under another id',
-      metadata: meta({ auth: 'project' }),
+      metadata: meta({ auth: 'project', permission: 'project.manage' }),
     },
     send: {
       method: 'POST',
@@ -48,7 +48,13 @@ const router = c.router({
     },
   },
   console: {
-    me: { method: 'GET', path: '/me', responses: ok, summary: 'Me', metadata: meta({ auth: 'session' }) },
+    me: {
+      method: 'GET',
+      path: '/me',
+      responses: ok,
+      summary: 'Me',
+      metadata: meta({ auth: 'session', permission: 'account' }),
+    },
     health: { method: 'GET', path: '/health', responses: ok, summary: 'Up', metadata: meta({ auth: 'none' }) },
     upload: {
       method: 'POST',

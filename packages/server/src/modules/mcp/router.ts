@@ -21,10 +21,15 @@ export function mcpRouter(deps: AppDeps): Router {
   });
   router.all(MCP_PATH, (req, _res, next) => {
     next(
-      new AppError(405, 'BAD_REQUEST', `${req.method} ${MCP_PATH} is not served: this MCP server is stateless`, {
-        suggestion: 'Send each MCP message as POST /mcp (Streamable HTTP without sessions or a GET stream).',
-        headers: { allow: 'POST' },
-      }),
+      new AppError(
+        'not-served',
+        'BAD_REQUEST',
+        `${req.method} ${MCP_PATH} is not served: this MCP server is stateless`,
+        {
+          suggestion: 'Send each MCP message as POST /mcp (Streamable HTTP without sessions or a GET stream).',
+          headers: { allow: 'POST' },
+        },
+      ),
     );
   });
   return router;
@@ -36,7 +41,7 @@ function requireSecretKey(deps: AppDeps) {
     const key = bearerKey(req.get('authorization'));
     if (!key) {
       next(
-        new AppError(401, 'UNAUTHORIZED', 'Missing API key', {
+        new AppError('unauthenticated', 'UNAUTHORIZED', 'Missing API key', {
           suggestion: 'Send your project secret key as "Authorization: Bearer sk_…".',
         }),
       );

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, sessionCookie, signUp, uniqueEmail } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 import { htmlWithoutOpenPixel } from './service.js';
 
 let pigeon: TestPigeon;
@@ -18,7 +19,7 @@ const PASSWORD = 'correct horse battery';
 
 async function waitForSent(id: string) {
   for (let i = 0; i < 400; i++) {
-    const { rows } = await pigeon.deps.db.pool.query('SELECT outbox_file FROM emails WHERE id = $1', [id]);
+    const rows = await queryRows(pigeon.deps.db.pool, sql`SELECT outbox_file FROM emails WHERE id = ${id}`);
     if (rows[0]?.outbox_file) return rows[0].outbox_file as string;
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -30,7 +30,7 @@ export function outboxRouter(deps: AppDeps): Router {
       try {
         user = await requireSessionUser(deps, req);
       } catch (err) {
-        if (err instanceof AppError && err.statusCode === 401)
+        if (err instanceof AppError && err.kind === 'unauthenticated')
           return res.redirect(303, `/login?next=${encodeURIComponent(req.originalUrl)}`);
         throw err;
       }

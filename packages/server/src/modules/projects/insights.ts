@@ -1,10 +1,9 @@
 import { queryRows, raw, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import type { ProjectRef } from '../../kit/caller.js';
 import { readTransportStatus } from '../../mail/transport-status.js';
 import { projectHealth, resumeCampaigns } from '../deliverability/public.js';
-import type { Project } from './project.js';
-import { MANAGERS, requireMembership } from './service.js';
 
 const WINDOW_DAYS = 30;
 
@@ -12,7 +11,7 @@ const WINDOW_DAYS = 30;
  * Bounce and complaint rates over the last 30 days, from the stored email records, and the
  * deliverability health over the last messages (which pauses campaigns above its thresholds).
  */
-async function securityState(deps: AppDeps, project: Project) {
+export async function securityState(deps: AppDeps, project: ProjectRef) {
   const db = deps.db.pool;
   const counts = await mailCounts(db, project.id);
   const suspensions = await queryRows<{ created_at: Date; reason: string }>(
@@ -68,20 +67,8 @@ export async function setupState(db: Queryable, projectId: string) {
   return { steps, completed: steps.every((s) => s.done) };
 }
 
-/** The security state of a project the user is a member of (both routers serve it). */
-export async function memberSecurityState(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.pool, userId, projectId);
-  return securityState(deps, project);
-}
-
-export async function memberSetupState(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.pool, userId, projectId);
-  return setupState(deps.db.pool, project.id);
-}
-
-/** An owner or admin resumes the campaigns sending health paused; answers the security state after. */
-export async function resumePausedCampaigns(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.pool, userId, projectId, MANAGERS);
+/** Resumes the campaigns sending health paused; answers the security state after. */
+export async function resumePausedCampaigns(deps: AppDeps, project: ProjectRef) {
   await resumeCampaigns(deps.db.pool, project.id);
   return securityState(deps, project);
 }

@@ -1,15 +1,16 @@
-import type { Role } from '@pigeon/contract';
+import { insufficientRoleMessage, permits, type Role } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { queryRows, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import type { MemberAccess } from '../../kit/caller.js';
 import { AppError, conflict, forbidden, notFound } from '../../kit/errors.js';
 import { sendSystemMail } from '../../mail/system-mail.js';
 import { hashToken, newToken } from '../auth/public.js';
 import { findMembership } from './membership.js';
 import { INVITATION_COLUMNS, type Invitation, type Membership, type Project, seesSecretKey } from './project.js';
-import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
+import { refuseIfDisabled } from './service.js';
 
 const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 
@@ -41,8 +42,7 @@ const toInvitationDto = (i: { id: string; email: string; role: Role; expiresAt: 
   createdAt: i.createdAt.toISOString(),
 });
 
-export async function listMembers(db: Queryable, userId: string, projectId: string) {
-  await requireMembership(db, userId, projectId);
+export async function listMembers(db: Queryable, projectId: string) {
   const members = await selectMembers(db, sql`m.project_id = ${projectId}::uuid`);
   const invitations = await queryRows<Invitation>(
     db,
@@ -60,11 +60,12 @@ function assertMayGrant(actorRole: Role, role: Role) {
 }
 
 /** An existing user is added at once; an unknown address gets a mailed invitation token. */
-export async function inviteMember(deps: AppDeps, actorId: string, projectId: string, email: string, role: Role) {
+export async function inviteMember(deps: AppDeps, actor: MemberAccess, email: string, role: Role) {
   const db = deps.db.pool;
-  const { project, membership } = await requireMembership(db, actorId, projectId, MANAGERS);
+  const { project, userId: actorId } = actor;
+  const projectId = project.id;
   refuseIfDisabled(project);
-  assertMayGrant(membership.role, role);
+  assertMayGrant(actor.role, role);
   const [user] = await queryRows<{ id: string; email: string }>(
     db,
     sql`SELECT id, email FROM users WHERE email = ${email}`,
@@ -115,24 +116,28 @@ async function countOwners(db: Queryable, projectId: string) {
   return row?.n ?? 0;
 }
 
+/** The permission of the member routes (`inviteMember`, `updateMember`, `removeMember` in the contract). */
+const MEMBERS_PERMISSION = 'project.manage';
+
 /**
  * Runs a membership change with the project row locked (`FOR UPDATE`), so changes to one
  * project's members happen one at a time and each sees the roles the previous one committed:
  * two OWNERs demoting or removing each other at once cannot leave the project without an OWNER.
- * The actor's own role is read after the lock too (it may just have been taken away).
+ * `authenticate` checked the actor's role before; it is read again after the lock (it may just
+ * have been taken away).
  */
 function withMembersLocked<T>(
   pool: pg.Pool,
-  actorId: string,
-  projectId: string,
+  actor: MemberAccess,
   change: (tx: pg.PoolClient, actor: Membership, project: Project) => Promise<T>,
 ): Promise<T> {
+  const projectId = actor.project.id;
   return inTransaction(pool, async (tx) => {
-    await requireMembership(tx, actorId, projectId, MANAGERS); // 404 / 403 before taking the lock
     await queryRows(tx, sql`SELECT 1 FROM projects WHERE id = ${projectId}::uuid FOR UPDATE`);
-    const found = await findMembership(tx, projectId, actorId);
-    if (!found || !MANAGERS.includes(found.membership.role)) {
-      throw forbidden(`This needs the ${MANAGERS.join(' or ')} role in the project`, 'INSUFFICIENT_ROLE');
+    const found = await findMembership(tx, projectId, actor.userId);
+    if (!found) throw notFound('Project');
+    if (!permits(MEMBERS_PERMISSION, found.membership.role)) {
+      throw forbidden(insufficientRoleMessage(MEMBERS_PERMISSION), 'INSUFFICIENT_ROLE');
     }
     return change(tx, found.membership, found.project);
   });
@@ -144,8 +149,9 @@ async function lockedTarget(tx: Queryable, projectId: string, userId: string): P
   return target;
 }
 
-export async function updateMemberRole(pool: pg.Pool, actorId: string, projectId: string, userId: string, role: Role) {
-  return withMembersLocked(pool, actorId, projectId, async (tx, actor, project) => {
+export async function updateMemberRole(pool: pg.Pool, access: MemberAccess, userId: string, role: Role) {
+  const projectId = access.project.id;
+  return withMembersLocked(pool, access, async (tx, actor, project) => {
     refuseIfDisabled(project);
     const target = await lockedTarget(tx, projectId, userId);
     assertMayGrant(actor.role, role);
@@ -163,8 +169,9 @@ export async function updateMemberRole(pool: pg.Pool, actorId: string, projectId
 }
 
 /** Says whether the removed member could see the current secret key, and if so suggests rotating. */
-export async function removeMember(pool: pg.Pool, actorId: string, projectId: string, userId: string) {
-  return withMembersLocked(pool, actorId, projectId, async (tx, actor) => {
+export async function removeMember(pool: pg.Pool, access: MemberAccess, userId: string) {
+  const projectId = access.project.id;
+  return withMembersLocked(pool, access, async (tx, actor) => {
     const target = await lockedTarget(tx, projectId, userId);
     assertMayGrant(actor.role, target.role);
     if (target.role === 'OWNER' && (await countOwners(tx, projectId)) === 1) {
@@ -204,7 +211,8 @@ export async function acceptInvitation(pool: pg.Pool, user: { id: string; email:
           WHERE i.token_hash = ${hashToken(token)}::bytea AND i.accepted_at IS NULL AND i.expires_at > now()
           FOR UPDATE`,
     );
-    if (!invitation) throw new AppError(400, 'INVALID_TOKEN', 'This invitation is invalid, expired or already used');
+    if (!invitation)
+      throw new AppError('invalid', 'INVALID_TOKEN', 'This invitation is invalid, expired or already used');
     if (invitation.email !== user.email) {
       throw forbidden('This invitation was sent to another email address', 'INVITATION_EMAIL_MISMATCH');
     }

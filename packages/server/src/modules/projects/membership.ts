@@ -6,10 +6,10 @@ import { type Membership, PROJECT_COLUMNS, type Project } from './project.js';
 type Row = Project & { memberRole: Membership['role']; sawSecretKey: boolean; joinedAt: Date };
 
 /**
- * The one membership rule, used by the dashboard's session check (`http/auth.ts`, X-Project-Id)
- * and by every project action (`requireMembership`): a user belongs to a project with the role of
- * their `memberships` row; an id that is not a uuid names no project. Callers choose the answer
- * to a non-member (403 for the header, 404 for a path).
+ * The one membership rule, used by the front door (`http/auth.ts` for X-Project-Id,
+ * `http/permission.ts` for a project in the path) and by the member changes (after their lock):
+ * a user belongs to a project with the role of their `memberships` row; an id that is not a uuid
+ * names no project. Callers choose the answer to a non-member (403 for the header, 404 for a path).
  */
 export async function findMembership(
   db: Queryable,

@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { raw, sql, toQuery } from '../../db/query.js';
 import { inTransaction } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
-import { refuseIfDisabled, requireMembership } from './service.js';
+import type { ProjectRef } from '../../kit/caller.js';
+import { refuseIfDisabled } from './service.js';
 
 /**
  * Tables holding a project's data (not its settings, members or keys), in delete order.
@@ -39,9 +40,8 @@ export async function wipeProjectData(pool: pg.Pool, projectId: string): Promise
   });
 }
 
-/** An owner empties an enabled project of its data (POST /users/@me/projects/:id/reset). */
-export async function resetProject(deps: AppDeps, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.pool, userId, projectId, ['OWNER']);
+/** Empties an enabled project of its data (POST /users/@me/projects/:id/reset). */
+export async function resetProject(deps: AppDeps, project: ProjectRef) {
   refuseIfDisabled(project);
   return wipeProjectData(deps.db.pool, project.id);
 }

@@ -1,8 +1,9 @@
-import type { Role, TrackingMode } from '@pigeon/contract';
+import { PERMISSIONS, permits, type Role, type TrackingMode } from '@pigeon/contract';
 import { raw } from '../../db/query.js';
 
-/** Secret keys are shown to OWNER and ADMIN only (DESIGN §3); a MEMBER sees the public key. */
-export const seesSecretKey = (role: Role) => role === 'OWNER' || role === 'ADMIN';
+/** Secret keys are shown to the roles that manage the project (OWNER and ADMIN, DESIGN §3); a MEMBER sees the public key. */
+export const SECRET_KEY_ROLES = PERMISSIONS['project.manage'];
+export const seesSecretKey = (role: Role) => permits('project.manage', role);
 
 /** A `projects` row as the services use it (`PROJECT_COLUMNS` selects it). */
 export interface Project {

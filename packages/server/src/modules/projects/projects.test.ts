@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, mailedToken, newProject, signUp, uniqueEmail } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertIdempotencyKey } from '../../../test/fixtures/idempotency.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { mountProbe } from '../../../test/probe.js';
 import { until } from '../../../test/until.js';
@@ -258,11 +259,11 @@ describe('members and roles', () => {
       };
       const answers = await Promise.all([change(a, b), change(b, a)]);
       outcomes.push(answers.map((r) => r.status).join('+'));
-      const { rows } = await pigeon.deps.db.pool.query(
-        "SELECT count(*)::int AS owners FROM memberships WHERE project_id = $1 AND role = 'OWNER'",
-        [project.id],
+      const rows = await queryRows(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS owners FROM memberships WHERE project_id = ${project.id} AND role = 'OWNER'`,
       );
-      expect(rows[0].owners, `round ${round}: ${outcomes.at(-1)}`).toBe(1);
+      expect(rows[0]?.owners, `round ${round}: ${outcomes.at(-1)}`).toBe(1);
       // Exactly one of the two changes happened; the other was refused (409, or 403/404 once its actor lost the role).
       expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
       expect([403, 404, 409]).toContain(answers.find((r) => r.status !== 200)?.status);
@@ -434,11 +435,7 @@ describe('project lifecycle', () => {
     const { owner } = await newProject(pigeon);
     const doomed = await createProject(pigeon, owner.cookie, 'Doomed');
     expect((await keyedTrack('track-1', doomed.publicKey)).status).toBe(200);
-    await runStatement(
-      pigeon.deps.db.pool,
-      sql`INSERT INTO idempotency_keys (project_id, key, request, expires_at)
-          VALUES (${doomed.id}::uuid, 'send-1', 'POST /v1/send', now() + interval '1 day')`,
-    );
+    await insertIdempotencyKey(pigeon.deps.db.pool, { projectId: doomed.id, key: 'send-1', request: 'POST /v1/send' });
     expect(await keyedTrack('track-1', doomed.publicKey)).toMatchObject({ status: 409 });
     expect(await keysOf(doomed.id)).toBe(2);
     expect((await as(owner).users.deleteProject({ params: { id: doomed.id } })).status).toBe(204);

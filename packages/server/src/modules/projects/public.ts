@@ -5,4 +5,4 @@
 export { deferredKey, findProjectByKey, requireKnownKey, settleKeyCheck } from './key-lookup.js';
 export { keyTypeOf } from './keys.js';
 export { acceptInvitation, hasPendingInvitation } from './members.js';
-export { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
+export { refuseIfDisabled } from './service.js';

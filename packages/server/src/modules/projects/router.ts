@@ -2,9 +2,9 @@ import { contract } from '@pigeon/contract';
 import { initServer } from '@ts-rest/express';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { callerUser } from '../../kit/caller.js';
+import { callerAccess, callerMember, callerUser } from '../../kit/caller.js';
 import { toUserDto } from '../accounts/public.js';
-import { memberSecurityState, memberSetupState, resumePausedCampaigns } from './insights.js';
+import { resumePausedCampaigns, securityState, setupState } from './insights.js';
 import * as members from './members.js';
 import { resetProject } from './project-data.js';
 import * as projects from './service.js';
@@ -15,9 +15,9 @@ const s = initServer();
 /** `GET /users/@me/projects/:id/security` and `GET /projects/:id/security`: one handler, two paths. */
 const security =
   (deps: AppDeps) =>
-  async ({ req, params }: { req: Request; params: { id: string } }) => ({
+  async ({ req }: { req: Request }) => ({
     status: 200 as const,
-    body: await memberSecurityState(deps, callerUser(req).id, params.id),
+    body: await securityState(deps, callerAccess(req).project),
   });
 
 export const createUsersRouter = (deps: AppDeps) => {
@@ -31,28 +31,25 @@ export const createUsersRouter = (deps: AppDeps) => {
       const project = await projects.createProject(deps.db.pool, callerUser(req).id, body.name);
       return { status: 201, body: projects.toProjectDto(project, 'OWNER') };
     },
-    updateProject: async ({ req, params, body }) => ({
+    updateProject: async ({ req, body }) => ({
       status: 200,
-      body: await projects.updateProject(deps, callerUser(req).id, params.id, body),
+      body: await projects.updateProject(deps, callerAccess(req), body),
     }),
-    deleteProject: async ({ req, params }) => {
-      await projects.deleteProject(deps.db.pool, callerUser(req).id, params.id);
+    deleteProject: async ({ req }) => {
+      await projects.deleteProject(deps.db.pool, callerAccess(req).project.id);
       return { status: 204, body: undefined };
     },
-    regenerateKeys: async ({ req, params }) => ({
+    regenerateKeys: async ({ req }) => ({
       status: 200,
-      body: await projects.regenerateKeys(deps.db.pool, callerUser(req).id, params.id),
+      body: await projects.regenerateKeys(deps.db.pool, callerAccess(req)),
     }),
-    rotateWebhookSecret: async ({ req, params }) => ({
+    rotateWebhookSecret: async ({ req }) => ({
       status: 200,
-      body: {
-        success: true,
-        data: await regenerateWebhookSecret(deps, callerUser(req).id, params.id),
-      },
+      body: { success: true, data: await regenerateWebhookSecret(deps, callerAccess(req).project) },
     }),
-    resetProject: async ({ req, params }) => ({
+    resetProject: async ({ req }) => ({
       status: 200,
-      body: { success: true, deleted: await resetProject(deps, callerUser(req).id, params.id) },
+      body: { success: true, deleted: await resetProject(deps, callerAccess(req).project) },
     }),
     security: security(deps),
   });
@@ -60,30 +57,30 @@ export const createUsersRouter = (deps: AppDeps) => {
 
 export const createProjectsRouter = (deps: AppDeps) => {
   return s.router(contract.projects, {
-    setupState: async ({ req, params }) => ({
+    setupState: async ({ req }) => ({
       status: 200,
-      body: await memberSetupState(deps, callerUser(req).id, params.id),
+      body: await setupState(deps.db.pool, callerAccess(req).project.id),
     }),
     security: security(deps),
-    resumeCampaigns: async ({ req, params }) => ({
+    resumeCampaigns: async ({ req }) => ({
       status: 200,
-      body: await resumePausedCampaigns(deps, callerUser(req).id, params.id),
+      body: await resumePausedCampaigns(deps, callerAccess(req).project),
     }),
-    listMembers: async ({ req, params }) => ({
+    listMembers: async ({ req }) => ({
       status: 200,
-      body: await members.listMembers(deps.db.pool, callerUser(req).id, params.id),
+      body: await members.listMembers(deps.db.pool, callerAccess(req).project.id),
     }),
-    inviteMember: async ({ req, params, body }) => ({
+    inviteMember: async ({ req, body }) => ({
       status: 201,
-      body: await members.inviteMember(deps, callerUser(req).id, params.id, body.email, body.role),
+      body: await members.inviteMember(deps, callerMember(req), body.email, body.role),
     }),
     updateMember: async ({ req, params, body }) => ({
       status: 200,
-      body: await members.updateMemberRole(deps.db.pool, callerUser(req).id, params.id, params.userId, body.role),
+      body: await members.updateMemberRole(deps.db.pool, callerMember(req), params.userId, body.role),
     }),
     removeMember: async ({ req, params }) => ({
       status: 200,
-      body: await members.removeMember(deps.db.pool, callerUser(req).id, params.id, params.userId),
+      body: await members.removeMember(deps.db.pool, callerMember(req), params.userId),
     }),
   });
 };

@@ -1,17 +1,15 @@
-import { RETENTION_DEFAULTS, type RelayRoutes, type Retention, Role, type TrackingMode } from '@pigeon/contract';
+import { RETENTION_DEFAULTS, type RelayRoutes, type Retention, type Role, type TrackingMode } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { join, or, queryRows, raw, type Sql, sql } from '../../db/query.js';
 import { inTransaction, type Queryable } from '../../db/sql.js';
 import type { AppDeps } from '../../deps.js';
+import type { ProjectAccess, ProjectRef } from '../../kit/caller.js';
 import { forbidden, notFound, validationFailed } from '../../kit/errors.js';
 import { requireVerifiedSender } from '../domains/public.js';
 import { deleteProjectKeys } from '../idempotency/public.js';
 import { generateKeyPair } from './keys.js';
-import { findMembership } from './membership.js';
-import { type Membership, PROJECT_COLUMNS, type Project, seesSecretKey } from './project.js';
-
-export const MANAGERS: Role[] = ['OWNER', 'ADMIN'];
+import { PROJECT_COLUMNS, type Project, SECRET_KEY_ROLES, seesSecretKey } from './project.js';
 
 export interface ProjectSettings {
   name?: string;
@@ -81,26 +79,8 @@ export async function listProjects(db: Queryable, userId: string) {
   return rows.map(({ memberRole, ...project }) => toProjectDto(project, memberRole));
 }
 
-/**
- * The caller's membership of a project, checked against the roles an action needs. Not a member
- * (or no such project) is 404; a member without the role is 403.
- */
-export async function requireMembership(
-  db: Queryable,
-  userId: string,
-  projectId: string,
-  roles: readonly Role[] = Role.options,
-): Promise<{ project: Project; membership: Membership }> {
-  const found = await findMembership(db, projectId, userId);
-  if (!found) throw notFound('Project');
-  const { project, membership } = found;
-  if (!roles.includes(membership.role)) {
-    throw forbidden(`This needs the ${roles.join(' or ')} role in the project`, 'INSUFFICIENT_ROLE');
-  }
-  return { project, membership };
-}
-
-export function refuseIfDisabled(project: Project): void {
+/** A state rule of the project (its role rules are the route's permission, checked by `authenticate`). */
+export function refuseIfDisabled(project: Pick<ProjectRef, 'disabled' | 'disabledReason'>): void {
   if (project.disabled) {
     throw forbidden('This project is disabled; it can read but not write', 'PROJECT_DISABLED', {
       details: { reason: project.disabledReason },
@@ -162,12 +142,11 @@ function assignments(values: Array<{ column: Sql; value: Sql }>): Sql {
 
 export async function updateProject(
   deps: Pick<AppDeps, 'db' | 'config'>,
-  userId: string,
-  projectId: string,
+  access: ProjectAccess,
   changes: ProjectSettings,
 ) {
-  const { project, membership } = await requireMembership(deps.db.pool, userId, projectId, MANAGERS);
-  refuseIfDisabled(project);
+  const projectId = access.project.id;
+  refuseIfDisabled(access.project);
   // The same 403 as a template's sender: a default sender must be on a domain verified for the project.
   if (changes.defaultFrom) await requireVerifiedSender(deps.db.pool, projectId, changes.defaultFrom);
   if (changes.relayRoutes) refuseUnknownRelays(deps.config, changes.relayRoutes);
@@ -177,7 +156,7 @@ export async function updateProject(
         WHERE p.id = ${projectId}::uuid RETURNING ${PROJECT_COLUMNS}`,
   );
   if (!updated) throw notFound('Project');
-  return toProjectDto(updated, membership.role);
+  return toProjectDto(updated, access.role);
 }
 
 /** A route names only relays of this installation (GET /config `relays`). */
@@ -197,9 +176,8 @@ function refuseUnknownRelays(config: AppDeps['config'], routes: Partial<RelayRou
   }
 }
 
-export async function deleteProject(pool: pg.Pool, userId: string, projectId: string): Promise<void> {
+export async function deleteProject(pool: pg.Pool, projectId: string): Promise<void> {
   await inTransaction(pool, async (tx) => {
-    await requireMembership(tx, userId, projectId, ['OWNER']);
     await queryRows(tx, sql`DELETE FROM projects WHERE id = ${projectId}::uuid`);
     await deleteProjectKeys(tx, projectId);
   });
@@ -209,10 +187,10 @@ export async function deleteProject(pool: pg.Pool, userId: string, projectId: st
  * Both keys change in one UPDATE: every process looks keys up per request, so the old ones die at
  * once. Members who are not OWNER or ADMIN have not seen the new secret key.
  */
-export async function regenerateKeys(pool: pg.Pool, userId: string, projectId: string) {
+export async function regenerateKeys(pool: pg.Pool, access: ProjectAccess) {
+  const projectId = access.project.id;
+  refuseIfDisabled(access.project);
   return inTransaction(pool, async (tx) => {
-    const { project, membership } = await requireMembership(tx, userId, projectId, MANAGERS);
-    refuseIfDisabled(project);
     const keys = generateKeyPair();
     const [updated] = await queryRows<Project>(
       tx,
@@ -222,9 +200,10 @@ export async function regenerateKeys(pool: pg.Pool, userId: string, projectId: s
     );
     await queryRows(
       tx,
-      sql`UPDATE memberships SET saw_secret_key = false WHERE project_id = ${projectId}::uuid AND role = 'MEMBER'`,
+      sql`UPDATE memberships SET saw_secret_key = false
+          WHERE project_id = ${projectId}::uuid AND NOT (role = ANY(${[...SECRET_KEY_ROLES]}::text[]))`,
     );
-    return toProjectDto(updated as Project, membership.role);
+    return toProjectDto(updated as Project, access.role);
   });
 }
 

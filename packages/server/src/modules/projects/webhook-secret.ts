@@ -1,10 +1,10 @@
 import type { AppDeps } from '../../deps.js';
+import type { ProjectRef } from '../../kit/caller.js';
 import { rotateWebhookSecret } from '../webhooks/public.js';
-import { MANAGERS, refuseIfDisabled, requireMembership } from './service.js';
+import { refuseIfDisabled } from './service.js';
 
-/** `POST /users/@me/projects/:id/webhook-secret`: OWNER or ADMIN, like the API keys. */
-export async function regenerateWebhookSecret(deps: Pick<AppDeps, 'db'>, userId: string, projectId: string) {
-  const { project } = await requireMembership(deps.db.pool, userId, projectId, MANAGERS);
+/** `POST /users/@me/projects/:id/webhook-secret` (`project.manage`, like the API keys). */
+export async function regenerateWebhookSecret(deps: Pick<AppDeps, 'db'>, project: ProjectRef) {
   refuseIfDisabled(project);
   const rotated = await rotateWebhookSecret(deps.db.pool, project.id);
   return {

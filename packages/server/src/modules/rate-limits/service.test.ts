@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
+import { queryRows, sql } from '../../db/query.js';
 
 let pigeon: TestPigeon;
 beforeAll(async () => {
@@ -30,8 +31,8 @@ describe('per-project rate limit', () => {
     const error = expectEnvelope(refused, 429, 'RATE_LIMIT_EXCEEDED');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(error.details).toMatchObject({ limit: 5 });
-    const stored = await pigeon.deps.db.pool.query('SELECT 1 FROM contacts WHERE project_id = $1', [project.id]);
-    expect(stored.rowCount).toBe(0); // the refused track stored nothing
+    const stored = await queryRows(pigeon.deps.db.pool, sql`SELECT 1 FROM contacts WHERE project_id = ${project.id}`);
+    expect(stored).toHaveLength(0); // the refused track stored nothing
   });
 
   it('counts dashboard sessions separately from API keys: exhausting one leaves the other', async () => {
@@ -112,15 +113,16 @@ describe('per-project rate limit', () => {
       // Each process alone would have let `limit` through; together they share one budget, exactly.
       expect(accepted).toBe(limit);
       expect(after.map((r) => r.status)).toEqual([429, 429]);
-      const events = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM events WHERE project_id = $1', [
-        project.id,
-      ]);
-      expect(events.rows[0].n).toBe(accepted); // a refused track recorded nothing
-      const counted = await pigeon.deps.db.pool.query(
-        'SELECT sum(hits)::int AS n FROM rate_limit_counters WHERE project_id = $1 AND caller = 0',
-        [project.id],
+      const [events] = await queryRows<{ n: number }>(
+        pigeon.deps.db.pool,
+        sql`SELECT count(*)::int AS n FROM events WHERE project_id = ${project.id}`,
       );
-      expect(counted.rows[0].n).toBe(statuses.length + after.length); // every request counted, refused ones too
+      expect(events?.n).toBe(accepted); // a refused track recorded nothing
+      const [counted] = await queryRows<{ n: number }>(
+        pigeon.deps.db.pool,
+        sql`SELECT sum(hits)::int AS n FROM rate_limit_counters WHERE project_id = ${project.id} AND caller = 0`,
+      );
+      expect(counted?.n).toBe(statuses.length + after.length); // every request counted, refused ones too
     } finally {
       await Promise.all(apis.map((api) => api.stop()));
     }

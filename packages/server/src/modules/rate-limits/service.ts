@@ -57,7 +57,7 @@ export function applyRateLimit(res: ServerResponse, limit: number, hits: number,
   res.setHeader('RateLimit-Reset', String(resetSeconds));
   if (hits > limit) {
     res.setHeader('Retry-After', String(resetSeconds));
-    throw new AppError(429, 'RATE_LIMIT_EXCEEDED', `More than ${limit} requests in a minute for this project`, {
+    throw new AppError('too-many', 'RATE_LIMIT_EXCEEDED', `More than ${limit} requests in a minute for this project`, {
       details: { limit, retryAfterSeconds: resetSeconds },
       suggestion: 'Slow down and retry after the number of seconds in Retry-After.',
     });

@@ -110,7 +110,7 @@ describe('applying retention', () => {
       recentEmails: await n(`SELECT 1 FROM emails WHERE project_id = $1 AND id >= ${old(60)}`, [p]),
       otherEvents: await n('SELECT 1 FROM events WHERE project_id = $1', [other]),
       otherEmails: await n(`SELECT 1 FROM emails WHERE project_id = $1 AND html <> ''`, [other]),
-      rollup: (await pool.query('SELECT sum(count)::int AS n FROM event_counts WHERE project_id = $1', [p])).rows[0].n,
+      rollup: (await queryRows(pool, sql`SELECT sum(count)::int AS n FROM event_counts WHERE project_id = ${p}`))[0]?.n,
       contacts: await n('SELECT 1 FROM contacts WHERE project_id = $1', [p]),
       suppressions: await n('SELECT 1 FROM suppressions WHERE project_id = $1', [p]),
     };
@@ -158,7 +158,7 @@ describe('applying retention', () => {
     ).toBeGreaterThan(0);
     // Rollup (analytics and campaign stats), the campaign, contacts and suppressions outlive raw events.
     expect(
-      (await pool.query('SELECT sum(count)::int AS n FROM event_counts WHERE project_id = $1', [p])).rows[0].n,
+      (await queryRows(pool, sql`SELECT sum(count)::int AS n FROM event_counts WHERE project_id = ${p}`))[0]?.n,
     ).toBe(before.rollup);
     expect(await n(`SELECT 1 FROM campaigns WHERE project_id = $1 AND total_recipients = 400`, [p])).toBe(1);
     expect(await n('SELECT 1 FROM contacts WHERE project_id = $1', [p])).toBe(before.contacts);

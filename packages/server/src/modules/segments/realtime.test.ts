@@ -2,6 +2,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { deleteFeedCursors } from '../../../test/fixtures/change-feed.js';
+import { setContactData } from '../../../test/fixtures/contacts.js';
+import { backdateEvents } from '../../../test/fixtures/event-log.js';
+import { addSegmentMembers, clearSegmentMembers } from '../../../test/fixtures/segments.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { queryRows, sql } from '../../db/query.js';
 import {
@@ -24,11 +28,10 @@ type Auth = Record<string, string>;
 const db = () => pigeon.deps.db.pool;
 
 async function segmentEvents(contactId: string): Promise<Array<{ name: string; data: Record<string, unknown> }>> {
-  const { rows } = await db().query(
-    `SELECT name, data FROM events WHERE contact_id = $1 AND name LIKE 'segment.%' ORDER BY created_at, id`,
-    [contactId],
+  return queryRows(
+    db(),
+    sql`SELECT name, data FROM events WHERE contact_id = ${contactId} AND name LIKE 'segment.%' ORDER BY created_at, id`,
   );
-  return rows;
 }
 
 /** Polls until `check` passes (the feed is asynchronous by design); fails after 10 s. */
@@ -159,7 +162,7 @@ describe('tracked segments in real time', () => {
     });
     expect(vipBuyers.status).toBe(201);
     await track(project, 'ann@x.example', { plan: 'pro' });
-    const { rows } = await db().query<{ id: string }>('SELECT id FROM contacts WHERE project_id = $1', [project.id]);
+    const rows = await queryRows<{ id: string }>(db(), sql`SELECT id FROM contacts WHERE project_id = ${project.id}`);
     const ann = rows[0]?.id as string;
     await feedDrained();
     expect(await segmentEvents(ann)).toEqual([]);
@@ -189,12 +192,8 @@ describe('tracked segments in real time', () => {
     );
     await feedDrained();
     // Drift the member rows behind the feed's back: bob listed, ann missing.
-    await db().query('DELETE FROM segment_members WHERE segment_id = $1', [seg.id]);
-    await db().query('INSERT INTO segment_members (segment_id, contact_id, project_id) VALUES ($1, $2, $3)', [
-      seg.id,
-      bob,
-      project.id,
-    ]);
+    await clearSegmentMembers(db(), seg.id);
+    await addSegmentMembers(db(), project.id, seg.id, [bob]);
     const refreshed = await api(pigeon, auth).segments.refresh({ params: { id: seg.id } });
     expect(refreshed.status).toBe(200);
     expect(await segmentEvents(bob)).toEqual([]);
@@ -266,10 +265,7 @@ describe('tracked segments in real time', () => {
       () => segmentEvents(cat),
       (e) => e.length > 0,
     );
-    await db().query(
-      `UPDATE events SET created_at = now() - interval '2 days' WHERE contact_id = $1 AND name = 'purchase'`,
-      [cat],
-    );
+    await backdateEvents(db(), cat, 'purchase', 2);
     expect(await sweepClockSegments(db(), pigeon.deps.config.segments)).toBeGreaterThanOrEqual(1);
     expect((await segmentEvents(cat)).map((e) => e.name)).toEqual([
       `segment.${seg.slug}.entry`,
@@ -288,7 +284,7 @@ describe('the change feed', () => {
     await slow.connect();
     try {
       await slow.query('BEGIN');
-      await slow.query(`UPDATE contacts SET data = '{"plan":"pro"}' WHERE id = $1`, [early]); // takes the older xid
+      await setContactData(slow, early, { plan: 'pro' }); // takes the older xid
       await track(project, 'late@x.example', { plan: 'pro' }); // commits first, with a newer xid
       await new Promise((r) => setTimeout(r, 500));
       await slow.query('COMMIT');
@@ -337,10 +333,10 @@ describe('the change feed', () => {
     expect(new Set(events.map((c) => c.eventId)).size).toBe(20);
     expect(ours.filter((c) => c.kind === 'created')).toHaveLength(20);
     // Rows every consumer has passed are pruned; the slowest consumer holds the rest back.
-    await db().query('DELETE FROM change_feed_cursors WHERE consumer = $1', [consumer.name]);
+    await deleteFeedCursors(db(), consumer.name);
     await feedDrained();
     await pruneChangeFeed(db());
-    const { rows } = await db().query('SELECT 1 FROM contact_changes WHERE project_id = $1', [project.id]);
+    const rows = await queryRows(db(), sql`SELECT 1 FROM contact_changes WHERE project_id = ${project.id}`);
     expect(rows).toHaveLength(0);
   });
 
@@ -359,13 +355,14 @@ describe('the change feed', () => {
           async (_, i) => bodyOf(await track(project, `w${i}@x.example`, { plan: 'pro' }), 200).data.contact,
         ),
       );
-      const { rows } = await eventually(
+      const rows = await eventually(
         () =>
-          db().query<{ contact_id: string; n: number }>(
-            `SELECT contact_id, count(*)::int AS n FROM events WHERE project_id = $1 AND name = $2 GROUP BY 1`,
-            [project.id, `segment.${seg.slug}.entry`],
+          queryRows<{ contact_id: string; n: number }>(
+            db(),
+            sql`SELECT contact_id, count(*)::int AS n FROM events
+                WHERE project_id = ${project.id} AND name = ${`segment.${seg.slug}.entry`} GROUP BY 1`,
           ),
-        (r) => r.rows.length >= 60,
+        (r) => r.length >= 60,
       );
       expect(rows).toHaveLength(60);
       expect(rows.every((r) => r.n === 1)).toBe(true);

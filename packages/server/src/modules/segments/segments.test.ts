@@ -3,8 +3,9 @@ import type { ClientInferRequest } from '@ts-rest/core';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertManyContacts } from '../../../test/fixtures/contacts.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
-import { queryRows, sql } from '../../db/query.js';
+import { sql } from '../../db/query.js';
 import { withQueryLimits } from '../../db/sql.js';
 
 let pigeon: TestPigeon;
@@ -198,12 +199,10 @@ describe('segments API', () => {
 
   it('a live count in a project over SEGMENT_LIVE_COUNT_EXACT_UP_TO contacts is taken on a repeatable sample and extrapolated', async () => {
     const { project, auth } = await newProject(pigeon);
-    await queryRows(
-      pigeon.deps.db.pool,
-      sql`INSERT INTO contacts (id, project_id, email, subscribed, data)
-          SELECT uuidv7_compat(), ${project.id}, 'many' || i || '@x.example', true, jsonb_build_object('age', i % 80)
-          FROM generate_series(1, 20000) AS i`,
-    );
+    await insertManyContacts(pigeon.deps.db.pool, project.id, 20000, {
+      prefix: 'many',
+      data: sql`jsonb_build_object('age', i % 80)`,
+    });
     await pigeon.deps.db.pool.query('ANALYZE contacts');
     const over = { groups: [{ filters: [{ field: 'data.age', operator: 'greaterThan' as const, value: 39 }] }] };
     const client = api(pigeon, auth).segments;
@@ -480,13 +479,9 @@ describe('segments API', () => {
 
   it('the field catalog samples a large project instead of reading every contact', async () => {
     const { project, auth } = await newProject(pigeon);
-    await pigeon.deps.db.pool.query(
-      `INSERT INTO contacts (id, project_id, email, subscribed, data)
-       SELECT uuidv7_compat(), $1, 'bulk' || i || '@x.example', true,
-              CASE WHEN i % 2 = 0 THEN '{"plan":"pro"}'::jsonb ELSE '{"age":3}'::jsonb END
-       FROM generate_series(1, 30000) AS i`,
-      [project.id],
-    );
+    await insertManyContacts(pigeon.deps.db.pool, project.id, 30000, {
+      data: sql`CASE WHEN i % 2 = 0 THEN '{"plan":"pro"}'::jsonb ELSE '{"age":3}'::jsonb END`,
+    });
     const res = await api(pigeon, auth).contacts.fields();
     expect(res.body).toMatchObject({ totalContacts: 30_000, sampled: true });
     expect(bodyOf(res, 200).sampleSize).toBeGreaterThan(5_000);

@@ -1,7 +1,7 @@
 import type { SenderCheck, SenderCheckStatus } from '@pigeon/contract';
 import type { z } from 'zod';
 import { findInProject } from '../../db/scoped.js';
-import { type AppDeps, nowOf } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import { relaysOfProject } from '../../mail/relays.js';
 import { projectHealth } from '../deliverability/public.js';
 import { dmarcReportAddress } from '../dmarc-reports/public.js';
@@ -51,5 +51,11 @@ export async function checkSender(deps: AppDeps, projectId: string, id: string):
     relayTlsRule(relays),
   ];
   const worst = rules.reduce<SenderCheckStatus>((w, r) => (SEVERITY[r.status] > SEVERITY[w] ? r.status : w), 'pass');
-  return { domainId: domain.id, domain: domain.domain, status: worst, checkedAt: nowOf(deps).toISOString(), rules };
+  return {
+    domainId: domain.id,
+    domain: domain.domain,
+    status: worst,
+    checkedAt: deps.clock.now().toISOString(),
+    rules,
+  };
 }

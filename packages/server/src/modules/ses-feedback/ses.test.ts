@@ -14,6 +14,7 @@ import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js'
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { loadConfig } from '../../config/index.js';
+import { queryRows, sql } from '../../db/query.js';
 
 /**
  * Amazon SES and SNS are unreachable from here: msw answers for email.eu-west-1.amazonaws.com
@@ -112,9 +113,9 @@ beforeEach(() => {
 async function emailRow(id: string, until: string[], timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await pigeon.deps.db.pool.query(
-      'SELECT status, provider_message_id, contact_id, last_error, attempts FROM emails WHERE id = $1',
-      [id],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT status, provider_message_id, contact_id, last_error, attempts FROM emails WHERE id = ${id}`,
     );
     if (until.includes(rows[0]?.status) || Date.now() > deadline) return rows[0];
     await new Promise((r) => setTimeout(r, 25));
@@ -150,7 +151,7 @@ describe('Amazon SES transport', () => {
 
   it("sends raw MIME with Pigeon's headers and DKIM signature through SES v2, and stores SES's MessageId", async () => {
     const { s, to, row } = await sentThroughSes();
-    expect(row.status).toBe('SENT');
+    expect(row?.status).toBe('SENT');
     const request = sesRequests.find((r) => r.body.Destination.ToAddresses.includes(to));
     expect(request).toBeDefined();
     expect(request?.authorization).toMatch(
@@ -161,7 +162,7 @@ describe('Amazon SES transport', () => {
     const raw = Buffer.from(request?.body.Content.Raw.Data ?? '', 'base64').toString('utf8');
     expect(raw).toMatch(/^Subject: Through SES$/m);
     expect(raw).toMatch(/^X-Campaign: spring$/m);
-    expect(row.provider_message_id).toMatch(/^0102-[0-9a-f-]{36}-000000$/);
+    expect(row?.provider_message_id).toMatch(/^0102-[0-9a-f-]{36}-000000$/);
     // The message SES received carries Pigeon's own DKIM signature, valid for the sender domain.
     const resolver = new Resolver();
     resolver.setServers([dns.address]);
@@ -182,8 +183,8 @@ describe('Amazon SES transport', () => {
         { status: 400, headers: { 'x-amzn-ErrorType': 'MessageRejected' } },
       );
     const rejected = await sentThroughSes();
-    expect(rejected.row.status).toBe('BOUNCED');
-    expect(rejected.row.last_error).toContain('not verified');
+    expect(rejected.row?.status).toBe('BOUNCED');
+    expect(rejected.row?.last_error).toContain('not verified');
     expect(await eventNames(pigeon, rejected.contactId)).toContain('email.bounce');
 
     // Throttled twice: the transport's failure, not the message's: the breaker probes again and the
@@ -197,8 +198,8 @@ describe('Amazon SES transport', () => {
           )
         : HttpResponse.json({ MessageId: `0102-${randomUUID()}-000000` });
     const retried = await sentThroughSes();
-    expect(retried.row.status).toBe('SENT');
-    expect(retried.row.attempts).toBe(1);
+    expect(retried.row?.status).toBe('SENT');
+    expect(retried.row?.attempts).toBe(1);
     expect(calls).toBe(3);
   });
 });
@@ -332,7 +333,7 @@ describe('POST /webhooks/sns', () => {
         bounceSubType: 'General',
         bouncedRecipients: [{ emailAddress: hard.to, diagnosticCode: 'smtp; 550 5.1.1 user unknown' }],
       },
-      mail: sesMail(hard.row.provider_message_id, hard.to),
+      mail: sesMail(hard.row?.provider_message_id, hard.to),
     });
     const res = await post(bounce);
     expect(res.status, res.text).toBe(200);
@@ -343,20 +344,25 @@ describe('POST /webhooks/sns', () => {
     });
     const bounceEvents = async () =>
       (
-        await pigeon.deps.db.pool.query("SELECT data FROM events WHERE contact_id = $1 AND name = 'email.bounce'", [
-          hard.contactId,
-        ])
-      ).rows.map((r) => r.data);
+        await queryRows(
+          pigeon.deps.db.pool,
+          sql`SELECT data FROM events WHERE contact_id = ${hard.contactId} AND name = 'email.bounce'`,
+        )
+      ).map((r) => r.data);
     expect(await bounceEvents()).toEqual([
       expect.objectContaining({ emailId: hard.emailId, bounceType: 'hard', source: 'sns' }),
     ]);
     // The same path as a DSN received over SMTP: the address is suppressed, the contact unsubscribed.
-    const suppressed = await pigeon.deps.db.pool.query('SELECT reason, email_id FROM suppressions WHERE email = $1', [
-      hard.to,
-    ]);
-    expect(suppressed.rows).toEqual([{ reason: 'hard_bounce', email_id: hard.emailId }]);
-    const contact = await pigeon.deps.db.pool.query('SELECT subscribed FROM contacts WHERE id = $1', [hard.contactId]);
-    expect(contact.rows[0].subscribed).toBe(false);
+    const suppressed = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT reason, email_id FROM suppressions WHERE email = ${hard.to}`,
+    );
+    expect(suppressed).toEqual([{ reason: 'hard_bounce', email_id: hard.emailId }]);
+    const [contact] = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT subscribed FROM contacts WHERE id = ${hard.contactId}`,
+    );
+    expect(contact?.subscribed).toBe(false);
     // The same SNS message again (a redelivery or a replay): acknowledged, not recorded twice.
     expect((await post(bounce)).body).toEqual({ received: true, type: 'Duplicate' });
     expect(await bounceEvents()).toHaveLength(1);
@@ -370,10 +376,10 @@ describe('POST /webhooks/sns', () => {
           bounceSubType: 'MailboxFull',
           bouncedRecipients: [{ emailAddress: soft.to }],
         },
-        mail: sesMail(soft.row.provider_message_id, soft.to),
+        mail: sesMail(soft.row?.provider_message_id, soft.to),
       }),
     );
-    expect((await emailRow(soft.emailId, ['SENT'])).status).toBe('SENT');
+    expect((await emailRow(soft.emailId, ['SENT']))?.status).toBe('SENT');
     expect(await eventNames(pigeon, soft.contactId)).toContain('email.bounce');
 
     const complained = await sentThroughSes();
@@ -381,35 +387,39 @@ describe('POST /webhooks/sns', () => {
       notification({
         notificationType: 'Complaint',
         complaint: { complainedRecipients: [{ emailAddress: complained.to }], complaintFeedbackType: 'abuse' },
-        mail: sesMail(complained.row.provider_message_id, complained.to),
+        mail: sesMail(complained.row?.provider_message_id, complained.to),
       }),
     );
-    expect((await emailRow(complained.emailId, ['COMPLAINED'])).status).toBe('COMPLAINED');
+    expect((await emailRow(complained.emailId, ['COMPLAINED']))?.status).toBe('COMPLAINED');
     expect(await eventNames(pigeon, complained.contactId)).toContain('email.complaint');
-    const complaint = await pigeon.deps.db.pool.query('SELECT reason FROM suppressions WHERE email = $1', [
-      complained.to,
-    ]);
-    expect(complaint.rows).toEqual([{ reason: 'complaint' }]);
+    const complaint = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT reason FROM suppressions WHERE email = ${complained.to}`,
+    );
+    expect(complaint).toEqual([{ reason: 'complaint' }]);
 
     const delivered = await sentThroughSes();
     await post(
       notification({
         notificationType: 'Delivery',
         delivery: { recipients: [delivered.to], smtpResponse: '250 ok' },
-        mail: sesMail(delivered.row.provider_message_id, delivered.to),
+        mail: sesMail(delivered.row?.provider_message_id, delivered.to),
       }),
     );
     // As for SMTP: the status stays SENT and `delivered_at` carries the fact.
-    const deliveredRow = await pigeon.deps.db.pool.query('SELECT status, delivered_at FROM emails WHERE id = $1', [
-      delivered.emailId,
-    ]);
-    expect(deliveredRow.rows[0]).toMatchObject({ status: 'SENT', delivered_at: expect.any(Date) });
+    const [deliveredRow] = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT status, delivered_at FROM emails WHERE id = ${delivered.emailId}`,
+    );
+    expect(deliveredRow).toMatchObject({ status: 'SENT', delivered_at: expect.any(Date) });
     expect(await eventNames(pigeon, delivered.contactId)).toContain('email.delivery');
 
     // A notification about mail Pigeon never sent, or of a kind it does not record: acknowledged.
     const unknown = await post(notification({ notificationType: 'Delivery', mail: sesMail('nope', 'x@y.example') }));
     expect(unknown.body).toEqual({ received: true, type: 'ses.delivery' });
-    const open = await post(notification({ eventType: 'Open', mail: sesMail(delivered.row.provider_message_id, 'x') }));
+    const open = await post(
+      notification({ eventType: 'Open', mail: sesMail(delivered.row?.provider_message_id, 'x') }),
+    );
     expect(open.body).toEqual({ received: true, type: 'Ignored' });
   });
 });

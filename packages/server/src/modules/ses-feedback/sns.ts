@@ -15,7 +15,7 @@ const CERT_PATH = /^\/SimpleNotificationService-[A-Za-z0-9-]+\.pem$/;
 /** One per process: it caches each signing certificate it fetched, by URL. */
 const validator = new MessageValidator(SNS_HOST);
 
-const invalid = (message: string) => new AppError(400, 'INVALID_SIGNATURE', message);
+const invalid = (message: string) => new AppError('invalid', 'INVALID_SIGNATURE', message);
 
 function verify(message: Record<string, unknown>): Promise<void> {
   const certUrl = URL.canParse(String(message.SigningCertURL)) ? new URL(String(message.SigningCertURL)) : undefined;
@@ -42,7 +42,7 @@ export async function receiveSnsMessage(
 ): Promise<{ received: true; type: string }> {
   await verify(message);
   const sentAt = Date.parse(String(message.Timestamp));
-  if (Number.isNaN(sentAt) || Date.now() - sentAt > MAX_AGE_MS) {
+  if (Number.isNaN(sentAt) || deps.clock.nowMs() - sentAt > MAX_AGE_MS) {
     throw invalid('The SNS message is stale (Timestamp older than an hour)');
   }
   const type = String(message.Type);
@@ -74,7 +74,8 @@ async function confirmSubscription(subscribeUrl: string): Promise<void> {
     throw invalid('SubscribeURL is not on an SNS host (https://sns.<region>.amazonaws.com)');
   }
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: Error) => {
-    throw new AppError(502, 'UPSTREAM_ERROR', `Could not confirm the SNS subscription: ${err.message}`);
+    throw new AppError('upstream', 'UPSTREAM_ERROR', `Could not confirm the SNS subscription: ${err.message}`);
   });
-  if (!res.ok) throw new AppError(502, 'UPSTREAM_ERROR', `SNS refused the subscription confirmation (${res.status})`);
+  if (!res.ok)
+    throw new AppError('upstream', 'UPSTREAM_ERROR', `SNS refused the subscription confirmation (${res.status})`);
 }

@@ -1,7 +1,7 @@
 import express, { type Request, type Response, Router } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { crossSite } from '../../kit/cross-site.js';
-import { AppError } from '../../kit/errors.js';
+import { AppError, httpStatusOf } from '../../kit/errors.js';
 import { definePage, sendPage } from '../../kit/pages.js';
 import { unsafeText } from '../../kit/validation.js';
 import * as accounts from '../accounts/public.js';
@@ -68,7 +68,7 @@ export function loginPageRouter(deps: AppDeps): Router {
       res.redirect(303, next);
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      sendPage(res, err.statusCode, 'login', {
+      sendPage(res, httpStatusOf(err), 'login', {
         title: 'Sign in',
         next,
         email,

@@ -1,4 +1,4 @@
-import { AppError } from '../../kit/errors.js';
+import { AppError, type ErrorKind } from '../../kit/errors.js';
 
 /**
  * An SMTP reply that refuses: `code` is the reply code, `text` starts with its enhanced status code
@@ -23,10 +23,13 @@ const oneLine = (text: string) =>
     .trim()
     .slice(0, 400);
 
+/** The kinds that are the server's trouble, not the sender's: a transient 451. */
+const NOT_THE_CLIENTS: ReadonlySet<ErrorKind> = new Set(['internal', 'upstream', 'unavailable']);
+
 /** A refusal of the send path in SMTP's words; undefined for an error that is not the client's (a 451 then). */
 export function replyOfSendError(err: unknown): SmtpReply | undefined {
   if (err instanceof SmtpReply) return err;
-  if (!(err instanceof AppError) || err.statusCode >= 500) return undefined;
+  if (!(err instanceof AppError) || NOT_THE_CLIENTS.has(err.kind)) return undefined;
   const details = err.extra.details ?? {};
   if (details.reason === 'DOMAIN_NOT_VERIFIED') {
     return new SmtpReply(

@@ -5,6 +5,7 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventNames, newProject } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { insertSuppression } from '../../../test/fixtures/deliverability.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { receivedMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -367,11 +368,7 @@ describe('SMTP submission', () => {
   it('skips a suppressed recipient and names it in the 250', async () => {
     const { project, from } = await verifiedSender(pigeon, dns);
     // As a hard bounce records it (deliverability/feedback.ts).
-    await queryRows(
-      pigeon.deps.db.pool,
-      sql`INSERT INTO suppressions (id, project_id, email, reason)
-          VALUES (gen_random_uuid(), ${project.id}, 'gone@example.com', 'hard_bounce')`,
-    );
+    await insertSuppression(pigeon.deps.db.pool, project.id, 'gone@example.com');
     const smtp = await loggedIn(project.secretKey);
     const id = messageId();
     const answer = await transaction(smtp, from, ['ada@example.com', 'gone@example.com'], mime(from, id));

@@ -3,7 +3,7 @@ import { parse as parseCookies } from 'cookie';
 import { type Request, type Response, Router } from 'express';
 import * as client from 'openid-client';
 import type { AppDeps } from '../../deps.js';
-import { AppError } from '../../kit/errors.js';
+import { AppError, httpStatusOf } from '../../kit/errors.js';
 import { definePage, sendPage } from '../../kit/pages.js';
 import { safeNext, startSession } from '../auth/public.js';
 import { ATTEMPT_TTL_MINUTES } from './attempts.js';
@@ -40,7 +40,8 @@ export function ssoRouter(deps: AppDeps): Router {
 
   router.get(startPath(':provider'), async (req: Request, res: Response) => {
     const provider = clients.get(String(req.params.provider));
-    if (!provider) return failurePage(res, new AppError(404, 'NOT_FOUND', 'This sign-in provider is not configured'));
+    if (!provider)
+      return failurePage(res, new AppError('not-found', 'NOT_FOUND', 'This sign-in provider is not configured'));
     try {
       const { url, state } = await startSignIn(deps, provider, safeNext(req.query.next));
       res.cookie(STATE_COOKIE, state, { ...cookieOptions, maxAge: ATTEMPT_TTL_MINUTES * 60_000 });
@@ -52,7 +53,8 @@ export function ssoRouter(deps: AppDeps): Router {
 
   router.get(callbackPath(':provider'), async (req: Request, res: Response) => {
     const provider = clients.get(String(req.params.provider));
-    if (!provider) return failurePage(res, new AppError(404, 'NOT_FOUND', 'This sign-in provider is not configured'));
+    if (!provider)
+      return failurePage(res, new AppError('not-found', 'NOT_FOUND', 'This sign-in provider is not configured'));
     res.clearCookie(STATE_COOKIE, cookieOptions);
     try {
       const state = typeof req.query.state === 'string' ? req.query.state : '';
@@ -83,18 +85,18 @@ function explain(deps: AppDeps, err: unknown, providerName: string): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ProviderUnavailable) {
     deps.logger.warn({ err }, 'sign-in provider unavailable');
-    return new AppError(502, 'UPSTREAM_ERROR', `${providerName} could not be reached`, {
+    return new AppError('upstream', 'UPSTREAM_ERROR', `${providerName} could not be reached`, {
       suggestion: 'Try again in a few minutes.',
     });
   }
   if (err instanceof client.AuthorizationResponseError) {
-    return new AppError(400, 'BAD_REQUEST', `${providerName} did not sign you in (${err.error})`, {
+    return new AppError('invalid', 'BAD_REQUEST', `${providerName} did not sign you in (${err.error})`, {
       suggestion: err.error_description ?? 'Start the sign-in again.',
     });
   }
   if (isProtocolError(err)) {
     deps.logger.warn({ err }, 'sign-in provider answer refused');
-    return new AppError(400, 'INVALID_TOKEN', `The answer from ${providerName} could not be verified`, {
+    return new AppError('invalid', 'INVALID_TOKEN', `The answer from ${providerName} could not be verified`, {
       suggestion:
         'Start the sign-in again; if it keeps failing, ask your administrator to check the provider settings.',
     });
@@ -110,7 +112,7 @@ const isProtocolError = (err: unknown) =>
   (err instanceof Error && err.name === 'OperationProcessingError');
 
 function failurePage(res: Response, err: AppError): void {
-  sendPage(res, err.statusCode, 'sso-error', {
+  sendPage(res, httpStatusOf(err), 'sso-error', {
     title: 'Sign-in failed',
     message: err.message,
     suggestion: err.extra.suggestion ?? null,

@@ -52,7 +52,7 @@ export async function finishSignIn(
   const attempt = input.state ? await consumeAttempt(deps.db.pool, client.settings.id, input.state) : undefined;
   if (!attempt) {
     throw new AppError(
-      400,
+      'invalid',
       'INVALID_TOKEN',
       'This sign-in was not started in this browser, has expired or was already used',
       {

@@ -68,10 +68,11 @@ describe('POST /uploads/image (S3-compatible storage)', () => {
     const res = await uploadImage(pigeon.url, auth, fixture('logo.png'));
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('INTERNAL_SERVER_ERROR');
-    const { rows } = await pigeon.deps.db.pool.query('SELECT count(*)::int AS n FROM uploads WHERE project_id = $1', [
-      project.id,
-    ]);
-    expect(rows[0].n).toBe(0);
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM uploads WHERE project_id = ${project.id}`,
+    );
+    expect(rows[0]?.n).toBe(0);
   });
 });
 

@@ -53,12 +53,17 @@ async function detectFormat(bytes: Buffer) {
   const accepted = detected && ACCEPTED[detected.mime];
   if (accepted) return accepted;
   if (looksLikeSvg(bytes)) {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'SVG images are not accepted: they can carry scripts', {
-      suggestion: 'Export the image as PNG or WebP and upload that.',
-    });
+    throw new AppError(
+      'unsupported-type',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'SVG images are not accepted: they can carry scripts',
+      {
+        suggestion: 'Export the image as PNG or WebP and upload that.',
+      },
+    );
   }
   throw new AppError(
-    415,
+    'unsupported-type',
     'UNSUPPORTED_MEDIA_TYPE',
     `The file is not a JPEG, PNG, GIF or WebP image (its bytes say ${detected ? detected.mime : 'unknown format'})`,
     { details: { detected: detected?.mime ?? null } },
@@ -133,7 +138,7 @@ export async function uploadImage(deps: ImageDeps, projectId: string, bytes: Buf
 }
 
 export const imageTooLarge = () =>
-  new AppError(413, 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
+  new AppError('too-large', 'PAYLOAD_TOO_LARGE', 'The image is larger than 10 MB', {
     suggestion: 'Resize or compress the image to at most 10 MB.',
   });
 
@@ -141,7 +146,7 @@ const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB
 
 function quotaExceeded(quotaBytes: number, usedBytes: number, fileBytes: number) {
   return new AppError(
-    403,
+    'forbidden',
     'STORAGE_QUOTA_EXCEEDED',
     `Storing this image (${mb(fileBytes)}) would exceed the project's image storage of ${mb(quotaBytes)} (${mb(usedBytes)} used)`,
     {

@@ -4,6 +4,7 @@ import { newProject, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { startTarget } from '../../../test/webhook-targets.js';
+import { runStatement, sql } from '../../db/query.js';
 import { createResolver } from '../domains/dns-check.js';
 import { setProjectDisabled } from '../projects/service.js';
 import { webhookSecrets } from './secrets.js';
@@ -98,9 +99,9 @@ describe('the secrets deliveries sign with', () => {
       await receiver.close();
     }
 
-    await pool.query(
-      "UPDATE project_webhook_secrets SET rotated_at = now() - interval '25 hours' WHERE project_id = $1",
-      [project.id],
+    await runStatement(
+      pool,
+      sql`UPDATE project_webhook_secrets SET rotated_at = now() - interval '25 hours' WHERE project_id = ${project.id}`,
     );
     expect(await webhookSecrets(pool, project.id)).toEqual([rotated]);
   });

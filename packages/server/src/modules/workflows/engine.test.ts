@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
+import { setDomainsVerified } from '../../../test/fixtures/domains.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { buildWorkflow, createTemplate, executionDetail, executionsOf, track, until } from '../../../test/workflows.js';
+import { queryRows, sql } from '../../db/query.js';
 
 const { pigeon, sink, dns } = await startMailingPigeon({ CHANGE_FEED_POLL_MS: '20', WORKFLOW_POLL_MS: '50' });
 
@@ -89,9 +91,9 @@ describe('execution engine', () => {
     expect(detail.steps[0]?.output).toEqual({ result: true });
     expect(detail.context).toMatchObject({ event: { orderId: 'A-1' }, eventName: 'order.placed' });
     const emailId = detail.steps[1]?.output?.emailId as string;
-    const { rows } = await pigeon.deps.db.pool.query(
-      'SELECT priority, source, workflow_execution_id FROM emails WHERE id = $1',
-      [emailId],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT priority, source, workflow_execution_id FROM emails WHERE id = ${emailId}`,
     );
     expect(rows[0]).toEqual({ priority: 1, source: 'WORKFLOW', workflow_execution_id: detail.id });
   });
@@ -252,11 +254,11 @@ describe('execution engine', () => {
     expect((await contactOf(s, b)).data.late).toBeUndefined();
     const detail = await executionDetail(pigeon, s.auth, wf.id, first?.id as string);
     expect(detail.steps).toEqual([expect.objectContaining({ stepType: 'DELAY', status: 'CANCELLED' })]);
-    const { rows } = await pigeon.deps.db.pool.query(
-      'SELECT count(*)::int AS n FROM workflow_executions WHERE workflow_id = $1 AND wake_at IS NOT NULL',
-      [wf.id],
+    const rows = await queryRows(
+      pigeon.deps.db.pool,
+      sql`SELECT count(*)::int AS n FROM workflow_executions WHERE workflow_id = ${wf.id} AND wake_at IS NOT NULL`,
     );
-    expect(rows[0].n).toBe(0);
+    expect(rows[0]?.n).toBe(0);
     expect((await workflows.delete({ params: { id: wf.id } })).status).toBe(204);
   });
 
@@ -355,7 +357,7 @@ describe('execution engine', () => {
       steps: [{ key: 'mail', type: 'SEND_EMAIL', config: { templateId: template } }],
       transitions: [],
     });
-    await pigeon.deps.db.pool.query('UPDATE domains SET verified_at = NULL WHERE project_id = $1', [s.project.id]);
+    await setDomainsVerified(pigeon.deps.db.pool, s.project.id, false);
     await track(pigeon, s.auth, `doomed-${Date.now()}@example.com`, 'doomed');
     const [failed] = await waitForStatus(s, wf.id, 1, 'FAILED');
     expect(String(failed?.exitReason)).toContain('not verified');

@@ -1,4 +1,4 @@
-import type { Execution, ExecutionListQuery, ExecutionStatus } from '@pigeon/contract';
+import type { Execution, ExecutionListQuery, ExecutionStatus, StepRunStatus, WorkflowStepType } from '@pigeon/contract';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { z } from 'zod';
@@ -137,7 +137,7 @@ export async function startExecution(
   const graph = await loadGraph(db, workflow.id);
   const problems = await graphProblems(db, projectId, graph);
   if (problems.length > 0) {
-    throw new AppError(422, 'VALIDATION_ERROR', `The workflow cannot run: ${problems[0]}`, {
+    throw new AppError('unprocessable', 'VALIDATION_ERROR', `The workflow cannot run: ${problems[0]}`, {
       errors: problems.map((message) => ({ field: 'workflow', message, code: 'invalid_workflow' })),
     });
   }
@@ -180,9 +180,9 @@ export async function findExecution(db: Queryable, projectId: string, workflowId
 interface StepRunRow {
   id: string;
   step_id: string | null;
-  step_type: string;
+  step_type: WorkflowStepType;
   step_name: string;
-  status: string;
+  status: StepRunStatus;
   output: Record<string, unknown> | null;
   error: string | null;
   attempts: number;
@@ -296,7 +296,7 @@ export async function upcomingSteps(db: Queryable, projectId: string, limit: num
     workflow_name: string;
     step_id: string;
     step_name: string;
-    step_type: string;
+    step_type: WorkflowStepType;
   }>(
     db,
     sql`SELECT x.id, x.workflow_id, x.contact_id, x.wake_at, w.name AS workflow_name, s.id AS step_id,

@@ -169,7 +169,7 @@ export async function walk(ctx: StepContext, graph: Graph, from: string | undefi
   for (let i = 0; i < MAX_STEPS_PER_CLAIM; i++) {
     const step = stepId ? graph.steps.get(stepId) : undefined;
     if (!step) return finish(ctx, runs, 'COMPLETED', null);
-    const startedAt = new Date();
+    const startedAt = ctx.deps.clock.now();
     const outcome = await runStep(ctx, step);
     const run = (
       status: NewRun['status'],

@@ -118,7 +118,7 @@ export async function updateWorkflow(
 async function requireRunnable(db: Queryable, workflow: WorkflowRow) {
   const problems = await graphProblems(db, workflow.project_id, await loadGraph(db, workflow.id));
   if (problems.length > 0) {
-    throw new AppError(422, 'VALIDATION_ERROR', `The workflow cannot be enabled: ${problems[0]}`, {
+    throw new AppError('unprocessable', 'VALIDATION_ERROR', `The workflow cannot be enabled: ${problems[0]}`, {
       errors: problems.map((message) => ({ field: 'enabled', message, code: 'invalid_workflow' })),
     });
   }

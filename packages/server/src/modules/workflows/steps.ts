@@ -42,7 +42,7 @@ export async function contactOf(ctx: StepContext): Promise<ContactRow> {
       'workflows.contact',
       sql`SELECT * FROM contacts WHERE id = ${ctx.exec.contact_id}::uuid`,
     );
-    if (!row) throw new AppError(404, 'NOT_FOUND', 'The contact no longer exists');
+    if (!row) throw new AppError('not-found', 'NOT_FOUND', 'The contact no longer exists');
     ctx.contact = row;
   }
   return ctx.contact;
@@ -149,15 +149,15 @@ async function conditionStep(ctx: StepContext, step: StepRow): Promise<Outcome> 
   return { kind: 'next', branch: matched ? 'yes' : 'no', output: { result: matched } };
 }
 
-function delayStep(_ctx: StepContext, step: StepRow): Outcome {
+function delayStep(ctx: StepContext, step: StepRow): Outcome {
   const { amount, unit } = config<'DELAY'>(step);
-  const until = new Date(Date.now() + amount * UNIT_MS[unit]);
+  const until = new Date(ctx.deps.clock.nowMs() + amount * UNIT_MS[unit]);
   return { kind: 'pause', until, output: { until: until.toISOString() } };
 }
 
-function waitStep(_ctx: StepContext, step: StepRow): Outcome {
+function waitStep(ctx: StepContext, step: StepRow): Outcome {
   const { eventName, timeout } = config<'WAIT_FOR_EVENT'>(step);
-  const until = timeout ? new Date(Date.now() + timeout * 1000) : null;
+  const until = timeout ? new Date(ctx.deps.clock.nowMs() + timeout * 1000) : null;
   return { kind: 'pause', until, event: eventName, output: { eventName, timeoutAt: until?.toISOString() ?? null } };
 }
 

@@ -6,6 +6,7 @@ import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js'
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { startTarget, type Target } from '../../../test/webhook-targets.js';
 import { buildWorkflow, executionDetail, executionsOf, track, until } from '../../../test/workflows.js';
+import { runStatement, sql } from '../../db/query.js';
 
 let open: TestPigeon; // WEBHOOK_ALLOW_PRIVATE_NETWORKS=true: may call the loopback test target
 let guarded: TestPigeon; // the default: private targets refused
@@ -82,7 +83,10 @@ describe('WEBHOOK steps', () => {
     expect(due).toBeGreaterThanOrEqual(tracked + 27_000);
     expect(due).toBeLessThanOrEqual(Date.now() + 33_000);
     // The backoff's time passes.
-    await open.deps.db.pool.query('UPDATE workflow_executions SET wake_at = now() WHERE id = $1', [execution?.id]);
+    await runStatement(
+      open.deps.db.pool,
+      sql`UPDATE workflow_executions SET wake_at = now() WHERE id = ${execution?.id}`,
+    );
     await until(
       () => executionsOf(open, auth, wf.id),
       (l) => l[0]?.status === 'COMPLETED',
