@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject, outboxMessages, uniqueEmail } from './accounts.js';
+import { api } from './api.js';
 import { checkPage, hasChromium, launchChromium } from './chromium.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 
@@ -105,8 +106,8 @@ describe.skipIf(!hasChromium)('the console before sign-in', () => {
   it('accepts an invitation mailed to an address without an account: sign up from it, one click joins', async () => {
     const { owner, project } = await newProject(pigeon);
     const invited = uniqueEmail('console-invited');
-    const res = await pigeon.request('POST', `/projects/${project.id}/members`, {
-      headers: { cookie: owner.cookie },
+    const res = await api(pigeon, { cookie: owner.cookie }).projects.inviteMember({
+      params: { id: project.id },
       body: { email: invited, role: 'ADMIN' },
     });
     expect(res.status).toBe(201);

@@ -1,6 +1,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
+import { bodyOf, api as client } from './api.js';
 import { setDomainsVerified } from './fixtures/domains.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { startSmtpSink } from './smtp-sink.js';
@@ -18,7 +19,7 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
   const api = await startTestPigeon({ databaseUrl, role: 'api', env: { SMTP_URL: sink.url } });
   try {
     const { auth, project } = await newProject(api);
-    await api.request('POST', '/domains', { headers: auth, body: { domain: 'crash.example' } });
+    await client(api, auth).domains.create({ body: { domain: 'crash.example' } });
     await setDomainsVerified(api.deps.db.pool, project.id);
     workers = workerProcesses({
       DATABASE_URL: databaseUrl,
@@ -30,11 +31,10 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
     const first = workers.start();
     await first.ready;
     const to = Array.from({ length: 20 }, (_, i) => `r${i}@example.com`);
-    const sent = await api.request('POST', '/v1/send', {
-      headers: auth,
+    const sent = await client(api, auth).emails.send({
       body: { to, from: 'ops@crash.example', subject: 'crash test', body: '<p>x</p>' },
     });
-    expect(sent.body.data.emails).toHaveLength(20);
+    expect(bodyOf(sent, 200).data.emails).toHaveLength(20);
 
     // Kill while a message waits for its final SMTP reply, once every message the sink accepted is
     // recorded SENT. Killing between the server's 250 and the worker recording SENT is a window no

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 
 // A client generated from the served /openapi-3.0.json, as a user of another toolchain would make
@@ -88,8 +89,8 @@ it('generates a typed client from /openapi-3.0.json that type-checks and makes r
     contacts: ['gen@example.com'],
     missing: 'NOT_FOUND',
   });
-  const events = await pigeon.request('GET', `/events/contact/${result.trackedContact}`, {
-    headers: { authorization: `Bearer ${project.secretKey}` },
+  const events = await api(pigeon, { authorization: `Bearer ${project.secretKey}` }).events.byContact({
+    params: { contactId: result.trackedContact },
   });
-  expect(events.body.data.map((e: { name: string }) => e.name)).toContain('generated');
+  expect(bodyOf(events, 200).data.map((e) => e.name)).toContain('generated');
 }, 120_000);

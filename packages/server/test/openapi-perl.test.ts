@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { startTestPigeon, type TestPigeon } from './helpers.js';
 
 // Perl's OpenAPI::Client from Debian (libopenapi-client-perl; `.ci/run` installs it) reads the
@@ -62,9 +63,10 @@ describe.skipIf(!hasClient)("Perl's OpenAPI::Client against a running Pigeon", (
     expect(steps['events.track.control']).toMatchObject({ status: 400, body: { errors: [expect.anything()] } });
     expect(JSON.stringify(steps['events.track.control']?.body)).toMatch(/event/);
 
-    const contact = await pigeon.request('GET', '/contacts?search=ada', { headers: auth });
-    expect(contact.body.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'perl' } }]);
-    const events = await pigeon.request('GET', `/events/contact/${contact.body.data[0].id}`, { headers: auth });
-    expect(events.body.data.map((e: { name: string }) => e.name)).toContain('signed-up');
+    const contact = bodyOf(await api(pigeon, auth).contacts.list({ query: { search: 'ada' } }), 200);
+    expect(contact.data).toMatchObject([{ email: 'ada@example.com', data: { plan: 'perl' } }]);
+    const contactId = contact.data[0]?.id ?? '';
+    const events = bodyOf(await api(pigeon, auth).events.byContact({ params: { contactId } }), 200);
+    expect(events.data.map((e) => e.name)).toContain('signed-up');
   }, 90_000);
 });

@@ -5,8 +5,9 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
+import { api, bodyOf } from './api.js';
 import { killAllCli, startCli } from './cli.js';
-import { createTestDatabase, request, type TestPigeon } from './helpers.js';
+import { createTestDatabase, type TestPigeon } from './helpers.js';
 import { freePort } from './ports.js';
 
 const dirs: string[] = [];
@@ -159,16 +160,16 @@ describe('pigeon start with worker processes', () => {
       expect(isAlive(first) || isAlive(second)).toBe(false);
 
       // Only replacement workers are left: a send is still delivered (local outbox).
-      const api = { request: (method, path, init) => request(pigeon.url, method, path, init) } as TestPigeon;
-      const { auth } = await newProject(api);
-      const domain = await api.request('POST', '/domains', { headers: auth, body: { domain: 'procs.example' } });
-      expect(domain.body.status).toBe('verified');
-      const sent = await api.request('POST', '/v1/send', {
-        headers: auth,
+      const front = { url: pigeon.url } as TestPigeon;
+      const { auth } = await newProject(front);
+      const client = api(front, auth);
+      const domain = await client.domains.create({ body: { domain: 'procs.example' } });
+      expect(bodyOf(domain, 201).status).toBe('verified');
+      const sent = await client.emails.send({
         body: { to: 'ada@example.com', from: 'hi@procs.example', subject: 'still working', body: '<p>x</p>' },
       });
       expect(sent.status).toBe(200);
-      const emailId = sent.body.data.emails[0].email;
+      const emailId = bodyOf(sent, 200).data.emails[0]?.email;
       await waitFor('the email to be delivered', async () => {
         const rows = await queryRows(db, sql`SELECT status FROM emails WHERE id = ${emailId}`);
         return rows[0]?.status === 'SENT';

@@ -3,9 +3,10 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, bodyOf } from './api.js';
 import { killAllCli, runCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
-import { request, type TestPigeon } from './helpers.js';
+import type { TestPigeon } from './helpers.js';
 import { freePort } from './ports.js';
 import { ensurePrometheus, REPO, startPrometheus, type TestPrometheus } from './prometheus.js';
 import { verifiedSender } from './sending.js';
@@ -34,7 +35,7 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
   let prom: TestPrometheus;
   let dir: string;
   let env: Record<string, string>;
-  let api: TestPigeon;
+  let served: TestPigeon;
 
   beforeAll(async () => {
     [sink, dns] = await Promise.all([startSmtpSink({ delayMs: 20 }), startDnsServer()]);
@@ -64,7 +65,7 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
     };
     const pigeon = startCli(['start'], env);
     const url = await pigeon.ready;
-    api = { request: (method, path, init) => request(url, method, path, init) } as TestPigeon;
+    served = { url } as TestPigeon;
     prom = await startPrometheus({ targets: [`127.0.0.1:${metricsPort}`], ruleFiles: [ALERTS] });
   }, 120_000);
   afterAll(async () => {
@@ -85,15 +86,15 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
   });
 
   it('queue depth, delivery counters and feed lag move as a campaign runs', async () => {
-    const s = await verifiedSender(api, dns);
+    const s = await verifiedSender(served, dns);
+    const client = api(served, s.auth);
     for (let i = 0; i < RECIPIENTS; i++) {
-      const res = await api.request('POST', '/contacts', { headers: s.auth, body: { email: `r${i}@prom.example` } });
+      const res = await client.contacts.create({ body: { email: `r${i}@prom.example` } });
       expect(res.status).toBe(201);
     }
     const sentBefore = (await prom.query('sum(pigeon_delivery_outcomes_total{result="sent"})'))[0]?.value ?? 0;
     sink.failNext(451); // the first message is deferred once: a delivery error to report
-    const campaign = await api.request('POST', '/campaigns', {
-      headers: s.auth,
+    const campaign = await client.campaigns.create({
       body: {
         name: 'Watched',
         subject: 'Hi',
@@ -102,8 +103,8 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
         audienceType: 'ALL',
       },
     });
-    const sent = await api.request('POST', `/campaigns/${campaign.body.data.id}/send`, { headers: s.auth, body: {} });
-    expect(sent.body.data.totalRecipients).toBe(RECIPIENTS);
+    const sent = await client.campaigns.send({ params: { id: bodyOf(campaign, 201).data.id }, body: {} });
+    expect(bodyOf(sent, 200).data.totalRecipients).toBe(RECIPIENTS);
 
     // While it runs: campaign mail waits in the queue, then the queue drains.
     expect(

@@ -109,7 +109,7 @@ describe('secrets across machines sharing one database', () => {
 
       // A session signed by A, used on B.
       const { cookie } = await signUp(machineA);
-      const me = await machineB.request('GET', '/users/@me', { headers: { cookie } });
+      const me = await api(machineB, { cookie }).users.me();
       expect(me.status).toBe(200);
     } finally {
       await machineB.stop();

@@ -1,5 +1,6 @@
 import { afterAll, expect, it } from 'vitest';
 import { newProject } from './accounts.js';
+import { api as client } from './api.js';
 import { createTestDatabase, startTestPigeon } from './helpers.js';
 import { startTarget } from './webhook-targets.js';
 import { killHard, stopGracefully, workerProcesses } from './worker-processes.js';
@@ -18,11 +19,10 @@ async function burstWithKill(answerMs: number, events: number, killAt: number) {
   const api = await startTestPigeon({ databaseUrl, role: 'api', env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
   try {
     const { auth } = await newProject(api);
-    const created = await api.request('POST', '/webhook-endpoints', {
-      headers: auth,
+    const created = await client(api, auth).webhookEndpoints.create({
       body: { url: `${hook.origin}/burst`, eventTypes: ['burst.*'] },
     });
-    expect(created.status, created.text).toBe(201);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
     workers = workerProcesses({
       DATABASE_URL: databaseUrl,
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -31,8 +31,7 @@ async function burstWithKill(answerMs: number, events: number, killAt: number) {
       CHANGE_FEED_POLL_MS: '50',
     });
     for (let i = 0; i < events; i++) {
-      const res = await api.request('POST', '/v1/track', {
-        headers: auth,
+      const res = await client(api, auth).events.track({
         body: { email: `burst${i}@example.com`, event: 'burst.happened', data: { n: i } },
       });
       expect(res.status).toBe(200);

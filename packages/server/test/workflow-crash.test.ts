@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { newProject } from './accounts.js';
+import { api as client } from './api.js';
 import { setDomainsVerified } from './fixtures/domains.js';
 import { wakeExecution } from './fixtures/workflows.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from './helpers.js';
@@ -50,7 +51,7 @@ afterAll(async () => {
 const worker = () => workers.start();
 
 async function verified(auth: Record<string, string>, projectId: string) {
-  await api.request('POST', '/domains', { headers: auth, body: { domain: 'crash-wf.example' } });
+  await client(api, auth).domains.create({ body: { domain: 'crash-wf.example' } });
   await setDomainsVerified(api.deps.db.pool, projectId);
 }
 

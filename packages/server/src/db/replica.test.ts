@@ -138,7 +138,7 @@ describe('a read replica (DATABASE_REPLICA_URL)', () => {
       await inUse(pigeon, false);
       expect(pigeon.deps.db.replica?.state().lagSeconds).toBeNull();
       expect(await statsTotal(pigeon)).toBe(expected);
-      expect((await pigeon.request('GET', '/health/ready')).status).toBe(200);
+      expect((await api(pigeon).system.ready()).status).toBe(200);
     } finally {
       await replica.close();
     }

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { api } from '../../test/api.js';
 import { createTestDatabase, startTestPigeon, type TestPigeon } from '../../test/helpers.js';
 
 /** Issue 57, item 4: the listener's bounds and whom it believes about client addresses. */
@@ -49,8 +50,7 @@ describe('the HTTP listener', () => {
   const resetRequests = async (pigeon: TestPigeon, forwardedFor: (i: number) => string) => {
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) {
-      const res = await pigeon.request('POST', '/auth/request-password-reset', {
-        headers: { 'x-forwarded-for': forwardedFor(i) },
+      const res = await api(pigeon, { 'x-forwarded-for': forwardedFor(i) }).auth.requestPasswordReset({
         body: { email: `nobody${i}@example.com` },
       });
       statuses.push(res.status);

@@ -38,7 +38,7 @@ describe('signup and sessions', () => {
 
   it('validates signup input with field errors', async () => {
     // Both fields bad on purpose.
-    const res = await pigeon.request('POST', '/auth/signup', { body: { email: 'nope', password: 'short' } });
+    const res = await api(pigeon).auth.signup({ body: { email: 'nope', password: 'short' } });
     const error = expectEnvelope(res, 422, 'VALIDATION_ERROR');
     expect(error.errors?.map((e) => e.field).sort()).toEqual(['email', 'password']);
   });

@@ -93,6 +93,7 @@ describe('billing limits', () => {
     await setLimits(s, { transactional: 10 });
     // Bad caps on purpose ('many' does not fit the contract's types).
     for (const body of [{ transactional: -1 }, { campaigns: 1.5 }, { workflows: 'many' }, {}]) {
+      // untyped: wrong on purpose (limits the contract's types refuse)
       const res = await pigeon.request('PUT', `/users/@me/projects/${s.project.id}/billing-limits`, {
         headers: s.auth,
         body,

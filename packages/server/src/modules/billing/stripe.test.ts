@@ -103,6 +103,7 @@ const stripeEvent = (type: string, object: Record<string, unknown>) =>
 
 // Stripe's webhook: a raw body, byte for byte what the signature covers, so not through the typed client.
 const deliver = (payload: string, signature: string | undefined, p: TestPigeon = pigeon) =>
+  // untyped: raw body (the signed payload, byte for byte)
   p.request('POST', '/webhooks/incoming/stripe', {
     rawBody: payload,
     headers: {

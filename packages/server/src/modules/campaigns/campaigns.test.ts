@@ -71,6 +71,7 @@ describe('campaigns API', () => {
         sentCount: 0,
       },
     });
+    // untyped: wrong on purpose (a body the contract's types refuse)
     const missing = await pigeon.request('POST', '/campaigns', {
       headers: s.auth,
       body: { name: 'x', audienceType: 'ALL' },

@@ -51,6 +51,7 @@ describe('POST /contacts', () => {
 
   it('answers a missing or malformed email with the bare { error } 400 and stores nothing', async () => {
     const { auth } = await newProject(pigeon);
+    // untyped: wrong on purpose (a body the contract's types refuse)
     const missing = await pigeon.request('POST', '/contacts', { headers: auth, body: { data: { a: 1 } } }); // no email: not a valid body
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ error: expect.stringContaining('email') });

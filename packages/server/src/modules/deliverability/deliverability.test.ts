@@ -525,7 +525,7 @@ describe('GET/DELETE /suppressions', () => {
     );
     // A malformed id on purpose.
     expectEnvelope(
-      await pigeon.request('DELETE', '/suppressions/not-a-uuid', { headers: s.auth }),
+      await api(pigeon, s.auth).suppressions.delete({ params: { id: 'not-a-uuid' } }),
       422,
       'VALIDATION_ERROR',
     );

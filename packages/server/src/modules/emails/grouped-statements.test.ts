@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { queryRows, runStatement, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
@@ -23,15 +24,15 @@ let projects = 0;
 async function queuedEmails(count: number): Promise<string[]> {
   const { auth } = await newProject(pigeon);
   const domain = `grouped${++projects}-${process.pid}.example.com`;
-  await pigeon.request('POST', '/domains', { headers: auth, body: { domain } });
+  const client = api(pigeon, auth);
+  await client.domains.create({ body: { domain } });
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await pigeon.request('POST', '/v1/send', {
-      headers: auth,
+    const res = await client.emails.send({
       body: { to: `r${i}@grouped.example`, from: `hello@${domain}`, subject: 'Hi', body: '<p>Hi</p>' },
     });
     expect(res.status).toBe(200);
-    ids.push(res.body.data.emails[0].email);
+    ids.push(bodyOf(res, 200).data.emails[0]?.email ?? '');
   }
   return ids;
 }

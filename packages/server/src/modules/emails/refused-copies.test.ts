@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { api, bodyOf } from '../../../test/api.js';
 import { mailOf } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -17,16 +18,14 @@ const refuse = (address: string) => {
 
 async function sendAndSettle(to: string, cc: string[]) {
   const { auth, from } = await verifiedSender(setup.pigeon, setup.dns);
-  const res = await setup.pigeon.request('POST', '/v1/send', {
-    headers: auth,
-    body: { to, cc, from, subject: 'Hello', body: '<p>Hi</p>' },
-  });
+  const client = api(setup.pigeon, auth);
+  const res = await client.emails.send({ body: { to, cc, from, subject: 'Hello', body: '<p>Hi</p>' } });
   expect(res.status).toBe(200);
-  const id: string = res.body.data.emails[0].email;
+  const id = bodyOf(res, 200).data.emails[0]?.email ?? '';
   const message = await mailOf(setup.sink, id);
   for (let i = 0; i < 400; i++) {
-    const email = await setup.pigeon.request('GET', `/emails/${id}`, { headers: auth });
-    if (email.body.status !== 'QUEUED' && email.body.status !== 'SENDING') return { email: email.body, message };
+    const email = bodyOf(await client.sentEmails.get({ params: { id } }), 200);
+    if (email.status !== 'QUEUED' && email.status !== 'SENDING') return { email, message };
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`email ${id} was never settled`);

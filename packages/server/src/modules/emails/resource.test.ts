@@ -190,6 +190,7 @@ describe('GET /emails', () => {
     const none = await list({ query: { before } });
     expect(none.total).toBe(0);
     // A status that does not exist, on purpose.
+    // untyped: wrong on purpose (a status not in the enum)
     expectEnvelope(await pigeon.request('GET', '/emails?status=LOST', { headers: auth }), 422, 'VALIDATION_ERROR');
 
     const other = api(pigeon, (await newProject(pigeon)).auth).sentEmails;

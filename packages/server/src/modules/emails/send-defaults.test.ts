@@ -115,6 +115,7 @@ describe('markdown bodies', () => {
     expect((await storedEmail(queued(html))).html).toContain('# <b>x</b>');
     // A body type that does not exist, on purpose.
     const unknown = expectEnvelope(
+      // untyped: wrong on purpose (a type not in the enum)
       await pigeon.request('POST', '/v1/send', { headers: auth, body: { ...base, type: 'text' } }),
       422,
       'VALIDATION_ERROR',

@@ -443,6 +443,7 @@ describe('activity feed', () => {
 
 describe('outbox viewer with an SMTP transport', () => {
   it('is not mounted: mail left the machine, there is no outbox to show', async () => {
+    // untyped: outside the contract (the outbox, not mounted here)
     const res = await pigeon.request('GET', '/outbox');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('NOT_FOUND');

@@ -2,6 +2,7 @@ import { EVENTS_TOTAL_CAP } from '@pigeon/contract';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { insertEventsFrom } from '../../../test/fixtures/event-log.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/until.js';
@@ -32,7 +33,8 @@ const rolledUp = async (projectId: string) =>
       )
     )[0]?.n,
   );
-const get = (who: Project, path: string) => pigeon.request('GET', path, { headers: who.auth });
+const events = (who: Project) => api(pigeon, who.auth).events;
+const activity = (who: Project) => api(pigeon, who.auth).activity;
 
 beforeAll(async () => {
   pigeon = await startTestPigeon();
@@ -59,17 +61,17 @@ afterAll(() => pigeon?.stop());
 
 describe('list totals', () => {
   it('counts up to the cap and says so past it; exact with filters below it; 0 on later pages', async () => {
-    const first = await get(big, '/events?limit=5');
+    const first = await events(big).list({ query: { limit: 5 } });
     expect(first.body).toMatchObject({ total: EVENTS_TOTAL_CAP, totalCapped: true, hasMore: true });
-    expect(first.body.data).toHaveLength(5);
-    const activity = await get(big, '/activity?limit=5');
-    expect(activity.body).toMatchObject({ total: EVENTS_TOTAL_CAP, totalCapped: true });
-    const next = await get(big, `/events?limit=5&cursor=${first.body.cursor}`);
+    expect(bodyOf(first, 200).data).toHaveLength(5);
+    const listed = await activity(big).list({ query: { limit: 5 } });
+    expect(listed.body).toMatchObject({ total: EVENTS_TOTAL_CAP, totalCapped: true });
+    const next = await events(big).list({ query: { limit: 5, cursor: bodyOf(first, 200).cursor ?? undefined } });
     expect(next.body).toMatchObject({ total: 0, totalCapped: false });
 
     const views = await count(sql`SELECT 1 FROM events WHERE project_id = ${big.project.id} AND name = 'page.viewed'`);
     expect(views).toBeLessThan(EVENTS_TOTAL_CAP);
-    expect((await get(big, '/events?name=page.viewed&limit=1')).body).toMatchObject({
+    expect((await events(big).list({ query: { name: 'page.viewed', limit: 1 } })).body).toMatchObject({
       total: views,
       totalCapped: false,
     });
@@ -77,7 +79,7 @@ describe('list totals', () => {
     const lastWeek = await count(
       sql`SELECT 1 FROM events WHERE project_id = ${big.project.id} AND created_at >= ${since}`,
     );
-    expect((await get(big, `/events?limit=1&from=${encodeURIComponent(since)}`)).body).toMatchObject({
+    expect((await events(big).list({ query: { limit: 1, from: since } })).body).toMatchObject({
       total: lastWeek,
       totalCapped: false,
     });
@@ -86,7 +88,8 @@ describe('list totals', () => {
       sql`SELECT 1 FROM events WHERE project_id = ${big.project.id} AND name <> 'email.opened'`,
     );
     expect(custom).toBeLessThan(EVENTS_TOTAL_CAP);
-    expect((await get(big, '/activity?types=event&limit=1')).body).toMatchObject({ total: custom, totalCapped: false });
+    const customs = await activity(big).list({ query: { types: 'event', limit: 1 } });
+    expect(customs.body).toMatchObject({ total: custom, totalCapped: false });
     const contact = (
       await queryRows<{ contact_id: string }>(
         pool,
@@ -94,15 +97,17 @@ describe('list totals', () => {
       )
     )[0]?.contact_id;
     const ofContact = await count(sql`SELECT 1 FROM events WHERE contact_id = ${contact}`);
-    expect((await get(big, `/events/contact/${contact}?limit=1`)).body).toMatchObject({
+    const contactId = contact ?? '';
+    expect((await events(big).byContact({ params: { contactId }, query: { limit: 1 } })).body).toMatchObject({
       total: ofContact,
       totalCapped: false,
     });
   });
 
   it("counts only the caller's project", async () => {
-    expect((await get(small, '/events?limit=1')).body).toMatchObject({ total: 120, totalCapped: false });
-    expect((await get(small, '/activity?limit=1')).body).toMatchObject({ total: 120, totalCapped: false });
+    const query = { limit: 1 };
+    expect((await events(small).list({ query })).body).toMatchObject({ total: 120, totalCapped: false });
+    expect((await activity(small).list({ query })).body).toMatchObject({ total: 120, totalCapped: false });
   });
 });
 
@@ -126,31 +131,30 @@ describe('stats from the rollup', () => {
   // Whole hours: the stats count whole hours of the rollup (a range is widened to them).
   const hour = (msAgo: number) => new Date(Math.floor((Date.now() - msAgo) / 3600_000) * 3600_000).toISOString();
   const range = { from: hour(45 * 86_400_000), to: hour(-3600_000) };
-  const query = `from=${encodeURIComponent(range.from)}&to=${encodeURIComponent(range.to)}`;
 
   it('equal the raw counts while the raw events exist, per name and per day, for each project alone', async () => {
     for (const who of [big, small]) {
       const expected = await rawStats(who.project.id, range.from, range.to);
       expect(expected.total).toBeGreaterThan(0);
-      expect((await get(who, `/events/stats?${query}`)).body).toEqual(expected);
-      const activity = await get(who, `/activity/stats?${query}`);
-      expect(activity.body.total).toBe(expected.total);
-      expect(activity.body.byDay).toEqual(expected.byDay);
+      expect((await events(who).stats({ query: range })).body).toEqual(expected);
+      const stats = bodyOf(await activity(who).stats({ query: range }), 200);
+      expect(stats.total).toBe(expected.total);
+      expect(stats.byDay).toEqual(expected.byDay);
     }
     // A range inside an hour is widened to that hour, and the answer says so.
-    const inside = await get(small, '/events/stats?from=2026-01-01T10:15:00Z&to=2026-01-01T10:45:00Z');
+    const inside = await events(small).stats({ query: { from: '2026-01-01T10:15:00Z', to: '2026-01-01T10:45:00Z' } });
     expect(inside.body).toMatchObject({ from: '2026-01-01T10:00:00.000Z', to: '2026-01-01T11:00:00.000Z' });
     // The default range is the last 30 days (widened to whole hours).
-    const defaults = await get(small, '/events/stats');
-    expect(Date.parse(defaults.body.to) - Date.parse(defaults.body.from)).toBeGreaterThanOrEqual(30 * 86_400_000);
-    expect(defaults.body.total).toBe((await rawStats(small.project.id, defaults.body.from, defaults.body.to)).total);
+    const defaults = bodyOf(await events(small).stats(), 200);
+    expect(Date.parse(defaults.to) - Date.parse(defaults.from)).toBeGreaterThanOrEqual(30 * 86_400_000);
+    expect(defaults.total).toBe((await rawStats(small.project.id, defaults.from, defaults.to)).total);
   });
 
   it('stay the same after retention removed the raw events', async () => {
-    const before = (await get(big, `/events/stats?${query}`)).body;
-    const otherBefore = (await get(small, `/events/stats?${query}`)).body;
-    const patched = await pigeon.request('PATCH', `/users/@me/projects/${big.project.id}`, {
-      headers: { cookie: big.owner.cookie },
+    const before = bodyOf(await events(big).stats({ query: range }), 200);
+    const otherBefore = bodyOf(await events(small).stats({ query: range }), 200);
+    const patched = await api(pigeon, { cookie: big.owner.cookie }).users.updateProject({
+      params: { id: big.project.id },
       body: { retention: { eventsDays: 7 } },
     });
     expect(patched.status).toBe(200);
@@ -159,10 +163,10 @@ describe('stats from the rollup', () => {
     const left = await rawStats(big.project.id, range.from, range.to);
     expect(left.total).toBeLessThan(before.total / 2);
 
-    expect((await get(big, `/events/stats?${query}`)).body).toEqual(before);
-    expect((await get(big, `/activity/stats?${query}`)).body.total).toBe(before.total);
+    expect((await events(big).stats({ query: range })).body).toEqual(before);
+    expect(bodyOf(await activity(big).stats({ query: range }), 200).total).toBe(before.total);
     // The other project, on the default retention, kept its events and its counts.
-    expect((await get(small, `/events/stats?${query}`)).body).toEqual(otherBefore);
+    expect((await events(small).stats({ query: range })).body).toEqual(otherBefore);
     expect(otherBefore).toEqual(await rawStats(small.project.id, range.from, range.to));
   });
 });
@@ -185,9 +189,9 @@ describe('the first page of a long history', () => {
       )
     ).map((r) => r.id);
   const firstPage = async (who: Project) => {
-    const res = await get(who, '/events?limit=50');
+    const res = await events(who).list({ query: { limit: 50 } });
     expect(res.status).toBe(200);
-    return (res.body as { data: { id: string }[] }).data.map((e) => e.id);
+    return bodyOf(res, 200).data.map((e) => e.id);
   };
   // An id up to a day older than its created_at is allowed (idsSince): 53 hours, created 31 hours ago.
   const lateRecorded = (projectId: string) => insert(projectId, 1, '53 hours', '31 hours');
@@ -231,9 +235,9 @@ describe('the first page of a long history', () => {
     const walked: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await get(who, `/events?limit=50${cursor ? `&cursor=${cursor}` : ''}`);
+      const res = await events(who).list({ query: { limit: 50, ...(cursor ? { cursor } : {}) } });
       expect(res.status).toBe(200);
-      const body = res.body as { data: { id: string }[]; cursor: string | null };
+      const body = bodyOf(res, 200);
       walked.push(...body.data.map((e) => e.id));
       cursor = body.cursor;
     } while (cursor);

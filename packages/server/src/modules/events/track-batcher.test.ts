@@ -1,6 +1,9 @@
+import type { contract } from '@pigeon/contract';
+import type { ClientInferRequest } from '@ts-rest/core';
 import type { PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { until } from '../../../test/workflows.js';
 import { queryRows, runStatement, sql } from '../../db/query.js';
@@ -15,8 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => pigeon?.stop());
 
-const track = (publicKey: string, body: unknown) =>
-  pigeon.request('POST', '/v1/track', { headers: { authorization: `Bearer ${publicKey}` }, body });
+const track = (publicKey: string, body: ClientInferRequest<typeof contract.events.track>['body']) =>
+  api(pigeon, { authorization: `Bearer ${publicKey}` }).events.track({ body });
 
 const eventsOf = async (projectId: string) =>
   await queryRows(
@@ -99,7 +102,7 @@ describe('grouped track statements', () => {
     );
     if (Math.floor(Date.now() / 60_000) !== minute) return; // crossed a window edge: the counts restart
     expect(answers.filter((a) => a.status === 200)).toHaveLength(25);
-    expect(answers.filter((a) => a.status === 429)).toHaveLength(15);
+    expect(answers.filter((a) => (a.status as number) === 429)).toHaveLength(15);
     expect(await eventsOf(project.id)).toHaveLength(25);
     const remaining = answers.filter((a) => a.status === 200).map((a) => Number(a.headers.get('ratelimit-remaining')));
     expect(new Set(remaining).size).toBe(25); // each request got its own count
@@ -109,8 +112,8 @@ describe('grouped track statements', () => {
     const { project } = await newProject(pigeon);
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        pigeon.request('POST', '/v1/track', {
-          headers: { authorization: `Bearer ${project.publicKey}`, 'idempotency-key': i < 6 ? 'same' : `own-${i}` },
+        api(pigeon, { authorization: `Bearer ${project.publicKey}` }).events.track({
+          headers: { 'idempotency-key': i < 6 ? 'same' : `own-${i}` },
           // The six with one key are retries of one request: the same body.
           body: { email: i < 6 ? 'same@group.example' : `k${i}@group.example`, event: 'keyed' },
         }),
@@ -120,7 +123,7 @@ describe('grouped track statements', () => {
     const reused = answers.filter((a) => a.status === 409);
     expect(reused).toHaveLength(5);
     const winner = answers.slice(0, 6).find((a) => a.status === 200);
-    for (const r of reused) expect(r.body.error.details.originalResponse).toEqual(winner?.body);
+    for (const r of reused) expect(bodyOf(r, 409).error.details?.originalResponse).toEqual(winner?.body);
     expect(await eventsOf(project.id)).toHaveLength(5);
   });
 

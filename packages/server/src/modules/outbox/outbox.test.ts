@@ -78,8 +78,7 @@ describe('outbox viewer', () => {
     const domain = bodyOf(await api(pigeon, owner.auth).domains.create({ body: { domain: 'outbox.example' } }), 201);
     expect(domain.status).toBe('verified');
     for (const subject of ['First <one>', 'Second']) {
-      const res = await pigeon.request('POST', '/v1/send', {
-        headers: owner.auth,
+      const res = await api(pigeon, owner.auth).emails.send({
         body: {
           to: 'reader@example.com',
           from: { name: 'Team', email: 'team@outbox.example' },
@@ -87,8 +86,9 @@ describe('outbox viewer', () => {
           body: '<p>Hello <a href="https://example.com/x">there</a></p>',
         },
       });
-      sent.push(res.body.data.emails[0].email);
-      await waitForSent(res.body.data.emails[0].email);
+      const email = bodyOf(res, 200).data.emails[0]?.email ?? '';
+      sent.push(email);
+      await waitForSent(email);
     }
   });
 

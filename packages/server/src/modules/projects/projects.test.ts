@@ -31,6 +31,7 @@ describe('projects and keys', () => {
     expect(list.body).toEqual([
       expect.objectContaining({ id: project.id, role: 'OWNER', secretKey: project.secretKey }),
     ]);
+    // untyped: outside the contract (a test-only probe route)
     const probe = await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) });
     expect(probe.body).toEqual({ projectId: project.id, via: 'key' });
   });
@@ -41,18 +42,22 @@ describe('projects and keys', () => {
     expect(rotated.publicKey).not.toBe(project.publicKey);
     expect(rotated.secretKey).not.toBe(project.secretKey);
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) }),
       401,
       'INVALID_API_KEY',
     );
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('POST', '/__probe/track', { headers: bearer(project.publicKey) }),
       401,
       'INVALID_API_KEY',
     );
+    // untyped: outside the contract (a test-only probe route)
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(
       200,
     );
+    // untyped: outside the contract (a test-only probe route)
     expect((await pigeon.request('POST', '/__probe/track', { headers: bearer(rotated.publicKey) })).status).toBe(200);
   });
 
@@ -60,13 +65,16 @@ describe('projects and keys', () => {
     const { owner, project } = await newProject(pigeon);
     const other = await startTestPigeon({ databaseUrl: pigeon.deps.db.url, role: 'api', mountExtraRoutes: mountProbe });
     try {
+      // untyped: outside the contract (a test-only probe route)
       expect((await other.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
       const rotated = bodyOf(await as(owner).users.regenerateKeys({ params: { id: project.id } }), 200);
       expectEnvelope(
+        // untyped: outside the contract (a test-only probe route)
         await other.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) }),
         401,
         'INVALID_API_KEY',
       );
+      // untyped: outside the contract (a test-only probe route)
       expect((await other.request('GET', '/__probe/secret', { headers: bearer(rotated.secretKey ?? '') })).status).toBe(
         200,
       );
@@ -79,41 +87,50 @@ describe('projects and keys', () => {
 describe('key-type matrix', () => {
   it('accepts a public key only where tracking is allowed', async () => {
     const { project } = await newProject(pigeon);
+    // untyped: outside the contract (a test-only probe route)
     const onSecret = await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.publicKey) });
     expect(expectEnvelope(onSecret, 401, 'INVALID_API_KEY').message).toBe(
       'This endpoint requires a secret key, not a public key',
     );
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('GET', '/__probe/dashboard', { headers: bearer(project.publicKey) }),
       401,
       'INVALID_API_KEY',
     );
     expect(
+      // untyped: outside the contract (a test-only probe route)
       (await pigeon.request('POST', '/__probe/track', { headers: bearer(project.publicKey) })).body.projectId,
     ).toBe(project.id);
     expect(
+      // untyped: outside the contract (a test-only probe route)
       (await pigeon.request('POST', '/__probe/track', { headers: bearer(project.secretKey) })).body.projectId,
     ).toBe(project.id);
   });
 
   it('rejects missing, malformed and unknown keys with 401', async () => {
+    // untyped: outside the contract (a test-only probe route)
     expectEnvelope(await pigeon.request('GET', '/__probe/secret'), 401, 'UNAUTHORIZED');
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('GET', '/__probe/secret', { headers: { authorization: 'Basic abc' } }),
       401,
       'UNAUTHORIZED',
     );
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('GET', '/__probe/secret', { headers: bearer('garbage') }),
       401,
       'INVALID_API_KEY',
     );
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('GET', '/__probe/secret', { headers: bearer(`sk_${'0'.repeat(64)}`) }),
       401,
       'INVALID_API_KEY',
     );
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('POST', '/__probe/track', { headers: bearer(`pk_${'a'.repeat(64)}`) }),
       401,
       'INVALID_API_KEY',
@@ -124,15 +141,18 @@ describe('key-type matrix', () => {
 describe('session with X-Project-Id on dashboard routes', () => {
   it('lets a member act on the project and refuses a non-member with 403', async () => {
     const { owner, project } = await newProject(pigeon);
+    // untyped: outside the contract (a test-only probe route)
     const member = await pigeon.request('GET', '/__probe/dashboard', {
       headers: { cookie: owner.cookie, 'x-project-id': project.id },
     });
     expect(member.body).toEqual({ projectId: project.id, via: 'session' });
     const stranger = await signUp(pigeon);
+    // untyped: outside the contract (a test-only probe route)
     const refused = await pigeon.request('GET', '/__probe/dashboard', {
       headers: { cookie: stranger.cookie, 'x-project-id': project.id },
     });
     expectEnvelope(refused, 403, 'NOT_A_MEMBER');
+    // untyped: outside the contract (a test-only probe route)
     const missing = await pigeon.request('GET', '/__probe/dashboard', { headers: { cookie: owner.cookie } });
     expectEnvelope(missing, 400, 'BAD_REQUEST');
   });
@@ -324,21 +344,26 @@ describe('project lifecycle', () => {
     expect(bodyOf(await as(owner).users.resetProject({ params: { id: project.id } }), 200).success).toBe(true);
     const list = bodyOf(await as(owner).users.listProjects(), 200);
     expect(list[0]).toMatchObject({ id: project.id, secretKey: project.secretKey, role: 'OWNER' });
+    // untyped: outside the contract (a test-only probe route)
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 
   it('a disabled project can read but every write is 403', async () => {
     const { owner, project } = await newProject(pigeon);
     await setProjectDisabled(pigeon.deps.db.pool, project.id, 'abuse report');
+    // untyped: outside the contract (a test-only probe route)
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
+    // untyped: outside the contract (a test-only probe route)
     const write = await pigeon.request('POST', '/__probe/secret', { headers: bearer(project.secretKey) });
     expect(expectEnvelope(write, 403, 'PROJECT_DISABLED').details).toEqual({ reason: 'abuse report' });
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('POST', '/__probe/track', { headers: bearer(project.publicKey) }),
       403,
       'PROJECT_DISABLED',
     );
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('POST', '/__probe/dashboard', {
         headers: { cookie: owner.cookie, 'x-project-id': project.id },
       }),
@@ -355,6 +380,7 @@ describe('project lifecycle', () => {
     });
     expect(security.recentSuspensions).toEqual([{ at: expect.any(String), reason: 'abuse report' }]);
     await setProjectDisabled(pigeon.deps.db.pool, project.id, null);
+    // untyped: outside the contract (a test-only probe route)
     expect((await pigeon.request('POST', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 
@@ -383,10 +409,12 @@ describe('project lifecycle', () => {
     const second = await createProject(pigeon, owner.cookie, 'Second');
     expect((await as(owner).users.deleteProject({ params: { id: second.id } })).status).toBe(204);
     expectEnvelope(
+      // untyped: outside the contract (a test-only probe route)
       await pigeon.request('GET', '/__probe/secret', { headers: bearer(second.secretKey) }),
       401,
       'INVALID_API_KEY',
     );
+    // untyped: outside the contract (a test-only probe route)
     expect((await pigeon.request('GET', '/__probe/secret', { headers: bearer(project.secretKey) })).status).toBe(200);
   });
 

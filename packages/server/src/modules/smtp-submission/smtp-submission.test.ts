@@ -217,9 +217,7 @@ describe('SMTP submission', () => {
   it('stops a logged-in session from sending once its key is rotated', async () => {
     const { project, owner, from } = await verifiedSender(pigeon, dns);
     const smtp = await loggedIn(project.secretKey);
-    const rotated = await pigeon.request('POST', `/users/@me/projects/${project.id}/regenerate-keys`, {
-      headers: { cookie: owner.cookie },
-    });
+    const rotated = await api(pigeon, { cookie: owner.cookie }).users.regenerateKeys({ params: { id: project.id } });
     expect(rotated.status).toBe(200);
     const answer = await smtp.say(`MAIL FROM:<${from}>`);
     expect(answer).toEqual({
@@ -390,9 +388,7 @@ describe('SMTP_SUBMISSION_ALLOW_PLAIN_AUTH', () => {
 
   it('takes AUTH without TLS from a loopback address (a relay on the same machine), and mail goes through', async () => {
     const { project, auth } = await newProject(local);
-    expect((await local.request('POST', '/domains', { headers: auth, body: { domain: 'plain.example' } })).status).toBe(
-      201,
-    );
+    expect((await api(local, auth).domains.create({ body: { domain: 'plain.example' } })).status).toBe(201);
     const smtp = await openDialogue(local.submissionPorts?.port ?? 0, { localAddress: '127.0.0.2' });
     expect((await smtp.say('EHLO relay.local')).text).toContain('AUTH PLAIN LOGIN');
     expect((await smtp.say(authPlain(project.secretKey))).code).toBe(235);

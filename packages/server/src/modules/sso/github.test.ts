@@ -3,6 +3,7 @@ import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp, uniqueEmail } from '../../../test/accounts.js';
+import { bodyOf, api as client } from '../../../test/api.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { HttpBrowser } from '../../../test/http-browser.js';
 import { queryRows, sql } from '../../db/query.js';
@@ -98,17 +99,17 @@ async function signInWithGitHub(emails: typeof github.emails) {
 
 describe('presets', () => {
   it('lists GitHub and Google in GET /auth/oauth-config', async () => {
-    const res = await pigeon.request('GET', '/auth/oauth-config');
+    const res = await client(pigeon).auth.oauthConfig();
     expect(res.status).toBe(200);
-    expect(res.body.providers).toEqual([
+    expect(bodyOf(res, 200).providers).toEqual([
       { id: 'google', name: 'Google', authorizeUrl: `${pigeon.url}/auth/oauth/google/start` },
       { id: 'github', name: 'GitHub', authorizeUrl: `${pigeon.url}/auth/oauth/github/start` },
     ]);
   });
 
   it('names them in GET /config too', async () => {
-    const res = await pigeon.request('GET', '/config');
-    expect(res.body.oauthProviders).toEqual(['google', 'github']);
+    const res = await client(pigeon).system.config();
+    expect(bodyOf(res, 200).oauthProviders).toEqual(['google', 'github']);
   });
 
   it('answers an unknown provider with a 404 page', async () => {

@@ -204,9 +204,9 @@ describe('sign-in through a real OpenID Connect provider', () => {
     const owner = await signUp(pigeon);
     const project = await createProject(pigeon, owner.cookie);
     const email = uniqueEmail('invited');
-    const invite = await pigeon.request('POST', `/projects/${project.id}/members`, {
+    const invite = await api(pigeon, { cookie: owner.cookie, origin: pigeon.url }).projects.inviteMember({
+      params: { id: project.id },
       body: { email, role: 'MEMBER' },
-      headers: { cookie: owner.cookie, origin: pigeon.url },
     });
     expect(invite.status).toBe(201);
     const browser = new HttpBrowser();
@@ -237,6 +237,7 @@ describe('sign-in through a real OpenID Connect provider', () => {
     expect(unlink.body).toEqual({ hasPassword: true, identities: [] });
     const again = await api(pigeon, headers).auth.unlinkIdentity({ params: { provider: 'oidc' } });
     expectEnvelope(again, 404, 'NOT_FOUND');
+    // untyped: wrong on purpose (a provider not in the enum)
     const other = await pigeon.request('DELETE', '/users/@me/sign-in-methods/saml', { headers }); // not a provider: on purpose
     expectEnvelope(other, 422, 'VALIDATION_ERROR');
   });

@@ -42,6 +42,7 @@ describe('templates', () => {
       replyTo: `support@${domain}`,
       description: null,
     });
+    // untyped: wrong on purpose (a body the contract's types refuse)
     const missing = await pigeon.request('POST', '/templates', {
       headers: auth,
       body: { name: 'x', subject: 's', body: 'b' }, // no from: not a valid body

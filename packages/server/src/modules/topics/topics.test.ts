@@ -133,6 +133,7 @@ describe('topics: CRUD, validation, scope', () => {
       { name: 'Odd', defaultSubscription: 'SOMETIMES' },
     ];
     for (const body of bad) {
+      // untyped: wrong on purpose (a body the contract's types refuse)
       expectEnvelope(await pigeon.request('POST', '/topics', { headers: auth, body }), 422, 'VALIDATION_ERROR');
     }
   });

@@ -85,6 +85,7 @@ describe('POST /uploads/image (local storage)', () => {
     expect((await uploadImage(pigeon.url, auth, Buffer.alloc(0))).status).toBe(422);
     const wrongField = await uploadImage(pigeon.url, auth, fixture('logo.png'), { field: 'image' });
     expect(wrongField.status).toBe(422);
+    // untyped: wrong on purpose (a JSON body where the file belongs)
     const noFile = await pigeon.request('POST', '/uploads/image', { headers: auth, body: {} });
     expectEnvelope(noFile, 422, 'VALIDATION_ERROR');
     expect(storedFiles()).toHaveLength(before);

@@ -168,6 +168,7 @@ describe('POST /v1/verify', () => {
       'VALIDATION_ERROR',
     );
     expect(bad.errors?.[0]).toMatchObject({ field: 'email', code: 'invalid_string' });
+    // untyped: wrong on purpose (a body the contract's types refuse)
     expectEnvelope(await pigeon.request('POST', '/v1/verify', { headers: auth, body: {} }), 422, 'VALIDATION_ERROR');
     const wrongKey = expectEnvelope(
       await api(pigeon, { authorization: `Bearer ${publicKey}` }).verify.verify({

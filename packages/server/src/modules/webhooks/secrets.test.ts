@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject, signUp } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { startTarget } from '../../../test/webhook-targets.js';
 import { runStatement, sql } from '../../db/query.js';
@@ -16,8 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => pigeon?.stop());
 
-const rotate = (projectId: string, cookie: string) =>
-  pigeon.request('POST', `/users/@me/projects/${projectId}/webhook-secret`, { headers: { cookie } });
+const rotate = (projectId: string, cookie?: string) =>
+  api(pigeon, cookie ? { cookie } : {}).users.rotateWebhookSecret({ params: { id: projectId } });
 
 const WHSEC = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
@@ -30,16 +31,16 @@ describe('POST /users/@me/projects/:id/webhook-secret', () => {
       success: true,
       data: { secret: expect.stringMatching(WHSEC), createdAt: expect.any(String), previousSecretExpiresAt: null },
     });
-    const second = await rotate(project.id, owner.cookie);
-    expect(second.body.data.secret).toMatch(WHSEC);
-    expect(second.body.data.secret).not.toBe(first.body.data.secret);
-    const expires = Date.parse(second.body.data.previousSecretExpiresAt);
-    expect(expires - Date.parse(second.body.data.createdAt)).toBe(24 * 3_600_000);
+    const second = bodyOf(await rotate(project.id, owner.cookie), 200).data;
+    expect(second.secret).toMatch(WHSEC);
+    expect(second.secret).not.toBe(bodyOf(first, 200).data.secret);
+    const expires = Date.parse(second.previousSecretExpiresAt ?? '');
+    expect(expires - Date.parse(second.createdAt)).toBe(24 * 3_600_000);
 
-    const list = await pigeon.request('GET', '/users/@me/projects', { headers: { cookie: owner.cookie } });
+    const list = await api(pigeon, { cookie: owner.cookie }).users.listProjects();
     expect(list.status).toBe(200);
-    expect(list.text).toContain(project.id);
-    expect(list.text).not.toContain('whsec_');
+    expect(JSON.stringify(list.body)).toContain(project.id);
+    expect(JSON.stringify(list.body)).not.toContain('whsec_');
   });
 
   it('is for OWNER and ADMIN: a MEMBER gets 403, a stranger 404, a disabled project 403', async () => {
@@ -49,20 +50,16 @@ describe('POST /users/@me/projects/:id/webhook-secret', () => {
       [member, 'MEMBER'],
       [admin, 'ADMIN'],
     ] as const) {
-      const added = await pigeon.request('POST', `/projects/${project.id}/members`, {
-        headers: { cookie: owner.cookie },
+      const added = await api(pigeon, { cookie: owner.cookie }).projects.inviteMember({
+        params: { id: project.id },
         body: { email: user.user.email, role },
       });
       expect(added.status).toBe(201);
     }
     expectEnvelope(await rotate(project.id, member.cookie), 403, 'INSUFFICIENT_ROLE');
     expectEnvelope(await rotate(project.id, stranger.cookie), 404, 'NOT_FOUND');
-    expectEnvelope(
-      await pigeon.request('POST', `/users/@me/projects/${project.id}/webhook-secret`),
-      401,
-      'UNAUTHORIZED',
-    );
-    expect((await rotate(project.id, admin.cookie)).body.data.secret).toMatch(WHSEC);
+    expectEnvelope(await rotate(project.id), 401, 'UNAUTHORIZED');
+    expect(bodyOf(await rotate(project.id, admin.cookie), 200).data.secret).toMatch(WHSEC);
 
     await setProjectDisabled(pigeon.deps.db.pool, project.id, 'abuse report');
     expectEnvelope(await rotate(project.id, owner.cookie), 403, 'PROJECT_DISABLED');
@@ -77,7 +74,7 @@ describe('the secrets deliveries sign with', () => {
     expect(initial).toEqual([expect.stringMatching(WHSEC)]);
     expect(await webhookSecrets(pool, project.id)).toEqual(initial);
 
-    const rotated = (await rotate(project.id, owner.cookie)).body.data.secret as string;
+    const rotated = bodyOf(await rotate(project.id, owner.cookie), 200).data.secret;
     const active = await webhookSecrets(pool, project.id);
     expect(active).toEqual([rotated, initial[0]]);
 

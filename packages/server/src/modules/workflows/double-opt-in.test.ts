@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { api } from '../../../test/api.js';
 import { hrefs, parseMessage } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -63,7 +64,7 @@ it('double opt-in: confirm by the link in the mail, welcome after; a reminder wh
   const ada = `ada-${Date.now()}@example.com`;
   const bob = `bob-${Date.now()}@example.com`;
   for (const email of [ada, bob]) {
-    const created = await pigeon.request('POST', '/contacts', { headers: s.auth, body: { email, subscribed: false } });
+    const created = await api(pigeon, s.auth).contacts.create({ body: { email, subscribed: false } });
     expect(created.status).toBe(201);
     await track(pigeon, s.auth, email, 'signup');
   }

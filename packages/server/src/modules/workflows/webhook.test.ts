@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newProject } from '../../../test/accounts.js';
+import { api, bodyOf } from '../../../test/api.js';
 import { startDnsServer, type TestDnsServer } from '../../../test/dns-server.js';
 import { startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { startTarget, type Target } from '../../../test/webhook-targets.js';
@@ -50,11 +51,8 @@ const hits = (path: string) => target.received.filter((r) => r.path.startsWith(p
 describe('WEBHOOK steps', () => {
   it('signs the Standard Webhooks way, renders variables, and retries a 503 with the same webhook-id', async () => {
     const { auth, project, owner } = await newProject(open);
-    const rotated = await open.request('POST', `/users/@me/projects/${project.id}/webhook-secret`, {
-      headers: { cookie: owner.cookie },
-    });
-    expect(rotated.status, rotated.text).toBe(200);
-    const secret = rotated.body.data.secret as string;
+    const rotated = await api(open, { cookie: owner.cookie }).users.rotateWebhookSecret({ params: { id: project.id } });
+    const secret = bodyOf(rotated, 200).data.secret;
     const wf = await webhookFlow(open, auth, 'hook.me', {
       url: `${target.origin}/signed/{{event.orderId}}`,
       headers: { 'X-Plan': '{{data.plan}}' },

@@ -55,6 +55,7 @@ describe('workflow graph API', () => {
     );
     // Missing triggerConfig on purpose.
     const missing = expectEnvelope(
+      // untyped: wrong on purpose (a body the contract's types refuse)
       await pigeon.request('POST', '/workflows', { headers: auth, body: { name: 'x' } }),
       422,
       'VALIDATION_ERROR',
