@@ -8,11 +8,12 @@
 import { contract } from '../../packages/contract/dist/index.js';
 import { bearer, pool, serveJson, serverModules } from './_db.mjs';
 
-const { sendEmail, findProjectByKey, keyTypeOf } = await serverModules();
+const { sendEmail, findProjectByKey, keyTypeOf, systemClock } = await serverModules();
 const db = pool();
 const limit = Number(process.env.RATE_LIMIT_PER_MINUTE ?? 0);
 const deps = {
   db: { pool: db },
+  clock: systemClock,
   config: {
     http: { publicUrl: process.env.PUBLIC_URL ?? 'http://127.0.0.1' },
     secrets: { linkSigning: 'bench-baseline-link-signing-secret-0123456789' },

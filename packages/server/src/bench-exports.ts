@@ -7,6 +7,7 @@
 
 export { seedHistory } from './db/history-seed.js';
 export { runMigrations } from './db/migrator.js';
+export { systemClock } from './kit/clock.js';
 export { moveUnpartitionedHistory } from './db/partitions.js';
 export { foldFinishedHours } from './modules/analytics/rollup.js';
 export { sendEmail } from './modules/emails/send.js';
