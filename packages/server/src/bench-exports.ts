@@ -7,8 +7,8 @@
 
 export { seedHistory } from './db/history-seed.js';
 export { runMigrations } from './db/migrator.js';
-export { systemClock } from './kit/clock.js';
 export { moveUnpartitionedHistory } from './db/partitions.js';
+export { systemClock } from './kit/clock.js';
 export { foldFinishedHours } from './modules/analytics/rollup.js';
 export { sendEmail } from './modules/emails/send.js';
 export { trackWithKey } from './modules/events/track.js';
