@@ -78,10 +78,15 @@ describe('the governor per mailbox provider', () => {
     expect(await metric(governorRate, { group: 'other' })).toBe(MAX_RATE);
     expect(await metric(governorHeld, { reason: 'rate', group: 'other' })).toBe(0);
     expect(await metric(governorDeferrals, { group: 'other' })).toBe(0);
-    const others = await queryRows<{ attempts: number }>(
-      pigeon.deps.db.pool,
-      sql`SELECT attempts FROM emails WHERE campaign_id = ${campaignId}::uuid AND to_email LIKE ${`%@${OTHER}`}
-            AND status = 'SENT'`,
+    // The sink holds a message a moment before its row is marked SENT: wait for the rows, then read their tries.
+    const others = await until(
+      () =>
+        queryRows<{ attempts: number }>(
+          pigeon.deps.db.pool,
+          sql`SELECT attempts FROM emails WHERE campaign_id = ${campaignId}::uuid AND to_email LIKE ${`%@${OTHER}`}
+                AND status = 'SENT'`,
+        ),
+      (rows) => rows.length === 20,
     );
     expect(others.map((r) => r.attempts)).toEqual(Array(20).fill(1));
 
