@@ -70,8 +70,12 @@ it('a worker killed mid-batch neither loses nor duplicates a message', async () 
     const ids = ours().map((m) => m.messageId);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
-    const { rows } = await api.deps.db.pool.query('SELECT status, count(*)::int AS n FROM emails GROUP BY status');
-    expect(rows).toEqual([{ status: 'SENT', n: 20 }]);
+    // The sink counts a message a moment before the worker marks its row: wait for the marks.
+    const statuses = await until(
+      async () => (await api.deps.db.pool.query('SELECT status, count(*)::int AS n FROM emails GROUP BY status')).rows,
+      (rows) => rows.length === 1 && rows[0].status === 'SENT' && rows[0].n === 20,
+    );
+    expect(statuses).toEqual([{ status: 'SENT', n: 20 }]);
     expect(await stopGracefully(second)).toBe(0);
   } finally {
     await api.stop();

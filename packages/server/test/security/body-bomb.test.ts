@@ -68,7 +68,7 @@ async function sendFromAnotherProcess(
   return JSON.parse(stdout) as number[];
 }
 
-it('1,000 gzip bombs without a key: every answer 401, the API under 300 MB, /health fast throughout', async () => {
+it('1,000 gzip bombs without a key: every answer 401, the API under 300 MB, /health answering throughout', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-bomb-'));
   chmodSync(dir, 0o755);
   dirs.push(dir);
