@@ -45,7 +45,7 @@ const statsTotal = async (on: TestPigeon) => {
   return (res.body as { total: number }).total;
 };
 /** What the primary's rollup holds now (read there directly). */
-const primaryTotal = async () => (await eventStats(pigeon.deps.db.pool, projectId, {})).total;
+const primaryTotal = async () => (await eventStats(pigeon.deps.db.pool, projectId, {}, pigeon.deps.clock.now())).total;
 const replayPaused = async (paused: boolean) => {
   await pair.onReplica(paused ? 'SELECT pg_wal_replay_pause()' : 'SELECT pg_wal_replay_resume()');
   const state = await until(
@@ -129,12 +129,12 @@ describe('a read replica (DATABASE_REPLICA_URL)', () => {
       const expected = (await primaryTotal()) + 1;
       await track(1);
       expect(await until(primaryTotal, (n) => n === expected)).toBe(expected);
-      expect((await eventStats(replica.reads, projectId, {})).total).toBe(expected - 1);
+      expect((await eventStats(replica.reads, projectId, {}, pigeon.deps.clock.now())).total).toBe(expected - 1);
 
       await pair.stopReplica();
       expect(replica.state().inUse).toBe(true);
       // The read fails on the stopped replica and runs again on the primary.
-      expect((await eventStats(replica.reads, projectId, {})).total).toBe(expected);
+      expect((await eventStats(replica.reads, projectId, {}, pigeon.deps.clock.now())).total).toBe(expected);
       await inUse(pigeon, false);
       expect(pigeon.deps.db.replica?.state().lagSeconds).toBeNull();
       expect(await statsTotal(pigeon)).toBe(expected);

@@ -17,11 +17,11 @@ export const createActivityRouter = (deps: AppDeps) => {
     // Counted from the rollup, like /events/stats: may run on a replica (DATABASE_REPLICA_URL).
     stats: async ({ req, query }) => ({
       status: 200,
-      body: await activityStats(deps.db.reads, callerProject(req).id, query),
+      body: await activityStats(deps.db.reads, callerProject(req).id, query, deps.clock.now()),
     }),
     types: async ({ req, query }) => ({
       status: 200,
-      body: await activityTypes(deps.db.reads, callerProject(req).id, query),
+      body: await activityTypes(deps.db.reads, callerProject(req).id, query, deps.clock.now()),
     }),
     recentCount: async ({ req, query }) => ({
       status: 200,

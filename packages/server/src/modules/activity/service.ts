@@ -63,13 +63,23 @@ function countsByType(byName: Array<{ name: string; count: number }>) {
 }
 
 /** Counts per type over a range (default: the last 30 days), zero for types that did not happen. */
-export async function activityTypes(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
-  return countsByType((await eventStats(db, projectId, range)).byName);
+export async function activityTypes(
+  db: Queryable,
+  projectId: string,
+  range: { from?: string; to?: string },
+  now: Date,
+) {
+  return countsByType((await eventStats(db, projectId, range, now)).byName);
 }
 
 /** Totals per type and per day over a range (default: the last 30 days). */
-export async function activityStats(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
-  const stats = await eventStats(db, projectId, range);
+export async function activityStats(
+  db: Queryable,
+  projectId: string,
+  range: { from?: string; to?: string },
+  now: Date,
+) {
+  const stats = await eventStats(db, projectId, range, now);
   const byType = countsByType(stats.byName).map(({ type, count }) => ({ type, count }));
   return { from: stats.from, to: stats.to, total: stats.total, byType, byDay: stats.byDay };
 }

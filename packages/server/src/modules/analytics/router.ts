@@ -10,15 +10,21 @@ export const createAnalyticsRouter = (deps: AppDeps) => {
   // The rollup is seconds behind already: these reads may run on a replica (DATABASE_REPLICA_URL).
   const db = deps.db.reads;
   return s.router(contract.analytics, {
-    timeseries: async ({ req, query }) => ({ status: 200, body: await timeseries(db, callerProject(req).id, query) }),
+    timeseries: async ({ req, query }) => ({
+      status: 200,
+      body: await timeseries(db, callerProject(req).id, query, deps.clock.now()),
+    }),
     topCampaigns: async ({ req, query }) => ({
       status: 200,
-      body: await topCampaigns(db, callerProject(req).id, query),
+      body: await topCampaigns(db, callerProject(req).id, query, deps.clock.now()),
     }),
     campaignStats: async ({ req, query }) => ({
       status: 200,
-      body: await campaignStatsSummary(db, callerProject(req).id, query),
+      body: await campaignStatsSummary(db, callerProject(req).id, query, deps.clock.now()),
     }),
-    topEvents: async ({ req, query }) => ({ status: 200, body: await topEvents(db, callerProject(req).id, query) }),
+    topEvents: async ({ req, query }) => ({
+      status: 200,
+      body: await topEvents(db, callerProject(req).id, query, deps.clock.now()),
+    }),
   });
 };

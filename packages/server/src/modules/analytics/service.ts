@@ -26,9 +26,9 @@ export interface RangeInput {
   to?: string;
 }
 
-/** The range widened to whole buckets; `from` defaults to `to` minus `defaultSpanMs`. */
-function bucketRange(input: RangeInput, stepMs: number, defaultSpanMs: number) {
-  const toGiven = input.to ? new Date(input.to).getTime() : Date.now();
+/** The range widened to whole buckets; `to` defaults to `now`, `from` to `to` minus `defaultSpanMs`. */
+function bucketRange(input: RangeInput, now: Date, stepMs: number, defaultSpanMs: number) {
+  const toGiven = input.to ? new Date(input.to).getTime() : now.getTime();
   const fromGiven = input.from ? new Date(input.from).getTime() : toGiven - defaultSpanMs;
   if (fromGiven >= toGiven) {
     throw validationFailed([{ field: 'from', message: 'must be before `to`', code: 'invalid_range' }]);
@@ -82,9 +82,9 @@ function seriesCounts(projectId: string, input: TimeseriesInput, range: { from: 
 }
 
 /** Email metrics per bucket, every bucket of the range present (zeros included). */
-export async function timeseries(db: Queryable, projectId: string, input: TimeseriesInput) {
+export async function timeseries(db: Queryable, projectId: string, input: TimeseriesInput, now: Date) {
   const stepMs = STEP_MS[input.interval];
-  const range = bucketRange(input, stepMs, input.interval === 'hour' ? DAY_MS : 30 * DAY_MS);
+  const range = bucketRange(input, now, stepMs, input.interval === 'hour' ? DAY_MS : 30 * DAY_MS);
   if (range.buckets > MAX_BUCKETS) {
     throw validationFailed(
       [{ field: 'from', message: `at most ${MAX_BUCKETS} ${input.interval}s per series`, code: 'too_big' }],
@@ -116,15 +116,16 @@ export async function timeseries(db: Queryable, projectId: string, input: Timese
   };
 }
 
-const hourRange = (input: RangeInput) => bucketRange(input, HOUR_MS, 30 * DAY_MS);
+const hourRange = (input: RangeInput, now: Date) => bucketRange(input, now, HOUR_MS, 30 * DAY_MS);
 
 /** Campaigns ranked by one metric over the range (campaigns with no email activity in it are left out). */
 export async function topCampaigns(
   db: Queryable,
   projectId: string,
   input: RangeInput & { limit: number; sortBy: AnalyticsMetric },
+  now: Date,
 ) {
-  const range = hourRange(input);
+  const range = hourRange(input, now);
   const rows = await queryRows<Record<string, unknown> & { id: string; name: string; status: CampaignStatus }>(
     db,
     sql`SELECT c.id, c.name, c.status, s.*
@@ -146,8 +147,8 @@ export async function topCampaigns(
 }
 
 /** Totals and rates of all campaign email over the range. */
-export async function campaignStatsSummary(db: Queryable, projectId: string, input: RangeInput) {
-  const range = hourRange(input);
+export async function campaignStatsSummary(db: Queryable, projectId: string, input: RangeInput, now: Date) {
+  const range = hourRange(input, now);
   const [row] = await queryRows<Record<string, unknown> & { campaigns: number }>(
     db,
     sql`SELECT ${metricColumns()},
@@ -171,8 +172,9 @@ export async function topEvents(
   db: Queryable,
   projectId: string,
   input: RangeInput & { limit: number; type: TopEventsType },
+  now: Date,
 ) {
-  const range = hourRange(input);
+  const range = hourRange(input, now);
   const custom = input.type === 'custom' ? sql` AND NOT ${raw(EMITTED_EVENT_NAME)}` : sql``;
   const rows = await queryRows<{ name: string; count: number }>(
     db,

@@ -82,7 +82,13 @@ export const createResendRouter = (deps: AppDeps) => {
       }),
       update: async ({ req, params, body }) => ({
         status: 200,
-        body: await resend.rescheduleResendEmail(db, callerProject(req).id, params.id, body.scheduled_at),
+        body: await resend.rescheduleResendEmail(
+          db,
+          callerProject(req).id,
+          params.id,
+          body.scheduled_at,
+          deps.clock.now(),
+        ),
       }),
       cancel: async ({ req, params }) => ({
         status: 200,

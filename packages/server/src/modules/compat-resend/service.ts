@@ -48,11 +48,17 @@ export async function getResendEmail(db: Queryable, projectId: string, id: strin
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 
-export async function rescheduleResendEmail(db: Queryable, projectId: string, id: string, scheduledAt: string) {
+export async function rescheduleResendEmail(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  scheduledAt: string,
+  now: Date,
+) {
   if (!ISO_DATE_TIME.test(scheduledAt) || Number.isNaN(Date.parse(scheduledAt))) {
     throw validationFailed([{ field: 'scheduled_at', message: 'must be an ISO 8601 date-time', code: 'invalid_date' }]);
   }
-  const email = await rescheduleEmail(db, projectId, id, new Date(scheduledAt));
+  const email = await rescheduleEmail(db, projectId, id, new Date(scheduledAt), now);
   return { object: 'email' as const, id: email.id };
 }
 

@@ -244,8 +244,14 @@ export async function cancelEmail(db: Queryable, projectId: string, id: string):
  * A scheduled email moved to another time ahead (at most SEND_AT_MAX_DAYS days), while it still
  * waits; 409 once it is due or gone further, as cancel answers.
  */
-export async function rescheduleEmail(db: Queryable, projectId: string, id: string, at: Date): Promise<Summary> {
-  const ahead = at.getTime() - Date.now();
+export async function rescheduleEmail(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  at: Date,
+  now: Date,
+): Promise<Summary> {
+  const ahead = at.getTime() - now.getTime();
   if (!(ahead > 0 && ahead <= SEND_AT_MAX_DAYS * 86_400_000)) {
     throw validationFailed([
       { field: 'sendAt', message: `must be a time ahead, at most ${SEND_AT_MAX_DAYS} days`, code: 'invalid_date' },

@@ -37,7 +37,7 @@ export const createEventsRouter = (deps: AppDeps, trackEvent: TrackEvent) => {
     }),
     stats: async ({ req, query }) => ({
       status: 200,
-      body: await eventStats(deps.db.reads, callerProject(req).id, query),
+      body: await eventStats(deps.db.reads, callerProject(req).id, query, deps.clock.now()),
     }),
     names: async ({ req }) => ({ status: 200, body: await eventNames(db, callerProject(req).id) }),
     byContact: async ({ req, params, query }) => ({

@@ -176,13 +176,13 @@ function countsByNameAndDay(db: Queryable, projectId: string, from: Date, to: Da
 }
 
 /**
- * Counts per name and per UTC day over a range (default: the 30 days before now), from the
+ * Counts per name and per UTC day over a range (default: the 30 days before `now`), from the
  * analytics rollup (`event_counts`, hourly): the cost does not grow with the project's history,
  * and counts survive raw-event retention. The range is widened to whole hours; an empty or
  * inverted range counts nothing.
  */
-export async function eventStats(db: Queryable, projectId: string, range: { from?: string; to?: string }) {
-  const toGiven = range.to ? new Date(range.to) : new Date();
+export async function eventStats(db: Queryable, projectId: string, range: { from?: string; to?: string }, now: Date) {
+  const toGiven = range.to ? new Date(range.to) : now;
   const fromGiven = range.from ? new Date(range.from) : new Date(toGiven.getTime() - 30 * DAY_MS);
   const empty = fromGiven.getTime() >= toGiven.getTime();
   const from = empty ? fromGiven : new Date(Math.floor(fromGiven.getTime() / HOUR_MS) * HOUR_MS);

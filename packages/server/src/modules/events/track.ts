@@ -109,7 +109,7 @@ export function createTracker(deps: AppDeps) {
       return trackResult(outcome.tracked);
     }
     if (idempotencyKey !== null && outcome.projectId) {
-      throw await reusedKeyError(db, outcome.projectId, idempotencyKey, 'POST /v1/track', (claim) =>
+      throw await reusedKeyError(db, outcome.projectId, idempotencyKey, 'POST /v1/track', deps.clock.now(), (claim) =>
         isRetryOf(claim, row),
       );
     }

@@ -42,11 +42,12 @@ export const requestHashOf = (body: unknown) =>
     .update(JSON.stringify(body ?? null))
     .digest('base64url');
 
-const unknownClaim = (request: string): Claim => ({
+/** A claim released before it could be read: the caller may simply retry, as of `now`. */
+const unknownClaim = (request: string, now: Date): Claim => ({
   request,
   request_hash: null,
   status_code: null,
-  created_at: new Date(),
+  created_at: now,
   response: null,
   event: null,
 });
@@ -127,7 +128,7 @@ async function claimKey(
   );
   if (rows[0]?.claimed) return undefined;
   // Released between our insert and this read: the caller may simply retry.
-  return (await findClaim(deps.db.pool, projectId, key)) ?? unknownClaim(request);
+  return (await findClaim(deps.db.pool, projectId, key)) ?? unknownClaim(request, deps.clock.now());
 }
 
 /**
@@ -196,9 +197,10 @@ export async function reusedKeyError(
   projectId: string,
   key: string,
   request: string,
+  now: Date,
   isRetryOf: (claim: Claim) => boolean,
 ) {
-  const claim = (await findClaim(db, projectId, key)) ?? unknownClaim(request);
+  const claim = (await findClaim(db, projectId, key)) ?? unknownClaim(request, now);
   return reused(key, claim, isRetryOf(claim));
 }
 

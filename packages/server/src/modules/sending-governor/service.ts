@@ -1,7 +1,7 @@
 import type { DomainWarmup, DomainWarmupSettings } from '@pigeon/contract';
 import { queryRows, raw, type Sql, sql } from '../../db/query.js';
 import type { Queryable } from '../../db/sql.js';
-import { capOf, nextDayStart, TODAY } from './warmup.js';
+import { capOf, TODAY } from './warmup.js';
 
 interface WarmupRow {
   enabled: boolean;
@@ -12,6 +12,7 @@ interface WarmupRow {
   day_of_ramp: number;
   cap_today: number | null;
   sent_today: number;
+  next_reset_at: Date;
 }
 
 const NONE: DomainWarmup = {
@@ -37,16 +38,20 @@ const toWarmup = (row: WarmupRow | undefined): DomainWarmup =>
         day: row.enabled ? row.day_of_ramp : null,
         capToday: row.cap_today,
         sentToday: row.sent_today,
-        nextResetAt: row.enabled ? new Date(nextDayStart(Date.now())).toISOString() : null,
+        nextResetAt: row.enabled ? row.next_reset_at.toISOString() : null,
       }
     : NONE;
 
-/** The warm-up as shown, from `source` (the table, or the row a statement just wrote) named `w`. */
+/**
+ * The warm-up as shown, from `source` (the table, or the row a statement just wrote) named `w`. Its
+ * day and its next reset are the database's (UTC), as the counts it shows.
+ */
 const selectWarmup = (
   source: Sql,
 ) => sql`SELECT w.enabled, w.start_cap, w.target_cap, w.ramp_days, to_char(w.started_on, 'YYYY-MM-DD') AS started_on,
     (${TODAY} - w.started_on) + 1 AS day_of_ramp, ${capOf(raw('w'))} AS cap_today,
-    CASE WHEN w.day = ${TODAY} THEN w.sent_today ELSE 0 END AS sent_today
+    CASE WHEN w.day = ${TODAY} THEN w.sent_today ELSE 0 END AS sent_today,
+    (${TODAY} + 1)::timestamp AT TIME ZONE 'UTC' AS next_reset_at
   FROM ${source} w`;
 
 /** A sender domain's warm-up as `GET /domains/:id` shows it (the domain is the caller's, checked by the caller). */

@@ -12,8 +12,7 @@ type PreviewInput = z.output<typeof TemplatePreviewInput>;
 const PREVIEW_EMAIL_ID = '00000000-0000-0000-0000-000000000000';
 
 /** Who a preview is for when no contact is chosen: an address without data, so every data variable shows as missing. */
-function sampleContact(projectId: string): ContactRow {
-  const now = new Date();
+function sampleContact(projectId: string, now: Date): ContactRow {
   return {
     id: PREVIEW_EMAIL_ID,
     project_id: projectId,
@@ -34,10 +33,11 @@ export async function previewTemplate(
   projectId: string,
   input: PreviewInput,
   settings: Pick<CompositionSettings, 'publicUrl' | 'linkSecret'>,
+  now: Date,
 ) {
   const contact = input.contactId
     ? await findInProject<ContactRow>(db, 'contacts', projectId, input.contactId, 'Contact')
-    : sampleContact(projectId);
+    : sampleContact(projectId, now);
   const sourceHtml = input.format === 'markdown' ? await markdownToHtml(input.body) : input.body;
   const message = composeMessage(
     { subject: input.subject, html: sourceHtml, type: input.type },

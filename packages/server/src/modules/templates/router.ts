@@ -36,10 +36,16 @@ export const createTemplatesRouter = (deps: AppDeps) => {
     }),
     preview: async ({ req, body }) => ({
       status: 200,
-      body: await previewTemplate(db, callerProject(req).id, body, {
-        publicUrl: deps.config.http.publicUrl,
-        linkSecret: deps.config.secrets.linkSigning,
-      }),
+      body: await previewTemplate(
+        db,
+        callerProject(req).id,
+        body,
+        {
+          publicUrl: deps.config.http.publicUrl,
+          linkSecret: deps.config.secrets.linkSigning,
+        },
+        deps.clock.now(),
+      ),
     }),
     usage: async ({ req, params }) => ({
       status: 200,
