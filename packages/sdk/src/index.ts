@@ -234,6 +234,7 @@ export type {
 export { MAX_UPLOAD_BYTES, type UploadSource } from './upload.js';
 export type { ImageUploadOptions } from './uploads.js';
 export {
+  BILLING_CATEGORIES,
   CAMPAIGN_STATUSES,
   CONDITION_LOGICS,
   CONDITION_OPERATORS,
@@ -241,6 +242,7 @@ export {
   CONTENT_TYPES,
   EMAIL_SOURCES,
   EMAIL_STATUSES,
+  EXECUTION_STATUSES,
   ROLES,
   SEGMENT_TYPES,
   TRACKING_MODES,

@@ -1,4 +1,5 @@
 import {
+  BillingCategory,
   CampaignStatus,
   CONDITION_OPERATORS as CONTRACT_CONDITION_OPERATORS,
   ConditionLogic,
@@ -6,6 +7,7 @@ import {
   ContentType,
   EmailSource,
   EmailStatus,
+  ExecutionStatus,
   Role,
   SegmentType,
   TrackingMode,
@@ -28,3 +30,5 @@ export const CONDITION_UNITS = ConditionUnit.options;
 export const CONDITION_LOGICS = ConditionLogic.options;
 export const CONTENT_TYPES = ContentType.options;
 export const SEGMENT_TYPES = SegmentType.options;
+export const EXECUTION_STATUSES = ExecutionStatus.options;
+export const BILLING_CATEGORIES = BillingCategory.options;

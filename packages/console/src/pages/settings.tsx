@@ -1,4 +1,4 @@
-import { type ProjectUpdateBody, TRACKING_MODES, type TrackingMode } from '@pigeon/sdk';
+import { BILLING_CATEGORIES, type ProjectUpdateBody, TRACKING_MODES, type TrackingMode } from '@pigeon/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -142,7 +142,6 @@ function BillingCaps() {
       }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['billing-usage', project.id] }),
   });
-  const categories = ['transactional', 'campaigns', 'workflows'] as const;
   return (
     <Form className="card" onSubmit={() => save.mutate()}>
       <h2>Monthly caps</h2>
@@ -150,7 +149,7 @@ function BillingCaps() {
         Mail past a cap is refused (403 BILLING_LIMIT_EXCEEDED) until the month resets. Empty: no cap.
       </p>
       <ErrorNote error={usage.error ?? save.error} />
-      {categories.map((c) => (
+      {BILLING_CATEGORIES.map((c) => (
         <Field
           key={c}
           label={`${c[0]?.toUpperCase()}${c.slice(1)} (used ${usage.data?.[c].used.toLocaleString() ?? '…'} this month)`}

@@ -1,4 +1,4 @@
-import type { ExecutionStatus, WorkflowDetail } from '@pigeon/sdk';
+import { EXECUTION_STATUSES, type ExecutionStatus, type WorkflowDetail } from '@pigeon/sdk';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -8,8 +8,6 @@ import { ErrorNote, Notice, SelectField, Table, Time } from '../../ui/kit';
 import { Pager, useCursor, useFilter } from '../../ui/pager';
 import { isActive } from '../../ui/workflow-model';
 import { ContactLink, RunChip, useRefreshWorkflow } from './shared';
-
-const STATUSES: ExecutionStatus[] = ['RUNNING', 'WAITING', 'COMPLETED', 'EXITED', 'FAILED', 'CANCELLED'];
 
 /** A workflow's executions, newest first, by status; each opens its path through the graph. */
 export function Executions({ workflow }: { workflow: WorkflowDetail }) {
@@ -58,7 +56,7 @@ export function Executions({ workflow }: { workflow: WorkflowDetail }) {
           label="Status"
           value={status}
           onChange={(e) => setStatus(e.target.value)}
-          options={[['', 'Any'], ...STATUSES.map((s): [string, string] => [s, s])]}
+          options={[['', 'Any'], ...EXECUTION_STATUSES.map((s): [string, string] => [s, s])]}
         />
       </div>
       <ErrorNote error={executions.error ?? cancelAll.error} />
