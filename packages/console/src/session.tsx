@@ -1,4 +1,4 @@
-import type { Project } from '@pigeon/sdk';
+import { type Project, permits } from '@pigeon/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { createContext, type ReactNode, useContext } from 'react';
 import { Navigate, useLocation, useParams } from 'react-router';
@@ -46,7 +46,7 @@ export function ProjectScope({ children }: { children: ReactNode }) {
       </main>
     );
   }
-  const value = { project, api: projectApi(project.id), canManage: project.role !== 'MEMBER' };
+  const value = { project, api: projectApi(project.id), canManage: permits('project.manage', project.role) };
   return <Context.Provider value={value}>{children}</Context.Provider>;
 }
 

@@ -2,9 +2,11 @@ import {
   BillingCategory,
   CampaignStatus,
   CONDITION_OPERATORS as CONTRACT_CONDITION_OPERATORS,
+  PERMISSIONS as CONTRACT_PERMISSIONS,
   ConditionLogic,
   ConditionUnit,
   ContentType,
+  permits as contractPermits,
   EmailSource,
   EmailStatus,
   ExecutionStatus,
@@ -32,3 +34,11 @@ export const CONTENT_TYPES = ContentType.options;
 export const SEGMENT_TYPES = SegmentType.options;
 export const EXECUTION_STATUSES = ExecutionStatus.options;
 export const BILLING_CATEGORIES = BillingCategory.options;
+
+/**
+ * Who may do what in a project: the server's one table (permission → roles), so a UI offers what
+ * the API will allow; `permits('project.manage', role)` answers for one role.
+ */
+export const PERMISSIONS = CONTRACT_PERMISSIONS;
+export type Permission = keyof typeof PERMISSIONS;
+export const permits: (permission: Permission, role: (typeof ROLES)[number]) => boolean = contractPermits;

@@ -16,6 +16,15 @@ describe('built package', () => {
     expect(new esm.PigeonError({ status: 0, code: 'X', message: 'x' }).constructor.name).toBe('PigeonError');
   });
 
+  it('exports the contract’s permission table, so a UI offers what the API allows', async () => {
+    const esm = await import(dist('index.js').href);
+    expect(esm.PERMISSIONS['project.manage']).toEqual(['OWNER', 'ADMIN']);
+    expect(esm.permits('project.use', 'MEMBER')).toBe(true);
+    expect(esm.permits('project.manage', 'MEMBER')).toBe(false);
+    expect(esm.permits('project.own', 'ADMIN')).toBe(false);
+    expect(esm.EXECUTION_STATUSES).toContain('WAITING');
+  });
+
   it('exports Pigeon and PigeonError from the CJS build', () => {
     const cjs = createRequire(import.meta.url)('../dist/index.cjs');
     expect(typeof cjs.Pigeon).toBe('function');

@@ -1,4 +1,4 @@
-import { BILLING_CATEGORIES, type ProjectUpdateBody, TRACKING_MODES, type TrackingMode } from '@pigeon/sdk';
+import { BILLING_CATEGORIES, type ProjectUpdateBody, permits, TRACKING_MODES, type TrackingMode } from '@pigeon/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -18,7 +18,7 @@ export default function SettingsPage() {
       <PageHeader title="Project settings" />
       <GeneralSettings />
       <BillingCaps />
-      {project.role === 'OWNER' ? <DangerZone /> : null}
+      {permits('project.own', project.role) ? <DangerZone /> : null}
     </>
   );
 }
