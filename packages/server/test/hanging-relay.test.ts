@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, bodyOf } from './api.js';
+import { bodyOf } from './api.js';
+import { addresses, campaignToAll } from './campaigns.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { startHangingRelay } from './hanging-relay.js';
 import { startTestPigeon } from './helpers.js';
 import { verifiedSender } from './sending.js';
 import { startSmtpSink } from './smtp-sink.js';
-import { until } from './until.js';
 
 /**
  * Issue 57, item 3: a relay that takes the connection and then never answers. nodemailer's pool
@@ -36,28 +36,21 @@ describe('a relay that accepts and never answers', () => {
         },
       });
       try {
-        const s = await verifiedSender(pigeon, dns);
-        const client = api(pigeon, s.auth);
         const tag = `hang-${at}-`;
-        for (let i = 0; i < RECIPIENTS; i++) {
-          expect((await client.contacts.create({ body: { email: `${tag}${i}@c.example` } })).status).toBe(201);
-        }
-        const body = { name: 'Hang', subject: 'Hi', body: '<p>Hi {{unsubscribeUrl}}</p>', from: s.from };
-        const c = bodyOf(await client.campaigns.create({ body: { ...body, audienceType: 'ALL' } }), 201).data;
-        expect((await client.campaigns.send({ params: { id: c.id }, body: undefined })).status).toBe(200);
-        const done = await until(
-          async () => bodyOf(await client.campaigns.get({ params: { id: c.id } }), 200),
-          (x) => x.status !== 'SENDING',
-          90_000,
+        const run = await campaignToAll(
+          pigeon,
+          await verifiedSender(pigeon, dns),
+          addresses(tag, RECIPIENTS, 'c.example'),
         );
-        expect(done.status).toBe('SENT');
+        await run.send();
+        expect((await run.finished(90_000)).status).toBe('SENT');
         await new Promise((r) => setTimeout(r, 1500)); // room for a late copy to arrive
         expect(relay.hung()).toBeGreaterThan(0); // attempts really hung
         const ours = sink.messages.filter((m) => m.to.some((t) => t.startsWith(tag)));
         const ids = ours.map((m) => m.messageId);
         expect(new Set(ids).size).toBe(RECIPIENTS);
         expect(ids).toHaveLength(RECIPIENTS); // no Message-ID twice
-        const stats = bodyOf(await client.campaigns.stats({ params: { id: c.id } }), 200);
+        const stats = bodyOf(await run.client.campaigns.stats({ params: run.params }), 200);
         expect(stats).toMatchObject({ sent: RECIPIENTS, pending: 0, cancelled: 0 });
       } finally {
         await pigeon.stop();

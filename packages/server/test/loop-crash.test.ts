@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
-import { api, bodyOf } from './api.js';
+import { bodyOf } from './api.js';
+import { addresses, campaignToAll } from './campaigns.js';
 import { startMailingPigeon } from './mailing-pigeon.js';
 import { verifiedSender } from './sending.js';
 import { killHard, stopGracefully, workerProcesses } from './worker-processes.js';
@@ -78,19 +79,10 @@ it('change feed: a worker killed mid-batch (its consumer writing) redoes the bat
 }, 120_000);
 
 it('campaign dispatcher: a worker killed while starting a scheduled campaign leaves it SCHEDULED; the next sends it once', async () => {
-  const s = await verifiedSender(pigeon, dns);
-  const client = api(pigeon, s.auth);
-  const to = Array.from({ length: 6 }, (_, i) => `dispatch-crash-${i}@example.com`);
-  for (const email of to) bodyOf(await client.contacts.create({ body: { email } }), 201);
-  const campaign = bodyOf(
-    await client.campaigns.create({
-      body: { name: 'crash', subject: 'Hi', body: '<p>Hi {{unsubscribeUrl}}</p>', from: s.from, audienceType: 'ALL' },
-    }),
-    201,
-  ).data;
+  const to = addresses('dispatch-crash-', 6, 'example.com');
+  const run = await campaignToAll(pigeon, await verifiedSender(pigeon, dns), to);
   const lock = await lockTable('emails');
-  const scheduledFor = new Date(Date.now() + 500).toISOString();
-  bodyOf(await client.campaigns.send({ params: { id: campaign.id }, body: { scheduledFor } }), 200);
+  await run.send({ scheduledFor: new Date(Date.now() + 500).toISOString() });
 
   const first = workers.start();
   await first.ready;
@@ -98,18 +90,14 @@ it('campaign dispatcher: a worker killed while starting a scheduled campaign lea
   expect(await until(lock.waiting, (n) => n > 0)).toBeGreaterThan(0);
   await killHard(first);
   await lock.release();
-  const after = bodyOf(await client.campaigns.get({ params: { id: campaign.id } }), 200);
+  const after = bodyOf(await run.client.campaigns.get({ params: run.params }), 200);
   expect(after.status).toBe('SCHEDULED');
 
   const second = workers.start();
   await second.ready;
   const ours = () => sink.messages.filter((m) => to.some((t) => m.to.includes(t)));
   await until(ours, (m) => m.length >= to.length, 30_000);
-  const sent = await until(
-    async () => bodyOf(await client.campaigns.get({ params: { id: campaign.id } }), 200),
-    (c) => c.status === 'SENT',
-  );
-  expect(sent.status).toBe('SENT');
+  expect((await run.finished()).status).toBe('SENT');
   await new Promise((r) => setTimeout(r, 500)); // room for a repeat to show up
   expect(
     ours()

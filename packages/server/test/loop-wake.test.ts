@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { loopWakeups } from '../src/metrics/registry.js';
 import { api, bodyOf } from './api.js';
+import { campaignToAll } from './campaigns.js';
 import { startMailingPigeon } from './mailing-pigeon.js';
 import { verifiedSender } from './sending.js';
 import { startTarget } from './webhook-targets.js';
@@ -89,15 +90,8 @@ it('event webhooks: a test event, queued for the claim loop, is delivered at onc
 it('campaign dispatcher: a campaign scheduled a moment ahead starts when due, not at the next poll', async () => {
   const before = await wakeups('campaigns', 'notify');
   const to = 'wake-campaign@example.com';
-  bodyOf(await client.contacts.create({ body: { email: to } }), 201);
-  const campaign = bodyOf(
-    await client.campaigns.create({
-      body: { name: 'wake', subject: 'Hi', body: '<p>Hi {{unsubscribeUrl}}</p>', from: s.from, audienceType: 'ALL' },
-    }),
-    201,
-  ).data;
-  const scheduledFor = new Date(Date.now() + 1000).toISOString();
-  bodyOf(await client.campaigns.send({ params: { id: campaign.id }, body: { scheduledFor } }), 200);
+  const run = await campaignToAll(pigeon, s, [to]);
+  await run.send({ scheduledFor: new Date(Date.now() + 1000).toISOString() });
   expect(await mailTo(to)).toHaveLength(1);
   // The NOTIFY woke the dispatcher, which then waited for the schedule (its one timer), not 10 minutes.
   expect(await wakeups('campaigns', 'notify')).toBeGreaterThan(before);

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, bodyOf } from './api.js';
+import { addresses, campaignToAll } from './campaigns.js';
 import { killAllCli, runCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import type { TestPigeon } from './helpers.js';
@@ -86,25 +86,14 @@ describe.skipIf(!prometheus.ok)('a real Prometheus scraping `pigeon start` (API 
   });
 
   it('queue depth, delivery counters and feed lag move as a campaign runs', async () => {
-    const s = await verifiedSender(served, dns);
-    const client = api(served, s.auth);
-    for (let i = 0; i < RECIPIENTS; i++) {
-      const res = await client.contacts.create({ body: { email: `r${i}@prom.example` } });
-      expect(res.status).toBe(201);
-    }
+    const run = await campaignToAll(
+      served,
+      await verifiedSender(served, dns),
+      addresses('r', RECIPIENTS, 'prom.example'),
+    );
     const sentBefore = (await prom.query('sum(pigeon_delivery_outcomes_total{result="sent"})'))[0]?.value ?? 0;
     sink.failNext(451); // the first message is deferred once: a delivery error to report
-    const campaign = await client.campaigns.create({
-      body: {
-        name: 'Watched',
-        subject: 'Hi',
-        body: '<p>Hello {{unsubscribeUrl}}</p>',
-        from: s.from,
-        audienceType: 'ALL',
-      },
-    });
-    const sent = await client.campaigns.send({ params: { id: bodyOf(campaign, 201).data.id }, body: {} });
-    expect(bodyOf(sent, 200).data.totalRecipients).toBe(RECIPIENTS);
+    expect((await run.send({})).totalRecipients).toBe(RECIPIENTS);
 
     // While it runs: campaign mail waits in the queue, then the queue drains.
     expect(

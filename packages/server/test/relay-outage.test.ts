@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { queryRows, sql } from '../src/db/query.js';
 import { readTransportStatus } from '../src/mail/transport-status.js';
 import { api, bodyOf } from './api.js';
+import { addresses, campaignToAll } from './campaigns.js';
 import { killAllCli, startCli } from './cli.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { emailStatus, ensureEmailsPartition, idAt, insertEmailRow, monthStart } from './fixtures/email-states.js';
@@ -44,26 +45,11 @@ const until = <T>(read: () => Promise<T> | T, check: (v: T) => boolean, timeoutM
 
 /** A campaign to RECIPIENTS contacts, spread at 10 a second so the outage falls in its middle. */
 async function startCampaign(pigeon: TestPigeon, tag: string) {
-  const s = await verifiedSender(pigeon, dns);
-  const client = api(pigeon, s.auth);
-  await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-    params: { id: s.project.id },
-    body: { campaignSendRate: 10 },
+  const run = await campaignToAll(pigeon, await verifiedSender(pigeon, dns), addresses(tag, RECIPIENTS, 'c.example'), {
+    sendRate: 10,
   });
-  for (let i = 0; i < RECIPIENTS; i++) {
-    const res = await client.contacts.create({ body: { email: `${tag}${i}@c.example` } });
-    expect(res.status).toBe(201);
-  }
-  const body = {
-    name: 'Outage',
-    subject: 'Hi',
-    body: '<p>Hello {{unsubscribeUrl}}</p>',
-    from: s.from,
-    audienceType: 'ALL' as const,
-  };
-  const c = bodyOf(await client.campaigns.create({ body }), 201).data;
-  expect((await client.campaigns.send({ params: { id: c.id }, body: undefined })).status).toBe(200);
-  return { s, campaignId: c.id };
+  await run.send();
+  return run;
 }
 
 /** Every recipient got the campaign exactly once; the campaign is SENT with nothing FAILED. */
@@ -71,22 +57,19 @@ async function expectAllDeliveredOnce(
   pigeon: TestPigeon,
   sink: SmtpSink,
   tag: string,
-  setup: { s: { auth: Record<string, string> }; campaignId: string },
+  run: Awaited<ReturnType<typeof startCampaign>>,
 ) {
-  const client = api(pigeon, setup.s.auth);
-  const params = { id: setup.campaignId };
-  const get = async () => bodyOf(await client.campaigns.get({ params }), 200);
-  expect((await until(get, (c) => c.status !== 'SENDING', 60_000)).status).toBe('SENT');
+  expect((await run.finished(60_000)).status).toBe('SENT');
   await new Promise((r) => setTimeout(r, 300)); // room for a duplicate to show up
   const ours = sink.messages.filter((m) => m.to.some((t) => t.startsWith(tag)));
-  const addresses = ours.flatMap((m) => m.to);
-  expect(addresses).toHaveLength(RECIPIENTS);
-  expect(new Set(addresses).size).toBe(RECIPIENTS);
-  const stats = (await client.campaigns.stats({ params })).body;
+  const received = ours.flatMap((m) => m.to);
+  expect(received).toHaveLength(RECIPIENTS);
+  expect(new Set(received).size).toBe(RECIPIENTS);
+  const stats = (await run.client.campaigns.stats({ params: run.params })).body;
   expect(stats).toMatchObject({ sent: RECIPIENTS, pending: 0 });
   const rows = await queryRows(
     pigeon.deps.db.pool,
-    sql`SELECT status, max(attempts)::int AS attempts, count(*)::int AS n FROM emails WHERE campaign_id = ${setup.campaignId} GROUP BY status`,
+    sql`SELECT status, max(attempts)::int AS attempts, count(*)::int AS n FROM emails WHERE campaign_id = ${run.campaign.id} GROUP BY status`,
   );
   // No attempt was charged for the outage.
   expect(rows).toEqual([{ status: 'SENT', attempts: 1, n: RECIPIENTS }]);
@@ -112,8 +95,8 @@ it('a relay down longer than the old retry schedule costs no mail: the campaign 
     const health = await api(pigeon).system.health();
     // Anyone may read /health: the relay's state, never its error text (which names its address).
     expect(health.body).toMatchObject({ status: 'ok', mailTransport: { state: 'down', lastError: null } });
-    const security = await api(pigeon, { cookie: setup.s.owner.cookie }).users.security({
-      params: { id: setup.s.project.id },
+    const security = await api(pigeon, { cookie: setup.sender.owner.cookie }).users.security({
+      params: { id: setup.sender.project.id },
     });
     expect(bodyOf(security, 200).mailTransport, JSON.stringify(security.body)).toMatchObject({
       state: 'down',
@@ -123,15 +106,15 @@ it('a relay down longer than the old retry schedule costs no mail: the campaign 
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     const failed = await queryRows(
       pigeon.deps.db.pool,
-      sql`SELECT count(*)::int AS n FROM emails WHERE campaign_id = ${setup.campaignId} AND status = 'FAILED'`,
+      sql`SELECT count(*)::int AS n FROM emails WHERE campaign_id = ${setup.campaign.id} AND status = 'FAILED'`,
     );
     expect(failed[0]?.n).toBe(0);
-    const campaign = await api(pigeon, setup.s.auth).campaigns.get({ params: { id: setup.campaignId } });
+    const campaign = await setup.client.campaigns.get({ params: setup.params });
     expect(bodyOf(campaign, 200).status).toBe('SENDING');
     await sink.restart();
     await expectAllDeliveredOnce(pigeon, sink, 'out', setup);
     expect((await readTransportStatus(pigeon.deps.db.pool, 'smtp')).state).toBe('up');
-    const owner = setup.s.owner.user.email as string;
+    const owner = setup.sender.owner.user.email as string;
     const notices = sink.messages.filter((m) => m.to.includes(owner) && /relay was down/.test(m.raw));
     expect(notices).toHaveLength(1);
   } finally {
@@ -190,25 +173,14 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
   });
   const db = pigeon.deps.db.pool;
   try {
-    const s = await verifiedSender(pigeon, dns);
-    const client = api(pigeon, s.auth);
     const [a, b, c] = ['rq-a@c.example', 'rq-b@c.example', 'rq-c@c.example'];
-    for (const email of [a, b, c]) {
-      sink.failFor(email, 451);
-      expect((await client.contacts.create({ body: { email } })).status).toBe(201);
-    }
-    const body = {
-      name: 'Requeue',
-      subject: 'Hi',
-      body: '<p>Hi {{unsubscribeUrl}}</p>',
-      from: s.from,
-      audienceType: 'ALL' as const,
-    };
-    const campaignId = bodyOf(await client.campaigns.create({ body }), 201).data.id;
-    const params = { id: campaignId };
-    await client.campaigns.send({ params, body: undefined });
-    const get = async () => bodyOf(await client.campaigns.get({ params }), 200);
-    expect((await until(get, (k) => k.status === 'SENT')).status).toBe('SENT');
+    for (const email of [a, b, c]) sink.failFor(email, 451);
+    const s = await verifiedSender(pigeon, dns);
+    const run = await campaignToAll(pigeon, s, [a, b, c]);
+    const { client, params } = run;
+    const campaignId = run.campaign.id;
+    await run.send();
+    expect((await run.finished(30_000)).status).toBe('SENT');
     const failed = await queryRows(
       db,
       sql`SELECT status, attempts, last_error, next_attempt_at <= created_at + make_interval(secs => ${lifetimeMs / 1000}) AS within
@@ -242,7 +214,7 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
       success: true,
       data: { requeued: 1, refused: { suppressed: 1, unsubscribed: 1 } },
     });
-    await until(get, (k) => k.status === 'SENT');
+    await run.finished(30_000);
     await new Promise((r) => setTimeout(r, 300));
     expect(sink.messages.flatMap((m) => m.to).filter((t) => t.startsWith('rq-'))).toEqual([c]);
     const rows = await queryRows(
@@ -257,7 +229,7 @@ it('a message’s own 4xx retries within its lifetime, then FAILED; 5xx bounces;
     // Nothing left to requeue: a second call changes nothing; a DRAFT has nothing to requeue.
     const again = await client.campaigns.requeueFailed({ params });
     expect(bodyOf(again, 200).data).toEqual({ requeued: 0, refused: { suppressed: 1, unsubscribed: 1 } });
-    const draft = bodyOf(await client.campaigns.create({ body }), 201).data.id;
+    const draft = bodyOf(await client.campaigns.create({ body: run.body }), 201).data.id;
     expectEnvelope(await client.campaigns.requeueFailed({ params: { id: draft } }), 409, 'CONFLICT');
 
     // The project-wide requeue: transactional mail that outlived its lifetime goes once the relay takes it.

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { newProject, waitForJob } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { campaignToAll } from '../../../test/campaigns.js';
 import { insertEvent } from '../../../test/fixtures/event-log.js';
 import { insertBareProject } from '../../../test/fixtures/projects.js';
 import { databaseMigratedTo, expectEnvelope } from '../../../test/helpers.js';
@@ -52,22 +53,15 @@ const addCount = (projectId: string, hour: Date, name: string, part: number, cou
 describe('analytics', () => {
   it('counts campaign and transactional email per day and hour, by campaign and by template', async () => {
     const s = await verifiedSender(pigeon, dns);
-    for (const email of ['ann@example.com', 'bob@example.com']) {
-      expect((await api(pigeon, s.auth).contacts.create({ body: { email } })).status).toBe(201);
-    }
-    const created = await api(pigeon, s.auth).campaigns.create({
-      body: {
+    const run = await campaignToAll(pigeon, s, ['ann@example.com', 'bob@example.com'], {
+      campaign: {
         name: 'Spring sale',
         subject: 'Sale',
         body: '<p><a href="https://shop.example/sale">Sale</a> {{unsubscribeUrl}}</p>',
-        from: s.from,
-        audienceType: 'ALL',
       },
     });
-    const campaignId = bodyOf(created, 201).data.id;
-    expect((await api(pigeon, s.auth).campaigns.send({ params: { id: campaignId }, body: undefined })).status).toBe(
-      200,
-    );
+    const campaignId = run.campaign.id;
+    await run.send();
     const template = await api(pigeon, s.auth).templates.create({
       body: { name: 'Receipt', subject: 'Your receipt', body: '<p>Thanks</p>', type: 'TRANSACTIONAL', from: s.from },
     });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, newProject, signUp, uniqueEmail } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { campaignToAll } from '../../../test/campaigns.js';
 import { startCli } from '../../../test/cli.js';
 import { expectEnvelope, startTestPigeon, type TestPigeon } from '../../../test/helpers.js';
 import { buildWorkflow, createTemplate, executionDetail, executionsOf, track, until } from '../../../test/workflows.js';
@@ -233,23 +234,10 @@ describe('transactional cap', () => {
 });
 
 describe('campaigns cap', () => {
-  async function campaignFor(s: Sender, recipients: number) {
-    const client = api(pigeon, s.auth);
-    for (let i = 0; i < recipients; i++) {
-      const res = await client.contacts.create({ body: { email: uniqueEmail('audience'), subscribed: true } });
-      expect(res.status).toBe(201);
-    }
-    const created = await client.campaigns.create({
-      body: {
-        name: 'Sale',
-        subject: 'Sale',
-        body: '<p>Sale {{unsubscribeUrl}}</p>',
-        from: s.from,
-        audienceType: 'ALL',
-      },
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    return bodyOf(created, 201).data.id;
+  /** A DRAFT campaign to `recipients` new contacts of the project (sending `sendRate` a second, when given). */
+  async function campaignFor(s: Sender, recipients: number, sendRate?: number) {
+    const to = Array.from({ length: recipients }, () => uniqueEmail('audience'));
+    return (await campaignToAll(pigeon, s, to, { sendRate })).campaign.id;
   }
   const campaigns = (s: Sender) => api(pigeon, s.auth).campaigns;
   const campaign = async (s: Sender, id: string) => bodyOf(await campaigns(s).get({ params: { id } }), 200);
@@ -299,12 +287,7 @@ describe('campaigns cap', () => {
     const s = await sender();
     await setLimits(s, { campaigns: 10 });
     // One message a second: most are still queued when the campaign is cancelled.
-    const patched = await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-      ...ofProject(s),
-      body: { campaignSendRate: 1 },
-    });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    const id = await campaignFor(s, 8);
+    const id = await campaignFor(s, 8, 1);
     expect((await campaigns(s).send({ params: { id }, body: {} })).status).toBe(200);
     expect((await consumption(s)).campaigns.used).toBe(8);
     const cancelled = await campaigns(s).cancel({ params: { id } });

@@ -2,6 +2,7 @@ import type { contract } from '@pigeon/contract';
 import type { ClientInferRequest } from '@ts-rest/core';
 import { describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
+import { addresses, campaignToAll } from '../../../test/campaigns.js';
 import { insertManyContacts } from '../../../test/fixtures/contacts.js';
 import { createTestDatabase, expectEnvelope, startTestPigeon } from '../../../test/helpers.js';
 import { parseMessage } from '../../../test/mail.js';
@@ -15,10 +16,13 @@ const { pigeon, sink, dns } = await startMailingPigeon({ CAMPAIGN_DISPATCH_INTER
 
 type Setup = Awaited<ReturnType<typeof verifiedSender>>;
 type CampaignBody = ClientInferRequest<typeof contract.campaigns.create>['body'];
-const campaign = (s: Setup, over: Partial<CampaignBody> = {}): CampaignBody => ({
+const content = {
   name: 'Spring sale',
   subject: 'Hi {{firstName ?? "there"}}',
   body: '<p>Hello {{firstName ?? "friend"}}, your plan is {{data.plan}}. <a href="https://shop.example/sale">Sale</a> {{unsubscribeUrl}}</p>',
+};
+const campaign = (s: Setup, over: Partial<CampaignBody> = {}): CampaignBody => ({
+  ...content,
   from: s.from,
   audienceType: 'ALL',
   ...over,
@@ -41,18 +45,10 @@ const get = async (s: Setup, id: string) => bodyOf(await api(pigeon, s.auth).cam
  */
 async function pacedCampaign(prefix: string, count: number) {
   const s = await verifiedSender(pigeon, dns);
-  await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-    params: { id: s.project.id },
-    body: { campaignSendRate: 5 },
-  });
-  await contacts(
-    s,
-    Array.from({ length: count }, (_, i) => ({ email: `${prefix}${i}@c.example` })),
-  );
-  const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
-  await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
+  const run = await campaignToAll(pigeon, s, addresses(prefix, count, 'c.example'), { sendRate: 5, campaign: content });
+  await run.send();
   const out = () => sink.messages.filter((m) => m.to.some((t) => t.startsWith(prefix))).length;
-  return { s, c, out };
+  return { s, c: run.campaign, out };
 }
 
 describe('campaigns API', () => {
@@ -305,12 +301,10 @@ describe('campaigns API', () => {
     for (const [round, delayMs] of [0, 5, 20, 40, 80, 150, 300].entries()) {
       const s = await verifiedSender(pigeon, dns);
       const prefix = `cancel${round}-`;
-      await contacts(
-        s,
-        Array.from({ length: 60 }, (_, i) => ({ email: `${prefix}${i}@c.example` })),
-      );
-      const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
-      await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
+      const { campaign: c, send } = await campaignToAll(pigeon, s, addresses(prefix, 60, 'c.example'), {
+        campaign: content,
+      });
+      await send();
       await new Promise((r) => setTimeout(r, delayMs));
       const cancel = await api(pigeon, s.auth).campaigns.cancel({ params: { id: c.id } });
       if (cancel.status === 409) continue; // all 60 were out before the cancel: nothing to count
@@ -400,12 +394,10 @@ describe('campaign delivery', () => {
     try {
       const s = await verifiedSender(first, dns);
       auth = s.auth;
-      await api(first, s.auth).contacts.create({ body: { email: 'restart@c.example' } });
-      const c = bodyOf(await api(first, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
-      id = c.id;
+      const run = await campaignToAll(first, s, ['restart@c.example'], { campaign: content });
+      id = run.campaign.id;
       const due = new Date(Date.now() + 2000).toISOString();
-      const res = await api(first, s.auth).campaigns.send({ params: { id: c.id }, body: { scheduledFor: due } });
-      expect(bodyOf(res, 200).data.status).toBe('SCHEDULED');
+      expect((await run.send({ scheduledFor: due })).status).toBe('SCHEDULED');
     } finally {
       await first.stop();
     }
@@ -486,24 +478,20 @@ describe('campaign delivery', () => {
 
   it('a contact who unsubscribes after the audience froze gets no MARKETING campaign mail', async () => {
     const s = await verifiedSender(pigeon, dns);
-    await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-      params: { id: s.project.id },
-      body: { campaignSendRate: 2 },
+    const run = await campaignToAll(pigeon, s, ['first@u.example', 'second@u.example'], {
+      sendRate: 2,
+      campaign: content,
     });
-    await contacts(s, [{ email: 'first@u.example' }, { email: 'second@u.example' }]);
-    const c = bodyOf(await api(pigeon, s.auth).campaigns.create({ body: campaign(s) }), 201).data;
-    await api(pigeon, s.auth).campaigns.send({ params: { id: c.id }, body: undefined });
+    const c = run.campaign;
+    await run.send();
     const rows = await queryRows(
       pigeon.deps.db.pool,
       sql`SELECT c.id, c.email FROM emails e JOIN contacts c ON c.id = e.contact_id WHERE e.campaign_id = ${c.id} ORDER BY e.next_attempt_at`,
     );
     const last = rows[1];
     await api(pigeon, s.auth).contacts.update({ params: { id: last?.id }, body: { subscribed: false } });
-    const done = await until(
-      () => get(s, c.id),
-      (x) => x.status === 'SENT',
-    );
-    expect(done.sentCount).toBe(1);
+    const done = await run.finished();
+    expect(done).toMatchObject({ status: 'SENT', sentCount: 1 });
     expect(received(last?.email)).toHaveLength(0);
     const stats = bodyOf(await api(pigeon, s.auth).campaigns.stats({ params: { id: c.id } }), 200);
     expect(stats).toMatchObject({ sent: 1, cancelled: 1 });

@@ -3,6 +3,7 @@ import { assert, describe, expect, it } from 'vitest';
 import { Pigeon } from '../../../../sdk/dist/index.js';
 import { newProject, signUp } from '../../../test/accounts.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { campaignToAll } from '../../../test/campaigns.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { hrefs, mailOf, parseMessage, pixelUrl } from '../../../test/mail.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
@@ -214,20 +215,9 @@ describe('tracking domains', () => {
     dns.setCname(tracking.domain, publicHost);
     await verify(sender, tracking.id);
     const to = `campaign-${process.pid}@example.com`;
-    expect((await api(pigeon, sender.auth).contacts.create({ body: { email: to } })).status).toBe(201);
-    const created = await api(pigeon, sender.auth).campaigns.create({
-      body: {
-        name: 'Sale',
-        subject: 'Sale',
-        body: '<p><a href="https://shop.example/sale">Sale</a> {{unsubscribeUrl}}</p>',
-        from: sender.from,
-        audienceType: 'ALL',
-      },
-    });
-    const campaign = bodyOf(created, 201).data;
-    expect(
-      (await api(pigeon, sender.auth).campaigns.send({ params: { id: campaign.id }, body: undefined })).status,
-    ).toBe(200);
+    const body = '<p><a href="https://shop.example/sale">Sale</a> {{unsubscribeUrl}}</p>';
+    const run = await campaignToAll(pigeon, sender, [to], { campaign: { body } });
+    await run.send();
     const arrived = await until(
       () => sink.messages.find((m) => m.to.includes(to)),
       (m) => m !== undefined,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { api, bodyOf } from '../../../test/api.js';
+import { bodyOf } from '../../../test/api.js';
+import { addresses, campaignToAll } from '../../../test/campaigns.js';
 import { startRelayedPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import type { SmtpSink } from '../../../test/smtp-sink.js';
@@ -29,41 +30,23 @@ const db = pigeon.deps.db.pool;
 const addressesIn = (sink: SmtpSink, tag: string) =>
   sink.messages.flatMap((m) => m.to).filter((t) => t.startsWith(tag));
 
-async function campaignTo(tag: string, count: number) {
-  const s = await verifiedSender(pigeon, dns);
-  const client = api(pigeon, s.auth);
-  // Spread at 10 a second, so closing A falls in the campaign's middle.
-  await api(pigeon, { cookie: s.owner.cookie }).users.updateProject({
-    params: { id: s.project.id },
-    body: { campaignSendRate: 10 },
-  });
-  for (let i = 0; i < count; i++) {
-    expect((await client.contacts.create({ body: { email: `${tag}${i}@c.example` } })).status).toBe(201);
-  }
-  const body = { name: tag, subject: 'Hi', body: '<p>Hi {{unsubscribeUrl}}</p>', from: s.from };
-  const c = bodyOf(await client.campaigns.create({ body: { ...body, audienceType: 'ALL' } }), 201).data;
-  expect((await client.campaigns.send({ params: { id: c.id }, body: undefined })).status).toBe(200);
-  const finished = async () =>
-    (
-      await until(
-        async () => bodyOf(await client.campaigns.get({ params: { id: c.id } }), 200),
-        (x) => x.status !== 'SENDING',
-        60_000,
-      )
-    ).status;
-  return { s, client, campaignId: c.id, finished };
-}
-
 describe('two relays with failover', () => {
   it('a relay closed mid-campaign: the rest goes through the other, every recipient once, no attempt charged', async () => {
     const tag = 'fo-';
-    const run = await campaignTo(tag, RECIPIENTS);
+    // Spread at 10 a second, so closing A falls in the campaign's middle.
+    const run = await campaignToAll(
+      pigeon,
+      await verifiedSender(pigeon, dns),
+      addresses(tag, RECIPIENTS, 'c.example'),
+      { sendRate: 10 },
+    );
+    await run.send();
     await until(
       () => addressesIn(a, tag).length,
       (n) => n >= 5,
     );
     await a.stop();
-    expect(await run.finished()).toBe('SENT');
+    expect((await run.finished(60_000)).status).toBe('SENT');
     await new Promise((r) => setTimeout(r, 300)); // room for a duplicate to show up
 
     const viaA = addressesIn(a, tag);
@@ -95,7 +78,7 @@ describe('two relays with failover', () => {
     // Each email names the relay that took it, the sink it arrived at; none used more than its one attempt.
     const rows = await queryRows<{ to_email: string; relay: string; status: string; attempts: number }>(
       db,
-      sql`SELECT to_email, relay, status, attempts FROM emails WHERE campaign_id = ${run.campaignId}::uuid`,
+      sql`SELECT to_email, relay, status, attempts FROM emails WHERE campaign_id = ${run.campaign.id}::uuid`,
     );
     expect(rows).toHaveLength(RECIPIENTS);
     for (const row of rows) {
@@ -104,7 +87,7 @@ describe('two relays with failover', () => {
     }
     const [first] = rows;
     const detail = await run.client.sentEmails.get({
-      params: { id: await emailIdOf(run.campaignId, first?.to_email) },
+      params: { id: await emailIdOf(run.campaign.id, first?.to_email) },
     });
     expect(bodyOf(detail, 200).relay).toBe(first?.relay);
 
@@ -116,7 +99,7 @@ describe('two relays with failover', () => {
       async () => {
         const to = `${again}${sent.length}@c.example`;
         sent.push(to);
-        await run.client.emails.send({ body: { to, from: run.s.from, subject: 'again', body: '<p>again</p>' } });
+        await run.client.emails.send({ body: { to, from: run.sender.from, subject: 'again', body: '<p>again</p>' } });
         await until(
           () => [...addressesIn(a, again), ...addressesIn(b, again)].length,
           (n) => n === sent.length,
@@ -128,7 +111,7 @@ describe('two relays with failover', () => {
     );
     const after = ['after-0@c.example', 'after-1@c.example', 'after-2@c.example'];
     for (const to of after) {
-      await run.client.emails.send({ body: { to, from: run.s.from, subject: 'after', body: '<p>after</p>' } });
+      await run.client.emails.send({ body: { to, from: run.sender.from, subject: 'after', body: '<p>after</p>' } });
     }
     await until(
       () => addressesIn(a, 'after-').length,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
+import { campaignToAll } from '../../../test/campaigns.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { startRelayedPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -29,12 +30,10 @@ const arrivedAt = async (to: string) => {
   return inA() ? 'a' : 'b';
 };
 
+/** A campaign from `s` to all its contacts, `to` (a new one) among them, sent. */
 async function sendCampaign(s: Awaited<ReturnType<typeof verifiedSender>>, to: string) {
-  const client = api(pigeon, s.auth);
-  expect((await client.contacts.create({ body: { email: to } })).status).toBe(201);
-  const body = { name: 'Stream', subject: 'Hi', body: '<p>Hi {{unsubscribeUrl}}</p>', from: s.from };
-  const c = bodyOf(await client.campaigns.create({ body: { ...body, audienceType: 'ALL' } }), 201).data;
-  expect((await client.campaigns.send({ params: { id: c.id }, body: undefined })).status).toBe(200);
+  const run = await campaignToAll(pigeon, s, [to]);
+  await run.send();
 }
 
 describe('relay routes', () => {

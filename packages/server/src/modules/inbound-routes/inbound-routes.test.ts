@@ -9,6 +9,7 @@ import { simpleParser } from 'mailparser';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Pigeon, verifyWebhook } from '../../../../sdk/dist/index.js';
 import { api, bodyOf } from '../../../test/api.js';
+import { campaignToAll } from '../../../test/campaigns.js';
 import { expectEnvelope } from '../../../test/helpers.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
@@ -194,21 +195,13 @@ describe.skipIf(!hasSwaks)('the inbound receiver with routes (swaks)', () => {
     const s = await verifiedSender(pigeon, dns);
     const people = replierDomain();
     const ada = `ada@${people}`;
-    expect((await api(pigeon, s.auth).contacts.create({ body: { email: ada, subscribed: true } })).status).toBe(201);
+    const { campaign, send } = await campaignToAll(pigeon, s, [ada], {
+      campaign: { subject: 'Our news', body: `<p>Hello! Answer to reply+{{replyToken}}@in.${s.domain}</p>` },
+    });
     await route(s, { domain: `in.${s.domain}`, pattern: 'support', action: 'WEBHOOK' });
     await route(s, { domain: `in.${s.domain}`, pattern: 'reply+*', action: 'WEBHOOK' });
     const { target, secret } = await endpoint(s);
-    const created = await api(pigeon, s.auth).campaigns.create({
-      body: {
-        name: 'News',
-        subject: 'Our news',
-        body: `<p>Hello! Answer to reply+{{replyToken}}@in.${s.domain}</p>`,
-        from: s.from,
-        audienceType: 'ALL',
-      },
-    });
-    const campaign = bodyOf(created, 201).data;
-    await api(pigeon, s.auth).campaigns.send({ params: { id: campaign.id }, body: undefined });
+    await send();
     const sent = await until(
       async () => sink.messages.find((m) => m.to.includes(ada)),
       (m) => m !== undefined,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { api, bodyOf } from '../../../test/api.js';
+import { addresses, campaignToAll } from '../../../test/campaigns.js';
 import { startMailingPigeon } from '../../../test/mailing-pigeon.js';
 import { verifiedSender } from '../../../test/sending.js';
 import { until } from '../../../test/until.js';
@@ -26,37 +27,18 @@ const metric = async (m: { get(): Promise<{ values: Array<{ value: number; label
   (await m.get()).values.find((v) => Object.entries(labels).every(([k, x]) => (v.labels as never)[k] === x))?.value ??
   0;
 
-/** A campaign to every contact of a new project: `perDomain` contacts at each domain. */
-async function campaignTo(tag: string, domains: Array<[string, number]>) {
-  const s = await verifiedSender(pigeon, dns);
-  const client = api(pigeon, s.auth);
-  for (const [domain, count] of domains) {
-    for (let i = 0; i < count; i++) {
-      expect((await client.contacts.create({ body: { email: `${tag}${i}@${domain}` } })).status).toBe(201);
-    }
-  }
-  const body = {
-    name: tag,
-    subject: 'Hi',
-    body: '<p>Hello {{unsubscribeUrl}}</p>',
-    from: s.from,
-    audienceType: 'ALL' as const,
-  };
-  const campaign = bodyOf(await client.campaigns.create({ body }), 201).data;
-  expect((await client.campaigns.send({ params: { id: campaign.id }, body: undefined })).status).toBe(200);
-  return { s, client, campaignId: campaign.id };
-}
-
 const received = (tag: string, domain: string) =>
   sink.messages.flatMap((m) => m.to).filter((to) => to.startsWith(tag) && to.endsWith(`@${domain}`));
 
 describe('the governor per mailbox provider', () => {
   it('slows the group that defers, alone, and sends everything once when the deferrals stop', async () => {
     sink.deferDomain(GMAIL, 451);
-    const { client, campaignId } = await campaignTo('gov', [
-      [GMAIL, 20],
-      [OTHER, 20],
+    const run = await campaignToAll(pigeon, await verifiedSender(pigeon, dns), [
+      ...addresses('gov', 20, GMAIL),
+      ...addresses('gov', 20, OTHER),
     ]);
+    await run.send();
+    const campaignId = run.campaign.id;
     // The other group's mail goes through while the gmail group defers, never held back.
     await until(
       () => received('gov', OTHER).length,
@@ -91,13 +73,7 @@ describe('the governor per mailbox provider', () => {
     expect(others.map((r) => r.attempts)).toEqual(Array(20).fill(1));
 
     sink.deferDomain(GMAIL, null);
-    const params = { id: campaignId };
-    const done = await until(
-      async () => bodyOf(await client.campaigns.get({ params }), 200),
-      (c) => c.status !== 'SENDING',
-      60_000,
-    );
-    expect(done.status).toBe('SENT');
+    expect((await run.finished(60_000)).status).toBe('SENT');
     await new Promise((r) => setTimeout(r, 300)); // room for a duplicate to show up
     const gmail = received('gov', GMAIL);
     expect(gmail).toHaveLength(20);
@@ -133,19 +109,9 @@ describe('warm-up per sender domain', () => {
     const settings = { enabled: false, startCap: 1, targetCap: 1, days: 1 };
     expect((await stranger.domains.setWarmup({ params: { id: domainId }, body: settings })).status).toBe(404);
 
-    const client = owner;
-    for (let i = 0; i < 12; i++) {
-      expect((await client.contacts.create({ body: { email: `warm${i}@${OTHER}` } })).status).toBe(201);
-    }
-    const body = {
-      name: 'warm',
-      subject: 'Hi',
-      body: '<p>Hi {{unsubscribeUrl}}</p>',
-      from: s.from,
-      audienceType: 'ALL' as const,
-    };
-    const campaign = bodyOf(await client.campaigns.create({ body }), 201).data;
-    expect((await client.campaigns.send({ params: { id: campaign.id }, body: undefined })).status).toBe(200);
+    const run = await campaignToAll(pigeon, s, addresses('warm', 12, OTHER));
+    await run.send();
+    const { client, campaign } = run;
 
     const nextDay = new Date(nextDayStart(Date.now())).toISOString();
     const rows = () =>
