@@ -22,9 +22,10 @@
 // Needs `perf` (Debian: linux-perf) and permission to record every CPU (root, or
 // kernel.perf_event_paranoid ≤ 0). The perf data and the JIT maps it reads are removed afterwards.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 const dash = process.argv.indexOf('--');
@@ -115,20 +116,31 @@ function roleOf(pid, cmdlines) {
   return ROLES.find(([, re]) => re.test(cmdline))?.[0] ?? 'other';
 }
 
-/** `perf script` output as samples: { pid, tid, frames (innermost first) }. */
-function* samplesOf(perfData) {
-  const text = execFileSync('perf', ['script', '-i', perfData, '-F', 'pid,tid,ip,sym'], {
-    maxBuffer: 1 << 30,
-    encoding: 'utf8',
+/**
+ * `perf script` output as samples: { pid, tid, frames (innermost first) }, read as it streams (a
+ * window of a minute or more prints more text than one string may hold).
+ */
+async function* samplesOf(perfData) {
+  const perf = spawn('perf', ['script', '-i', perfData, '-F', 'pid,tid,ip,sym'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  for (const block of text.split('\n\n')) {
-    const lines = block.split('\n').filter((l) => l.trim());
+  let lines = [];
+  const sample = () => {
     const head = /^\s*(\d+)\/(\d+)/.exec(lines[0] ?? '');
-    if (!head) continue;
     const frames = lines.slice(1).map((l) => l.trim().replace(/^[0-9a-f]+ /, ''));
-    yield { pid: Number(head[1]), tid: Number(head[2]), frames };
+    lines = [];
+    return head ? { pid: Number(head[1]), tid: Number(head[2]), frames } : undefined;
+  };
+  for await (const line of createInterface({ input: perf.stdout, crlfDelay: Number.POSITIVE_INFINITY })) {
+    if (line.trim()) {
+      lines.push(line);
+      continue;
+    }
+    const s = sample();
+    if (s) yield s;
   }
+  const last = sample();
+  if (last) yield last;
 }
 
 const PIGEON_FRAME = /packages\/server\/dist\//;
@@ -144,12 +156,12 @@ function count(map, key, n = 1) {
 
 /** The samples with their whole stacks and names (`perf script`), for a closer look than the tables. */
 function keepRecording(perfData, file) {
-  const text = execFileSync('perf', ['script', '-i', perfData, '-F', 'comm,pid,tid,ip,sym'], {
-    maxBuffer: 1 << 30,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  writeFileSync(file, text);
+  const out = openSync(file, 'w');
+  try {
+    execFileSync('perf', ['script', '-i', perfData, '-F', 'comm,pid,tid,ip,sym'], { stdio: ['ignore', out, 'ignore'] });
+  } finally {
+    closeSync(out);
+  }
   console.error(`cpu-split: samples with their stacks in ${file}`);
 }
 
@@ -192,7 +204,7 @@ async function main() {
   const code = await exited;
 
   const byRole = new Map(); // role → { main, helpers, mainCategories, helperCategories }
-  for (const { pid, tid, frames } of samplesOf(perfData)) {
+  for await (const { pid, tid, frames } of samplesOf(perfData)) {
     const role = roleOf(pid, cmdlines);
     const entry = byRole.get(role) ?? {
       main: 0,
