@@ -161,6 +161,11 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
         description: `SIGKILL of one worker process at ${fmt(KILL_AT)} received, DELIVERY_CLAIM_TIMEOUT_SECONDS=5`,
         pigeonEnv: { DELIVERY_CLAIM_TIMEOUT_SECONDS: 5 },
       },
+      {
+        name: 'untracked',
+        description:
+          "the project's trackingMode DISABLED: no click links or open pixel, so Pigeon sends the ceilings' message (issue 62's same-work comparison on the same bytes)",
+      },
     ],
     target: [
       { metric: 'freezeSeconds', max: 3, unit: 's', digits: 2, label: 'audience frozen (the send call) ≤ 3 s' },
@@ -220,6 +225,9 @@ export function campaignScenario({ name, total: TOTAL, killAt: KILL_AT }) {
 
     async setup(ctx) {
       await verifiedSenderDomain(ctx);
+      // The ceilings' message has no tracking: this variant makes Pigeon's the same (read when the campaign is sent).
+      if (this?.variant === 'untracked')
+        await ctx.sql(`UPDATE projects SET tracking_mode = 'DISABLED' WHERE id = $1`, [ctx.projectId]);
       let t0 = performance.now();
       await ctx.sql(SEED_SQL, [ctx.projectId, TOTAL]);
       await ctx.sql('VACUUM (ANALYZE) contacts');
