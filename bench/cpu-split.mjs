@@ -141,6 +141,10 @@ async function* samplesOf(perfData) {
   }
   const last = sample();
   if (last) yield last;
+  const code = await new Promise((resolve) =>
+    perf.exitCode === null ? perf.once('close', resolve) : resolve(perf.exitCode),
+  );
+  if (code !== 0) throw new Error(`perf script exited with ${code}`);
 }
 
 const PIGEON_FRAME = /packages\/server\/dist\//;
